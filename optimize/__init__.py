@@ -1,0 +1,19 @@
+"""rlscale.optimize: fitting scaling laws and compute-optimal allocation.
+
+Builds on ``rlscale.theory`` only.  cvxpy is imported when a solver runs, not
+when this package is imported; names load lazily on first use.
+"""
+
+from __future__ import annotations
+
+from rlscale.theory._lazy import attach
+
+# Public name -> private module defining it.  Each capability adds its own block.
+_EXPORTS: dict[str, str] = {
+    # -- law fitter, allocation, efficiency (issue 4) --
+}
+
+# Public sub-modules reachable as attributes.
+_SUBMODULES: tuple[str, ...] = ()
+
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS, _SUBMODULES)

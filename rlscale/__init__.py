@@ -1,0 +1,40 @@
+"""rlscale: analytic scaling theory for reinforcement-learning post-training.
+
+The toolkit is organised in four sub-packages, imported on first use so that
+``import rlscale`` stays cheap (it never imports cvxpy or matplotlib):
+
+``rlscale.theory``
+    Pure mathematics: symbolic (sympy) laws and their numeric evaluation.
+``rlscale.simulate``
+    Simulators: Gaussian selection and a numpy RL trainer.
+``rlscale.optimize``
+    Law fitting and compute-optimal allocation (cvxpy geometric programs).
+``rlscale.proofs``
+    Machine-checked derivations of the bounds the toolkit relies on.
+
+Examples
+--------
+>>> import rlscale
+>>> rlscale.__version__
+'0.1.0'
+>>> rlscale.theory.__name__
+'rlscale.theory'
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rlscale._errors import InfeasibleError, RlscaleError, SolverError
+from rlscale.theory._lazy import attach
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rlscale import optimize, proofs, simulate, theory  # noqa: F401
+
+# Sub-packages load on first attribute access, keeping ``import rlscale`` cheap.
+__getattr__, __dir__, _lazy_names = attach(
+    __name__, {}, ("theory", "simulate", "optimize", "proofs", "properties")
+)
+__all__ = ["InfeasibleError", "RlscaleError", "SolverError", "__version__", *_lazy_names]

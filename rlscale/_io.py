@@ -1,0 +1,75 @@
+"""Atomic file output: a reader never sees a half-written file.
+
+Each writer writes a temporary file in the destination's directory, flushes
+and fsyncs it, then ``os.replace``-s it over the destination (atomic on POSIX
+and Windows within one file system).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["to_jsonable", "write_bytes_atomic", "write_json_atomic", "write_text_atomic"]
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically; return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Write UTF-8 ``text`` to ``path`` atomically; return the path."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, dataclasses and paths to JSON types.
+
+    Non-finite floats become the strings ``"inf"``, ``"-inf"`` and ``"nan"``
+    so the output is strict JSON that any reader accepts.
+
+    Examples
+    --------
+    >>> to_jsonable({"a": np.float64(1.5), "b": np.arange(2), "c": float("inf")})
+    {'a': 1.5, 'b': [0, 1], 'c': 'inf'}
+    """
+    if hasattr(obj, "as_dict"):
+        return to_jsonable(obj.as_dict())
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return to_jsonable(obj.item())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "nan" if math.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    return obj
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
+    """Write ``obj`` as indented strict JSON to ``path`` atomically."""
+    text = json.dumps(to_jsonable(obj), indent=2, sort_keys=False, allow_nan=False)
+    return write_text_atomic(path, text + "\n")

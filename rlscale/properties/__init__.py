@@ -1,0 +1,175 @@
+"""A registry of named, property-based checks of rlscale's claims.
+
+Each capability registers properties in a module of this package (one module
+per area, e.g. ``reward_law.py``).  A property is a *factory* returning a
+hypothesis test (a function decorated with :func:`hypothesis.given` that takes
+no other arguments).  The same registry runs in three places: the test suite
+(``tests/test_properties.py``), the CLI (``rlscale verify properties``) and any
+Python session, so users can re-check the installed toolkit.
+
+Hypothesis is needed only when properties run (extra ``verify``); importing
+this module does not import it.
+
+Examples
+--------
+>>> from rlscale.properties import PROFILES
+>>> sorted(PROFILES)
+['ci', 'deep', 'dev']
+>>> PROFILES["ci"]["max_examples"]
+200
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "PROFILES",
+    "Property",
+    "PropertyResult",
+    "register",
+    "register_profiles",
+    "registry",
+    "run_properties",
+    "run_property",
+    "select",
+]
+
+#: Hypothesis settings per profile: ``ci`` is derandomised so CI is repeatable.
+PROFILES: dict[str, dict[str, Any]] = {
+    "ci": {"derandomize": True, "max_examples": 200, "deadline": None},
+    "dev": {"max_examples": 25, "deadline": None},
+    "deep": {"max_examples": 5000, "deadline": None},
+}
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named claim checked by hypothesis.
+
+    Attributes
+    ----------
+    name : str
+        Registry key, ``area.claim`` (e.g. ``"reward_law.gain_monotone"``).
+    description : str
+        One sentence stating the claim.
+    factory : callable
+        Returns the hypothesis test; called each run so no state is shared.
+    """
+
+    name: str
+    description: str
+    factory: Callable[[], Callable[[], None]]
+
+
+@dataclass(frozen=True)
+class PropertyResult:
+    """Outcome of running one property."""
+
+    name: str
+    description: str
+    passed: bool
+    examples: int
+    seconds: float
+    falsifying: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+_REGISTRY: dict[str, Property] = {}
+
+
+def register(name: str, description: str) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Decorator registering a property factory under ``name``."""
+
+    def decorator(factory: Callable[[], Any]) -> Callable[[], Any]:
+        if name in _REGISTRY and _REGISTRY[name].factory is not factory:
+            raise ValueError(f"property name {name!r} is registered twice")
+        _REGISTRY[name] = Property(name, description, factory)
+        return factory
+
+    return decorator
+
+
+def registry() -> dict[str, Property]:
+    """All registered properties, by name (imports every area module once)."""
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+    return dict(sorted(_REGISTRY.items()))
+
+
+def register_profiles() -> None:
+    """Register :data:`PROFILES` with hypothesis (idempotent)."""
+    from hypothesis import settings
+
+    for name, kwargs in PROFILES.items():
+        settings.register_profile(name, **kwargs)
+
+
+def select(names: Iterable[str] | None) -> list[Property]:
+    """Properties named by ``names`` (a name or an area prefix each); all if empty."""
+    props = registry()
+    if not names:
+        return list(props.values())
+    chosen: list[Property] = []
+    for pattern in names:
+        # A bare area name ("reward_law") selects all of that area's properties.
+        hits = [p for key, p in props.items() if key == pattern or key.startswith(pattern + ".")]
+        if not hits:
+            raise ValueError(
+                f"unknown property {pattern!r}; choose from {', '.join(props) or 'none'}"
+            )
+        chosen.extend(h for h in hits if h not in chosen)
+    return chosen
+
+
+def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
+    """Run one property under a hypothesis profile and report the outcome."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r} is not one of {sorted(PROFILES)}")
+    from hypothesis import settings
+    from hypothesis.reporting import with_reporter
+
+    if isinstance(prop, str):
+        prop = select([prop])[0]
+    test = prop.factory()
+    count = 0
+    inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal count
+        count += 1
+        return inner(*args, **kwargs)
+
+    test.hypothesis.inner_test = counted  # type: ignore[attr-defined]
+    test = settings(**PROFILES[profile])(test)
+    report: list[str] = []
+    start = time.perf_counter()
+    try:
+        with with_reporter(lambda value: report.append(str(value))):
+            test()
+    except Exception as exc:  # a falsified property is a result, not a crash
+        # Hypothesis attaches the falsifying example as an exception note
+        # (PEP 678); older versions report it through the reporter instead.
+        lines = [*report, *getattr(exc, "__notes__", [])]
+        falsifying = "\n".join(line for line in lines if line.strip()) or None
+        return PropertyResult(
+            prop.name, prop.description, False, count, time.perf_counter() - start,
+            falsifying=falsifying, error=f"{type(exc).__name__}: {exc}",
+        )
+    return PropertyResult(prop.name, prop.description, True, count, time.perf_counter() - start)
+
+
+def run_properties(
+    names: Iterable[str] | None = None, profile: str = "ci"
+) -> list[PropertyResult]:
+    """Run the selected properties (all by default) under ``profile``."""
+    return [run_property(p, profile) for p in select(names)]

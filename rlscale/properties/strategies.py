@@ -1,0 +1,58 @@
+"""Typed hypothesis strategies for rlscale's domains.
+
+Shared by the shipped property registry and the test suite
+(``tests/strategies.py`` re-exports these).  Magnitudes that span many decades
+(pool sizes, comparison counts) are drawn log-uniformly so that huge values
+are exercised as often as small ones.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+
+__all__ = [
+    "kl_budgets",
+    "log_uniform",
+    "noise_sds",
+    "pool_sizes",
+    "positive_reals",
+    "seeds",
+]
+
+
+def log_uniform(low: float, high: float) -> st.SearchStrategy[float]:
+    """Floats in ``[low, high]`` (both > 0), uniform in ``log``, endpoints included."""
+    if not 0 < low <= high:
+        raise ValueError(f"need 0 < low <= high; got low={low}, high={high}")
+    lo, hi = math.log(low), math.log(high)
+    return st.one_of(
+        st.sampled_from([low, high]),
+        st.floats(lo, hi).map(lambda t: min(max(math.exp(t), low), high)),
+    )
+
+
+def positive_reals(low: float = 1e-6, high: float = 1e6) -> st.SearchStrategy[float]:
+    """Strictly positive finite floats spanning several decades."""
+    return log_uniform(low, high)
+
+
+def pool_sizes(high: float = 1e300) -> st.SearchStrategy[float]:
+    """Real pool sizes ``n >= 1`` (best-of-n), up to ``high``."""
+    return log_uniform(1.0, high)
+
+
+def kl_budgets(high: float = 50.0) -> st.SearchStrategy[float]:
+    """KL budgets ``K >= 0``, including exactly 0."""
+    return st.one_of(st.just(0.0), log_uniform(1e-4, high))
+
+
+def noise_sds(high: float = 10.0) -> st.SearchStrategy[float]:
+    """Proxy-noise standard deviations ``sigma >= 0``, including exactly 0."""
+    return st.one_of(st.just(0.0), log_uniform(1e-3, high))
+
+
+def seeds() -> st.SearchStrategy[int]:
+    """Seeds for ``numpy.random.default_rng``."""
+    return st.integers(0, 2**32 - 1)

@@ -1,0 +1,24 @@
+"""rlscale.theory: pure mathematics of RL post-training scaling.
+
+Symbolic laws (sympy) with fast numeric evaluation.  This package imports
+nothing else of rlscale's and never imports cvxpy or matplotlib; names load
+lazily on first use.
+"""
+
+from __future__ import annotations
+
+from rlscale.theory._lazy import attach
+
+# Public name -> private module defining it.  Each capability adds its own block.
+_EXPORTS: dict[str, str] = {
+    # -- argument checking (foundation) --
+    "check_real": "_validation",
+    "check_positive_int": "_validation",
+    # -- Gaussian extremes and the reward-optimisation law (issue 3) --
+    # -- data-scaling law families, synthetic data, cost parser (issue 4) --
+}
+
+# Public sub-modules reachable as attributes.
+_SUBMODULES: tuple[str, ...] = ()
+
+__getattr__, __dir__, __all__ = attach(__name__, _EXPORTS, _SUBMODULES)

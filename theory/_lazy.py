@@ -1,0 +1,50 @@
+"""Lazy attribute loading for rlscale's packages (PEP 562).
+
+Every rlscale package exposes its curated names through :func:`attach`, so
+importing a package costs nothing until a name is used; this is how
+``import rlscale.optimize`` avoids importing cvxpy.  It lives in ``theory``
+because ``theory`` is the one package every other may import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = ["attach"]
+
+
+def attach(
+    package: str, exports: Mapping[str, str], submodules: Iterable[str] = ()
+) -> tuple[Callable[[str], Any], Callable[[], list[str]], list[str]]:
+    """Return ``(__getattr__, __dir__, __all__)`` for ``package``.
+
+    Parameters
+    ----------
+    package : str
+        The package's ``__name__``.
+    exports : mapping
+        Public name -> private module (relative to the package) defining it.
+    submodules : iterable of str
+        Public sub-modules reachable as attributes.
+    """
+    exports = dict(exports)
+    subs = frozenset(submodules)
+    names = sorted(set(exports) | subs)
+    namespace = importlib.import_module(package).__dict__
+
+    def __getattr__(name: str) -> Any:
+        if name in exports:
+            value = getattr(importlib.import_module(f"{package}.{exports[name]}"), name)
+        elif name in subs:
+            value = importlib.import_module(f"{package}.{name}")
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(names))
+
+    return __getattr__, __dir__, names
