@@ -13,6 +13,10 @@ from rlscale.theory._lazy import attach
 _EXPORTS: dict[str, str] = {
     # -- Gaussian selection simulator (issue 3) --
     # -- environments, policies, algorithms, trainer (issue 5) --
+    "BANDIT_ALGORITHMS": "_bandit",
+    "BanditResult": "_bandit",
+    "kl_bandit_optimum": "_bandit",
+    "kl_bandit_pg": "_bandit",
 }
 
 # Public sub-modules reachable as attributes.

@@ -1,0 +1,300 @@
+"""KL-penalised policy gradient over a finite candidate pool (a softmax bandit).
+
+The policy is ``π = softmax(θ)`` over ``n`` candidates with rewards ``r`` and
+a reference policy ``π_ref``.  The objective is the KL-regularised reward
+
+    J(π) = E_π[r] − β·KL(π ‖ π_ref),
+
+whose exact maximiser is the tilted reference ``π*(a) ∝ π_ref(a)·exp(r(a)/β)``
+(Gibbs variational principle; e.g. Rafailov et al. 2023, arXiv 2305.18290,
+eq. 4).  Its gradient in the logits is
+
+    ∂J/∂θ_a = π_a·(f_a − E_π f),   f = r − β·log(π/π_ref),
+
+the "KL folded into the reward" form that RLOO uses (Ahmadian et al. 2024,
+arXiv 2402.14740).  At ``π*`` the shaped reward ``f`` equals ``β·log Z`` for
+every candidate, so every advantage below is exactly zero there: ``π*`` is the
+fixed point of each method, and the tests check that they reach it.
+
+Methods (``algorithm=``):
+
+``"exact"``
+    Full-information gradient ascent ``θ ← θ + lr·π⊙(f − E_π f)``.
+``"npg"``
+    Natural policy gradient / mirror descent ``θ ← θ + lr·(f − E_π f)``;
+    with ``lr·β = 1`` it lands on ``π*`` in one step.
+``"reinforce"``, ``"rloo"``, ``"grpo"``, ``"dr_grpo"``
+    Score-function estimates from ``batch_size`` sampled candidates per step:
+    ``g = (1/m)·Σ_i A_i·(e_{a_i} − π)`` with advantages
+    ``A_i = f_i − mean(f)`` (REINFORCE with the batch-mean baseline and
+    Dr. GRPO, identical for one group), ``f_i − mean_{j≠i} f_j``
+    (RLOO, ``= m/(m−1)`` times Dr. GRPO's) and
+    ``(f_i − mean f)/(std f + 1e-6)`` with the population std (``ddof=0``;
+    GRPO).  The KL enters through ``f`` with its exact per-sample value
+    ``log π(a)/π_ref(a)``: GRPO's k3 term placed in the loss is an unbiased
+    gradient of ``KL(π_ref ‖ π)``, not of ``KL(π ‖ π_ref)`` (Tang & Munos
+    2025, arXiv 2506.09477), and would converge elsewhere.  Sampled methods
+    use a Robbins–Monro step ``lr·c/(c + t)`` with ``c = steps/10`` so that
+    the sampling noise averages out and the iterate converges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp, rel_entr
+
+from rlscale.theory._validation import check_positive_int, check_real
+
+__all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_pg"]
+
+BANDIT_ALGORITHMS = ("exact", "npg", "reinforce", "rloo", "grpo", "dr_grpo")
+_GRPO_EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class BanditResult:
+    """Outcome of :func:`kl_bandit_pg`.
+
+    Arrays carry the leading batch dimension ``B`` when the input had one and
+    drop it otherwise (then scalars are Python floats).
+
+    Attributes
+    ----------
+    probs : ndarray, shape (n,) or (B, n)
+        Final policy.
+    kl : float or ndarray
+        Exact ``KL(probs ‖ π_ref)`` in nats.
+    expected_reward : float or ndarray
+        Exact ``E_probs[r]``.
+    objective : float or ndarray
+        ``expected_reward − β·kl``.
+    optimum_probs : ndarray
+        The exact optimum ``π* ∝ π_ref·exp(r/β)``.
+    optimum_kl, optimum_reward, optimum_objective : float or ndarray
+        The same quantities at ``π*``.
+    kl_history, reward_history, objective_history : ndarray, shape (steps+1,) or (steps+1, B)
+        Exact values along the run, starting from ``π_ref``.
+    algorithm : str
+    beta : float or ndarray
+    steps, batch_size : int
+    lr : float
+    """
+
+    probs: np.ndarray
+    kl: Any
+    expected_reward: Any
+    objective: Any
+    optimum_probs: np.ndarray
+    optimum_kl: Any
+    optimum_reward: Any
+    optimum_objective: Any
+    kl_history: np.ndarray
+    reward_history: np.ndarray
+    objective_history: np.ndarray
+    algorithm: str
+    beta: Any
+    steps: int
+    batch_size: int
+    lr: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-data view for JSON."""
+        return dict(self.__dict__)
+
+
+def _log_softmax(theta: np.ndarray) -> np.ndarray:
+    return theta - logsumexp(theta, axis=-1, keepdims=True)
+
+
+def kl_bandit_optimum(rewards: Any, beta: Any, ref_probs: Any = None) -> np.ndarray:
+    """The exact KL-regularised optimum ``π* ∝ π_ref·exp(r/β)``.
+
+    Computed in log space, so huge ``r/β`` do not overflow.
+
+    Examples
+    --------
+    >>> p = kl_bandit_optimum([0.0, 1.0], beta=1.0)
+    >>> [round(x, 6) for x in p]
+    [0.268941, 0.731059]
+    """
+    r, b, log_ref, batched = _prepare(rewards, beta, ref_probs)
+    out = np.exp(_log_softmax(log_ref + r / b[:, None]))
+    return out if batched else out[0]
+
+
+def _prepare(rewards: Any, beta: Any, ref_probs: Any) -> tuple[np.ndarray, ...]:
+    r = check_real("rewards", rewards)
+    if r.ndim not in (1, 2) or r.shape[-1] < 1:
+        raise ValueError(f"rewards must have shape (n,) or (B, n) with n >= 1; got {r.shape}")
+    batched = r.ndim == 2
+    r2 = r if batched else r[None, :]
+    B, n = r2.shape
+    b = check_real("beta", beta, low=0.0, low_open=True)
+    if b.ndim > 1 or (b.ndim == 1 and (not batched or b.shape[0] != B)):
+        raise ValueError(f"beta must be a scalar or have shape ({B},); got shape {b.shape}")
+    b = np.broadcast_to(b, (B,)).astype(np.float64)
+    if ref_probs is None:
+        log_ref = np.full((B, n), -np.log(n))
+    else:
+        ref = check_real("ref_probs", ref_probs, low=0.0, low_open=True)
+        if ref.shape not in ((n,), (B, n)) or (ref.ndim == 2 and not batched):
+            raise ValueError(
+                f"ref_probs must have shape ({n},){f' or ({B}, {n})' if batched else ''}; "
+                f"got {ref.shape}"
+            )
+        total = ref.sum(axis=-1)
+        if np.any(np.abs(total - 1.0) > 1e-9):
+            raise ValueError(f"ref_probs must sum to 1 (within 1e-9); got sums {total}")
+        log_ref = np.broadcast_to(np.log(ref / total[..., None]), (B, n)).copy()
+    return r2, b, log_ref, batched
+
+
+def _sample(probs: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """Inverse-CDF sampling of ``m`` candidates per row, vectorised over rows."""
+    B = probs.shape[0]
+    cdf = np.cumsum(probs, axis=1)
+    cdf[:, -1] = 1.0  # guard the rounding of the last partial sum
+    # Offsetting row b by b makes the flattened CDF monotone: one searchsorted.
+    offsets = np.arange(B, dtype=np.float64)[:, None]
+    u = rng.random((B, m)) + offsets
+    flat = (cdf + offsets).ravel()
+    idx = np.searchsorted(flat, u.ravel(), side="right").reshape(B, m)
+    n = probs.shape[1]
+    return np.minimum(idx - np.arange(B)[:, None] * n, n - 1)
+
+
+def kl_bandit_pg(
+    rewards: Any,
+    beta: Any,
+    *,
+    ref_probs: Any = None,
+    steps: int = 2000,
+    lr: float | None = None,
+    batch_size: int = 64,
+    algorithm: str = "rloo",
+    rng: np.random.Generator | int | None = None,
+) -> BanditResult:
+    """Maximise ``E_π[r] − β·KL(π‖π_ref)`` over a softmax policy by policy gradient.
+
+    Parameters
+    ----------
+    rewards : array_like, shape (n,) or (B, n)
+        Reward of each candidate; a leading dimension runs ``B`` independent
+        problems at once (vectorised, no Python loop over ``B``).
+    beta : float or array_like, shape (B,)
+        KL coefficient, ``> 0``.
+    ref_probs : array_like, shape (n,) or (B, n), optional
+        Reference policy (strictly positive, sums to 1); uniform by default.
+        Training starts from it.
+    steps : int
+        Number of updates.
+    lr : float, optional
+        Step size on the logits; default ``1/β`` (per problem), which makes
+        the step scale-free: ``lr·β`` is the contraction of the NPG update.
+    batch_size : int
+        Samples per step for the sampled methods (``>= 2``).
+    algorithm : {"exact", "npg", "reinforce", "rloo", "grpo", "dr_grpo"}
+        See the module docstring.
+    rng : numpy.random.Generator or int, optional
+        Randomness for the sampled methods; same seed, bit-identical result.
+
+    Returns
+    -------
+    BanditResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> res = kl_bandit_pg([0.0, 0.5, 1.0], beta=0.5, algorithm="exact", steps=500)
+    >>> bool(np.allclose(res.probs, res.optimum_probs, atol=1e-6))
+    True
+    >>> res = kl_bandit_pg([[0.0, 1.0], [1.0, 0.0]], beta=[1.0, 2.0], rng=0, steps=3000)
+    >>> np.round(res.probs, 1)
+    array([[0.3, 0.7],
+           [0.6, 0.4]])
+    """
+    if algorithm not in BANDIT_ALGORITHMS:
+        raise ValueError(
+            f"algorithm must be one of {', '.join(BANDIT_ALGORITHMS)}; got algorithm={algorithm!r}"
+        )
+    r, b, log_ref, batched = _prepare(rewards, beta, ref_probs)
+    steps = check_positive_int("steps", steps)
+    batch_size = check_positive_int("batch_size", batch_size, minimum=2)
+    if lr is None:
+        step = 1.0 / b
+        lr_out = float("nan") if b.size > 1 and np.ptp(b) > 0 else float(step[0])
+    else:
+        lr_out = float(check_real("lr", lr, low=0.0, low_open=True))
+        step = np.full_like(b, lr_out)
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    B, n = r.shape
+    m = batch_size
+    rows = np.arange(B)[:, None]
+    sampled = algorithm not in ("exact", "npg")
+    decay = max(steps / 10.0, 1.0)
+
+    theta = log_ref.copy()
+    kl_hist = np.empty((steps + 1, B))
+    rew_hist = np.empty((steps + 1, B))
+
+    def record(t: int, logp: np.ndarray) -> np.ndarray:
+        p = np.exp(logp)
+        kl_hist[t] = np.sum(rel_entr(p, np.exp(log_ref)), axis=1)
+        rew_hist[t] = np.sum(p * r, axis=1)
+        return p
+
+    logp = _log_softmax(theta)
+    p = record(0, logp)
+    for t in range(steps):
+        f = r - b[:, None] * (logp - log_ref)
+        if not sampled:
+            adv = f - np.sum(p * f, axis=1, keepdims=True)
+            grad = p * adv if algorithm == "exact" else adv
+            theta = theta + step[:, None] * grad
+        else:
+            acts = _sample(p, m, rng)
+            fa = f[rows, acts]
+            mean = fa.mean(axis=1, keepdims=True)
+            if algorithm in ("reinforce", "dr_grpo"):
+                adv = fa - mean
+            elif algorithm == "rloo":
+                adv = (fa.sum(axis=1, keepdims=True) - fa) / (m - 1)
+                adv = fa - adv
+            else:  # grpo
+                adv = (fa - mean) / (fa.std(axis=1, keepdims=True) + _GRPO_EPS)
+            # Σ_i A_i e_{a_i}: a weighted bincount over the flattened (row, action) index.
+            weighted = np.bincount((acts + rows * n).ravel(), weights=adv.ravel(),
+                                   minlength=B * n).reshape(B, n)
+            grad = (weighted - adv.sum(axis=1, keepdims=True) * p) / m
+            theta = theta + (step * decay / (decay + t))[:, None] * grad
+        # Re-centre the logits: softmax is shift-invariant and this keeps them bounded.
+        theta = theta - theta.max(axis=1, keepdims=True)
+        logp = _log_softmax(theta)
+        p = record(t + 1, logp)
+
+    opt_logp = _log_softmax(log_ref + r / b[:, None])
+    opt = np.exp(opt_logp)
+    opt_kl = np.sum(rel_entr(opt, np.exp(log_ref)), axis=1)
+    opt_rew = np.sum(opt * r, axis=1)
+    obj_hist = rew_hist - b[None, :] * kl_hist
+
+    def out(x: np.ndarray) -> Any:
+        if batched:
+            return x
+        return float(x[0]) if x.ndim == 1 else x[0]
+
+    def hist(x: np.ndarray) -> np.ndarray:
+        return x if batched else x[:, 0]
+
+    return BanditResult(
+        probs=out(p), kl=out(kl_hist[-1]), expected_reward=out(rew_hist[-1]),
+        objective=out(obj_hist[-1]), optimum_probs=out(opt), optimum_kl=out(opt_kl),
+        optimum_reward=out(opt_rew), optimum_objective=out(opt_rew - b * opt_kl),
+        kl_history=hist(kl_hist), reward_history=hist(rew_hist),
+        objective_history=hist(obj_hist), algorithm=algorithm,
+        beta=b if batched else float(b[0]), steps=steps, batch_size=batch_size, lr=lr_out,
+    )
