@@ -17,6 +17,14 @@ _EXPORTS: dict[str, str] = {
     "BanditResult": "_bandit",
     "kl_bandit_optimum": "_bandit",
     "kl_bandit_pg": "_bandit",
+    "GridFamily": "_gridworld",
+    "GridWorld": "_gridworld",
+    "VecGridEnv": "_gridworld",
+    "FROZEN_LAKE_MAPS": "_frozen_lake",
+    "frozen_lake": "_frozen_lake",
+    "world_from_text": "_frozen_lake",
+    "optimal_success": "_value_iteration",
+    "policy_success": "_value_iteration",
 }
 
 # Public sub-modules reachable as attributes.

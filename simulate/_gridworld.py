@@ -1,0 +1,462 @@
+"""A procedurally generated family of FrozenLake-like gridworld agent tasks.
+
+Vocabulary (the three data axes of agentic RL):
+
+environment
+    A generated ``S×S`` layout of free cells, holes (terminal, no reward) and
+    walls (moving into one leaves the agent in place), plus its dynamics: a
+    slippery environment moves in the intended direction or either
+    perpendicular one with probability 1/3 each (Gymnasium's FrozenLake rule).
+task
+    A start and a goal in an environment, optionally with the ordered
+    subgoals key → door → goal: the door blocks the agent until it has the
+    key, and reaching the goal pays only after the door.
+trajectory
+    One rollout of at most ``max_steps`` actions; reward 1 on completing the
+    task, else 0.
+
+Cells are numbered row-major, ``c = row·S + col``; actions follow Gymnasium:
+0 left, 1 down, 2 right, 3 up.  A task's progress is its *stage*: stage 0
+seeks the key, 1 the door, 2 the goal; a task without subgoals starts in
+stage 2.  Tasks store their three stage targets ``(key, door, goal)`` with
+``-1`` for absent subgoals.
+
+No-path rule (documented, like ``gymnasium``'s ``generate_random_map``): a
+generated task is kept only if its subgoals and goal can be reached in order
+within ``max_steps`` moves (breadth-first search over intended moves, which is
+exact for "optimal success > 0" because every intended move has probability
+≥ 1/3).  Otherwise the task's cells are redrawn, up to 50 times; an
+environment in which no task can be drawn is replaced by a fresh layout, up
+to 100 times, after which generation raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from rlscale.theory._validation import check_positive_int, check_real
+
+__all__ = ["FREE", "HOLE", "WALL", "GridFamily", "GridWorld", "VecGridEnv"]
+
+FREE, HOLE, WALL = 0, 1, 2
+#: Row and column change of actions 0 left, 1 down, 2 right, 3 up.
+DROW = np.array([0, 1, 0, -1])
+DCOL = np.array([-1, 0, 1, 0])
+N_STAGES = 3  # key, door, goal
+_TASK_TRIES = 50
+_LAYOUT_TRIES = 100
+
+
+def move_table(tiles: np.ndarray) -> np.ndarray:
+    """Next cell for each (environment, cell, action) of ``tiles`` (E, S, S).
+
+    Moving off the grid or into a wall leaves the agent where it is; holes
+    are absorbing (they are terminal anyway).
+    """
+    E, S, _ = tiles.shape
+    rows, cols = np.divmod(np.arange(S * S), S)
+    nr = np.clip(rows[:, None] + DROW[None, :], 0, S - 1)
+    nc = np.clip(cols[:, None] + DCOL[None, :], 0, S - 1)
+    target = (nr * S + nc)[None, :, :].repeat(E, axis=0)  # (E, S², 4)
+    flat = tiles.reshape(E, S * S)
+    blocked = np.take_along_axis(flat, target.reshape(E, -1), axis=1).reshape(target.shape) == WALL
+    here = np.broadcast_to(np.arange(S * S)[None, :, None], target.shape)
+    out = np.where(blocked, here, target)
+    stuck = (flat == HOLE) | (flat == WALL)
+    out = np.where(stuck[:, :, None], here, out)
+    return out.astype(np.int32)
+
+
+@dataclass(frozen=True, eq=False)
+class GridWorld:
+    """A batch of environments and the tasks posed in them (structure of arrays).
+
+    Attributes
+    ----------
+    tiles : ndarray, shape (E, S, S), int8
+        ``FREE``, ``HOLE`` or ``WALL``.
+    slippery : ndarray, shape (E,), bool
+        Whether moves split 1/3 intended, 1/3 each perpendicular.
+    leak : ndarray, shape (E,), int
+        A *defect*: a cell paying reward 1 (and ending the episode) without
+        the task being done; ``-1`` for a clean environment.
+    task_env : ndarray, shape (T,), int
+        Environment of each task.
+    start : ndarray, shape (T,), int
+        Start cell of each task.
+    targets : ndarray, shape (T, 3), int
+        Key, door and goal cells (``-1`` where the task has no subgoals).
+    max_steps : int
+        Time limit (truncation after this many actions).
+    """
+
+    tiles: np.ndarray
+    slippery: np.ndarray
+    leak: np.ndarray
+    task_env: np.ndarray
+    start: np.ndarray
+    targets: np.ndarray
+    max_steps: int
+    moves: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "moves", move_table(self.tiles))
+
+    @property
+    def size(self) -> int:
+        return int(self.tiles.shape[1])
+
+    @property
+    def n_environments(self) -> int:
+        return int(self.tiles.shape[0])
+
+    @property
+    def n_tasks(self) -> int:
+        return int(self.start.shape[0])
+
+    @property
+    def start_stage(self) -> np.ndarray:
+        """Stage each task starts in: 0 with subgoals, 2 without."""
+        return np.where(self.targets[:, 0] >= 0, 0, N_STAGES - 1)
+
+    @property
+    def n_subtasks(self) -> np.ndarray:
+        """Number of subtasks (key, door, goal) each task has: 3 or 1."""
+        return N_STAGES - self.start_stage
+
+    def select_tasks(self, ids: Any) -> GridWorld:
+        """The same environments with only the tasks ``ids`` (in that order)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return replace(self, task_env=self.task_env[ids], start=self.start[ids],
+                       targets=self.targets[ids])
+
+    def as_text(self, task: int = 0) -> str:
+        """The task's map in FrozenLake letters (S start, G goal, H hole, W wall,
+        K key, D door, L leak, F free).
+
+        Examples
+        --------
+        >>> from rlscale.simulate import frozen_lake
+        >>> print(frozen_lake("4x4").as_text())
+        SFFF
+        FHFH
+        FFFH
+        HFFG
+        """
+        e = int(self.task_env[task])
+        letters = np.array(["F", "H", "W"])[self.tiles[e]].ravel()
+        for cell, ch in ((self.leak[e], "L"), (self.targets[task, 0], "K"),
+                         (self.targets[task, 1], "D"), (self.targets[task, 2], "G"),
+                         (self.start[task], "S")):
+            if cell >= 0:
+                letters[cell] = ch
+        S = self.size
+        return "\n".join("".join(letters[r * S:(r + 1) * S]) for r in range(S))
+
+    def shortest_path(self) -> np.ndarray:
+        """Fewest moves completing each task (``-1`` if impossible), ignoring slips.
+
+        Breadth-first search over intended moves, stage by stage (before the
+        key the door blocks; holes and leak cells end the episode).  A task has
+        optimal success > 0 exactly when this is in ``[1, max_steps]``.
+        """
+        T, S2 = self.n_tasks, self.size**2
+        moves = self.moves[self.task_env]  # (T, S², 4)
+        holes = self.tiles.reshape(self.n_environments, S2)[self.task_env] == HOLE
+        leak = self.leak[self.task_env]
+        total = np.zeros(T, dtype=np.int64)
+        ok = np.ones(T, dtype=bool)
+        pos = self.start.astype(np.int64).copy()
+        rows = np.arange(T)
+        for stage in range(N_STAGES):
+            active = self.start_stage <= stage
+            target = self.targets[:, stage]
+            door = np.where(stage == 0, self.targets[:, 1], -1)
+            dist = _bfs(moves, holes, leak, door, pos, target, S2)
+            found = dist >= 0
+            ok &= ~active | found
+            total += np.where(active & found, dist, 0)
+            pos = np.where(active, np.maximum(target, 0), pos)
+        del rows
+        return np.where(ok & (total <= self.max_steps), total, -1)
+
+
+def _bfs(moves, holes, leak, door, source, target, S2):
+    """Shortest intended-move distance source → target per task (``-1``: none)."""
+    T = source.shape[0]
+    rows = np.arange(T)
+    blocked = holes.copy()
+    blocked[rows, np.where(leak >= 0, leak, 0)] |= leak >= 0
+    has_door = door >= 0
+    blocked[rows[has_door], door[has_door]] = True
+    dist = np.full(T, -1, dtype=np.int64)
+    reach = np.zeros((T, S2), dtype=bool)
+    reach[rows, source] = True
+    done = target < 0
+    dist[done] = 0
+    hit = ~done & reach[rows, np.maximum(target, 0)]
+    dist[hit] = 0
+    done |= hit
+    for d in range(1, S2 + 1):
+        if done.all():
+            break
+        frontier = reach & ~blocked
+        nxt = np.zeros_like(reach)
+        t_idx, c_idx = np.nonzero(frontier)
+        nxt[np.repeat(t_idx, 4), moves[t_idx, c_idx].ravel()] = True
+        new = nxt & ~reach
+        if not new.any():
+            break
+        reach |= new
+        hit = ~done & reach[rows, np.maximum(target, 0)]
+        dist[hit] = d
+        done |= hit
+    return dist
+
+
+@dataclass(frozen=True)
+class GridFamily:
+    """A distribution over environments and tasks, with a diversity knob.
+
+    Parameters
+    ----------
+    size : int
+        Grid side ``S`` (``>= 3``).
+    hole_rate, wall_rate : float
+        Probability that a cell is a hole / a wall.
+    slippery : float
+        Probability that an environment is slippery (1/3 split).
+    subgoal_rate : float
+        Probability that a task has the key → door → goal subgoals.
+    max_steps : int, optional
+        Time limit; default ``4·S``.
+    diversity : float
+        In ``[0, 1]``.  A base layout is drawn once from ``base_seed``; each
+        environment redraws every cell (and its slipperiness) independently
+        with probability ``diversity``.  At 0 all environments are one layout
+        and more environments add no variety; at 1 they are independent.
+    base_seed : int
+        Seed of the base layout (shared by training and held-out draws, so
+        both come from one family).
+
+    Examples
+    --------
+    >>> fam = GridFamily(size=5, hole_rate=0.1, wall_rate=0.1, subgoal_rate=0.0)
+    >>> world = fam.sample(2, 3, rng=0)
+    >>> world.n_environments, world.n_tasks
+    (2, 6)
+    >>> bool((world.shortest_path() > 0).all())
+    True
+    """
+
+    size: int = 6
+    hole_rate: float = 0.12
+    wall_rate: float = 0.08
+    slippery: float = 0.5
+    subgoal_rate: float = 0.3
+    max_steps: int | None = None
+    diversity: float = 1.0
+    base_seed: int = 0
+
+    def __post_init__(self) -> None:
+        check_positive_int("size", self.size, minimum=3)
+        for name in ("hole_rate", "wall_rate"):
+            check_real(name, getattr(self, name), low=0.0, high=0.5)
+        for name in ("slippery", "subgoal_rate", "diversity"):
+            check_real(name, getattr(self, name), low=0.0, high=1.0)
+        if self.max_steps is not None:
+            check_positive_int("max_steps", self.max_steps)
+
+    @property
+    def horizon(self) -> int:
+        return self.max_steps if self.max_steps is not None else 4 * self.size
+
+    def _layouts(self, n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        S = self.size
+        base_rng = np.random.default_rng(self.base_seed)
+        base = _draw_tiles(base_rng, (1, S, S), self.hole_rate, self.wall_rate)
+        base_slip = base_rng.random() < self.slippery
+        fresh = _draw_tiles(rng, (n, S, S), self.hole_rate, self.wall_rate)
+        redraw = rng.random((n, S, S)) < self.diversity
+        tiles = np.where(redraw, fresh, base)
+        slip = np.where(rng.random(n) < self.diversity, rng.random(n) < self.slippery,
+                        base_slip)
+        return tiles.astype(np.int8), slip
+
+    def sample(
+        self,
+        n_environments: int,
+        tasks_per_environment: int,
+        rng: np.random.Generator | int | None = None,
+    ) -> GridWorld:
+        """Draw ``n_environments`` layouts with ``tasks_per_environment`` solvable tasks each.
+
+        Follows the module's no-path rule.  The same ``rng`` seed gives
+        bit-identical worlds.
+        """
+        E = check_positive_int("n_environments", n_environments)
+        t = check_positive_int("tasks_per_environment", tasks_per_environment)
+        if not isinstance(rng, np.random.Generator):
+            rng = np.random.default_rng(rng)
+        tiles, slip = self._layouts(E, rng)
+        todo = np.arange(E)
+        start = np.zeros((E, t), np.int64)
+        targets = np.full((E, t, N_STAGES), -1, np.int64)
+        for _ in range(_LAYOUT_TRIES):
+            st, tg, ok = self._tasks(tiles[todo], slip[todo], t, rng)
+            start[todo], targets[todo] = st, tg
+            todo = todo[~ok]
+            if todo.size == 0:
+                break
+            tiles[todo], slip[todo] = self._layouts(todo.size, rng)
+        else:
+            raise ValueError(
+                f"could not draw solvable tasks in {_LAYOUT_TRIES} layouts; the family "
+                f"(size={self.size}, hole_rate={self.hole_rate}, wall_rate={self.wall_rate}, "
+                f"max_steps={self.horizon}) is too hard"
+            )
+        return GridWorld(
+            tiles=tiles, slippery=slip, leak=np.full(E, -1, np.int64),
+            task_env=np.repeat(np.arange(E), t), start=start.ravel(),
+            targets=targets.reshape(E * t, N_STAGES), max_steps=self.horizon,
+        )
+
+    def _tasks(self, tiles, slip, t, rng):
+        """Draw ``t`` tasks per layout; redraw unsolvable ones (no-path rule)."""
+        E, S, _ = tiles.shape
+        n = E * t
+        start = np.zeros(n, np.int64)
+        targets = np.full((n, N_STAGES), -1, np.int64)
+        pending = np.arange(n)
+        env_of = np.repeat(np.arange(E), t)
+        free = (tiles.reshape(E, S * S) == FREE)
+        for _ in range(_TASK_TRIES):
+            if pending.size == 0:
+                break
+            envs = env_of[pending]
+            # Four distinct free cells per task: start, key, door, goal.
+            scores = rng.random((pending.size, S * S)) + np.where(free[envs], 0.0, 2.0)
+            cells = np.argsort(scores, axis=1)[:, :4]
+            enough = np.take_along_axis(free[envs], cells, axis=1).all(axis=1)
+            sub = rng.random(pending.size) < self.subgoal_rate
+            start[pending] = cells[:, 0]
+            targets[pending, 2] = cells[:, 3]
+            targets[pending, 0] = np.where(sub, cells[:, 1], -1)
+            targets[pending, 1] = np.where(sub, cells[:, 2], -1)
+            world = GridWorld(tiles=tiles, slippery=slip, leak=np.full(E, -1, np.int64),
+                              task_env=envs, start=start[pending], targets=targets[pending],
+                              max_steps=self.horizon)
+            ok = enough & (world.shortest_path() > 0)
+            pending = pending[~ok]
+        ok_env = np.ones(E, bool)
+        ok_env[env_of[pending]] = False
+        return start.reshape(E, t), targets.reshape(E, t, N_STAGES), ok_env
+
+
+def _draw_tiles(rng, shape, hole_rate, wall_rate):
+    u = rng.random(shape)
+    return np.where(u < hole_rate, HOLE, np.where(u < hole_rate + wall_rate, WALL, FREE))
+
+
+class VecGridEnv:
+    """Many copies of a world's tasks stepped at once (Gymnasium-like, auto-reset).
+
+    Parameters
+    ----------
+    world : GridWorld
+    task_ids : array_like of int
+        Which task each parallel copy runs (repeats allowed).
+    seed : int or Generator
+        Randomness of the slippery moves.
+
+    Examples
+    --------
+    >>> from rlscale.simulate import frozen_lake
+    >>> env = VecGridEnv(frozen_lake("4x4"), [0] * 1000, seed=0)
+    >>> cell, stage = env.reset()
+    >>> total = 0
+    >>> for _ in range(200):
+    ...     out = env.step(env.rng.integers(0, 4, 1000))
+    ...     total += int(out.reward.sum())
+    >>> 0 < total < 1000
+    True
+    """
+
+    def __init__(self, world: GridWorld, task_ids: Any, seed: Any = None) -> None:
+        self.world = world
+        self.task = np.asarray(task_ids, dtype=np.int64)
+        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        S2 = world.size**2
+        env = world.task_env[self.task]
+        self._moves = world.moves.reshape(-1)
+        self._base = (env * S2 * 4).astype(np.int64)
+        self._slip = world.slippery[env]
+        self._hole = (world.tiles.reshape(world.n_environments, S2) == HOLE).reshape(-1)
+        self._hbase = (env * S2).astype(np.int64)
+        self._leak = world.leak[env]
+        self._targets = world.targets[self.task]
+        self._start = world.start[self.task]
+        self._stage0 = world.start_stage[self.task]
+        self.reset()
+
+    def reset(self) -> tuple[np.ndarray, np.ndarray]:
+        """Put every copy at its start; return ``(cell, stage)``."""
+        self.cell = self._start.copy()
+        self.stage = self._stage0.copy()
+        self.t = np.zeros_like(self.cell)
+        return self.cell, self.stage
+
+    def step(self, actions: Any) -> StepResult:
+        """Apply one action per copy; finished copies restart automatically."""
+        cell, stage, reward, success, term = step_kernel(
+            self._moves, self._hole, self._base, self._hbase, self._slip, self._leak,
+            self._targets, self.cell, self.stage, np.asarray(actions), self.rng,
+        )
+        self.t += 1
+        trunc = ~term & (self.t >= self.world.max_steps)
+        done = term | trunc
+        self.cell = np.where(done, self._start, cell)
+        self.stage = np.where(done, self._stage0, stage)
+        self.t = np.where(done, 0, self.t)
+        return StepResult(self.cell, self.stage, reward, success, term, trunc)
+
+
+@dataclass(frozen=True)
+class StepResult:
+    cell: np.ndarray
+    stage: np.ndarray
+    reward: np.ndarray
+    success: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+
+
+def step_kernel(moves, hole, base, hbase, slip, leak, targets, cell, stage, action, rng):
+    """One step of many copies; the hot path of every rollout.
+
+    Returns ``(cell, stage, reward, success, terminated)``.  ``moves`` is the
+    flattened ``(E·S²·4)`` move table, ``base = env·S²·4`` and
+    ``hbase = env·S²`` per copy, ``targets`` the copies' (key, door, goal).
+    """
+    n = cell.shape[0]
+    actual = action
+    if slip.any():
+        # Slippery copies turn by −1, 0 or +1 quarter with probability 1/3 each.
+        turn = rng.integers(-1, 2, size=n)
+        actual = np.where(slip, (action + turn) & 3, action)
+    nxt = moves[base + cell * 4 + actual]
+    rows = np.arange(n)
+    # Before the key the door is shut: bumping into it leaves the agent in place.
+    door = targets[:, 1]
+    nxt = np.where((stage == 0) & (nxt == door), cell, nxt)
+    target = targets[rows, stage]
+    reached = nxt == target
+    success = reached & (stage == N_STAGES - 1)
+    stage = stage + (reached & ~success)
+    leaked = nxt == leak
+    reward = (success | leaked).astype(np.float64)
+    term = success | leaked | hole[hbase + nxt]
+    return nxt, stage, reward, success, term
