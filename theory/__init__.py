@@ -16,6 +16,30 @@ _EXPORTS: dict[str, str] = {
     "check_positive_int": "_validation",
     # -- Gaussian extremes and the reward-optimisation law (issue 3) --
     # -- data-scaling law families, synthetic data, cost parser (issue 4) --
+    "Monomial": "_posynomial",
+    "Posynomial": "_posynomial",
+    "PosynomialError": "_posynomial",
+    "parse_posynomial": "_posynomial",
+    "AdditiveLaw": "_laws",
+    "Law": "_laws",
+    "LawProperties": "_laws",
+    "MultiplicativeLaw": "_laws",
+    "PassRateLaw": "_laws",
+    "law_from_dict": "_laws",
+    "NestedAllocation": "_nested",
+    "VarianceComponentsLaw": "_nested",
+    "nested_cost": "_nested",
+    "nested_optimum": "_nested",
+    "nested_totals": "_nested",
+    "CriticalRatio": "_synthetic",
+    "FilterThreshold": "_synthetic",
+    "SynthesisMethod": "_synthetic",
+    "critical_synthetic_ratio": "_synthetic",
+    "filter_price": "_synthetic",
+    "optimal_filter_threshold": "_synthetic",
+    "uniform_filter_threshold": "_synthetic",
+    "budget_shares": "_closed_forms",
+    "chinchilla_optimal": "_closed_forms",
 }
 
 # Public sub-modules reachable as attributes.

@@ -1,0 +1,503 @@
+"""Posynomials and a whitelisting parser for cost expressions.
+
+A *monomial* is ``c * x1**e1 * ... * xn**en`` with ``c > 0`` and real
+exponents; a *posynomial* is a sum of monomials (Boyd, Kim, Vandenberghe &
+Hassibi 2007, "A tutorial on geometric programming", §2).  Costs such as
+``"100*E + 10*E*t + E*t*k"`` or ``"6*N*D"`` are posynomials; that is what
+makes compute-optimal allocation a geometric program.
+
+:func:`parse_posynomial` reads such strings with a small tokenizer and a
+recursive-descent parser that accepts only numbers, axis names, ``+ * / **``
+and parentheses.  It never calls ``eval`` or ``sympify`` on user text.
+Anything that would leave the posynomial class is refused with a message
+naming the offending token or term and why (a subtraction, a negative or zero
+coefficient, a division by a sum, a non-integer power of a sum).
+
+Grammar (``**`` binds tighter than unary sign, as in Python)::
+
+    sum     := product ('+' product)*
+    product := power (('*' | '/') power)*
+    power   := atom ('**' exponent)?
+    exponent:= ('+' | '-')? power          # must be a constant
+    atom    := NUMBER | NAME | '(' sum ')' | '+' atom
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Monomial", "Posynomial", "PosynomialError", "parse_posynomial"]
+
+_MAX_CHARS = 10_000
+_MAX_TERMS = 10_000
+
+
+class PosynomialError(ValueError):
+    """A cost expression is malformed or not a posynomial."""
+
+
+@dataclass(frozen=True)
+class Monomial:
+    """``coefficient * prod(axis**exponent)`` with a positive coefficient.
+
+    ``exponents`` is a sorted tuple of ``(axis, exponent)`` pairs with
+    non-zero exponents, so equal monomials compare equal.
+    """
+
+    coefficient: float
+    exponents: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.exponents)
+
+    def power_of(self, axis: str) -> float:
+        """Exponent of ``axis`` in this monomial (0 when absent)."""
+        return dict(self.exponents).get(axis, 0.0)
+
+    def label(self) -> str:
+        """The monomial without its coefficient, e.g. ``"E*t"`` (``"1"`` if constant)."""
+        parts = [name if e == 1 else f"{name}**{_num(e)}" for name, e in self.exponents]
+        return "*".join(parts) or "1"
+
+    def __str__(self) -> str:
+        lab = self.label()
+        if lab == "1":
+            return _num(self.coefficient)
+        return lab if self.coefficient == 1 else f"{_num(self.coefficient)}*{lab}"
+
+    def log_evaluate(self, log_values: Mapping[str, Any]) -> np.ndarray:
+        """``log`` of the monomial from the logs of the axis values (no overflow)."""
+        out = np.asarray(math.log(self.coefficient), dtype=np.float64)
+        for name, e in self.exponents:
+            out = out + e * np.asarray(log_values[name], dtype=np.float64)
+        return out
+
+
+def _num(x: float) -> str:
+    return f"{x:.12g}"
+
+
+def _key(exps: Mapping[str, float]) -> tuple[tuple[str, float], ...]:
+    return tuple(sorted((k, float(v)) for k, v in exps.items() if v != 0))
+
+
+@dataclass(frozen=True)
+class Posynomial:
+    """A sum of monomials, e.g. the parsed cost ``"100*E + 10*E*t + E*t*k"``.
+
+    Examples
+    --------
+    >>> p = parse_posynomial("100*E + 10*E*t + E*t*k")
+    >>> p.axes
+    ('E', 'k', 't')
+    >>> float(p.evaluate({"E": 2, "t": 3, "k": 4}))
+    284.0
+    >>> [str(m) for m in p.terms]
+    ['100*E', '10*E*t', 'E*k*t']
+    """
+
+    terms: tuple[Monomial, ...]
+    source: str = ""
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        return tuple(sorted({a for m in self.terms for a in m.axes}))
+
+    @property
+    def is_monomial(self) -> bool:
+        return len(self.terms) == 1
+
+    def is_linear(self) -> bool:
+        """Whether every term is ``c * x`` for a single axis ``x`` (a linear cost)."""
+        return all(len(m.exponents) == 1 and m.exponents[0][1] == 1 for m in self.terms)
+
+    def __str__(self) -> str:
+        return " + ".join(str(m) for m in self.terms)
+
+    def log_terms(self, values: Mapping[str, Any]) -> np.ndarray:
+        """Logs of each term, stacked on the first axis (shape ``(n_terms, ...)``)."""
+        logs = {}
+        for name in self.axes:
+            if name not in values:
+                raise KeyError(f"no value for axis {name!r} of {self}")
+            logs[name] = np.log(np.asarray(values[name], dtype=np.float64))
+        return np.stack([np.broadcast_to(m.log_evaluate(logs), np.broadcast_shapes(
+            *(np.shape(v) for v in logs.values()))) for m in self.terms])
+
+    def evaluate(self, values: Mapping[str, Any]) -> np.ndarray:
+        """The posynomial's value at strictly positive axis ``values`` (vectorised)."""
+        return self.term_values(values).sum(axis=0)
+
+    def term_values(self, values: Mapping[str, Any]) -> np.ndarray:
+        """Value of each term (shape ``(n_terms, ...)``)."""
+        arrays = {}
+        for name in self.axes:
+            if name not in values:
+                raise KeyError(f"no value for axis {name!r} of {self}")
+            arrays[name] = np.asarray(values[name], dtype=np.float64)
+        shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        out = []
+        for m in self.terms:
+            term = np.full(shape, m.coefficient)
+            for name, e in m.exponents:
+                term = term * arrays[name] ** e
+            out.append(term)
+        return np.stack(out)
+
+    def log_gradient(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """``d log p / d log x`` per axis: the term-weighted average exponent."""
+        from scipy.special import softmax
+
+        w = softmax(self.log_terms(values), axis=0)
+        return {a: np.tensordot(np.array([m.power_of(a) for m in self.terms]), w, axes=1)
+                for a in self.axes}
+
+    def substitute(self, mapping: Mapping[str, Posynomial]) -> Posynomial:
+        """Replace axes by monomials (e.g. ``tasks -> E*t``); other axes stay."""
+        for name, sub in mapping.items():
+            if not isinstance(sub, Posynomial) or not sub.is_monomial:
+                raise PosynomialError(
+                    f"substitution for {name!r} must be a single monomial such as 'E*t'; "
+                    f"got {sub}")
+        out: dict[tuple[tuple[str, float], ...], float] = {}
+        for m in self.terms:
+            coef = m.coefficient
+            exps: dict[str, float] = {}
+            for name, e in m.exponents:
+                if name in mapping:
+                    sub = mapping[name].terms[0]
+                    coef *= sub.coefficient ** e
+                    for n2, e2 in sub.exponents:
+                        exps[n2] = exps.get(n2, 0.0) + e * e2
+                else:
+                    exps[name] = exps.get(name, 0.0) + e
+            key = _key(exps)
+            out[key] = out.get(key, 0.0) + coef
+        return Posynomial(tuple(Monomial(c, k) for k, c in out.items()), self.source)
+
+    def to_sympy(self, symbols: Mapping[str, Any] | None = None) -> Any:
+        """The posynomial as a sympy expression (positive symbols by default)."""
+        import sympy as sp
+
+        symbols = dict(symbols or {})
+        for a in self.axes:
+            symbols.setdefault(a, sp.Symbol(a, positive=True))
+        return sp.Add(*[sp.nsimplify(m.coefficient, rational=False) * sp.Mul(
+            *[symbols[n] ** sp.nsimplify(e) for n, e in m.exponents]) for m in self.terms])
+
+    @classmethod
+    def from_sympy(cls, expr: Any) -> Posynomial:
+        """Convert a sympy expression that is a posynomial (after expansion).
+
+        The expression is inspected structurally; no text is evaluated.
+        """
+        import sympy as sp
+
+        if not isinstance(expr, sp.Basic):
+            raise TypeError(f"cost must be a string or a sympy expression; got {expr!r}")
+        bad = [s for s in expr.free_symbols if not isinstance(s, sp.Symbol)]
+        if bad:
+            raise PosynomialError(f"cost {expr} has non-symbol atoms {bad}")
+        terms = []
+        for term in sp.Add.make_args(sp.expand(expr)):
+            coef, rest = term.as_coeff_Mul()
+            if not coef.is_number or not coef.is_real:
+                raise PosynomialError(f"term {term} of cost {expr} has a non-real coefficient")
+            exps: dict[str, float] = {}
+            for factor in sp.Mul.make_args(rest):
+                base, e = factor.as_base_exp()
+                if base == 1:
+                    continue
+                if base.is_number and e.is_number:
+                    coef = coef * factor
+                    continue
+                if not isinstance(base, sp.Symbol) or not e.is_number or not e.is_real:
+                    raise PosynomialError(
+                        f"term {term} of cost {expr}: factor {factor} is not a power of an "
+                        "axis with a constant exponent, so the cost is not a posynomial")
+                exps[base.name] = exps.get(base.name, 0.0) + float(e)
+            c = float(coef)
+            if not c > 0:
+                raise PosynomialError(
+                    f"term {term} of cost {expr} has coefficient {c:g} <= 0: a posynomial "
+                    "needs positive coefficients (no subtraction)")
+            terms.append((exps, c))
+        return _build(terms, str(expr))
+
+
+def _build(terms: Iterable[tuple[Mapping[str, float], float]], source: str) -> Posynomial:
+    out: dict[tuple[tuple[str, float], ...], float] = {}
+    for exps, coef in terms:
+        key = _key(exps)
+        out[key] = out.get(key, 0.0) + coef
+    if not out:
+        raise PosynomialError(f"cost {source!r} has no terms")
+    for key, c in out.items():
+        if not math.isfinite(c):
+            raise PosynomialError(f"term {Monomial(1.0, key).label()} of {source!r} has a "
+                                  f"non-finite coefficient {c}")
+    return Posynomial(tuple(Monomial(c, k) for k, c in out.items()), source)
+
+
+# -- tokenizer ---------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<op>\*\*|[-+*/()^]))"
+)
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # "num", "name", "op", "end"
+    text: str
+    pos: int
+
+
+def _tokenize(text: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos:
+            bad = text[pos:].lstrip()[:1]
+            col = len(text) - len(text[pos:].lstrip())
+            raise PosynomialError(
+                f"cost {text!r}: character {bad!r} at position {col} is not allowed "
+                "(only numbers, axis names, + * / ** and parentheses)")
+        kind = m.lastgroup or "op"
+        start = m.start(kind)
+        toks.append(_Tok(kind, m.group(kind), start))
+        pos = m.end()
+    toks.append(_Tok("end", "", len(text)))
+    return toks
+
+
+# -- parser: values are dicts {exponent-key: coefficient} --------------------
+
+_Poly = dict[tuple[tuple[str, float], ...], float]
+
+
+class _Parser:
+    def __init__(self, text: str, axes: frozenset[str] | None) -> None:
+        self.text = text
+        self.toks = _tokenize(text)
+        self.i = 0
+        self.axes = axes
+
+    def fail(self, tok: _Tok, why: str) -> PosynomialError:
+        shown = tok.text or "end of input"
+        return PosynomialError(f"cost {self.text!r}: {shown!r} at position {tok.pos}: {why}")
+
+    def peek(self) -> _Tok:
+        return self.toks[self.i]
+
+    def take(self) -> _Tok:
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def parse(self) -> _Poly:
+        if self.peek().kind == "end":
+            raise PosynomialError("cost is empty")
+        value = self.sum()
+        tok = self.peek()
+        if tok.kind != "end":
+            raise self.fail(tok, "unexpected token (missing operator?)")
+        return value
+
+    def sum(self) -> _Poly:
+        start = self.peek().pos
+        value = self.product()
+        while True:
+            tok = self.peek()
+            if tok.text == "+":
+                self.take()
+                value = _add(value, self.product())
+            elif tok.text == "-":
+                raise self.fail(tok, f"subtraction after {self.text[start:tok.pos].strip()!r}"
+                                " is not allowed: a cost must be a posynomial (a sum of "
+                                "positive terms)")
+            else:
+                return value
+
+    def product(self) -> _Poly:
+        value = self.power()
+        while self.peek().text in ("*", "/"):
+            op = self.take()
+            start = self.peek().pos
+            rhs = self.power()
+            if op.text == "*":
+                value = _mul(value, rhs)
+                if len(value) > _MAX_TERMS:
+                    raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms")
+            else:
+                if len(rhs) != 1:
+                    raise self.fail(op, f"division by the sum {self.text[start:self.peek().pos]!r}"
+                                    " is not a posynomial (divide by monomials only)")
+                (key, c), = rhs.items()
+                value = _mul(value, {_key({n: -e for n, e in key}): 1.0 / c})
+        return value
+
+    def power(self) -> _Poly:
+        base_tok = self.peek()
+        base = self.atom()
+        if self.peek().text != "**":
+            if self.peek().text == "^":
+                raise self.fail(self.peek(), "use ** for powers, not ^")
+            return base
+        op = self.take()
+        e = self.exponent()
+        if len(base) == 1:
+            (key, c), = base.items()
+            if c != 1.0 and not math.isfinite(c ** e):
+                raise self.fail(op, f"power {c:g}**{e:g} overflows")
+            return {_key({n: p * e for n, p in key}): c ** e}
+        if e != int(e) or e < 1:
+            raise self.fail(op, f"the sum starting at {base_tok.text!r} raised to {e:g} is not "
+                            "a posynomial (only positive integer powers of sums expand)")
+        value: _Poly = {(): 1.0}
+        for _ in range(int(e)):
+            value = _mul(value, base)
+            if len(value) > _MAX_TERMS:
+                raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms")
+        return value
+
+    def exponent(self) -> float:
+        sign = 1.0
+        while self.peek().text in ("+", "-"):
+            if self.take().text == "-":
+                sign = -sign
+        tok = self.peek()
+        value = self.power()
+        if len(value) != 1 or next(iter(value)) != ():
+            raise self.fail(tok, "an exponent must be a constant number")
+        e = sign * next(iter(value.values()))
+        if not math.isfinite(e):
+            raise self.fail(tok, "exponent is not finite")
+        return e
+
+    def atom(self) -> _Poly:
+        tok = self.take()
+        if tok.kind == "num":
+            c = float(tok.text)
+            if not math.isfinite(c):
+                raise self.fail(tok, "number is not finite")
+            if c == 0:
+                raise self.fail(tok, "a zero coefficient makes the term vanish; a posynomial "
+                                "needs positive coefficients")
+            return {(): c}
+        if tok.kind == "name":
+            if self.peek().text == "(":
+                raise self.fail(tok, "function calls are not allowed (only numbers, axis "
+                                "names, + * / ** and parentheses)")
+            if self.axes is not None and tok.text not in self.axes:
+                raise self.fail(tok, f"unknown axis name; the axes are {sorted(self.axes)}")
+            return {((tok.text, 1.0),): 1.0}
+        if tok.text == "(":
+            value = self.sum()
+            close = self.take()
+            if close.text != ")":
+                raise self.fail(close, "expected ')'")
+            return value
+        if tok.text == "+":
+            return self.atom()
+        if tok.text == "-":
+            raise self.fail(tok, "a negative coefficient is not allowed: a cost must be a "
+                            "posynomial (a sum of positive terms)")
+        if tok.kind == "end":
+            raise self.fail(tok, "expression ends early")
+        if tok.text == "^":
+            raise self.fail(tok, "use ** for powers, not ^")
+        raise self.fail(tok, "expected a number, an axis name or '('")
+
+
+def _add(a: _Poly, b: _Poly) -> _Poly:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0.0) + c
+    return out
+
+
+def _mul(a: _Poly, b: _Poly) -> _Poly:
+    out: _Poly = {}
+    for ka, ca in a.items():
+        for kb, cb in b.items():
+            exps = dict(ka)
+            for n, e in kb:
+                exps[n] = exps.get(n, 0.0) + e
+            key = _key(exps)
+            out[key] = out.get(key, 0.0) + ca * cb
+    return out
+
+
+def parse_posynomial(text: Any, axes: Iterable[str] | None = None) -> Posynomial:
+    """Parse a cost string such as ``"100*E + 10*E*t + E*t*k"`` into a posynomial.
+
+    Parameters
+    ----------
+    text : str or sympy expression or Posynomial
+        The cost.  Strings may hold numbers (``6``, ``1.5e3``), axis names,
+        ``+``, ``*``, ``/``, ``**`` and parentheses; nothing else.  A sympy
+        expression is converted structurally; a :class:`Posynomial` is returned
+        as is (after the axis check).
+    axes : iterable of str, optional
+        Allowed axis names; any other name is an error naming it.
+
+    Returns
+    -------
+    Posynomial
+
+    Raises
+    ------
+    PosynomialError
+        (a ``ValueError``) naming the offending token or term and why.
+
+    Examples
+    --------
+    >>> str(parse_posynomial("6*N*D"))
+    '6*D*N'
+    >>> str(parse_posynomial("(E + 2*T)**2 / E"))
+    'E + 4*T + 4*E**-1*T**2'
+    >>> parse_posynomial("100*E - 10*T")
+    Traceback (most recent call last):
+    ...
+    rlscale.theory._posynomial.PosynomialError: cost '100*E - 10*T': '-' at position 6: \
+subtraction after '100*E' is not allowed: a cost must be a posynomial (a sum of positive terms)
+    >>> parse_posynomial("E + K", axes=["E", "T"])
+    Traceback (most recent call last):
+    ...
+    rlscale.theory._posynomial.PosynomialError: cost 'E + K': 'K' at position 4: unknown axis \
+name; the axes are ['E', 'T']
+    """
+    allowed = None if axes is None else frozenset(axes)
+    if isinstance(text, Posynomial):
+        result = text
+    elif isinstance(text, str):
+        if len(text) > _MAX_CHARS:
+            raise PosynomialError(f"cost string is longer than {_MAX_CHARS} characters")
+        poly = _Parser(text, allowed).parse()
+        result = _build(((dict(k), c) for k, c in poly.items()), text)
+    else:
+        import sympy as sp
+
+        if not isinstance(text, sp.Basic):
+            raise TypeError(
+                f"cost must be a string, a sympy expression or a Posynomial; got "
+                f"{type(text).__name__}")
+        result = Posynomial.from_sympy(text)
+    if allowed is not None:
+        unknown = sorted(set(result.axes) - allowed)
+        if unknown:
+            raise PosynomialError(f"cost {result.source or result!s} mentions unknown axis "
+                                  f"{unknown[0]!r}; the axes are {sorted(allowed)}")
+    return result

@@ -1,0 +1,381 @@
+"""Synthetic data: effective counts, prices, critical ratios and quality filters.
+
+Per axis (environments, tasks, trajectories) a *synthesis method* turns
+``x_syn`` synthetic units into effective real units:
+
+- ``linear``:  ``x_eff = x_real + rho * x_syn`` -- each synthetic unit is worth
+  ``rho`` real ones.
+- ``saturating`` (absolute ``S*``): ``x_eff = x_real + rho*S*(1 - exp(-x_syn/S*))``
+  -- at most ``rho*S*`` effective units however much is generated, the form of
+  data-constrained scaling (Muennighoff et al. 2023, arXiv 2305.16264, eq. 5,
+  where ``D' = U + U*R*(1 - exp(-R/R*))``).
+- ``relative`` saturation ``S* = s * x_real``:
+  ``x_eff = x_real * (1 + rho*s*(1 - exp(-r/s)))`` with ``r = x_syn/x_real`` --
+  synthetic data derived from the real pool saturates in proportion to it, as
+  repeated epochs do in Muennighoff et al.  This form is homogeneous of degree
+  one, so the best synthetic-to-real *ratio* does not depend on scale.
+
+The *price* of a source is effective real units per unit of cost at the
+margin: ``1/c_real`` for real data, ``(d x_eff/d x_syn)/c_syn`` for synthetic.
+
+Critical synthetic-to-real ratio: synthetic data is worth buying while its
+marginal value per cost exceeds real data's.  For absolute saturation,
+``rho*exp(-x_syn/S*)/c_syn = 1/c_real`` gives ``x_syn* = S* ln(rho c_real/c_syn)``.
+For relative saturation, writing ``g(r) = 1 + rho s (1 - e^{-r/s})``, the
+condition ``g'(r)(c_real + c_syn r) = c_syn g(r)`` (equivalently, maximal
+effective units per cost ``g(r)/(c_real + c_syn r)``) solves with the lower
+Lambert-W branch::
+
+    r* = -s W_{-1}(z) - s - c_real/c_syn,
+    z = -((1 + rho s)/(rho s)) exp(-1 - c_real/(c_syn s)),
+
+positive exactly when ``rho c_real > c_syn`` (synthetic is cheaper per
+effective unit at the start).  (Derivation: put ``y = r + s + c_real/c_syn``;
+the condition becomes ``y e^{-y/s} = ((1+rho s)/rho) e^{-(s + c_real/c_syn)/s}``.)
+
+Quality filter: synthetic environments have quality ``q`` (value in real
+units) drawn from a distribution; keeping those with ``q >= tau`` costs
+``c_gen`` per generated environment plus ``c_train`` per kept one.  Value per
+cost ``M(tau)/(c_gen + c_train a(tau))`` with ``a(tau) = P(q >= tau)`` and
+``M(tau) = E[q 1{q >= tau}]`` is maximised where ``tau = c_train * price(tau)``:
+keep an environment when its value exceeds what its training cost would buy
+elsewhere at the filtered price.  ``h(tau) = tau (c_gen + c_train a) - c_train M``
+has ``h' = c_gen + c_train a > 0``, so the threshold is unique.  For
+``q ~ U(0, 1)`` it is ``tau* = ((c_gen + c_train) - sqrt((c_gen + c_train)**2 -
+c_train**2)) / c_train``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.theory._validation import check_real, return_like
+
+__all__ = ["CriticalRatio", "FilterThreshold", "SynthesisMethod", "critical_synthetic_ratio",
+           "filter_price", "optimal_filter_threshold", "uniform_filter_threshold"]
+
+_KINDS = ("linear", "saturating", "relative")
+
+
+@dataclass(frozen=True)
+class SynthesisMethod:
+    """A priced way to make synthetic units on one axis.
+
+    Parameters
+    ----------
+    axis : str
+        The law's axis the synthetic units add to (e.g. ``"environments"``).
+    unit_cost : float
+        Cost per synthetic unit generated (and kept).
+    rho : float
+        Effective real units per synthetic unit at the start (> 0).
+    saturation : float, optional
+        ``S*`` (``kind="saturating"``) or ``s`` (``kind="relative"``).
+    kind : {"linear", "saturating", "relative"}
+        Default: ``"saturating"`` when ``saturation`` is given, else ``"linear"``.
+    name : str
+        Label for reports (default ``"<axis>_synthetic"``).
+
+    Examples
+    --------
+    >>> m = SynthesisMethod("environments", unit_cost=5.0, rho=0.5, saturation=100.0)
+    >>> round(m.effective(200.0, 100.0), 4)
+    231.606
+    >>> round(m.price(200.0, 0.0), 6)   # effective units per unit cost at the margin
+    0.1
+    """
+
+    axis: str
+    unit_cost: float
+    rho: float
+    saturation: float | None = None
+    kind: str = ""
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.axis, str) or not self.axis.isidentifier():
+            raise ValueError(f"axis must be an identifier; got axis={self.axis!r}")
+        check_real("unit_cost", self.unit_cost, low=0.0, low_open=True)
+        check_real("rho", self.rho, low=0.0, low_open=True)
+        kind = self.kind or ("linear" if self.saturation is None else "saturating")
+        if kind not in _KINDS:
+            raise ValueError(f"kind must be one of {_KINDS}; got kind={self.kind!r}")
+        if kind != "linear":
+            if self.saturation is None:
+                raise ValueError(f"a {kind} synthesis method needs saturation > 0; got None")
+            check_real("saturation", self.saturation, low=0.0, low_open=True)
+        elif self.saturation is not None:
+            raise ValueError("a linear synthesis method takes no saturation; got "
+                             f"saturation={self.saturation}")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "unit_cost", float(self.unit_cost))
+        object.__setattr__(self, "rho", float(self.rho))
+        if not self.name:
+            object.__setattr__(self, "name", f"{self.axis}_synthetic")
+        elif not self.name.isidentifier():
+            raise ValueError(f"name must be an identifier; got name={self.name!r}")
+
+    def effective(self, real: Any, synthetic: Any) -> Any:
+        """Effective real units from ``real`` and ``synthetic`` counts (vectorised)."""
+        r = check_real("real", real, low=0.0)
+        s = check_real("synthetic", synthetic, low=0.0)
+        if self.kind == "linear":
+            out = r + self.rho * s
+        elif self.kind == "saturating":
+            S = float(self.saturation)  # type: ignore[arg-type]
+            out = r - self.rho * S * np.expm1(-s / S)
+        else:
+            S = float(self.saturation) * r  # type: ignore[arg-type]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gain = np.where(S > 0, -self.rho * S * np.expm1(-s / np.where(S > 0, S, 1.0)),
+                                0.0)
+            out = r + gain
+        return return_like(out, real, synthetic)
+
+    def marginal(self, real: Any, synthetic: Any) -> Any:
+        """``d x_eff / d x_syn``: effective units per extra synthetic unit."""
+        r = check_real("real", real, low=0.0)
+        s = check_real("synthetic", synthetic, low=0.0)
+        if self.kind == "linear":
+            out = np.full(np.broadcast_shapes(r.shape, s.shape), self.rho)
+        elif self.kind == "saturating":
+            out = self.rho * np.exp(-s / float(self.saturation))  # type: ignore[arg-type]
+        else:
+            S = float(self.saturation) * r  # type: ignore[arg-type]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out = np.where(S > 0, self.rho * np.exp(-s / np.where(S > 0, S, 1.0)), 0.0)
+        return return_like(out, real, synthetic)
+
+    def price(self, real: Any = 1.0, synthetic: Any = 0.0) -> Any:
+        """Marginal effective real units per unit of cost."""
+        return return_like(np.asarray(self.marginal(real, synthetic)) / self.unit_cost,
+                           real, synthetic)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class CriticalRatio:
+    """Where synthetic data stops paying (see the module docstring).
+
+    Attributes
+    ----------
+    ratio : float
+        Synthetic-to-real ratio beyond which real data is better value
+        (``inf`` when synthetic always is; ``0`` when it never is).
+    amount : float
+        The corresponding synthetic count (``nan``-free: ``inf`` or a number;
+        for relative saturation ``ratio * real``).
+    reason : str
+        One sentence on what decided it.
+    """
+
+    ratio: float
+    amount: float
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def critical_synthetic_ratio(method: SynthesisMethod, real_cost: float,
+                             real: float | None = None) -> CriticalRatio:
+    """Closed-form critical synthetic-to-real ratio of ``method`` against real data.
+
+    Parameters
+    ----------
+    method : SynthesisMethod
+    real_cost : float
+        Cost per real unit on the same axis.
+    real : float, optional
+        The real count, needed to turn an absolute amount into a ratio for
+        the linear and absolute-saturating kinds (their critical point is an
+        amount); the relative kind's ratio is scale-free.
+
+    Examples
+    --------
+    >>> m = SynthesisMethod("E", unit_cost=1.0, rho=0.5, saturation=2.0, kind="relative")
+    >>> c = critical_synthetic_ratio(m, real_cost=10.0)
+    >>> round(c.ratio, 4)
+    2.5878
+    >>> g = lambda r: (1 + 0.5 * 2 * (1 - math.exp(-r / 2))) / (10 + r)
+    >>> g(c.ratio) > max(g(c.ratio - 1e-3), g(c.ratio + 1e-3))
+    True
+    """
+    if not isinstance(method, SynthesisMethod):
+        raise TypeError(f"method must be a SynthesisMethod; got {type(method).__name__}")
+    c_r = float(check_real("real_cost", real_cost, low=0.0, low_open=True))
+    if real is not None:
+        real = float(check_real("real", real, low=0.0, low_open=True))
+    c_s, rho = method.unit_cost, method.rho
+    edge = rho * c_r / c_s  # synthetic's initial price relative to real's
+    if method.kind == "linear":
+        if edge > 1:
+            return CriticalRatio(math.inf, math.inf, f"synthetic is always cheaper per effective "
+                                 f"unit ({rho:g}/{c_s:g} > 1/{c_r:g}); only bounds limit it")
+        return CriticalRatio(0.0, 0.0, f"real data is at least as cheap per effective unit "
+                             f"(1/{c_r:g} >= {rho:g}/{c_s:g}); buy no synthetic")
+    if edge <= 1:
+        return CriticalRatio(0.0, 0.0, "synthetic's initial price rho/c_syn does not exceed "
+                             "real's 1/c_real; buy no synthetic")
+    S = float(method.saturation)  # type: ignore[arg-type]
+    if method.kind == "saturating":
+        amount = S * math.log(edge)
+        ratio = amount / real if real is not None else math.nan
+        reason = (f"marginal synthetic value rho*exp(-x/S*) per cost falls to real's at "
+                  f"x = S* ln(rho c_real/c_syn) = {amount:.6g}")
+        if real is None:
+            reason += "; pass real= for the ratio"
+            ratio = math.inf if amount > 0 else 0.0
+            return CriticalRatio(ratio, amount, reason)
+        return CriticalRatio(ratio, amount, reason)
+    from scipy.special import lambertw
+
+    z = -((1 + rho * S) / (rho * S)) * math.exp(-1.0 - c_r / (c_s * S))
+    w = float(lambertw(z, k=-1).real)
+    ratio = -S * w - S - c_r / c_s
+    amount = ratio * real if real is not None else math.inf
+    return CriticalRatio(ratio, amount, "maximises effective units per cost g(r)/(c_real + "
+                         "c_syn r) (Lambert-W closed form; scale-free)")
+
+
+# -- quality filter ----------------------------------------------------------
+
+@dataclass(frozen=True)
+class FilterThreshold:
+    """Best quality threshold for filtering synthetic units.
+
+    Attributes
+    ----------
+    threshold : float
+        Keep units with quality ``>= threshold``.
+    acceptance : float
+        Fraction kept, ``a(tau)``.
+    mean_quality : float
+        Mean quality of kept units, the filtered method's ``rho``.
+    price : float
+        Effective real units per unit of cost at that threshold.
+    unit_cost : float
+        Cost per *kept* unit, ``c_gen/a + c_train``.
+    """
+
+    threshold: float
+    acceptance: float
+    mean_quality: float
+    price: float
+    unit_cost: float
+
+    def method(self, axis: str, name: str = "") -> SynthesisMethod:
+        """The filtered source as a linear :class:`SynthesisMethod`."""
+        return SynthesisMethod(axis, unit_cost=self.unit_cost, rho=self.mean_quality,
+                               name=name)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _tail(quality: Any, tau: float) -> tuple[float, float]:
+    """``a(tau) = P(q >= tau)`` and ``M(tau) = E[q 1{q >= tau}]``."""
+    if isinstance(quality, np.ndarray):
+        keep = quality >= tau
+        return float(keep.mean()), float(np.where(keep, quality, 0.0).mean())
+    a = float(quality.sf(tau))
+    if a <= 0:
+        return 0.0, 0.0
+    m = float(quality.expect(lambda q: q, lb=tau, conditional=True)) * a
+    return a, m
+
+
+def _quality(quality: Any) -> Any:
+    if hasattr(quality, "sf") and hasattr(quality, "expect"):
+        return quality
+    q = check_real("quality", quality)
+    if q.ndim != 1 or q.size == 0:
+        raise ValueError(f"quality samples must be a non-empty 1-d array; got shape {q.shape}")
+    return q
+
+
+def filter_price(threshold: Any, quality: Any, gen_cost: float, train_cost: float) -> Any:
+    """Effective units per cost when keeping synthetic units with quality >= threshold.
+
+    ``quality`` is a frozen ``scipy.stats`` distribution or an array of samples.
+    """
+    c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
+    c_t = float(check_real("train_cost", train_cost, low=0.0))
+    q = _quality(quality)
+    taus = check_real("threshold", threshold)
+    out = np.empty(taus.shape)
+    for idx, tau in np.ndenumerate(taus):
+        a, m = _tail(q, float(tau))
+        out[idx] = m / (c_g + c_t * a)
+    return return_like(out, threshold)
+
+
+def optimal_filter_threshold(quality: Any, gen_cost: float,
+                             train_cost: float) -> FilterThreshold:
+    """The threshold maximising value per cost: the root of ``tau = c_train * price(tau)``.
+
+    For samples the exact optimum over keep-the-best-``j`` sets is found by
+    sorting (``O(n log n)``); for a distribution the monotone fixed-point
+    equation is solved with Brent's method.
+
+    Examples
+    --------
+    >>> from scipy import stats
+    >>> f = optimal_filter_threshold(stats.uniform(0, 1), gen_cost=1.0, train_cost=1.0)
+    >>> round(f.threshold, 6), round(uniform_filter_threshold(1.0, 1.0), 6)
+    (0.267949, 0.267949)
+    """
+    c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
+    c_t = float(check_real("train_cost", train_cost, low=0.0))
+    q = _quality(quality)
+    if isinstance(q, np.ndarray):
+        order = np.sort(q)[::-1]
+        n = order.size
+        j = np.arange(1, n + 1)
+        prices = np.cumsum(order) / (n * c_g + c_t * j)
+        best = int(np.argmax(prices))
+        if prices[best] <= 0:
+            raise ValueError("no synthetic unit has positive quality; nothing is worth keeping")
+        tau = float(order[best])
+        a, m = (best + 1) / n, float(order[: best + 1].sum()) / n
+    else:
+        from scipy.optimize import brentq
+
+        lo, hi = (float(v) for v in q.support())
+        lo = lo if math.isfinite(lo) else float(q.ppf(1e-12))
+        hi = hi if math.isfinite(hi) else float(q.ppf(1 - 1e-12))
+
+        def h(tau: float) -> float:
+            a, m = _tail(q, tau)
+            return tau * (c_g + c_t * a) - c_t * m
+
+        if c_t == 0:
+            tau = max(lo, 0.0)
+        elif h(lo) >= 0:
+            tau = lo
+        else:
+            tau = brentq(h, lo, hi, xtol=1e-12, rtol=1e-12)
+        a, m = _tail(q, tau)
+        if m <= 0:
+            raise ValueError("the quality distribution has no positive mass worth keeping")
+    return FilterThreshold(tau, a, m / a, m / (c_g + c_t * a), c_g / a + c_t)
+
+
+def uniform_filter_threshold(gen_cost: float, train_cost: float) -> float:
+    """Closed-form optimal threshold for quality ``q ~ U(0, 1)`` (module docstring).
+
+    Examples
+    --------
+    >>> round(uniform_filter_threshold(gen_cost=0.5, train_cost=2.0), 6)
+    0.5
+    """
+    c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
+    c_t = float(check_real("train_cost", train_cost, low=0.0, low_open=True))
+    s = c_g + c_t
+    return (s - math.sqrt(s * s - c_t * c_t)) / c_t
