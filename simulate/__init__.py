@@ -25,6 +25,14 @@ _EXPORTS: dict[str, str] = {
     "world_from_text": "_frozen_lake",
     "optimal_success": "_value_iteration",
     "policy_success": "_value_iteration",
+    "SyntheticWorld": "_synthetic_envs",
+    "VerifierReport": "_synthetic_envs",
+    "synthetic_world": "_synthetic_envs",
+    "verify_world": "_synthetic_envs",
+    "ALGORITHMS": "_train",
+    "TrainConfig": "_train",
+    "TrainResult": "_train",
+    "train": "_train",
 }
 
 # Public sub-modules reachable as attributes.

@@ -214,7 +214,9 @@ def _bfs(moves, holes, leak, door, source, target, S2):
         hit = ~done & reach[rows, np.maximum(target, 0)]
         dist[hit] = d
         done |= hit
-    return dist
+    # Stepping onto a target that is a hole (or the leak cell) ends the episode there.
+    lands_blocked = blocked[rows, np.maximum(target, 0)] & (target >= 0) & (target != source)
+    return np.where(lands_blocked, -1, dist)
 
 
 @dataclass(frozen=True)

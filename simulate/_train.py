@@ -1,0 +1,354 @@
+"""Train a shared policy on E environments × t tasks × k trajectories; evaluate on unseen ones.
+
+The three data axes:
+
+* ``n_environments`` (E) layouts are drawn from the family (seeded by
+  ``seed``);
+* ``tasks_per_environment`` (t) tasks are posed in each, ``E·t`` in all;
+* ``trajectories_per_task`` (k) rollouts of a task form one GRPO group each
+  time the task is trained on.
+
+A run makes ``epochs`` passes over the ``E·t`` tasks, ``tasks_per_step`` tasks
+per update (``steps`` overrides the number of updates), so compute grows with
+the data as in a fixed-epoch fine-tuning recipe.  Columns of the results
+table: ``tasks = E·t``, ``trajectories = E·t·k`` (the data design; each
+epoch collects that many rollouts), ``success`` = mean exact success
+probability of the final stochastic policy on held-out tasks in held-out
+environments, ``loss = 1 − success``.
+
+Held-out evaluation is exact: the policy's success on each held-out task is
+computed by dynamic programming (:func:`policy_success`), not sampled.  The
+held-out world is drawn from the same family from an independent seed stream
+(``eval_seed``), identical for every training seed so that runs differ only
+by what they trained on.
+
+Frontier-task selection (``frontier=(low, high)``): each task remembers the
+pass rate measured at its last visit; each update draws its tasks from those
+whose rate lies in ``[low, high]`` (or has not been measured), topping up
+uniformly at random when too few qualify.  The fraction of groups whose
+returns are all equal (zero advantage, no gradient signal) is logged every
+update; at pass rate ``p`` it is ``p^k + (1−p)^k`` in expectation.
+
+Cost: ``env_steps`` counts every environment step of training;
+``cost = unit_cost_environment·E + unit_cost_task·E·t +
+unit_cost_trajectory·E·t·k`` prices the data design with the user's unit
+costs (the posynomial that :mod:`rlscale.optimize` allocates).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+import numpy as np
+
+from rlscale.simulate import _dr_grpo, _grpo, _reinforce, _rlds, _rloo
+from rlscale.simulate._gridworld import N_STAGES, GridFamily
+from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy, state_features
+from rlscale.simulate._rollout import group_stats, rollout
+from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
+from rlscale.simulate._value_iteration import optimal_success, policy_success
+from rlscale.theory._validation import check_positive_int, check_real
+
+__all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
+
+#: Algorithm name -> (module with ``update``, its config dataclass).
+ALGORITHMS: dict[str, tuple[Any, type]] = {
+    "reinforce": (_reinforce, _reinforce.ReinforceConfig),
+    "rloo": (_rloo, _rloo.RLOOConfig),
+    "grpo": (_grpo, _grpo.GRPOConfig),
+    "dr_grpo": (_dr_grpo, _dr_grpo.DrGRPOConfig),
+    "rlds": (_rlds, _rlds.RLDSConfig),
+}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Everything that defines a training run (all fields are plain numbers or strings).
+
+    Examples
+    --------
+    >>> TrainConfig(n_environments=8).tasks
+    32
+    >>> TrainConfig(algorithm="ppo")
+    Traceback (most recent call last):
+    ...
+    ValueError: algorithm must be one of reinforce, rloo, grpo, dr_grpo, rlds; got algorithm='ppo'
+    """
+
+    n_environments: int = 16
+    tasks_per_environment: int = 4
+    trajectories_per_task: int = 8
+    algorithm: str = "grpo"
+    seed: int = 0
+    steps: int | None = None
+    epochs: int = 4
+    tasks_per_step: int = 16
+    policy: str = "linear"
+    hidden: int = 32
+    lr: float = 0.05
+    clip: float | None = None
+    kl_coef: float | None = None
+    update_epochs: int | None = None
+    frontier: tuple[float, float] | None = None
+    # The environment family.
+    grid_size: int = 6
+    hole_rate: float = 0.12
+    wall_rate: float = 0.08
+    slippery: float = 0.5
+    subgoal_rate: float = 0.3
+    max_steps: int | None = None
+    diversity: float = 1.0
+    base_seed: int = 0
+    # Synthetic-environment defects and the verifier filter.
+    defect_rate: float = 0.0
+    verify: bool = False
+    # Held-out evaluation.
+    eval_environments: int = 64
+    eval_tasks_per_environment: int = 4
+    eval_seed: int = 2026
+    # Unit costs of the data design.
+    unit_cost_environment: float = 1.0
+    unit_cost_task: float = 1.0
+    unit_cost_trajectory: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("n_environments", "tasks_per_environment", "epochs", "tasks_per_step",
+                     "hidden", "eval_environments", "eval_tasks_per_environment"):
+            check_positive_int(name, getattr(self, name))
+        check_positive_int("trajectories_per_task", self.trajectories_per_task, minimum=2)
+        if self.steps is not None:
+            check_positive_int("steps", self.steps)
+        if self.update_epochs is not None:
+            check_positive_int("update_epochs", self.update_epochs)
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; "
+                             f"got algorithm={self.algorithm!r}")
+        if self.policy not in ("linear", "mlp"):
+            raise ValueError(f"policy must be one of linear, mlp; got policy={self.policy!r}")
+        check_real("lr", self.lr, low=0.0, low_open=True)
+        if self.clip is not None:
+            check_real("clip", self.clip, low=0.0, low_open=True)
+        if self.kl_coef is not None:
+            check_real("kl_coef", self.kl_coef, low=0.0)
+        if self.frontier is not None:
+            band = tuple(float(x) for x in self.frontier)
+            if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0:
+                raise ValueError(f"frontier must be (low, high) with 0 <= low <= high <= 1; "
+                                 f"got frontier={self.frontier!r}")
+            object.__setattr__(self, "frontier", band)
+        check_real("defect_rate", self.defect_rate, low=0.0, high=1.0)
+        for name in ("unit_cost_environment", "unit_cost_task", "unit_cost_trajectory"):
+            check_real(name, getattr(self, name), low=0.0)
+        self.family  # noqa: B018 -- validates the family parameters now
+
+    @property
+    def family(self) -> GridFamily:
+        return GridFamily(size=self.grid_size, hole_rate=self.hole_rate,
+                          wall_rate=self.wall_rate, slippery=self.slippery,
+                          subgoal_rate=self.subgoal_rate, max_steps=self.max_steps,
+                          diversity=self.diversity, base_seed=self.base_seed)
+
+    @property
+    def tasks(self) -> int:
+        return self.n_environments * self.tasks_per_environment
+
+    @property
+    def trajectories(self) -> int:
+        return self.tasks * self.trajectories_per_task
+
+    @property
+    def cost(self) -> float:
+        return (self.unit_cost_environment * self.n_environments
+                + self.unit_cost_task * self.tasks
+                + self.unit_cost_trajectory * self.trajectories)
+
+    def algorithm_config(self) -> Any:
+        _, cls = ALGORITHMS[self.algorithm]
+        names = {f.name for f in fields(cls)}
+        given = {k: getattr(self, k) for k in ("clip", "kl_coef", "update_epochs")
+                 if k in names and getattr(self, k) is not None}
+        return cls(**given)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
+        """Build from a mapping, rejecting unknown keys with the valid ones listed."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown TrainConfig field(s) {unknown}; valid: {sorted(known)}")
+        values = dict(values)
+        if values.get("frontier") is not None:
+            values["frontier"] = tuple(values["frontier"])
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """Outcome of :func:`train`; histories have one entry per update."""
+
+    config: TrainConfig
+    success: float
+    success_per_task: np.ndarray
+    untrained_success: float
+    optimal_success: float
+    train_success: np.ndarray
+    zero_advantage_fraction: np.ndarray
+    in_band_fraction: np.ndarray
+    kl: np.ndarray
+    env_steps: int
+    rollouts: int
+    updates: int
+    environments_kept: int
+    seconds: float
+    params: dict[str, np.ndarray] = field(repr=False)
+
+    @property
+    def loss(self) -> float:
+        return 1.0 - self.success
+
+    def row(self) -> dict[str, Any]:
+        """The run as one row of the results table (see the module docstring)."""
+        c = self.config
+        return {
+            "environments": c.n_environments, "tasks_per_environment": c.tasks_per_environment,
+            "trajectories_per_task": c.trajectories_per_task, "tasks": c.tasks,
+            "trajectories": c.trajectories, "seed": c.seed, "algorithm": c.algorithm,
+            "success": self.success, "loss": self.loss, "env_steps": self.env_steps,
+            "cost": c.cost, "untrained_success": self.untrained_success,
+            "optimal_success": self.optimal_success, "rollouts": self.rollouts,
+            "updates": self.updates, "environments_kept": self.environments_kept,
+            "zero_advantage_fraction": float(np.mean(self.zero_advantage_fraction)),
+            "policy": c.policy,
+            "frontier": "" if c.frontier is None else f"{c.frontier[0]:g}-{c.frontier[1]:g}",
+            "defect_rate": c.defect_rate, "verify": int(c.verify), "seconds": self.seconds,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["config"] = self.config.as_dict()
+        out["loss"] = self.loss
+        return out
+
+
+def _held_out(config: TrainConfig):
+    """The held-out world and its optimal and untrained success (cached per process)."""
+    return _held_out_cached(config.family, config.eval_environments,
+                            config.eval_tasks_per_environment, config.eval_seed)
+
+
+@functools.lru_cache(maxsize=8)
+def _held_out_cached(family: GridFamily, n_env: int, n_tasks: int, eval_seed: int):
+    rng = np.random.default_rng(np.random.SeedSequence([eval_seed, 0xE7A1]))
+    world = family.sample(n_env, n_tasks, rng)
+    uniform = np.full((world.n_tasks, N_STAGES, world.size**2, 4), 0.25)
+    return (world, float(np.mean(optimal_success(world))),
+            float(np.mean(policy_success(world, uniform))))
+
+
+def _policy_table(policy, world, task_ids=None) -> np.ndarray:
+    phi = state_features(world, task_ids)
+    logp, _ = log_probs(policy, phi.reshape(-1, phi.shape[-1]))
+    return np.exp(logp).reshape(*phi.shape[:3], 4)
+
+
+def train(config: TrainConfig | None = None, **overrides: Any) -> TrainResult:
+    """Train a policy and evaluate it exactly on held-out environments.
+
+    Parameters
+    ----------
+    config : TrainConfig, optional
+        Defaults to ``TrainConfig()``; keyword ``overrides`` replace fields.
+
+    Returns
+    -------
+    TrainResult
+        Same config (seed included) → bit-identical result, except ``seconds``.
+
+    Examples
+    --------
+    >>> res = train(n_environments=4, tasks_per_environment=2, trajectories_per_task=4,
+    ...             epochs=2, eval_environments=8)
+    >>> res.updates, res.rollouts
+    (2, 64)
+    >>> 0.0 <= res.success <= res.optimal_success <= 1.0
+    True
+    """
+    if config is None:
+        config = TrainConfig(**overrides)
+    elif overrides:
+        config = TrainConfig.from_dict({**config.as_dict(), **overrides})
+    start_time = time.perf_counter()
+    seeds = np.random.SeedSequence(config.seed).spawn(4)
+    world_rng, policy_rng, rollout_rng, schedule_rng = (np.random.default_rng(s) for s in seeds)
+
+    family = config.family
+    kept = config.n_environments
+    if config.defect_rate > 0 or config.verify:
+        world = synthetic_world(family, config.n_environments, config.tasks_per_environment,
+                                config.defect_rate, world_rng).world
+        if config.verify:
+            report = verify_world(world)
+            if report.world is None:
+                raise ValueError(f"the verifier rejected all {config.n_environments} "
+                                 f"environments (defect_rate={config.defect_rate})")
+            world = report.world
+            kept = world.n_environments
+    else:
+        world = family.sample(config.n_environments, config.tasks_per_environment, world_rng)
+
+    module, _ = ALGORITHMS[config.algorithm]
+    algo_config = config.algorithm_config()
+    policy = make_policy(config.policy, policy_rng, config.hidden)
+    optimizer = Adam(policy.params, config.lr)
+
+    T = world.n_tasks
+    B = min(config.tasks_per_step, T)
+    k = config.trajectories_per_task
+    updates = config.steps or math.ceil(config.epochs * T / B)
+    pass_rate = np.full(T, np.nan)
+    order = np.empty(0, np.int64)
+    hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl")}
+    env_steps = 0
+    for step in range(updates):
+        if config.frontier is None:
+            if order.size < B:
+                order = np.concatenate([order, schedule_rng.permutation(T)])
+            ids, order = order[:B], order[B:]
+            hist["band"][step] = np.nan
+        else:
+            low, high = config.frontier
+            in_band = np.isnan(pass_rate) | ((pass_rate >= low) & (pass_rate <= high))
+            hist["band"][step] = float(in_band.mean())
+            # Random priority, eligible tasks first: without replacement within a step.
+            priority = schedule_rng.random(T) + np.where(in_band, 0.0, 1.0)
+            ids = np.argsort(priority, kind="stable")[:B]
+        phi = state_features(world, ids).reshape(-1, N_FEATURES)
+        logp_old, _ = log_probs(policy, phi)
+        batch = rollout(world, ids, k, logp_old, rollout_rng)
+        stats = module.update(policy, optimizer, phi, logp_old, batch, algo_config,
+                              world.max_steps)
+        g = group_stats(batch)
+        pass_rate[ids] = batch.group(batch.success).mean(axis=1)
+        hist["success"][step] = g["success"]
+        hist["zero"][step] = g["zero_advantage_fraction"]
+        hist["kl"][step] = stats["kl"]
+        env_steps += batch.env_steps
+
+    held_out, optimal, untrained = _held_out(config)
+    per_task = np.atleast_1d(policy_success(held_out, _policy_table(policy, held_out)))
+    return TrainResult(
+        config=config, success=float(np.mean(per_task)), success_per_task=per_task,
+        untrained_success=untrained, optimal_success=optimal,
+        train_success=hist["success"], zero_advantage_fraction=hist["zero"],
+        in_band_fraction=hist["band"], kl=hist["kl"], env_steps=env_steps,
+        rollouts=updates * B * k, updates=updates, environments_kept=kept,
+        seconds=time.perf_counter() - start_time,
+        params={name: value.copy() for name, value in policy.params.items()},
+    )
