@@ -11,6 +11,24 @@ from rlscale.theory._lazy import attach
 # Public name -> private module defining it.  Each capability adds its own block.
 _EXPORTS: dict[str, str] = {
     # -- proof framework and the proofs (issue 6) --
+    "Proof": "_core",
+    "ProofResult": "_core",
+    "StepResult": "_core",
+    "Step": "_core",
+    "Identity": "_core",
+    "Sign": "_core",
+    "Limit": "_core",
+    "Series": "_core",
+    "PolynomialInequality": "_core",
+    "IntervalInequality": "_core",
+    "IntervalCertificate": "_core",
+    "interval_eval": "_core",
+    "latex_document": "_core",
+    "z3_available": "_core",
+    "proof_names": "_registry",
+    "build_proof": "_registry",
+    "check_proof": "_registry",
+    "check_proofs": "_registry",
 }
 
 # Public sub-modules reachable as attributes.
