@@ -33,6 +33,10 @@ _EXPORTS: dict[str, str] = {
     "TrainConfig": "_train",
     "TrainResult": "_train",
     "train": "_train",
+    "Interval": "_stats",
+    "iqm": "_stats",
+    "iqm_ci": "_stats",
+    "iqm_difference_ci": "_stats",
 }
 
 # Public sub-modules reachable as attributes.
