@@ -11,6 +11,11 @@ from rlscale.theory._lazy import attach
 # Public name -> private module defining it.  Each capability adds its own block.
 _EXPORTS: dict[str, str] = {
     # -- law fitter, allocation, efficiency (issue 4) --
+    "Allocation": "_allocate",
+    "AllocationProblem": "_allocate",
+    "allocate": "_allocate",
+    "kkt_residual": "_allocate",
+    "min_cost": "_allocate",
 }
 
 # Public sub-modules reachable as attributes.

@@ -150,6 +150,22 @@ class SynthesisMethod:
                 out = np.where(S > 0, self.rho * np.exp(-s / np.where(S > 0, S, 1.0)), 0.0)
         return return_like(out, real, synthetic)
 
+    def marginal_real(self, real: Any, synthetic: Any) -> Any:
+        """``d (x_eff - x_real) / d x_real``: how the synthetic gain moves with real data.
+
+        Zero except for relative saturation, where ``S* = s * x_real`` grows with
+        the real pool: ``rho s (1 - e^{-q}) - rho (x_syn/x_real) e^{-q}``,
+        ``q = x_syn / (s x_real)``.
+        """
+        r = check_real("real", real, low=0.0, low_open=True)
+        s = check_real("synthetic", synthetic, low=0.0)
+        if self.kind != "relative":
+            return return_like(np.zeros(np.broadcast_shapes(r.shape, s.shape)), real, synthetic)
+        sat = float(self.saturation)  # type: ignore[arg-type]
+        q = s / (sat * r)
+        out = -self.rho * sat * np.expm1(-q) - self.rho * (s / r) * np.exp(-q)
+        return return_like(out, real, synthetic)
+
     def price(self, real: Any = 1.0, synthetic: Any = 0.0) -> Any:
         """Marginal effective real units per unit of cost."""
         return return_like(np.asarray(self.marginal(real, synthetic)) / self.unit_cost,
