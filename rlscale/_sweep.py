@@ -1,0 +1,330 @@
+"""Scaling sweeps over environments × tasks × trajectories (× seeds, algorithms).
+
+A sweep is described by a TOML spec (see ``examples/sweep.toml``)::
+
+    design = "axes"          # or "grid"
+    seeds = [0, 1, 2, 3]
+    algorithms = ["grpo"]
+    [base]                   # the centre point of an "axes" design
+    environments = 16
+    tasks_per_environment = 4
+    trajectories_per_task = 8
+    [axes]                   # values per axis
+    environments = [1, 2, 4, 8, 16, 32, 64]
+    tasks_per_environment = [1, 2, 4, 8, 16, 32]
+    trajectories_per_task = [2, 4, 8, 16, 32]
+    [train]                  # any other TrainConfig field, the same for every run
+    epochs = 4
+
+``design = "grid"`` runs the full product of the axes; ``"axes"`` varies one
+axis at a time with the others at ``base`` (a star design: the per-axis laws
+need the axes, not their interactions, and it costs a sum instead of a
+product).
+
+Results file (CSV, one row per finished run, columns :data:`COLUMNS`;
+``rlscale fit`` reads it directly).  Every finished run is added by
+rewriting the whole file atomically (temporary file, fsync, ``os.replace``),
+so the file on disk is always a complete table of finished runs: a sweep
+killed at any moment loses at most the runs in flight, and rerunning the same
+command skips every run whose ``run_id`` (a hash of its full configuration)
+is already in the file.  A file whose header is not :data:`COLUMNS`, or with
+a malformed row, is refused with a message and never overwritten.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import itertools
+import json
+import math
+import os
+import sys
+import tomllib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rlscale._io import write_text_atomic
+
+__all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
+           "summarise"]
+
+#: Column order of the results file.  ``tasks = E·t``, ``trajectories = E·t·k``,
+#: ``success`` = held-out success, ``loss = 1 − success``.
+COLUMNS: tuple[str, ...] = (
+    "environments", "tasks_per_environment", "trajectories_per_task", "tasks", "trajectories",
+    "seed", "algorithm", "success", "loss", "env_steps", "cost", "untrained_success",
+    "optimal_success", "rollouts", "updates", "environments_kept", "zero_advantage_fraction",
+    "policy", "frontier", "defect_rate", "verify", "seconds", "run_id",
+)
+_INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task", "tasks",
+                "trajectories", "seed", "env_steps", "rollouts", "updates",
+                "environments_kept", "verify"}
+_STR_COLUMNS = {"algorithm", "policy", "frontier", "run_id"}
+_AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
+_AXIS_FIELD = {"environments": "n_environments", "tasks_per_environment": "tasks_per_environment",
+               "trajectories_per_task": "trajectories_per_task"}
+_TOP_KEYS = {"design", "seeds", "algorithms", "base", "axes", "train"}
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A parsed sweep specification (see the module docstring)."""
+
+    design: str = "axes"
+    seeds: tuple[int, ...] = (0, 1, 2, 3)
+    algorithms: tuple[str, ...] = ("grpo",)
+    base: dict[str, int] = field(default_factory=lambda: {
+        "environments": 16, "tasks_per_environment": 4, "trajectories_per_task": 8})
+    axes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    train: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{name} must be a non-empty list of integers; got {value!r}")
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+            raise ValueError(f"{name} must hold integers >= {minimum}; got {name}={value!r}")
+    return tuple(value)
+
+
+def parse_spec(data: dict[str, Any]) -> SweepSpec:
+    """Validate a spec mapping (as read from TOML)."""
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise ValueError(f"unknown sweep spec key(s) {unknown}; valid: {sorted(_TOP_KEYS)}")
+    design = data.get("design", "axes")
+    if design not in ("axes", "grid"):
+        raise ValueError(f"design must be 'axes' or 'grid'; got design={design!r}")
+    seeds = _int_list("seeds", data.get("seeds", [0, 1, 2, 3]), 0)
+    algorithms = data.get("algorithms", ["grpo"])
+    if isinstance(algorithms, str):
+        algorithms = [algorithms]
+    base = dict(SweepSpec().base)
+    for key, value in data.get("base", {}).items():
+        if key not in _AXES:
+            raise ValueError(f"unknown [base] key {key!r}; valid: {list(_AXES)}")
+        base[key] = _int_list(f"base.{key}", [value], 2 if "trajector" in key else 1)[0]
+    axes = {}
+    for key, values in data.get("axes", {}).items():
+        if key not in _AXES:
+            raise ValueError(f"unknown [axes] key {key!r}; valid: {list(_AXES)}")
+        axes[key] = _int_list(f"axes.{key}", values, 2 if "trajector" in key else 1)
+    train = dict(data.get("train", {}))
+    clash = sorted(set(train) & {"n_environments", "tasks_per_environment",
+                                 "trajectories_per_task", "seed", "algorithm"})
+    if clash:
+        raise ValueError(f"[train] must not set {clash}: they are sweep axes, seeds or "
+                         "algorithms")
+    spec = SweepSpec(design, seeds, tuple(algorithms), base, axes, train)
+    expand(spec)  # validates every configuration before anything runs
+    return spec
+
+
+def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
+    """Read and validate a TOML sweep spec."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path} is not valid TOML: {exc}") from exc
+    return parse_spec(data)
+
+
+def _points(spec: SweepSpec) -> list[dict[str, int]]:
+    if spec.design == "grid":
+        values = [spec.axes.get(a, (spec.base[a],)) for a in _AXES]
+        return [dict(zip(_AXES, combo)) for combo in itertools.product(*values)]
+    points = [dict(spec.base)]
+    for axis in _AXES:
+        for v in spec.axes.get(axis, ()):
+            p = {**spec.base, axis: v}
+            if p not in points:
+                points.append(p)
+    return points
+
+
+def expand(spec: SweepSpec) -> list[dict[str, Any]]:
+    """All run configurations (TrainConfig field dicts), each with its ``run_id``."""
+    from rlscale.simulate import TrainConfig
+
+    runs = []
+    for point, algorithm, seed in itertools.product(_points(spec), spec.algorithms, spec.seeds):
+        values = {**spec.train, **{_AXIS_FIELD[a]: v for a, v in point.items()},
+                  "algorithm": algorithm, "seed": seed}
+        config = TrainConfig.from_dict(values).as_dict()
+        runs.append({"config": config, "run_id": run_id(config)})
+    return runs
+
+
+def run_id(config: dict[str, Any]) -> str:
+    """Stable hash of a full configuration (16 hex digits)."""
+    text = json.dumps(config, sort_keys=True, default=list)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_one(config: dict[str, Any]) -> dict[str, Any]:
+    """Train one configuration and return its results row (runs on workers)."""
+    from rlscale.simulate import TrainConfig, train
+
+    row = train(TrainConfig.from_dict(config)).row()
+    row["run_id"] = run_id(config)
+    return row
+
+
+def _format(value: Any) -> str:
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def _render(rows: Iterable[dict[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_format(row[c]) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows of a results file, typed; refuses foreign or corrupt files.
+
+    Raises
+    ------
+    ValueError
+        If the header is not :data:`COLUMNS` or a row is malformed; the
+        message names the file and the line.
+    """
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None:
+        raise ValueError(f"{path} is empty, not an rlscale sweep results file; "
+                         "move it away or choose another --out")
+    if tuple(header) != COLUMNS:
+        raise ValueError(f"{path} is not an rlscale sweep results file (its header is "
+                         f"{','.join(header)[:80]!r}...); refusing to touch it: move it "
+                         "away or choose another --out")
+    rows = []
+    for line_no, values in enumerate(reader, start=2):
+        if len(values) != len(COLUMNS):
+            raise ValueError(f"{path} is corrupt: line {line_no} has {len(values)} fields, "
+                             f"expected {len(COLUMNS)}; refusing to overwrite it")
+        row: dict[str, Any] = {}
+        try:
+            for col, v in zip(COLUMNS, values):
+                row[col] = v if col in _STR_COLUMNS else int(v) if col in _INT_COLUMNS \
+                    else float(v)
+        except ValueError as exc:
+            raise ValueError(f"{path} is corrupt: line {line_no}: {exc}; refusing to "
+                             "overwrite it") from exc
+        if not math.isfinite(row["success"]) or len(row["run_id"]) != 16:
+            raise ValueError(f"{path} is corrupt: line {line_no} has success={row['success']} "
+                             f"run_id={row['run_id']!r}; refusing to overwrite it")
+        rows.append(row)
+    return rows
+
+
+def _completed(
+    pending: list[dict[str, Any]], jobs: int, scheduler: str | None
+) -> Iterator[dict[str, Any]]:
+    """Yield result rows as runs finish, in completion order."""
+    configs = [r["config"] for r in pending]
+    if scheduler:
+        from rlscale._optional import require
+
+        require("distributed", extra="cluster", purpose="sweeps on a Dask cluster")
+        from distributed import Client, as_completed
+
+        with Client(scheduler) as client:
+            futures = [client.submit(run_one, c, pure=False) for c in configs]
+            for future in as_completed(futures):
+                yield future.result()
+        return
+    if jobs == 1:
+        for c in configs:
+            yield run_one(c)
+        return
+    from joblib import Parallel, delayed
+
+    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
+    yield from parallel(delayed(run_one)(c) for c in configs)
+
+
+def run_sweep(
+    spec: SweepSpec,
+    out: str | os.PathLike[str],
+    *,
+    jobs: int = 1,
+    scheduler: str | None = None,
+    progress: bool = True,
+    on_row: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Run every configuration of ``spec`` not yet in ``out``; return all rows.
+
+    Parameters
+    ----------
+    spec : SweepSpec
+    out : path
+        Results CSV; created if absent, resumed if it holds finished runs.
+    jobs : int
+        Local worker processes (joblib); ignored with ``scheduler``.
+    scheduler : str, optional
+        Address of a Dask distributed scheduler (``tcp://host:8786``).
+    progress : bool
+        Show a tqdm progress bar on stderr.
+    """
+    from rlscale.theory._validation import check_positive_int
+
+    jobs = check_positive_int("jobs", jobs)
+    out = Path(out)
+    rows = read_results(out) if out.exists() else []
+    done = {r["run_id"] for r in rows}
+    runs = expand(spec)
+    pending = [r for r in runs if r["run_id"] not in done]
+    if not rows:
+        write_text_atomic(out, _render([]))  # claim the path with a valid empty table
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(runs), initial=len(runs) - len(pending), desc="sweep", unit="run",
+               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    try:
+        for row in _completed(pending, jobs, scheduler):
+            rows.append(row)
+            write_text_atomic(out, _render(rows))
+            if on_row is not None:
+                on_row(row)
+            bar.update(1)
+    finally:
+        bar.close()
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per configuration (axes × algorithm): runs, IQM success and its bootstrap 95 % CI
+    over seeds, mean env steps."""
+    from rlscale.simulate import iqm_ci
+
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        key = (r["environments"], r["tasks_per_environment"], r["trajectories_per_task"],
+               r["algorithm"])
+        groups.setdefault(key, []).append(r)
+    out = []
+    for key in sorted(groups):
+        g = groups[key]
+        ci = iqm_ci([r["success"] for r in g], n_boot=1000, rng=0)
+        out.append({
+            "environments": key[0], "tasks_per_environment": key[1],
+            "trajectories_per_task": key[2], "algorithm": key[3], "runs": len(g),
+            "success_iqm": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
+            "env_steps": sum(r["env_steps"] for r in g) / len(g),
+        })
+    return out
