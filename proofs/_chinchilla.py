@@ -22,9 +22,23 @@ import sympy as sp
 
 from rlscale.proofs._core import Identity, Proof, Sign
 
-__all__ = ["NAME", "build"]
+__all__ = ["NAME", "build", "closed_form"]
 
 NAME = "chinchilla"
+
+
+def closed_form() -> dict[str, sp.Expr]:
+    """The proved Chinchilla optimum as sympy expressions of A, B, alpha, beta, C.
+
+    Examples
+    --------
+    >>> sorted(closed_form())
+    ['D', 'N']
+    """
+    C, A, B, alpha, beta = sp.symbols("C A B alpha beta", positive=True)
+    G = (alpha * A / (beta * B)) ** (1 / (alpha + beta))
+    return {"N": G * (C / 6) ** (beta / (alpha + beta)),
+            "D": (C / 6) ** (alpha / (alpha + beta)) / G}
 
 
 def build(*, n_exponent: sp.Expr | None = None, share_weights: str = "alpha*ell",

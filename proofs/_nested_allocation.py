@@ -25,9 +25,28 @@ import sympy as sp
 
 from rlscale.proofs._core import Identity, Proof, Sign
 
-__all__ = ["NAME", "build"]
+__all__ = ["NAME", "build", "closed_form"]
 
 NAME = "nested-allocation"
+
+
+def closed_form() -> dict[str, sp.Expr]:
+    """The proved optimum (t*, k*, E*, V*) as sympy expressions.
+
+    Symbols: sigma_E, sigma_T, sigma_tau (standard deviations), c_E, c_T,
+    c_tau, B.
+
+    Examples
+    --------
+    >>> sorted(closed_form())
+    ['E', 'V', 'k', 't']
+    """
+    sE, sT, st, cE, cT, ct, B = sp.symbols("sigma_E sigma_T sigma_tau c_E c_T c_tau B",
+                                           positive=True)
+    t = sp.sqrt(cE * sT**2 / (cT * sE**2))
+    k = sp.sqrt(cT * st**2 / (ct * sT**2))
+    return {"t": t, "k": k, "E": B / (cE + cT * t + ct * t * k),
+            "V": (sE * sp.sqrt(cE) + sT * sp.sqrt(cT) + st * sp.sqrt(ct)) ** 2 / B}
 
 
 def build(*, t_star: sp.Expr | None = None, k_star: sp.Expr | None = None) -> Proof:

@@ -10,6 +10,9 @@ c_syn and budget c_real·x_real + c_syn·x_syn = B, the x_eff-maximising
 (interior while B ≥ c_syn·x_syn*), and the synthetic-to-real ratio is
 r* = c_real·x_syn*/(B − c_syn·x_syn*).  Synthetic data is worth buying at all
 exactly when the price ratio c_syn/c_real is below the critical ratio ρ.
+For relative saturation (S* = s·x_real) the best ratio r = x_syn/x_real
+maximises effective units per cost g(r)/(c_real + c_syn·r); it is
+r* = −s·W₋₁(z) − s − c_real/c_syn, z = −((1+ρs)/(ρs))·e^{−1−c_real/(c_syn s)}.
 
 Derivation.  Substituting x_real = (B − c_syn x_syn)/c_real, the marginal
 effective data per unit of budget is ρ·e^{−x_syn/S}/c_syn − 1/c_real; the
@@ -21,22 +24,47 @@ corner x_syn = 0 is optimal.  The saturating form follows Muennighoff et al.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sympy as sp
 
 from rlscale.proofs._core import Identity, PolynomialInequality, Proof, Sign
 
-__all__ = ["NAME", "build"]
+__all__ = ["NAME", "build", "closed_form"]
 
 NAME = "synthetic-ratio"
 
 
-def build(*, x_syn_star: sp.Expr | None = None) -> Proof:
+def closed_form() -> dict[str, sp.Expr]:
+    """The proved optimum as sympy expressions (interior case ρ·c_real > c_syn).
+
+    ``x_syn`` is the optimal synthetic amount, ``ratio`` the synthetic-to-real
+    ratio at budget B, ``critical_price_ratio`` the c_syn/c_real below which
+    synthetic data is bought, and ``relative_ratio`` the Lambert-W optimum of
+    the relative-saturation form (S* = s·x_real).
+
+    Examples
+    --------
+    >>> sorted(closed_form())
+    ['critical_price_ratio', 'ratio', 'relative_ratio', 'x_syn']
+    """
+    S, rho, cr, cs, B, s = sp.symbols("S rho c_real c_syn B s", positive=True)
+    xs = S * sp.log(rho * cr / cs)
+    z = -((1 + rho * s) / (rho * s)) * sp.exp(-1 - cr / (cs * s))
+    return {"x_syn": xs, "ratio": cr * xs / (B - cs * xs), "critical_price_ratio": rho,
+            "relative_ratio": -s * sp.LambertW(z, -1) - s - cr / cs}
+
+
+def build(*, x_syn_star: sp.Expr | None = None, relative_z: Any = None) -> Proof:
     """The critical synthetic-to-real ratio proof.
 
     Parameters
     ----------
     x_syn_star : sympy expression, optional
         Claimed optimal synthetic amount; default S·ln(ρ·c_real/c_syn).
+    relative_z : callable, optional
+        ``(rho, s, c_real, c_syn) -> z``, the claimed Lambert-W argument of the
+        relative-saturation optimum (default the true one).
 
     Examples
     --------
@@ -46,6 +74,15 @@ def build(*, x_syn_star: sp.Expr | None = None) -> Proof:
     x, S, rho, cr, cs, B = sp.symbols("x_syn S rho c_real c_syn B", positive=True)
     w = sp.Symbol("w", positive=True)  # w = e^{−x/S} ∈ (0, 1]
     xs = S * sp.log(rho * cr / cs) if x_syn_star is None else x_syn_star
+    # relative saturation S* = s·x_real: ratio r = x_syn/x_real, y = r + s + c_real/c_syn
+    sr, r, y = sp.symbols("s r y", positive=True)
+    W = sp.Symbol("W", negative=True)
+    g = 1 + rho * sr * (1 - sp.exp(-r / sr))
+    foc = sp.diff(g, r) * (cr + cs * r) - cs * g
+    lambert_lhs = y * sp.exp(-y / sr)
+    lambert_rhs = (1 + rho * sr) / rho * sp.exp(-(sr + cr / cs) / sr)
+    zW = (-((1 + rho * sr) / (rho * sr)) * sp.exp(-1 - cr / (cs * sr))
+          if relative_z is None else relative_z(rho, sr, cr, cs))
     x_real = (B - cs * x) / cr
     x_eff = x_real + rho * S * (1 - sp.exp(-x / S))
     marginal = sp.diff(x_eff, x)
@@ -73,6 +110,15 @@ def build(*, x_syn_star: sp.Expr | None = None) -> Proof:
                  text="r* = x_syn*/x_real* = c_real·x_syn*/(B − c_syn·x_syn*)"),
         Identity("budget", cr * ((B - cs * xs) / cr) + cs * xs, B,
                  text="x_real* = (B − c_syn x_syn*)/c_real spends the budget"),
+        Identity("relative-foc", foc.subs(r, y - sr - cr / cs),
+                 cs * rho * sp.exp((sr + cr / cs) / sr) * (lambert_lhs - lambert_rhs),
+                 text="relative saturation: the first-order condition of g(r)/(c_real + c_syn r),"
+                      " g(r) = 1 + ρs(1 − e^{−r/s}), is y·e^{−y/s} = ((1+ρs)/ρ)e^{−(s + "
+                      "c_real/c_syn)/s} with y = r + s + c_real/c_syn"),
+        Identity("relative-lambert", lambert_lhs.subs(y, -sr * W).subs(sp.exp(W), zW / W),
+                 lambert_rhs,
+                 text="y = −s·W(z), z = −((1+ρs)/(ρs))e^{−1−c_real/(c_syn s)}, solves it "
+                      "(W e^W = z), so r* = −s·W₋₁(z) − s − c_real/c_syn"),
     )
     return Proof(
         name=NAME,
@@ -88,6 +134,8 @@ def build(*, x_syn_star: sp.Expr | None = None) -> Proof:
             "budget minimises the loss",
             "an interior optimum needs B ≥ c_syn·x_syn* (otherwise all budget goes to "
             "synthetic data)",
+            "relative form: y·e^{−y/s} decreases for y > s, so the root on the W₋₁ branch "
+            "(W ≤ −1, y ≥ s) is the unique maximiser of g(r)/(c_real + c_syn r)",
         ),
         steps=steps,
         source="Muennighoff et al. 2023, arXiv 2305.16264 (saturating effective data)",

@@ -1,0 +1,259 @@
+"""rlscale.proofs: every proof holds, and every proof can fail.
+
+For each proof a mutation perturbs one constant (a wrong exponent, a wrong
+coefficient, a dropped term) and the checker must report ✗ for the step that
+depends on it.  The framework tests check that skipped z3 steps never pass,
+that vacuous hypotheses are refused and that the CLI's exit status follows
+the steps.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import sympy as sp
+
+from rlscale.cli import main
+from rlscale.proofs import (
+    Identity,
+    IntervalCertificate,
+    IntervalInequality,
+    PolynomialInequality,
+    Proof,
+    Sign,
+    _core,
+    build_proof,
+    check_proof,
+    check_proofs,
+    interval_eval,
+    proof_names,
+)
+
+EIGHT = {"bon-kl", "tilting", "emax-upper", "emax-lower", "chinchilla",
+         "nested-allocation", "synthetic-ratio"}
+
+
+@pytest.fixture(scope="module")
+def all_results():
+    start = time.perf_counter()
+    results = {r.name: r for r in check_proofs()}
+    return results, time.perf_counter() - start
+
+
+def test_all_eight_required_proofs_are_registered() -> None:
+    assert set(proof_names()) == EIGHT
+
+
+def test_every_proof_holds_well_within_a_minute(all_results) -> None:
+    results, seconds = all_results
+    failed = {name: [(s.name, s.status, s.reason) for s in r.steps if not s.passed]
+              for name, r in results.items() if not r.passed}
+    assert not failed, failed
+    assert seconds < 60, f"rlscale prove must run in under a minute; took {seconds:.1f} s"
+
+
+def test_every_step_is_machine_checked(all_results) -> None:
+    results, _ = all_results
+    for result in results.values():
+        assert len(result.steps) >= 4, result.name
+        for step in result.steps:
+            assert step.status == "passed" and step.reason, (result.name, step.name)
+
+
+def _nested_symbols():
+    return sp.symbols("c_E c_T c_tau sigma_E sigma_T sigma_tau", positive=True)
+
+
+def _mutations():
+    alpha, beta = sp.symbols("alpha beta", positive=True)
+    cE, cT, ct, sE, sT, st = _nested_symbols()
+    S, rho, cr, cs = sp.symbols("S rho c_real c_syn", positive=True)
+    c = 1 / sp.sqrt(sp.pi * sp.log(2))
+    return [
+        ("bon-kl", {"kl_offset": 0}, "kl-integral"),  # dropped the −1 of (n−1)/n
+        ("bon-kl", {"density_exponent_shift": 1}, "max-density"),  # wrong exponent
+        ("tilting", {"gain_coefficient": 1}, "dv-value"),  # √K instead of √(2K)
+        ("tilting", {"kl_coefficient": 1}, "kl-of-tilt"),  # β² instead of β²/2
+        ("tilting", {"subgaussian_coefficient": 1}, "dv-stationary"),
+        ("emax-upper", {"bound_coefficient": 1}, "optimal-value"),
+        ("emax-upper", {"bound_coefficient": 3}, "global-minimum"),  # z3 refutes
+        ("emax-upper", {"mgf_coefficient": 1}, "gaussian-mgf"),
+        ("emax-lower", {"constant": c * sp.Rational(101, 100)}, "tight-at-two"),
+        ("emax-lower", {"constant": sp.Rational(17, 20)}, "finite-range"),
+        ("emax-lower", {"tail_start": 20}, "tail-threshold"),
+        ("chinchilla", {"n_exponent": alpha / (alpha + beta)}, "first-order"),
+        ("chinchilla", {"share_weights": "ell"}, "shares"),  # dropped α_i
+        ("nested-allocation", {"t_star": sp.sqrt(cT * sT**2 / (cE * sE**2))}, "attains-bound"),
+        ("nested-allocation", {"k_star": cT * st**2 / (ct * sT**2)}, "attains-bound"),
+        ("synthetic-ratio", {"x_syn_star": S * sp.log(rho * cs / cr)}, "stationary"),
+        ("synthetic-ratio", {"relative_z": lambda rho, s, cr, cs: -((1 + rho * s) / (rho * s))
+                             * sp.exp(-cr / (cs * s))}, "relative-lambert"),
+    ]
+
+
+@pytest.mark.parametrize(("name", "constants", "step"), _mutations(),
+                         ids=lambda v: v if isinstance(v, str) else None)
+def test_mutation_is_caught_by_its_step(name: str, constants: dict, step: str) -> None:
+    proof = build_proof(name)
+    mutant = build_proof(name, **constants)
+    assert proof.step(step).check().passed, "the unmutated step must hold"
+    result = mutant.step(step).check()
+    assert result.status == "failed", (name, step, result.reason)
+    assert result.mark == "✗"
+
+
+def test_every_proof_has_a_mutation_test() -> None:
+    assert {m[0] for m in _mutations()} == EIGHT
+
+
+# ---------------------------------------------------------------- the framework
+x = sp.Symbol("x", real=True)
+p = sp.Symbol("p", positive=True)
+
+
+def test_identity_fails_fast_on_a_false_identity_with_a_witness() -> None:
+    a, b = sp.symbols("a b", positive=True)
+    lhs = (a ** (1 / (a + b)) * b ** (a / (a + b))) ** (a + b)
+    start = time.perf_counter()
+    result = Identity("false", lhs, a * b**a * (1 + 1 / a**7)).check()
+    assert result.status == "failed"
+    assert "differ numerically" in result.reason
+    assert time.perf_counter() - start < 5
+
+
+def test_identity_is_never_passed_on_numbers_alone() -> None:
+    # Agrees with the rhs to 1e-40 at every sample point, but is not identical.
+    result = Identity("near", p + sp.Rational(1, 10**60), p).check()
+    assert result.status == "failed"
+
+
+def test_sign_undecidable_is_a_failure() -> None:
+    result = Sign("unknown", x, ">").check()
+    assert result.status == "failed" and "cannot decide" in result.reason
+
+
+def test_checker_crash_is_a_failure_not_a_pass() -> None:
+    def boom():
+        raise ZeroDivisionError("boom")
+
+    result = IntervalCertificate("crash", enclose=boom, text="c").check()
+    assert result.status == "failed" and "ZeroDivisionError" in result.reason
+
+
+def test_z3_refutes_with_a_counterexample_and_proves_true_claims() -> None:
+    good = PolynomialInequality("amgm", p**2 + 1 >= 2 * p).check()
+    bad = PolynomialInequality("wrong", p**2 + 1 >= 3 * p).check()
+    assert good.passed, good.reason
+    assert bad.status == "failed" and "counterexample" in bad.reason
+
+
+def test_z3_sees_the_declared_signs_of_symbols() -> None:
+    # For a real x the claim is false; for a positive p it is true.
+    assert PolynomialInequality("real", x**3 >= 0).check().status == "failed"
+    assert PolynomialInequality("positive", p**3 >= 0).check().passed
+
+
+@pytest.mark.parametrize("hypotheses", [(2 * p == p**2,), (x > 1, x < 0)])
+def test_vacuous_hypotheses_are_refused(hypotheses) -> None:
+    # `2*p == p**2` is Python's structural equality, i.e. False; x > 1 ∧ x < 0 is empty.
+    result = PolynomialInequality("vacuous", x >= 100, hypotheses).check()
+    assert result.status == "failed" and "vacuous" in result.reason
+
+
+def test_missing_z3_skips_and_never_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_core, "_import_z3", lambda: None)
+    step = PolynomialInequality("amgm", p**2 + 1 >= 2 * p)
+    result = step.check()
+    assert result.status == "skipped" and "z3-solver" in result.reason
+    proof = Proof("demo", "demo", "demo", (step, Identity("one", p / p, 1)))
+    assert not proof.check().passed
+
+
+def test_missing_z3_uses_the_interval_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_core, "_import_z3", lambda: None)
+    fallback = IntervalInequality("amgm", (x - 1) ** 2 + 1, x, 0, 10, strict=True)
+    result = PolynomialInequality("amgm", x**2 + 2 >= 2 * x, (x >= 0, x <= 10),
+                                  fallback=fallback).check()
+    assert result.passed and "interval fallback" in result.reason
+
+
+def test_interval_inequality_proves_refutes_and_gives_up() -> None:
+    assert IntervalInequality("exp", sp.exp(x) - x, x, -5, 5, strict=True).check().passed
+    bad = IntervalInequality("sq", x**2 - 2, x, 0, 2).check()
+    assert bad.status == "failed" and "counterexample" in bad.reason
+    # A tangent zero cannot be certified by intervals: fails as undecided, never passes.
+    tangent = IntervalInequality("tan", (x - 1) ** 2, x, 0, 3, strict=True,
+                                 max_boxes=200).check()
+    assert tangent.status == "failed"
+
+
+def test_interval_eval_encloses_the_true_value() -> None:
+    from mpmath import iv, mp, mpf
+
+    expr = sp.exp(-x**2 / 2) * sp.log(1 + x) / sp.sqrt(2 * sp.pi) + sp.pi * x**3
+    for value in (0.1, 0.5, 2.0, 7.25):
+        enc = interval_eval(expr, {x: iv.mpf(value)})
+        with mp.workdps(40):
+            truth = sp.N(expr.subs(x, sp.Float(value, 40)), 40)
+            assert enc.a <= mpf(str(truth)) <= enc.b
+
+
+def test_duplicate_step_names_are_rejected() -> None:
+    with pytest.raises(ValueError, match="duplicate"):
+        Proof("d", "d", "d", (Identity("s", 1, 1), Identity("s", 2, 2)))
+
+
+def test_latex_rendering_carries_steps_and_verdicts() -> None:
+    proof = build_proof("synthetic-ratio")
+    tex = proof.to_latex(proof.check())
+    assert tex.startswith(r"\section*{Critical synthetic-to-real ratio")
+    assert tex.count(r"\item \textbf") == len(proof.steps)
+    assert r"\checkmark" in tex and r"\begin{enumerate}" in tex
+
+
+# ---------------------------------------------------------------- the CLI
+def test_cli_prove_prints_marks_and_writes_latex_and_json(tmp_path, capsys) -> None:
+    out_json = tmp_path / "proofs.json"
+    status = main(["prove", "nested-allocation", "synthetic-ratio", "--latex",
+                   str(tmp_path / "tex") + "/", "--json", str(out_json)])
+    captured = capsys.readouterr()
+    assert status == 0
+    assert "✓ attains-bound" in captured.out and "PROVED" in captured.out
+    assert "2 of 2 proofs hold" in captured.err
+    assert (tmp_path / "tex" / "nested-allocation.tex").is_file()
+    data = json.loads(out_json.read_text())
+    assert data["passed"] is True and len(data["proofs"]) == 2
+    assert all(s["status"] == "passed" for p in data["proofs"] for s in p["steps"])
+
+    assert main(["prove", "synthetic-ratio", "--quiet", "--latex",
+                 str(tmp_path / "all.tex")]) == 0
+    document = (tmp_path / "all.tex").read_text()
+    assert document.startswith(r"\documentclass") and document.rstrip().endswith(
+        r"\end{document}")
+
+
+def test_cli_prove_exit_status_is_nonzero_when_a_step_is_skipped(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(_core, "_import_z3", lambda: None)
+    assert main(["prove", "bon-kl"]) == 1
+    captured = capsys.readouterr()
+    assert "– kl-increasing" in captured.out and "NOT PROVED" in captured.out
+    assert "z3-solver is not installed" in captured.err
+
+
+def test_cli_prove_unknown_name_is_a_one_line_error(capsys) -> None:
+    assert main(["prove", "no-such-proof"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no-such-proof" in err[0]
+
+
+def test_cli_prove_list(capsys) -> None:
+    assert main(["prove", "--list"]) == 0
+    out = capsys.readouterr().out
+    for name in EIGHT:
+        assert name in out
+
+
+def test_check_proof_accepts_constants() -> None:
+    assert not check_proof("bon-kl", kl_offset=0).passed
