@@ -553,7 +553,7 @@ def interval_eval(expr: Any, bindings: Mapping[Any, Any]) -> Any:
         if e.is_Rational:
             return iv.mpf(int(e.p)) / iv.mpf(int(e.q))
         if e.is_Float:
-            return iv.mpf(float(e))
+            return iv.mpf(str(e))  # encloses the decimal, not a rounded double
         if e is sp.pi:
             return iv.pi
         if e is sp.E:
