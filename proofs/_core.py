@@ -795,15 +795,20 @@ def _tex_text(text: str) -> str:
 
 
 def latex_document(parts: Sequence[str], title: str = "rlscale proofs") -> str:
-    """Wrap LaTeX fragments from :meth:`Proof.to_latex` into a standalone document."""
-    head = [r"\documentclass{article}", r"\usepackage{amsmath,amssymb}",
-            r"\usepackage[utf8]{inputenc}", r"\usepackage{newunicodechar}",
-            r"\newunicodechar{✓}{\checkmark}", r"\newunicodechar{✗}{$\times$}",
-            r"\newunicodechar{−}{-}", r"\newunicodechar{≤}{$\le$}",
-            r"\newunicodechar{≥}{$\ge$}", r"\newunicodechar{√}{$\surd$}",
-            r"\newunicodechar{‖}{$\|$}", r"\newunicodechar{∧}{$\wedge$}",
-            r"\newunicodechar{⇒}{$\Rightarrow$}", r"\newunicodechar{→}{$\to$}",
-            r"\newunicodechar{·}{$\cdot$}", r"\newunicodechar{∞}{$\infty$}",
+    """Wrap LaTeX fragments from :meth:`Proof.to_latex` into a standalone document.
+
+    The plain-text claims keep their Unicode (φ, ≤, √, ...), so compile with
+    ``lualatex`` or ``xelatex``.
+
+    Examples
+    --------
+    >>> doc = latex_document(["x"])
+    >>> doc.startswith("% Compile with lualatex"), doc.rstrip().endswith("end{document}")
+    (True, True)
+    """
+    head = ["% Compile with lualatex or xelatex (Unicode text).",
+            r"\documentclass{article}", r"\usepackage{amsmath,amssymb}",
+            r"\usepackage{fontspec}", r"\setmainfont{DejaVu Serif}",
             rf"\title{{{_tex_text(title)}}}", r"\begin{document}", r"\maketitle"]
     return "\n".join([*head, *parts, r"\end{document}"]) + "\n"
 
