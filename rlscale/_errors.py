@@ -1,22 +1,5 @@
-"""Exception types shared by the whole toolkit.
+"""Re-export of the toolkit's exception types (defined in ``rlscale.theory._errors``)."""
 
-Every error a user can provoke derives from the built-in ``ValueError`` or
-``TypeError`` so that ``except ValueError`` works as expected; the CLI turns
-these into a one-line message and exit status 2.
-"""
-
-from __future__ import annotations
+from rlscale.theory._errors import InfeasibleError, RlscaleError, SolverError
 
 __all__ = ["InfeasibleError", "RlscaleError", "SolverError"]
-
-
-class RlscaleError(Exception):
-    """Base class of rlscale's own errors (never raised directly)."""
-
-
-class SolverError(RlscaleError, RuntimeError):
-    """A numerical solver failed; the message carries its status and reason."""
-
-
-class InfeasibleError(RlscaleError, ValueError):
-    """The problem has no solution, e.g. a target below a law's floor."""

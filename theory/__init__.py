@@ -14,6 +14,9 @@ _EXPORTS: dict[str, str] = {
     # -- argument checking (foundation) --
     "check_real": "_validation",
     "check_positive_int": "_validation",
+    "RlscaleError": "_errors",
+    "SolverError": "_errors",
+    "InfeasibleError": "_errors",
     # -- Gaussian extremes and the reward-optimisation law (issue 3) --
     # -- data-scaling law families, synthetic data, cost parser (issue 4) --
     "Monomial": "_posynomial",
