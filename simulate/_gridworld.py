@@ -39,7 +39,7 @@ import numpy as np
 
 from rlscale.theory._validation import check_positive_int, check_real
 
-__all__ = ["FREE", "HOLE", "WALL", "GridFamily", "GridWorld", "VecGridEnv"]
+__all__ = ["FREE", "HOLE", "WALL", "GridFamily", "GridWorld", "VecGridEnv", "Walkers"]
 
 FREE, HOLE, WALL = 0, 1, 2
 #: Row and column change of actions 0 left, 1 down, 2 right, 3 up.
@@ -363,6 +363,87 @@ def _draw_tiles(rng, shape, hole_rate, wall_rate):
     return np.where(u < hole_rate, HOLE, np.where(u < hole_rate + wall_rate, WALL, FREE))
 
 
+class Walkers:
+    """The per-copy state of many agents, stepped together: the hot path of every rollout.
+
+    Rare events (a stage reached, the door bumped into) are handled on the
+    few copies concerned, so a step costs a handful of whole-array operations.
+    """
+
+    def __init__(self, world: GridWorld, task_ids: Any) -> None:
+        task = np.asarray(task_ids, dtype=np.int64)
+        S2 = world.size**2
+        env = world.task_env[task].astype(np.int64)
+        self.world = world
+        self._moves = world.moves.reshape(-1)
+        self._hole = (world.tiles.reshape(world.n_environments, S2) == HOLE).reshape(-1)
+        self.task = task
+        self.base = env * (S2 * 4)
+        self.hbase = env * S2
+        self.slip = world.slippery[env].astype(np.int64)
+        self.any_slip = bool(self.slip.any())
+        self.leak = world.leak[env].astype(np.int64)
+        self.any_leak = bool((self.leak >= 0).any())
+        self.targets = world.targets[task].astype(np.int64)
+        self.start = world.start[task].astype(np.int64)
+        self.stage0 = world.start_stage[task].astype(np.int64)
+        self.reset()
+
+    def reset(self, idx: np.ndarray | None = None) -> None:
+        """Put all copies (or those in ``idx``) back at their start."""
+        if idx is None:
+            self.cell = self.start.copy()
+            self.stage = self.stage0.copy()
+            self.door = np.where(self.stage == 0, self.targets[:, 1], -1)
+            self.target = self.targets[np.arange(self.cell.size), self.stage]
+            return
+        self.cell[idx] = self.start[idx]
+        self.stage[idx] = self.stage0[idx]
+        self.door[idx] = np.where(self.stage0[idx] == 0, self.targets[idx, 1], -1)
+        self.target[idx] = self.targets[idx, self.stage0[idx]]
+
+    def keep(self, mask: np.ndarray) -> None:
+        """Drop the copies where ``mask`` is False."""
+        for name in ("task", "base", "hbase", "slip", "leak", "targets", "start", "stage0",
+                     "cell", "stage", "door", "target"):
+            setattr(self, name, getattr(self, name)[mask])
+
+    def step(self, action: np.ndarray, rng: np.random.Generator):
+        """Move every copy; return ``(success, terminated, advanced_idx, leaked)``.
+
+        ``advanced_idx`` lists the copies whose stage moved on (the stage
+        before the move is ``stage − 1`` for them).
+        """
+        if self.any_slip:
+            # Slippery copies turn by −1, 0 or +1 quarter with probability 1/3 each.
+            turn = rng.integers(0, 3, size=action.shape[0], dtype=np.int8) - 1
+            action = (action + turn * self.slip) & 3
+        nxt = self._moves[self.base + self.cell * 4 + action]
+        # Before the key the door is shut: bumping into it leaves the agent in place.
+        bump = np.flatnonzero(nxt == self.door)
+        if bump.size:
+            nxt[bump] = self.cell[bump]
+        hit = np.flatnonzero(nxt == self.target)
+        success = np.zeros(nxt.shape[0], bool)
+        advanced = hit
+        if hit.size:
+            last = self.stage[hit] == N_STAGES - 1
+            success[hit[last]] = True
+            advanced = hit[~last]
+            if advanced.size:
+                st = self.stage[advanced] + 1
+                self.stage[advanced] = st
+                self.target[advanced] = self.targets[advanced, st]
+                self.door[advanced] = -1
+        term = self._hole[self.hbase + nxt] | success
+        leaked = None
+        if self.any_leak:
+            leaked = nxt == self.leak
+            term |= leaked
+        self.cell = nxt
+        return success, term, advanced, leaked
+
+
 class VecGridEnv:
     """Many copies of a world's tasks stepped at once (Gymnasium-like, auto-reset).
 
@@ -389,76 +470,50 @@ class VecGridEnv:
 
     def __init__(self, world: GridWorld, task_ids: Any, seed: Any = None) -> None:
         self.world = world
-        self.task = np.asarray(task_ids, dtype=np.int64)
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        S2 = world.size**2
-        env = world.task_env[self.task]
-        self._moves = world.moves.reshape(-1)
-        self._base = (env * S2 * 4).astype(np.int64)
-        self._slip = world.slippery[env]
-        self._hole = (world.tiles.reshape(world.n_environments, S2) == HOLE).reshape(-1)
-        self._hbase = (env * S2).astype(np.int64)
-        self._leak = world.leak[env]
-        self._targets = world.targets[self.task]
-        self._start = world.start[self.task]
-        self._stage0 = world.start_stage[self.task]
-        self.reset()
+        self._w = Walkers(world, task_ids)
+        self.t = np.zeros(self._w.cell.size, np.int64)
+
+    @property
+    def cell(self) -> np.ndarray:
+        return self._w.cell
+
+    @property
+    def stage(self) -> np.ndarray:
+        return self._w.stage
 
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         """Put every copy at its start; return ``(cell, stage)``."""
-        self.cell = self._start.copy()
-        self.stage = self._stage0.copy()
-        self.t = np.zeros_like(self.cell)
-        return self.cell, self.stage
+        self._w.reset()
+        self.t[:] = 0
+        return self._w.cell, self._w.stage
 
     def step(self, actions: Any) -> StepResult:
-        """Apply one action per copy; finished copies restart automatically."""
-        cell, stage, reward, success, term = step_kernel(
-            self._moves, self._hole, self._base, self._hbase, self._slip, self._leak,
-            self._targets, self.cell, self.stage, np.asarray(actions), self.rng,
-        )
+        """Apply one action per copy; finished copies restart automatically.
+
+        ``cell`` and ``stage`` of the result are the observations after the
+        automatic reset; ``reward`` is 1 on success (or on a leak cell).
+        """
+        success, term, _, leaked = self._w.step(np.asarray(actions, dtype=np.int64), self.rng)
+        reward = success | leaked if leaked is not None else success
         self.t += 1
-        trunc = ~term & (self.t >= self.world.max_steps)
-        done = term | trunc
-        self.cell = np.where(done, self._start, cell)
-        self.stage = np.where(done, self._stage0, stage)
-        self.t = np.where(done, 0, self.t)
-        return StepResult(self.cell, self.stage, reward, success, term, trunc)
+        trunc = self.t >= self.world.max_steps
+        trunc &= ~term
+        done = np.flatnonzero(term | trunc)
+        if done.size:
+            self._w.reset(done)
+            self.t[done] = 0
+        return StepResult(self._w.cell.copy(), self._w.stage.copy(), reward.astype(np.float64),
+                          success, term, trunc)
 
 
 @dataclass(frozen=True)
 class StepResult:
+    """What :meth:`VecGridEnv.step` returns, one entry per copy."""
+
     cell: np.ndarray
     stage: np.ndarray
     reward: np.ndarray
     success: np.ndarray
     terminated: np.ndarray
     truncated: np.ndarray
-
-
-def step_kernel(moves, hole, base, hbase, slip, leak, targets, cell, stage, action, rng):
-    """One step of many copies; the hot path of every rollout.
-
-    Returns ``(cell, stage, reward, success, terminated)``.  ``moves`` is the
-    flattened ``(E·S²·4)`` move table, ``base = env·S²·4`` and
-    ``hbase = env·S²`` per copy, ``targets`` the copies' (key, door, goal).
-    """
-    n = cell.shape[0]
-    actual = action
-    if slip.any():
-        # Slippery copies turn by −1, 0 or +1 quarter with probability 1/3 each.
-        turn = rng.integers(-1, 2, size=n)
-        actual = np.where(slip, (action + turn) & 3, action)
-    nxt = moves[base + cell * 4 + actual]
-    rows = np.arange(n)
-    # Before the key the door is shut: bumping into it leaves the agent in place.
-    door = targets[:, 1]
-    nxt = np.where((stage == 0) & (nxt == door), cell, nxt)
-    target = targets[rows, stage]
-    reached = nxt == target
-    success = reached & (stage == N_STAGES - 1)
-    stage = stage + (reached & ~success)
-    leaked = nxt == leak
-    reward = (success | leaked).astype(np.float64)
-    term = success | leaked | hole[hbase + nxt]
-    return nxt, stage, reward, success, term

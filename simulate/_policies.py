@@ -27,7 +27,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import log_softmax
 
 from rlscale.simulate._gridworld import HOLE, N_STAGES, WALL, GridWorld
 
@@ -83,6 +82,34 @@ def state_features(world: GridWorld, task_ids: Any = None) -> np.ndarray:
     return out
 
 
+_CHUNK = 1024
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b`` in blocks of rows.
+
+    Tall-skinny products are memory-bound; OpenBLAS splits large ones over
+    threads, which on a busy machine is many times slower than one core.
+    Blocks below its threading threshold keep each product on one core.
+    """
+    if a.shape[0] <= _CHUNK:
+        return a @ b
+    out = np.empty((a.shape[0], b.shape[1]))
+    for i in range(0, a.shape[0], _CHUNK):
+        np.matmul(a[i:i + _CHUNK], b, out=out[i:i + _CHUNK])
+    return out
+
+
+def _tmatmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a.T @ b`` accumulated over blocks of rows (see :func:`_matmul`)."""
+    if a.shape[0] <= _CHUNK:
+        return a.T @ b
+    out = np.zeros((a.shape[1], b.shape[1]))
+    for i in range(0, a.shape[0], _CHUNK):
+        out += a[i:i + _CHUNK].T @ b[i:i + _CHUNK]
+    return out
+
+
 class LinearPolicy:
     """Linear softmax policy ``π(a|s) = softmax(φ(s)ᵀ W)_a``; starts uniform (``W = 0``)."""
 
@@ -92,10 +119,10 @@ class LinearPolicy:
         self.params = {"W": np.zeros((N_FEATURES, 4))}
 
     def logits(self, phi: np.ndarray) -> tuple[np.ndarray, Any]:
-        return phi @ self.params["W"], phi
+        return _matmul(phi, self.params["W"]), phi
 
     def backward(self, cache: Any, dlogits: np.ndarray) -> dict[str, np.ndarray]:
-        return {"W": cache.T @ dlogits}
+        return {"W": _tmatmul(cache, dlogits)}
 
 
 class MLPPolicy:
@@ -118,14 +145,14 @@ class MLPPolicy:
 
     def logits(self, phi: np.ndarray) -> tuple[np.ndarray, Any]:
         p = self.params
-        h = np.tanh(phi @ p["W1"] + p["b1"])
-        return h @ p["W2"] + p["b2"], (phi, h)
+        h = np.tanh(_matmul(phi, p["W1"]) + p["b1"])
+        return _matmul(h, p["W2"]) + p["b2"], (phi, h)
 
     def backward(self, cache: Any, dlogits: np.ndarray) -> dict[str, np.ndarray]:
         phi, h = cache
         p = self.params
-        dh = (dlogits @ p["W2"].T) * (1.0 - h * h)
-        return {"W1": phi.T @ dh, "b1": dh.sum(axis=0), "W2": h.T @ dlogits,
+        dh = _matmul(dlogits, p["W2"].T) * (1.0 - h * h)
+        return {"W1": _tmatmul(phi, dh), "b1": dh.sum(axis=0), "W2": _tmatmul(h, dlogits),
                 "b2": dlogits.sum(axis=0)}
 
 
@@ -141,7 +168,8 @@ def make_policy(kind: str, rng: np.random.Generator, hidden: int = 32):
 def log_probs(policy, phi: np.ndarray) -> tuple[np.ndarray, Any]:
     """Log-probabilities of the 4 actions for each feature row, and the cache."""
     z, cache = policy.logits(phi)
-    return log_softmax(z, axis=-1), cache
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True)), cache
 
 
 class Adam:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rlscale.simulate._gridworld import HOLE, N_STAGES, GridWorld, step_kernel
+from rlscale.simulate._gridworld import N_STAGES, GridWorld, Walkers
 
 __all__ = ["Batch", "aggregate", "clipped_grad", "group_stats", "kl_k3_grad", "rollout",
            "score_grad"]
@@ -82,46 +82,42 @@ def rollout(world: GridWorld, task_ids: np.ndarray, k: int, logp: np.ndarray,
     B = task_ids.size
     S2 = world.size**2
     N = B * k
-    cum = np.cumsum(np.exp(logp[:, :3]), axis=1)  # inverse-CDF sampling of actions
+    # Inverse-CDF sampling of actions: a = #{j < 3 : u > P(a <= j)}.
+    cum = np.cumsum(np.exp(logp[:, :3]), axis=1)
+    c0, c1, c2 = (np.ascontiguousarray(cum[:, j]) for j in range(3))
+    walkers = Walkers(world, np.repeat(task_ids, k))
     tid = np.arange(N)
-    task = np.repeat(task_ids, k)
-    env = world.task_env[task]
-    base = env.astype(np.int64) * (S2 * 4)
-    hbase = env.astype(np.int64) * S2
-    slip = world.slippery[env]
-    leak = world.leak[env]
-    targets = world.targets[task]
     rbase = np.repeat(np.arange(B, dtype=np.int64) * (N_STAGES * S2), k)
-    cell = world.start[task].astype(np.int64)
-    stage = world.start_stage[task].astype(np.int64)
-    moves = world.moves.reshape(-1)
-    hole = (world.tiles.reshape(world.n_environments, S2) == HOLE).reshape(-1)
 
     rows_l, acts_l, tids_l = [], [], []
     reward = np.zeros(N)
     success = np.zeros(N, bool)
     completed = np.zeros((N, N_STAGES), bool)
     for _ in range(world.max_steps):
-        row = rbase + stage * S2 + cell
-        action = (rng.random(tid.size)[:, None] > cum[row]).sum(axis=1)
+        row = rbase + walkers.stage * S2 + walkers.cell
+        u = rng.random(tid.size)
+        action = (u > c0[row]).astype(np.int64)
+        action += u > c1[row]
+        action += u > c2[row]
         rows_l.append(row)
         acts_l.append(action)
         tids_l.append(tid)
-        new_cell, new_stage, r, succ, term = step_kernel(
-            moves, hole, base, hbase, slip, leak, targets, cell, stage, action, rng)
-        advanced = new_stage > stage
-        completed[tid[advanced], stage[advanced]] = True
-        completed[tid[succ], N_STAGES - 1] = True
-        reward[tid[term]] = r[term]
-        success[tid[succ]] = True
-        keep = ~term
-        if not keep.all():
-            tid, base, hbase, slip, leak, targets, rbase = (
-                x[keep] for x in (tid, base, hbase, slip, leak, targets, rbase))
-            new_cell, new_stage = new_cell[keep], new_stage[keep]
+        succ, term, advanced, leaked = walkers.step(action, rng)
+        if advanced.size:
+            completed[tid[advanced], walkers.stage[advanced] - 1] = True
+        done = np.flatnonzero(term)
+        if done.size:
+            won = tid[np.flatnonzero(succ)]
+            completed[won, N_STAGES - 1] = True
+            success[won] = True
+            reward[won] = 1.0
+            if leaked is not None:
+                reward[tid[np.flatnonzero(leaked)]] = 1.0
+            keep = ~term
+            walkers.keep(keep)
+            tid, rbase = tid[keep], rbase[keep]
             if tid.size == 0:
                 break
-        cell, stage = new_cell, new_stage
     row = np.concatenate(rows_l)
     traj = np.concatenate(tids_l)
     reached = np.zeros((N, N_STAGES), bool)

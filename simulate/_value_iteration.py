@@ -82,19 +82,33 @@ def success_values(world: GridWorld, policy: Any = None, *, horizon: int | None 
         policy = np.asarray(policy, dtype=np.float64)
         if policy.shape != (T, N_STAGES, S2, 4):
             raise ValueError(f"policy must have shape {(T, N_STAGES, S2, 4)}; got {policy.shape}")
-    t_idx = np.arange(T)[:, None, None]
-    # Landing in stage s at the stage's target moves on to stage s+1 (same cell).
+    # Flat gather indices, built once: where each (task, stage, cell, action) lands, and
+    # which value a landing (task, stage, cell) continues with (the next stage at its target).
+    block = (np.arange(T)[:, None] * N_STAGES + np.arange(N_STAGES)[None, :]) * S2  # (T, 3)
+    move_idx = (block[:, :, None, None] + nxt).reshape(-1)
     adv_stage = np.minimum(np.arange(N_STAGES) + 1, N_STAGES - 1)[None, :, None]
     stage_after = np.where(reach, adv_stage, np.arange(N_STAGES)[None, :, None])
-    V = np.zeros((T, N_STAGES, S2))
-    cell_idx = np.arange(S2)[None, None, :]
+    cont_idx = ((np.arange(T)[:, None, None] * N_STAGES + stage_after) * S2
+                + np.arange(S2)[None, None, :]).reshape(-1)
+    fixed_flat = fixed.reshape(-1)
+    cont_flat = cont.reshape(-1)
+    slip4 = slip[:, None, None, None]
+    opposite = np.array([2, 3, 0, 1])
+    V = np.zeros(T * N_STAGES * S2)
     for _ in range(H):
-        land = fixed + np.where(cont, V[t_idx, stage_after, cell_idx], 0.0)  # (T, stage, S²)
-        # Q for the intended direction of each of the 4 actions.
-        direct = np.take_along_axis(land, nxt.reshape(T, N_STAGES, -1), axis=2).reshape(nxt.shape)
-        slipped = (np.roll(direct, 1, axis=3) + direct + np.roll(direct, -1, axis=3)) / 3.0
-        Q = np.where(slip[:, None, None, None], slipped, direct)
-        V = Q.max(axis=3) if policy is None else np.einsum("tsca,tsca->tsc", Q, policy)
+        land = fixed_flat + np.where(cont_flat, V[cont_idx], 0.0)
+        d = land[move_idx].reshape(T, N_STAGES, S2, 4)
+        # Slipping averages the intended and both perpendicular moves: all but the opposite.
+        # (Reductions over a length-4 axis are slow in numpy: the four slices are added.)
+        total = d[..., 0] + d[..., 1] + d[..., 2] + d[..., 3]
+        Q = np.where(slip4, (total[..., None] - d[..., opposite]) / 3.0, d)
+        if policy is None:
+            V = np.maximum(np.maximum(Q[..., 0], Q[..., 1]), np.maximum(Q[..., 2], Q[..., 3]))
+        else:
+            Qp = Q * policy
+            V = Qp[..., 0] + Qp[..., 1] + Qp[..., 2] + Qp[..., 3]
+        V = V.reshape(-1)
+    V = V.reshape(T, N_STAGES, S2)
     return V
 
 
