@@ -22,3 +22,9 @@ class SolverError(RlscaleError, RuntimeError):
 
 class InfeasibleError(RlscaleError, ValueError):
     """The problem has no solution, e.g. a target below a law's floor."""
+
+
+# Shown as ``rlscale.InfeasibleError`` in tracebacks and docs: the public name.
+for _cls in (RlscaleError, SolverError, InfeasibleError):
+    _cls.__module__ = "rlscale"
+del _cls
