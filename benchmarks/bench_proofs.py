@@ -27,7 +27,7 @@ def _false_identity(smoke: bool):
 
 def cases(smoke: bool) -> list[Case]:
     from rlscale.proofs import Identity, check_proofs
-    from rlscale.proofs._emax_lower import emax_lower_enclosure
+    from rlscale.proofs._emax_lower import emax_lower_bound
 
     lhs, rhs = _false_identity(smoke)
     step = Identity("false", lhs, rhs)
@@ -41,7 +41,8 @@ def cases(smoke: bool) -> list[Case]:
     top = 8 if smoke else 64
 
     def ours_emax() -> None:
-        emax_lower_enclosure(range(3, top))
+        for n in range(3, top):
+            emax_lower_bound(n)
 
     def peer_emax() -> None:
         import mpmath

@@ -83,6 +83,7 @@ def _mutations():
         ("emax-lower", {"constant": c * sp.Rational(101, 100)}, "tight-at-two"),
         ("emax-lower", {"constant": sp.Rational(17, 20)}, "finite-range"),
         ("emax-lower", {"tail_start": 20}, "tail-threshold"),
+        ("emax-lower", {"constant": sp.Rational(19, 20)}, "two-to-three"),
         ("chinchilla", {"n_exponent": alpha / (alpha + beta)}, "first-order"),
         ("chinchilla", {"share_weights": "ell"}, "shares"),  # dropped α_i
         ("nested-allocation", {"t_star": sp.sqrt(cT * sT**2 / (cE * sE**2))}, "attains-bound"),
