@@ -7,7 +7,9 @@ where e(2) = 1/√π.
 
 Derivation (four ranges, all machine-checked).
 
-* n = 2: sympy integrates e(2) = ∫ z·2φ(z)Φ(z) dz = 1/√π = c·√(ln 2).
+* n = 2: sympy integrates e(2) = ∫ z·2φ(z)Φ(z) dz = 1/√π = c·√(ln 2).  With
+  e(1) = 0 and concavity this also gives the chord bound e(n) ≥ (n − 1)/√π on
+  [1, 2], where c√(ln n) is not a lower bound (e(n) ~ (n − 1)·const there).
 * 2 ≤ n ≤ 3: e is concave in n and c√(ln n) is concave too, so it suffices
   that the chord slope e(3) − e(2) exceeds the bound's slope at 2 (certified).
 * 3 ≤ n ≤ N0 (N0 = 64): a certified quadrature on boxes [n1, n2].  By the
@@ -195,6 +197,9 @@ def build(*, constant: sp.Expr = CONSTANT, tail_start: int = 64,
                  1 / sp.sqrt(sp.pi), text="e(2) = ∫ z·2φ(z)Φ(z) dz = 1/√π"),
         Sign("tight-at-two", 1 / sp.sqrt(sp.pi) - constant * sp.sqrt(sp.log(2)), ">=",
              text="e(2) − c·√(ln 2) ≥ 0 (equality: the bound is tight at n = 2)"),
+        Identity("one-sample", sp.Integral(z * phi(z), (z, -sp.oo, sp.oo)), 0,
+                 text="e(1) = 0, so by concavity e(n) ≥ (n − 1)·e(2) = (n − 1)/√π on [1, 2] "
+                      "(where c√(ln n) fails)"),
         Sign("bound-concave", sp.diff(bound, n, 2).subs(n, 1 + m), "<",
              text="c·√(ln n) is concave for n > 1, so it lies below its tangent at n = 2"),
         IntervalCertificate(
@@ -237,7 +242,7 @@ def build(*, constant: sp.Expr = CONSTANT, tail_start: int = 64,
         name=NAME,
         title="Lower bound on the Gaussian expected maximum",
         statement="e(n) ≥ √(ln n/(π ln 2)) for every real n ≥ 2 (so every integer n ≥ 2; "
-                  "tight at n = 2)",
+                  "tight at n = 2), and e(n) ≥ (n − 1)/√π on 1 ≤ n ≤ 2",
         statement_latex=r"\mathbb E\big[\max_{i\le n} Z_i\big] \ge \sqrt{\frac{\ln n}"
                         r"{\pi \ln 2}},\quad n \ge 2",
         assumptions=(
