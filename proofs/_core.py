@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import cmath
 import importlib
+import math
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -595,13 +596,23 @@ def interval_eval(expr: Any, bindings: Mapping[Any, Any]) -> Any:
 
 @dataclass(frozen=True)
 class IntervalInequality(Step):
-    """``expr(var) >= 0`` (``> 0`` if ``strict``) for every ``var`` in ``[lo, hi]``.
+    """``expr >= 0`` (``> 0`` if ``strict``) for every point of a box.
 
-    Proved by rigorous interval arithmetic: ``[lo, hi]`` is cut into
-    ``boxes`` equal boxes, each enclosed with :func:`interval_eval`; a box
-    whose enclosure is not decided is bisected, up to ``max_boxes``
-    evaluations in all.  A box whose enclosure lies entirely on the wrong
-    side is a counterexample.  ``params`` binds other symbols to numbers.
+    One variable: ``var`` in ``[lo, hi]``.  Several: ``ranges`` is a tuple of
+    ``(symbol, lo, hi)``.  Proved by rigorous interval arithmetic: the box is
+    cut into about ``boxes`` equal cells, each enclosed with
+    :func:`interval_eval`; a cell whose enclosure is not decided is bisected
+    along its widest side, up to ``max_boxes`` evaluations in all.  A cell
+    whose enclosure lies entirely on the wrong side is a counterexample.
+    ``params`` binds other symbols to numbers.
+
+    Examples
+    --------
+    >>> import sympy as sp
+    >>> x, y = sp.symbols("x y", real=True)
+    >>> IntervalInequality("amgm", x**2 + y**2 - x * y + 1, ranges=((x, -2, 2), (y, -2, 2)),
+    ...                    strict=True).check().status
+    'passed'
     """
 
     kind: ClassVar[str] = "interval"
@@ -614,37 +625,58 @@ class IntervalInequality(Step):
     max_boxes: int = 20_000
     params: Mapping[Any, Any] = field(default_factory=dict)
     text: str = ""
+    ranges: tuple[tuple[Any, Any, Any], ...] = ()
+
+    def _ranges(self) -> tuple[tuple[Any, Any, Any], ...]:
+        return self.ranges or ((self.var, self.lo, self.hi),)
 
     @property
     def claim(self) -> str:
         rel = ">" if self.strict else ">="
-        return self.text or (f"{sp.sstr(self.expr)} {rel} 0 for {self.var} in "
-                             f"[{self.lo}, {self.hi}]")
+        where = ", ".join(f"{v} in [{a}, {b}]" for v, a, b in self._ranges())
+        return self.text or f"{sp.sstr(self.expr)} {rel} 0 for {where}"
 
     @property
     def latex(self) -> str:
         rel = ">" if self.strict else r"\ge"
-        return (f"{sp.latex(self.expr)} {rel} 0 \\quad \\forall {sp.latex(self.var)} \\in "
-                f"[{sp.latex(sp.sympify(self.lo))}, {sp.latex(sp.sympify(self.hi))}]")
+        where = ",\\ ".join(f"{sp.latex(v)} \\in [{sp.latex(sp.sympify(a))}, "
+                             f"{sp.latex(sp.sympify(b))}]" for v, a, b in self._ranges())
+        return f"{sp.latex(self.expr)} {rel} 0 \\quad \\forall {where}"
 
     def _check(self) -> tuple[Status, str]:
+        import itertools
+
         iv = _iv()
-        lo = interval_eval(self.lo, {}).a
-        hi = interval_eval(self.hi, {}).b
-        if not lo <= hi:
-            raise ValueError(f"empty range [{self.lo}, {self.hi}]")
+        syms, edges = [], []
+        for var, lo_, hi_ in self._ranges():
+            lo, hi = interval_eval(lo_, {}).a, interval_eval(hi_, {}).b
+            if not lo <= hi:
+                raise ValueError(f"empty range [{lo_}, {hi_}] for {var}")
+            syms.append(var)
+            edges.append((lo, hi))
+        per_dim = max(1, math.ceil(self.boxes ** (1 / len(syms))))
+
+        def cuts(lo: Any, hi: Any) -> list[tuple[Any, Any]]:
+            w = (hi - lo) / per_dim
+            pts = [lo] + [lo + i * w for i in range(1, per_dim)] + [hi]
+            return list(itertools.pairwise(pts))
+
+        stack = [tuple(cell) for cell in itertools.product(*(cuts(a, b) for a, b in edges))]
+        stack.reverse()
         bind = dict(self.params)
-        width = (hi - lo) / self.boxes
-        stack = [(lo + i * width, hi if i == self.boxes - 1 else lo + (i + 1) * width)
-                 for i in range(self.boxes)][::-1]
         evaluated, worst = 0, None
+
+        def show(cell: tuple[tuple[Any, Any], ...]) -> str:
+            return " × ".join(f"[{float(a):.6g}, {float(b):.6g}]" for a, b in cell)
+
         while stack:
-            a, b = stack.pop()
+            cell = stack.pop()
             evaluated += 1
             if evaluated > self.max_boxes:
-                return "failed", (f"undecided after {self.max_boxes} boxes near "
-                                  f"[{float(a):.6g}, {float(b):.6g}]: not established")
-            bind[self.var] = iv.mpf([a, b])
+                return "failed", (f"undecided after {self.max_boxes} boxes near {show(cell)}: "
+                                  "not established")
+            for var, (a, b) in zip(syms, cell):
+                bind[var] = iv.mpf([a, b])
             enc = interval_eval(self.expr, bind)
             ok = enc.a > 0 if self.strict else enc.a >= 0
             if ok:
@@ -652,13 +684,23 @@ class IntervalInequality(Step):
                 continue
             bad = enc.b <= 0 if self.strict else enc.b < 0
             if bad:
-                return "failed", (f"counterexample: on [{float(a):.6g}, {float(b):.6g}] "
-                                  f"the expression lies in [{float(enc.a):.6g}, "
-                                  f"{float(enc.b):.6g}]")
+                return "failed", (f"counterexample: on {show(cell)} the expression lies in "
+                                  f"[{float(enc.a):.6g}, {float(enc.b):.6g}]")
+            for var, (a, b) in zip(syms, cell):
+                bind[var] = iv.mpf((a + b) / 2)
+            centre = interval_eval(self.expr, bind)
+            if centre.b < 0 or (self.strict and centre.b <= 0):
+                where = ", ".join(f"{v}={float((a + b) / 2):.6g}" for v, (a, b) in zip(syms, cell))
+                return "failed", (f"counterexample: at {where} the expression is in "
+                                  f"[{float(centre.a):.6g}, {float(centre.b):.6g}]")
+            widest = max(range(len(cell)), key=lambda i: cell[i][1] - cell[i][0])
+            a, b = cell[widest]
             mid = (a + b) / 2
             if not a < mid < b:
-                return "failed", f"cannot split [{float(a):.6g}, {float(b):.6g}] further"
-            stack.extend([(mid, b), (a, mid)])
+                return "failed", f"cannot split {show(cell)} further"
+            left = (*cell[:widest], (a, mid), *cell[widest + 1:])
+            right = (*cell[:widest], (mid, b), *cell[widest + 1:])
+            stack.extend([right, left])
         return "passed", (f"interval arithmetic on {evaluated} boxes; smallest lower bound "
                           f"{float(worst):.6g}")
 
