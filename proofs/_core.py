@@ -59,6 +59,7 @@ Examples
 from __future__ import annotations
 
 import cmath
+import collections
 import importlib
 import math
 import time
@@ -661,16 +662,18 @@ class IntervalInequality(Step):
             pts = [lo] + [lo + i * w for i in range(1, per_dim)] + [hi]
             return list(itertools.pairwise(pts))
 
-        stack = [tuple(cell) for cell in itertools.product(*(cuts(a, b) for a, b in edges))]
-        stack.reverse()
+        # Breadth first: coarse cells everywhere before fine ones, so a counterexample
+        # elsewhere is found before the search drills into a tangency.
+        queue = collections.deque(
+            tuple(cell) for cell in itertools.product(*(cuts(a, b) for a, b in edges)))
         bind = dict(self.params)
         evaluated, worst = 0, None
 
         def show(cell: tuple[tuple[Any, Any], ...]) -> str:
             return " × ".join(f"[{float(a):.6g}, {float(b):.6g}]" for a, b in cell)
 
-        while stack:
-            cell = stack.pop()
+        while queue:
+            cell = queue.popleft()
             evaluated += 1
             if evaluated > self.max_boxes:
                 return "failed", (f"undecided after {self.max_boxes} boxes near {show(cell)}: "
@@ -700,7 +703,7 @@ class IntervalInequality(Step):
                 return "failed", f"cannot split {show(cell)} further"
             left = (*cell[:widest], (a, mid), *cell[widest + 1:])
             right = (*cell[:widest], (mid, b), *cell[widest + 1:])
-            stack.extend([right, left])
+            queue.extend([left, right])
         return "passed", (f"interval arithmetic on {evaluated} boxes; smallest lower bound "
                           f"{float(worst):.6g}")
 
