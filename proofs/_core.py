@@ -647,10 +647,14 @@ class IntervalInequality(Step):
     def _check(self) -> tuple[Status, str]:
         import itertools
 
+        import mpmath
+
         iv = _iv()
         syms, edges = [], []
         for var, lo_, hi_ in self._ranges():
-            lo, hi = interval_eval(lo_, {}).a, interval_eval(hi_, {}).b
+            # exact binary points: the outer ends of the enclosures of lo_ and hi_
+            lo = mpmath.mp.make_mpf(interval_eval(lo_, {})._mpi_[0])
+            hi = mpmath.mp.make_mpf(interval_eval(hi_, {})._mpi_[1])
             if not lo <= hi:
                 raise ValueError(f"empty range [{lo_}, {hi_}] for {var}")
             syms.append(var)
