@@ -18,6 +18,14 @@ _EXPORTS: dict[str, str] = {
     "SolverError": "_errors",
     "InfeasibleError": "_errors",
     # -- Gaussian extremes and the reward-optimisation law (issue 3) --
+    "expected_max_normal": "_gaussian",
+    "expected_max_normal_bounds": "_gaussian",
+    "expected_max_normal_asymptotic": "_gaussian",
+    "bon_kl": "_gaussian",
+    "bon_n_for_kl": "_gaussian",
+    "tilt_gain": "_gaussian",
+    "regressional_gain": "_gaussian",
+    "quantile_mean_normal": "_gaussian",
     # -- data-scaling law families, synthetic data, cost parser (issue 4) --
     "Monomial": "_posynomial",
     "Posynomial": "_posynomial",
@@ -46,6 +54,6 @@ _EXPORTS: dict[str, str] = {
 }
 
 # Public sub-modules reachable as attributes.
-_SUBMODULES: tuple[str, ...] = ()
+_SUBMODULES: tuple[str, ...] = ("reward",)
 
 __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS, _SUBMODULES)

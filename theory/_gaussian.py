@@ -1,0 +1,284 @@
+"""Extremes of iid standard normals and the selection quantities built on them.
+
+Everything here is a closed form or a fixed-node quadrature, vectorised over
+arrays and valid for real pool sizes ``1 <= n <= 1e300`` (and beyond: ``n`` only
+enters through ``log n``).
+
+Formulas and sources
+--------------------
+* Expected maximum of ``n`` iid N(0,1) (real ``n >= 1``: the law with CDF
+  ``Φ(z)^n``).  By inversion the maximum is ``Φ⁻¹(U^{1/n})``; writing
+  ``U = exp(-e^w)`` (so ``w`` is standard Gumbel-distributed)::
+
+      e(n) = ∫ Φ⁻¹(exp(-e^w / n)) · exp(w - e^w) dw .
+
+  The Gumbel weight decays doubly exponentially on the right and like ``e^w``
+  on the left, and the integrand grows only like ``sqrt(2 (log n - w))``, so a
+  fixed composite Gauss–Legendre rule on ``w ∈ [-36, 3.6]`` (7 graded panels
+  of 12 nodes) gives relative error below 1e-13 for every ``n >= 2``; ``n``
+  enters only through ``exp(w - log n)``, so ``n = 1e300`` cannot overflow.
+  For ``1 <= n < 2`` that form cancels (``e(1) = 0``), so there we integrate
+  ``e(n) = ∫ z φ(z) expm1(log n + (n-1) log Φ(z)) dz``, whose integrand is
+  ``O(n-1)`` pointwise: relative accuracy holds down to ``n = 1 + 1e-15``.
+  (Checked against mpmath at 50 digits in ``tests/test_gaussian_extremes.py``.)
+* Bounds (Kamath, "Bounds on the expectation of the maximum of samples from a
+  Gaussian"): ``sqrt(log n / (π log 2)) <= e(n) <= sqrt(2 log n)``; the lower
+  bound is proved for integers ``n >= 1`` (tight at ``n = 2``) and holds for all
+  real ``n >= 2`` (checked numerically); it fails for real ``1 < n < 2``, where
+  ``e(n) ~ c (n-1)``.
+* Concavity: ``e''(n) = -∫ Φ(z)^n (log Φ(z))² dz < 0`` (differentiate
+  ``e(n) = ∫_0^∞ (1-Φ^n) - ∫_{-∞}^0 Φ^n`` twice), so ``e(n) >= (n-1)/sqrt(π)``
+  on ``[1, 2]`` (chord to ``e(2) = 1/sqrt(π)``).
+* Asymptotics (Gumbel limit; Cramér): ``e(n) = b_n + γ/a_n + o(1/a_n)`` with
+  ``a_n = sqrt(2 log n)``, ``b_n = a_n - (log log n + log 4π)/(2 a_n)``.
+* Best-of-n KL from the reference, continuous rewards (density ratio
+  ``n F^{n-1}``; Stiennon et al. 2020, Beirami et al. 2024):
+  ``KL = log n - (n-1)/n``.
+* Exponential tilting of N(0,1) by ``exp(βr)`` gives N(β, 1): gain β at KL
+  β²/2, so gain ``sqrt(2K)`` (the Donsker–Varadhan bound, attained).
+* Regressional Goodhart: gold ``X ~ N(0,1)``, proxy ``Y = X + σZ``;
+  ``E[X | Y] = Y/(1+σ²)`` so best-of-n on ``Y`` gains ``e(n)/sqrt(1+σ²)``.
+* Top-``1/n`` quantile mean (a quantilizer: sample the reference conditioned
+  on the proxy being in its top ``1/n`` fraction; KL = ``log n`` exactly):
+  ``E[Z | Z >= Φ⁻¹(1-1/n)] = n φ(Φ⁻¹(1-1/n))`` (inverse Mills ratio).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri, ndtri_exp
+
+from rlscale.theory._validation import check_real, return_like
+
+__all__ = [
+    "EULER_GAMMA",
+    "bon_kl",
+    "bon_n_for_kl",
+    "expected_max_normal",
+    "expected_max_normal_asymptotic",
+    "expected_max_normal_bounds",
+    "quantile_mean_normal",
+    "regressional_gain",
+    "tilt_gain",
+]
+
+EULER_GAMMA = 0.5772156649015329
+_SQRT_2PI = np.sqrt(2.0 * np.pi)
+_CHUNK = 8192  # rows per block: keeps the (chunk, nodes) work array small
+
+
+def _gauss_legendre(edges: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
+    x, w = np.polynomial.legendre.leggauss(k)
+    e = np.asarray(edges, dtype=np.float64)
+    half, mid = (e[1:, None] - e[:-1, None]) / 2, (e[1:, None] + e[:-1, None]) / 2
+    return (half * x + mid).ravel(), (half * w).ravel()
+
+
+# n >= 2: nodes in w = log(-log U); weights carry the Gumbel density exp(w - e^w).
+_W, _WW = _gauss_legendre([-36.0, -16.0, -6.0, -2.0, 0.0, 1.2, 2.2, 3.6], 12)
+_WW = _WW * np.exp(_W - np.exp(_W))
+# 1 <= n < 2: nodes in z with weights z φ(z); log Φ(z) precomputed once.
+_Z, _ZW = _gauss_legendre([-12.0, -8.0, -5.0, -3.0, -1.5, 0.0, 1.5, 3.0, 5.0, 9.0], 16)
+_ZW = _ZW * _Z * np.exp(-_Z * _Z / 2) / _SQRT_2PI
+_LOGPHI_Z = log_ndtr(_Z)
+
+
+def _emax_large(log_n: np.ndarray) -> np.ndarray:
+    out = np.empty_like(log_n)
+    for start in range(0, log_n.size, _CHUNK):
+        ln = log_n[start:start + _CHUNK, None]
+        # max = Φ⁻¹(exp(y)) = -Φ⁻¹(-expm1(y)) with y = -e^w/n; the second form
+        # keeps full precision in the upper tail where exp(y) rounds to 1.
+        y = -np.exp(_W - ln)
+        out[start:start + _CHUNK] = -ndtri(-np.expm1(y)) @ _WW
+    return out
+
+
+def _emax_small(n: np.ndarray) -> np.ndarray:
+    out = np.empty_like(n)
+    for start in range(0, n.size, _CHUNK):
+        nn = n[start:start + _CHUNK, None]
+        # n Φ^{n-1} - 1 without cancellation: expm1(log n + (n-1) log Φ).
+        out[start:start + _CHUNK] = np.expm1(np.log1p(nn - 1) + (nn - 1) * _LOGPHI_Z) @ _ZW
+    return out
+
+
+def expected_max_normal(n: Any) -> float | np.ndarray:
+    """Expected maximum ``e(n)`` of ``n`` iid standard normal variables.
+
+    Real ``n >= 1`` is allowed (the law with CDF ``Φ^n``); arrays broadcast.
+    Relative error below 1e-12 against mpmath at 50 digits for
+    ``n ∈ [1, 1e300]`` (see the module docstring for the quadrature).
+
+    Parameters
+    ----------
+    n : array_like
+        Pool size(s), ``n >= 1``; ``n = inf`` is rejected.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        ``E[max(Z_1, ..., Z_n)]``; a float for scalar input.
+
+    Examples
+    --------
+    >>> round(expected_max_normal(2), 12)  # 1/sqrt(pi)
+    0.564189583548
+    >>> [round(float(v), 6) for v in expected_max_normal([1, 10, 1e300])]
+    [0.0, 1.538753, 37.062646]
+    """
+    arr = check_real("n", n, low=1.0)
+    flat = arr.ravel()
+    out = np.zeros_like(flat)
+    small = flat < 2.0
+    if small.any():
+        out[small] = _emax_small(flat[small])
+    if (~small).any():
+        out[~small] = _emax_large(np.log(flat[~small]))
+    return return_like(out.reshape(arr.shape), n)
+
+
+def expected_max_normal_bounds(n: Any) -> tuple[float | np.ndarray, float | np.ndarray]:
+    """Kamath's bounds ``sqrt(log n/(π log 2)) <= e(n) <= sqrt(2 log n)``.
+
+    The upper bound holds for all real ``n >= 1``.  The lower bound is proved
+    for integer ``n``; for real ``n`` it holds on ``n >= 2`` (checked against
+    :func:`expected_max_normal`) but not on ``1 < n < 2``, where this function
+    returns the valid chord bound ``(n - 1)/sqrt(π)`` instead (``e`` is
+    concave, see the module docstring).
+
+    Examples
+    --------
+    >>> lo, hi = expected_max_normal_bounds(1e6)
+    >>> round(lo, 4), round(expected_max_normal(1e6), 4), round(hi, 4)
+    (2.5188, 4.8629, 5.2565)
+    """
+    arr = check_real("n", n, low=1.0)
+    ln = np.log(arr)
+    lo = np.where(arr >= 2.0, np.sqrt(ln / (np.pi * np.log(2.0))), (arr - 1.0) / np.sqrt(np.pi))
+    hi = np.sqrt(2.0 * ln)
+    return return_like(lo, n), return_like(hi, n)
+
+
+def expected_max_normal_asymptotic(n: Any) -> float | np.ndarray:
+    """Classical expansion ``e(n) ≈ b_n + γ/a_n`` (Gumbel limit), for ``n > 1``.
+
+    ``a_n = sqrt(2 log n)``, ``b_n = a_n - (log log n + log 4π)/(2 a_n)``,
+    ``γ`` Euler's constant.  The error is ``O(log log n / log n)`` relative to
+    the leading term; about 0.3 % at ``n = 1e6`` and 0.02 % at ``n = 1e300``.
+
+    Examples
+    --------
+    >>> round(expected_max_normal_asymptotic(1e300), 3)
+    37.063
+    """
+    arr = check_real("n", n, low=1.0, low_open=True)
+    ln = np.log(arr)
+    a = np.sqrt(2.0 * ln)
+    b = a - (np.log(ln) + np.log(4.0 * np.pi)) / (2.0 * a)
+    return return_like(b + EULER_GAMMA / a, n)
+
+
+def bon_kl(n: Any) -> float | np.ndarray:
+    """KL of best-of-n from the reference: ``log n - (n-1)/n`` (real ``n >= 1``).
+
+    Examples
+    --------
+    >>> round(bon_kl(2), 6)  # log 2 - 1/2
+    0.193147
+    >>> f"{bon_kl(1 + 1e-9):.6e}"  # ~ (n-1)^2/2, no cancellation
+    '5.000001e-19'
+    >>> round(bon_kl(1e300), 3)
+    689.776
+    """
+    arr = check_real("n", n, low=1.0)
+    return return_like(_kl_of_log_n(np.log1p(arr - 1.0)), n)
+
+
+def _kl_of_log_n(t: np.ndarray) -> np.ndarray:
+    """``t - 1 + e^{-t}`` (best-of-n KL at ``t = log n``) without cancellation."""
+    t = np.asarray(t, dtype=np.float64)
+    # For small t the two terms cancel to O(t²): use the Taylor series
+    # sum_{k>=2} (-1)^k t^k / k!, truncated where the next term is < 1e-17 t².
+    small = t < 0.1
+    ts = np.where(small, t, 0.0)
+    series = np.zeros_like(ts)
+    term = ts * ts / 2.0
+    for k in range(3, 12):
+        series += term
+        term = -term * ts / k
+    return np.where(small, series, t + np.expm1(-np.where(small, 1.0, t)))
+
+
+def bon_n_for_kl(kl: Any) -> float | np.ndarray:
+    """The real pool size ``n >= 1`` whose best-of-n KL equals ``kl`` (inverse of :func:`bon_kl`).
+
+    Solved by Newton's method in ``t = log n`` (``d KL/dt = 1 - 1/n``), started
+    above the root where the map is convex, so it converges monotonically.
+
+    Examples
+    --------
+    >>> round(bon_n_for_kl(bon_kl(7.5)), 9)
+    7.5
+    """
+    k = check_real("kl", kl, low=0.0)
+    # KL(t) = t - 1 + e^{-t} is convex increasing on t >= 0; the start
+    # t0 = k + 1 >= root (and t0 = sqrt(2k) for small k, also >= root).
+    t = np.where(k < 1.0, np.sqrt(2.0 * k), k + 1.0)
+    for _ in range(60):
+        f = _kl_of_log_n(t) - k
+        fp = -np.expm1(-t)
+        step = np.divide(f, fp, out=np.zeros_like(t), where=fp > 0)
+        t = np.maximum(t - step, 0.0)
+        if np.all(np.abs(step) <= 1e-15 * np.maximum(t, 1e-300)):
+            break
+    return return_like(np.exp(t), kl)
+
+
+def tilt_gain(K: Any) -> float | np.ndarray:
+    """Gain ``sqrt(2K)`` of exponential tilting of a N(0,1) reward at KL ``K``.
+
+    Examples
+    --------
+    >>> tilt_gain(2.0)
+    2.0
+    """
+    k = check_real("K", K, low=0.0)
+    return return_like(np.sqrt(2.0 * k), K)
+
+
+def regressional_gain(n: Any, noise_sd: Any) -> float | np.ndarray:
+    """Gold gain ``e(n)/sqrt(1+σ²)`` of best-of-n on the proxy ``X + σZ``.
+
+    Examples
+    --------
+    >>> round(regressional_gain(2, 1.0), 6)  # 1/sqrt(2 pi)
+    0.398942
+    """
+    e = np.asarray(expected_max_normal(n))
+    s = check_real("noise_sd", noise_sd, low=0.0)
+    return return_like(e / np.sqrt(1.0 + s * s), n, noise_sd)
+
+
+def quantile_mean_normal(n: Any) -> float | np.ndarray:
+    """Mean of N(0,1) over its top ``1/n`` fraction: ``n φ(Φ⁻¹(1 - 1/n))``.
+
+    This is the gain of a quantilizer with KL ``log n``.  Computed in log space
+    (``Φ⁻¹(1 - 1/n) = -Φ⁻¹(exp(-log n))``) so ``n = 1e300`` is exact to
+    rounding.
+
+    Examples
+    --------
+    >>> round(quantile_mean_normal(2), 6)  # 2 φ(0) = sqrt(2/pi)
+    0.797885
+    >>> quantile_mean_normal(1)
+    0.0
+    """
+    arr = check_real("n", n, low=1.0)
+    ln = np.log(arr)
+    q = -ndtri_exp(-ln)  # -inf at n = 1: the whole law, mean 0
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.exp(ln - q * q / 2) / _SQRT_2PI
+    return return_like(np.where(arr == 1.0, 0.0, out), n)

@@ -1,0 +1,656 @@
+r"""The reward-optimisation law ``G(M, K) = Θ(sqrt(min{log M, K}))``: rlscale's model.
+
+The seed paper's model and constants are not public, so rlscale states its
+**own** selection model, computes its gain exactly, and proves explicit
+constants for it.  Everything below is about this model; nothing here is a
+claim about the paper's constants.
+
+The model
+---------
+* **Gold rewards.**  Under the reference policy, candidates have gold rewards
+  ``X ~ N(0, 1)``, iid.
+* **Feedback: the anchor comparison scheme.**  ``M`` comparisons are spread
+  evenly over a pool of ``n`` candidates; each compares a candidate with a
+  fixed anchor response whose gold reward is 0 and reports a noisy margin
+  ``d = X_i − 0 + τ ε`` with ``ε ~ N(0, 1)`` (Thurstone's Case V with observed
+  margins; ``τ`` is the *noise level*).  With ``m = M/n`` comparisons per
+  candidate, the least-squares (= maximum-likelihood) proxy is the mean
+  margin, so ``Ŷ_i = X_i + σ_n Z_i`` with
+
+  .. math::  σ_n^2 = κ τ^2 n / M, \qquad κ = 1 \text{ (exactly)} .
+
+  Real ``n`` and fractional ``M/n`` are allowed in the model (the formula is
+  the continuous extension).  Binary Bradley–Terry outcomes
+  ``P(win) = 1/(1 + e^{-X/s})`` give the same law asymptotically with
+  ``κ_BT = 4 s^2/τ^2`` (Fisher information ``p(1-p)/s^2 = 1/(4 s^2)`` at
+  ``p = 1/2``), i.e. ``τ = 2s``; the brute-force simulator checks this, see
+  :mod:`rlscale.simulate`.
+* **Optimisation within KL <= K** on the pool, using the proxy only:
+
+  ``bon`` — best-of-n (real ``n >= 1``): KL ``log n − (n−1)/n``;
+  gold gain ``e(n)/sqrt(1 + σ_n²)``.
+
+  ``quantile`` — a quantilizer: the reference conditioned on the proxy lying
+  in its top ``1/n`` fraction (``n`` candidates scored per output on
+  average): KL ``log n``; gold gain ``n φ(Φ⁻¹(1 − 1/n))/sqrt(1 + σ_n²)``.
+
+  ``tilt`` — exponential tilting of the proxy, the KL-regularised optimum.
+  For the standardised proxy ``s = Ŷ/sqrt(1 + σ_n²) ~ N(0, 1)`` the tilted law
+  is ``N(β, 1)`` at KL ``β²/2``; a policy that picks among ``n`` candidates
+  has density ratio ``<= n`` and hence KL ``<= log n``.  So the tilt on a pool
+  of size ``n`` reaches standardised gain ``sqrt(2 min(K, log n))`` and gold
+  gain ``sqrt(2 min(K, log n)/(1 + σ_n²))``.  This is *idealised* (the
+  tilted law is treated as realisable from ``n`` draws); it equals the
+  upper bound below, i.e. it is the best any selection rule can do.
+
+  Gold gain given the proxy uses ``E[X | Ŷ] = Ŷ/(1 + σ²)`` (regressional
+  Goodhart), so for *any* rule that selects one of the ``n`` candidates from
+  their proxies, gold gain ``= E[s_sel]/sqrt(1 + σ_n²)``.
+* **The gain** ``G(M, K) = sup_n gain_method(n)`` over the pool sizes (and
+  temperatures) allowed by ``K``; computed by :func:`gain`.  Expected shape:
+  ``≈ sqrt(2K)`` while ``e^K ≪ M``, saturating near ``sqrt(2 log M)``.
+
+The exact upper envelope (all methods)
+--------------------------------------
+With ``a = κτ²/M``, any selection rule over a pool of ``n`` has
+``E[s_sel] <= e(n) <= sqrt(2 log n)`` and, by Donsker–Varadhan for the
+1-sub-Gaussian ``s``, ``E[s_sel] <= sqrt(2 KL) <= sqrt(2K)``.  Hence
+``gain_n <= sqrt(2 min(K, log n)/(1 + a n))``.  For ``n >= e^K`` the bound
+decreases in ``n``, so ``G <= U(M, K) = max_{1<=n<=e^K} sqrt(2 log n/(1 + a n))``.
+``f(n) = log n/(1 + a n)`` is unimodal; ``f'(n) = 0`` iff
+``log n = 1 + 1/(a n)``, solved by ``n* = 1/(a W(z))`` with ``z = M/(e κ τ²)``
+and ``W`` the Lambert function, where ``log n* = 1 + W(z)`` and
+``f(n*) = W(z)``.  Therefore (:func:`gain_upper`)
+
+.. math::
+
+    U(M, K) = \begin{cases}
+        \sqrt{2K / (1 + a e^K)} & K \le K^* = 1 + W(z) \\
+        \sqrt{2 W(z)} & K \ge K^*
+    \end{cases}
+    \;\le\; \sqrt{2 \min(K, K^*)} .
+
+Proved constants ``C_LO`` and ``C_HI``
+--------------------------------------
+Domain ``D``: ``M >= M_MIN = 10``, ``K > 0``, ``TAU_MIN = 1/2 <= τ <= TAU_MAX = 2``
+(``κ = 1``).  Write ``L = min(log M, K)``.  Then for every method above
+
+.. math::  C_{LO} \sqrt{L} \;\le\; G(M, K) \;\le\; C_{HI} \sqrt{L} .
+
+*Upper, step by step.*
+(U1) ``G <= sqrt(2 min(K, K*))`` (envelope above).
+(U2) ``W(z) <= log(1 + z)`` for ``z >= 0`` (``W`` increasing and
+``log(1+z) e^{log(1+z)} = (1+z) log(1+z) >= z``).
+(U3) so ``K* <= 1 + log(1 + M/(e τ_min²))``.
+(U4) ``g(M) = (1 + log(1 + M/(e τ_min²)))/log M`` is decreasing on ``M >= 10``:
+numerator's derivative ``1/(M + e τ_min²) < 1/M``, so
+``g' <= (log M − numerator)/(M log² M) < 0`` because the numerator
+exceeds ``log M`` when ``e τ_min² < e``.  Let ``ρ = g(M_MIN) = 1.6306...``
+(``>= 1``).
+(U5) ``min(K, K*) <= min(K, ρ log M) <= ρ min(K, log M)``.
+(U6) ``C_HI = sqrt(2ρ) = sqrt(2 (1 + log(1 + 40/e))/log 10) = 1.80589...``.
+
+*Lower, step by step* (achieved by best-of-n; the tilt does at least as
+well since it is the envelope; the quantilizer too for ``K >= 1/2``, where
+step (L2) uses ``n <= e^K`` and ``n φ(Φ⁻¹(1−1/n)) >= e(n)``).
+(L1) Case ``K <= 1/2``: take ``n = 1 + sqrt(2K) ∈ [1, 2]``.  Its KL
+``log n − 1 + 1/n <= (n−1)²/2 = K`` (the derivative ``(n−1)/n² <= n−1``).
+``e`` is concave (``e'' = −∫Φ^n log²Φ < 0``) with ``e(1) = 0``,
+``e(2) = 1/sqrt(π)``, so ``e(n) >= (n−1)/sqrt(π) = sqrt(2K/π)``.  Noise:
+``a n <= 2 τ_max²/M_MIN = 0.8``.  And ``L = K`` since ``log 10 > 1/2``.  So
+``G >= sqrt(2/(π · 1.8)) sqrt(L) = 0.59471... sqrt(L)``.
+(L2) Case ``K >= 1/2``: let ``x = min(e^K, M/τ²)`` and ``n = max(2, floor(x))``
+(an integer).  Feasible: if ``n <= x`` then ``KL <= log n <= K``; if ``n = 2``
+then ``KL = log 2 − 1/2 < 1/2 <= K``.  Noise: ``a n <= 1`` if ``n <= M/τ²``,
+else ``n = 2`` and ``a n <= 0.8``; so ``sqrt(1 + a n) <= sqrt 2``.
+(L3) Kamath's bound for integers: ``e(n) >= sqrt(log n/(π log 2))``.
+(L4) ``log n >= (log x)/2``: if ``x < 4`` then ``log n >= log 2 > (log x)/2``;
+if ``x >= 4`` then ``floor(x) >= x − 1 >= sqrt(x)``.
+(L5) ``log x = min(K, log M − 2 log τ) >= θ min(K, log M)`` with
+``θ = 1 − 2 log(τ_max)/log(M_MIN) = 0.39794...`` (as ``log M >= log 10``).
+(L6) So ``G >= e(n)/sqrt 2 >= sqrt(θ L/(4 π log 2))``, i.e.
+``0.21374... sqrt(L)``.
+(L7) ``C_LO = min(0.59471..., 0.21374...) = 0.21374...``.
+
+*A documented limit.*  The quantilizer is **not** ``Θ(sqrt K)`` as
+``K → 0``: keeping the top ``q = e^{-K}`` fraction gains
+``φ(Φ⁻¹(1−q))/q ~ K sqrt(2 log(1/K))``, so its band is ``[C_LO, C_HI]`` only
+on ``K >= 1/2`` (on the verification grid, ``K >= 0.05``, it stays above
+0.45).  Best-of-n's KL ``~ (n−1)²/2`` near ``n = 1`` is what gives it the
+``sqrt K`` start.
+
+The proved band is loose on purpose (simple, checkable steps); the measured
+band over the verification grid is much tighter (see
+``rlscale verify reward-law``).  :func:`proved_constants` recomputes both
+constants for another domain.
+
+Examples
+--------
+>>> from rlscale.theory import reward
+>>> round(reward.C_LO, 5), round(reward.C_HI, 5)
+(0.21374, 1.80589)
+>>> g = reward.gain(1e6, [0.5, 5.0, 50.0], noise=1.0, method="bon")
+>>> [round(float(v), 4) for v in g]
+[0.9112, 2.9695, 4.1811]
+>>> reward.law()
+sqrt(Min(K, log(M)))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+from scipy.special import lambertw
+
+from rlscale.theory._gaussian import (
+    bon_n_for_kl,
+    expected_max_normal,
+    quantile_mean_normal,
+)
+from rlscale.theory._validation import check_real, return_like
+
+__all__ = [
+    "C_HI",
+    "C_LO",
+    "KAPPA",
+    "METHODS",
+    "M_MIN",
+    "TAU_MAX",
+    "TAU_MIN",
+    "K",
+    "M",
+    "asymptotic_regimes",
+    "comparisons_needed",
+    "crossover",
+    "elasticities",
+    "gain",
+    "gain_at_pool",
+    "gain_upper",
+    "gao_bon",
+    "gao_rl",
+    "kl_needed",
+    "latex",
+    "law",
+    "law_piecewise",
+    "lower_bound",
+    "lower_bound_expr",
+    "noise_variance",
+    "optimal_pool_size",
+    "proved_constants",
+    "to_numpy",
+    "upper_bound",
+    "upper_bound_expr",
+]
+
+#: Positive symbols: comparisons ``M`` and KL budget ``K``.
+M, K = sp.symbols("M K", positive=True)
+
+#: Proxy-noise constant of the anchor comparison scheme: ``σ_n² = KAPPA τ² n/M``.
+KAPPA = 1.0
+#: Domain of the proved band.
+M_MIN = 10.0
+TAU_MIN = 0.5
+TAU_MAX = 2.0
+#: Optimisation methods with an exact gain in this module.
+METHODS = ("bon", "quantile", "tilt")
+
+
+@dataclass(frozen=True)
+class ProvedConstants:
+    """The proved band ``c_lo sqrt(L) <= G <= c_hi sqrt(L)`` and its ingredients."""
+
+    c_lo: float
+    c_hi: float
+    c_lo_small_k: float
+    c_lo_large_k: float
+    rho: float
+    theta: float
+    m_min: float
+    tau_min: float
+    tau_max: float
+
+    def as_dict(self) -> dict[str, float]:
+        return dict(self.__dict__)
+
+
+def proved_constants(
+    m_min: float = M_MIN, tau_min: float = TAU_MIN, tau_max: float = TAU_MAX
+) -> ProvedConstants:
+    """Constants of the proved band on ``M >= m_min``, ``tau_min <= τ <= tau_max``, ``K > 0``.
+
+    Follows steps (U1)–(U6) and (L1)–(L7) of the module docstring.  Needs
+    ``m_min > 2 tau_max²`` (so that ``n = 2`` fits the lower-bound construction)
+    and ``m_min > max(1, tau_max²)`` (so that ``θ > 0``).
+
+    Examples
+    --------
+    >>> pc = proved_constants()
+    >>> round(pc.rho, 4), round(pc.theta, 4)
+    (1.6306, 0.3979)
+    >>> round(proved_constants(m_min=1e4, tau_min=1.0, tau_max=1.0).c_hi, 4)
+    1.4142
+    """
+    m_min = float(check_real("m_min", m_min, low=1.0, low_open=True))
+    tau_min = float(check_real("tau_min", tau_min, low=0.0, low_open=True))
+    tau_max = float(check_real("tau_max", tau_max, low=tau_min))
+    if m_min <= 2.0 * tau_max**2 or m_min <= tau_max**2:
+        raise ValueError(
+            f"m_min must be > 2*tau_max**2 = {2 * tau_max**2:g}; got m_min={m_min:g}"
+        )
+    log_m = math.log(m_min)
+    # (U4) needs 1 + log(1 + M/(e tau_min^2)) > log M, true for tau_min <= 1.
+    if tau_min > 1.0:
+        raise ValueError(f"tau_min must be <= 1 for step (U4); got tau_min={tau_min:g}")
+    rho = max(1.0, (1.0 + math.log1p(m_min / (math.e * tau_min**2))) / log_m)
+    c_hi = math.sqrt(2.0 * rho)
+    theta = 1.0 - 2.0 * max(math.log(tau_max), 0.0) / log_m
+    small = math.sqrt(2.0 / (math.pi * (1.0 + 2.0 * KAPPA * tau_max**2 / m_min)))
+    if log_m < 0.5:  # (L1) needs L = K for K <= 1/2
+        raise ValueError(f"m_min must be >= e^0.5; got m_min={m_min:g}")
+    large = math.sqrt(theta / (4.0 * math.pi * math.log(2.0)))
+    return ProvedConstants(min(small, large), c_hi, small, large, rho, theta,
+                           m_min, tau_min, tau_max)
+
+
+_PC = proved_constants()
+#: Proved lower constant on the default domain (step L7).
+C_LO: float = _PC.c_lo
+#: Proved upper constant on the default domain (step U6).
+C_HI: float = _PC.c_hi
+
+
+# --------------------------------------------------------------------------- numeric
+
+
+def _check_mk(m: Any, k: Any, noise: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    mm = check_real("M", m, low=1.0)
+    kk = check_real("K", k, low=0.0)
+    tt = check_real("noise", noise, low=0.0)
+    return np.broadcast_arrays(mm, kk, tt)
+
+
+def noise_variance(n: Any, m: Any, noise: Any = 1.0) -> float | np.ndarray:
+    """Proxy-error variance ``σ_n² = KAPPA τ² n / M`` of the anchor scheme.
+
+    Examples
+    --------
+    >>> noise_variance(100, 1e4, noise=2.0)
+    0.04
+    """
+    nn = check_real("n", n, low=1.0)
+    mm = check_real("M", m, low=1.0)
+    tt = check_real("noise", noise, low=0.0)
+    return return_like(KAPPA * tt * tt * nn / mm, n, m, noise)
+
+
+def gain_at_pool(n: Any, m: Any, noise: Any = 1.0, method: str = "bon",
+                 K: Any = np.inf) -> float | np.ndarray:
+    """Gold gain of ``method`` on a pool of size ``n`` (KL at most ``K`` for ``tilt``).
+
+    ``bon``: ``e(n)/sqrt(1+σ_n²)``; ``quantile``: ``n φ(Φ⁻¹(1−1/n))/sqrt(1+σ_n²)``;
+    ``tilt``: ``sqrt(2 min(K, log n)/(1+σ_n²))``.
+
+    Examples
+    --------
+    >>> round(gain_at_pool(2, 1e9, noise=0.0), 6)
+    0.56419
+    """
+    _method(method)
+    nn = check_real("n", n, low=1.0)
+    var = np.asarray(noise_variance(nn, m, noise))
+    kk = check_real("K", K, low=0.0, allow_inf=True)
+    if method == "bon":
+        top = np.asarray(expected_max_normal(nn))
+    elif method == "quantile":
+        top = np.asarray(quantile_mean_normal(nn))
+    else:
+        top = np.sqrt(2.0 * np.minimum(kk, np.log(nn)))
+    return return_like(top / np.sqrt(1.0 + var), n, m, noise, K)
+
+
+def _method(method: str) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
+
+
+def _tilt_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log n_opt, U) of the envelope; tau = 0 means no noise: n = e^K."""
+    a = KAPPA * tau * tau / m
+    with np.errstate(divide="ignore"):
+        z = np.where(a > 0, 1.0 / (math.e * np.where(a > 0, a, 1.0)), np.inf)
+    w = np.where(np.isfinite(z), lambertw(np.where(np.isfinite(z), z, 1.0)).real, np.inf)
+    kstar = 1.0 + w
+    t = np.minimum(k, kstar)
+    # 1 + a e^t, in log space: e^t can overflow for K = 700 at tiny a.
+    denom = np.exp(np.logaddexp(0.0, np.log(np.where(a > 0, a, 1.0)) + t))
+    denom = np.where(a > 0, denom, 1.0)
+    return t, np.sqrt(2.0 * t / denom)
+
+
+def gain_upper(m: Any, k: Any, noise: Any = 1.0) -> float | np.ndarray:
+    """Exact envelope ``U(M, K)``: the best gold gain of any selection rule (= ``tilt``).
+
+    Closed form via the Lambert function, see the module docstring.
+
+    Examples
+    --------
+    >>> round(gain_upper(1e300, 2.0, noise=1.0), 6)  # sqrt(2K): data is plentiful
+    2.0
+    >>> round(gain_upper(100, 50.0, noise=1.0) ** 2 / 2, 6)  # W(100/e)
+    2.635933
+    """
+    mm, kk, tt = _check_mk(m, k, noise)
+    return return_like(_tilt_pool(mm, kk, tt)[1], m, k, noise)
+
+
+def _log_pool_limit(method: str, k: np.ndarray) -> np.ndarray:
+    if method == "bon":
+        return np.log(np.asarray(bon_n_for_kl(k)))
+    return k  # quantile and tilt: KL = log n
+
+
+def _pool_gain(method: str, t: np.ndarray, m: np.ndarray, tau: np.ndarray,
+               k: np.ndarray) -> np.ndarray:
+    n = np.exp(t)
+    if method == "bon":
+        top = np.asarray(expected_max_normal(n))
+    elif method == "quantile":
+        top = np.asarray(quantile_mean_normal(n))
+    else:
+        top = np.sqrt(2.0 * np.minimum(k, t))
+    return top / np.sqrt(1.0 + KAPPA * tau * tau * n / m)
+
+
+def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Maximise the pool gain over ``t = log n ∈ [0, t_max(K)]``, vectorised.
+
+    A 33-point grid brackets the maximum (the objective is unimodal in
+    ``t``: a log-concave numerator over a log-convex ``sqrt(1 + a e^t)``);
+    golden-section search then refines the bracket to ~1e-10 in ``t``.
+    """
+    tmax = _log_pool_limit(method, k)
+    grid = np.linspace(0.0, 1.0, 33)
+    ts = tmax[..., None] * grid
+    vals = _pool_gain(method, ts, m[..., None], tau[..., None], k[..., None])
+    j = np.argmax(vals, axis=-1)
+    lo = np.take_along_axis(ts, np.maximum(j - 1, 0)[..., None], -1)[..., 0]
+    hi = np.take_along_axis(ts, np.minimum(j + 1, 32)[..., None], -1)[..., 0]
+    inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
+    c = hi - inv_phi * (hi - lo)
+    d = lo + inv_phi * (hi - lo)
+    fc = _pool_gain(method, c, m, tau, k)
+    fd = _pool_gain(method, d, m, tau, k)
+    for _ in range(48):
+        left = fc >= fd  # the maximum lies in [lo, d]
+        lo, hi = np.where(left, lo, c), np.where(left, d, hi)
+        keep_c, keep_f = np.where(left, c, d), np.where(left, fc, fd)
+        new = np.where(left, hi - inv_phi * (hi - lo), lo + inv_phi * (hi - lo))
+        f_new = _pool_gain(method, new, m, tau, k)
+        c, fc = np.where(left, new, keep_c), np.where(left, f_new, keep_f)
+        d, fd = np.where(left, keep_c, new), np.where(left, keep_f, f_new)
+    t = np.where(fc >= fd, c, d)
+    best = np.maximum(np.maximum(fc, fd), np.max(vals, axis=-1))
+    t = np.where(np.max(vals, axis=-1) > np.maximum(fc, fd),
+                 np.take_along_axis(ts, j[..., None], -1)[..., 0], t)
+    return t, best
+
+
+def gain(m: Any, k: Any, noise: Any = 1.0, method: str = "bon") -> float | np.ndarray:
+    """The gold gain ``G(M, K)`` of ``method`` in rlscale's selection model.
+
+    ``G = sup`` over pool sizes ``n`` allowed by the KL budget of the method's
+    gold gain on that pool (see the module docstring).  ``K = 0`` gives 0.
+
+    Parameters
+    ----------
+    m : array_like
+        Number of comparisons ``M >= 1``.
+    k : array_like
+        KL budget ``K >= 0``.
+    noise : array_like
+        Comparison noise level ``τ >= 0``.
+    method : {"bon", "quantile", "tilt"}
+
+    Examples
+    --------
+    >>> round(gain(1e4, 2.0, method="tilt"), 6) == round(gain_upper(1e4, 2.0), 6)
+    True
+    >>> gain(1e4, 0.0)
+    0.0
+    """
+    _method(method)
+    mm, kk, tt = _check_mk(m, k, noise)
+    if method == "tilt":
+        out = _tilt_pool(mm, kk, tt)[1]
+    else:
+        out = np.where(kk > 0, _optimise(method, mm, kk, tt)[1], 0.0)
+    return return_like(out, m, k, noise)
+
+
+def optimal_pool_size(m: Any, k: Any, noise: Any = 1.0, method: str = "bon"
+                      ) -> float | np.ndarray:
+    """The pool size ``n`` attaining :func:`gain`.
+
+    Examples
+    --------
+    >>> round(optimal_pool_size(1e300, 3.0, method="tilt"), 6)  # e^K
+    20.085537
+    """
+    _method(method)
+    mm, kk, tt = _check_mk(m, k, noise)
+    t = _tilt_pool(mm, kk, tt)[0] if method == "tilt" else _optimise(method, mm, kk, tt)[0]
+    return return_like(np.exp(np.where(kk > 0, t, 0.0)), m, k, noise)
+
+
+def lower_bound(m: Any, k: Any) -> float | np.ndarray:
+    """Proved lower bound ``C_LO sqrt(min(log M, K))`` (domain ``D``).
+
+    Examples
+    --------
+    >>> round(lower_bound(1e6, 100.0), 4)
+    0.7945
+    """
+    mm, kk, _ = _check_mk(m, k, 0.0)
+    return return_like(C_LO * np.sqrt(np.minimum(np.log(mm), kk)), m, k)
+
+
+def upper_bound(m: Any, k: Any) -> float | np.ndarray:
+    """Proved upper bound ``C_HI sqrt(min(log M, K))`` (domain ``D``).
+
+    Examples
+    --------
+    >>> round(upper_bound(1e6, 100.0), 4)
+    6.7123
+    """
+    mm, kk, _ = _check_mk(m, k, 0.0)
+    return return_like(C_HI * np.sqrt(np.minimum(np.log(mm), kk)), m, k)
+
+
+# --------------------------------------------------------------------------- symbolic
+
+
+def law() -> sp.Expr:
+    """The Θ form ``sqrt(min(log M, K))`` (constants dropped).
+
+    Examples
+    --------
+    >>> law().subs({M: sp.E**3, K: 2})
+    sqrt(2)
+    """
+    return sp.sqrt(sp.Min(sp.log(M), K))
+
+
+def law_piecewise(c: Any = 1) -> sp.Piecewise:
+    """``c sqrt(K)`` below the crossover ``K = log M``, ``c sqrt(log M)`` above.
+
+    Examples
+    --------
+    >>> law_piecewise().subs({M: 100, K: 1})
+    1
+    """
+    c = sp.sympify(c) if isinstance(c, int | float) else c
+    return sp.Piecewise((c * sp.sqrt(K), sp.log(M) > K), (c * sp.sqrt(sp.log(M)), True))
+
+
+def upper_bound_expr() -> sp.Expr:
+    """``C_HI sqrt(min(log M, K))`` with ``C_HI`` exact.
+
+    Examples
+    --------
+    >>> round(float(upper_bound_expr().subs({M: 10, K: 100})), 6)
+    2.740302
+    """
+    rho = (1 + sp.log(1 + sp.Rational(40) / sp.E)) / sp.log(10)
+    return sp.sqrt(2 * rho) * law()
+
+
+def lower_bound_expr() -> sp.Expr:
+    """``C_LO sqrt(min(log M, K))`` with ``C_LO = sqrt(θ/(4π log 2))`` exact.
+
+    Examples
+    --------
+    >>> round(float(lower_bound_expr().subs({M: 10, K: 100})), 6)
+    0.324339
+    """
+    theta = 1 - 2 * sp.log(2) / sp.log(10)
+    return sp.sqrt(theta / (4 * sp.pi * sp.log(2))) * law()
+
+
+def crossover() -> sp.Expr:
+    """Crossover budget ``K* = log M`` where the two regimes meet.
+
+    Examples
+    --------
+    >>> crossover()
+    log(M)
+    """
+    return sp.log(M)
+
+
+def comparisons_needed(target: Any, k: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
+    """Smallest ``M`` with ``c sqrt(min(log M, K)) >= target``: ``exp(target²/c²)``.
+
+    ``inf`` when the KL budget alone caps the gain below ``target``
+    (``c sqrt(K) < target``).  The default ``c = sqrt 2`` is the asymptotic
+    constant of the exact gain.
+
+    Examples
+    --------
+    >>> round(comparisons_needed(2.0, 10.0), 4)  # e^2
+    7.3891
+    >>> comparisons_needed(2.0, 1.0)
+    inf
+    """
+    g = check_real("target", target, low=0.0)
+    kk = check_real("K", k, low=0.0)
+    cc = float(check_real("c", c, low=0.0, low_open=True))
+    need = (g / cc) ** 2
+    with np.errstate(over="ignore"):
+        out = np.where(need <= kk, np.exp(need), np.inf)
+    return return_like(out, target, k)
+
+
+def kl_needed(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
+    """Smallest ``K`` with ``c sqrt(min(log M, K)) >= target``: ``target²/c²`` (``inf`` if
+    the comparisons cap the gain below ``target``).
+
+    Examples
+    --------
+    >>> round(kl_needed(2.0, 1e6), 12)
+    2.0
+    >>> kl_needed(10.0, 1e6)
+    inf
+    """
+    g = check_real("target", target, low=0.0)
+    mm = check_real("M", m, low=1.0)
+    cc = float(check_real("c", c, low=0.0, low_open=True))
+    need = (g / cc) ** 2
+    return return_like(np.where(need <= np.log(mm), need, np.inf), target, m)
+
+
+def elasticities() -> dict[str, sp.Piecewise]:
+    """Elasticities ``∂log G/∂log M`` and ``∂log G/∂log K`` of the Θ form.
+
+    Examples
+    --------
+    >>> e = elasticities()
+    >>> e["K"].subs({M: 1e6, K: 1}), e["M"].subs({M: sp.E**4, K: 10})
+    (1/2, 1/8)
+    """
+    return {
+        "M": sp.Piecewise((sp.Integer(0), sp.log(M) > K), (1 / (2 * sp.log(M)), True)),
+        "K": sp.Piecewise((sp.Rational(1, 2), sp.log(M) > K), (sp.Integer(0), True)),
+    }
+
+
+def asymptotic_regimes() -> dict[str, sp.Expr]:
+    """Leading behaviour of the exact gain in each regime (``κ = 1``).
+
+    ``kl_limited`` (``e^K ≪ M``): ``sqrt(2K)``; ``data_limited`` (``e^K ≫ M``):
+    ``sqrt(2 W(M/(e τ²))) ~ sqrt(2 log M)``.
+
+    Examples
+    --------
+    >>> asymptotic_regimes()["kl_limited"]
+    sqrt(2)*sqrt(K)
+    """
+    tau = sp.Symbol("tau", positive=True)
+    return {
+        "kl_limited": sp.sqrt(2 * K),
+        "data_limited": sp.sqrt(2 * sp.LambertW(M / (sp.E * tau**2))),
+        "data_limited_leading": sp.sqrt(2 * sp.log(M)),
+    }
+
+
+def latex(expr: sp.Expr | None = None) -> str:
+    """LaTeX of ``expr`` (default: the Θ form).
+
+    Examples
+    --------
+    >>> latex()
+    '\\\\sqrt{\\\\min\\\\left(K, \\\\log{\\\\left(M \\\\right)}\\\\right)}'
+    """
+    return sp.latex(law() if expr is None else expr)
+
+
+def to_numpy(expr: sp.Expr | None = None):
+    """A numpy function ``f(M, K)`` of ``expr`` (default: the Θ form).
+
+    Examples
+    --------
+    >>> f = to_numpy()
+    >>> [round(float(v), 6) for v in f(np.array([10.0, 1e6]), np.array([1.0, 1.0]))]
+    [1.0, 1.0]
+    """
+    return sp.lambdify((M, K), law() if expr is None else expr, modules="numpy")
+
+
+def gao_bon(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
+    """Gao, Schulman & Hilton (2022) best-of-n form ``d (α − β d)``, ``d = sqrt(KL)``.
+
+    Examples
+    --------
+    >>> gao_bon(4.0, 1.0, 0.1)
+    1.6
+    """
+    d = np.sqrt(check_real("kl", kl, low=0.0))
+    return return_like(d * (alpha - beta * d), kl)
+
+
+def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
+    """Gao, Schulman & Hilton (2022) RL form ``d (α − β log d)``, ``d = sqrt(KL)`` (0 at 0).
+
+    Examples
+    --------
+    >>> round(gao_rl(math.e**2, 1.0, 0.5), 6)  # d = e
+    1.359141
+    """
+    d = np.sqrt(check_real("kl", kl, low=0.0))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(d > 0, d * (alpha - beta * np.log(np.where(d > 0, d, 1.0))), 0.0)
+    return return_like(out, kl)
