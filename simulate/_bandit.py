@@ -34,8 +34,15 @@ Methods (``algorithm=``):
     ``log π(a)/π_ref(a)``: GRPO's k3 term placed in the loss is an unbiased
     gradient of ``KL(π_ref ‖ π)``, not of ``KL(π ‖ π_ref)`` (Tang & Munos
     2025, arXiv 2506.09477), and would converge elsewhere.  Sampled methods
-    use a Robbins–Monro step ``lr·c/(c + t)`` with ``c = steps/10`` so that
-    the sampling noise averages out and the iterate converges.
+    use the decaying step ``lr/√(1 + t/c)`` with ``c = steps/20`` and return
+    the policy of the logits averaged over the second half of the run
+    (Polyak–Ruppert averaging), so that the sampling noise averages out.
+
+Sampled methods see only the candidates they draw: they need
+``steps·batch_size`` well above ``n`` and, for small ``β`` (a sharp
+optimum), enough steps not to collapse early onto one candidate.  For pools
+of thousands of candidates ``"npg"`` (exact, geometric convergence) is the
+reliable choice.
 """
 
 from __future__ import annotations
@@ -235,7 +242,9 @@ def kl_bandit_pg(
     m = batch_size
     rows = np.arange(B)[:, None]
     sampled = algorithm not in ("exact", "npg")
-    decay = max(steps / 10.0, 1.0)
+    decay = max(steps / 20.0, 1.0)
+    tail = steps // 2  # Polyak–Ruppert: average the logits over the second half
+    theta_sum = np.zeros_like(log_ref)
 
     theta = log_ref.copy()
     kl_hist = np.empty((steps + 1, B))
@@ -270,9 +279,13 @@ def kl_bandit_pg(
             weighted = np.bincount((acts + rows * n).ravel(), weights=adv.ravel(),
                                    minlength=B * n).reshape(B, n)
             grad = (weighted - adv.sum(axis=1, keepdims=True) * p) / m
-            theta = theta + (step * decay / (decay + t))[:, None] * grad
+            theta = theta + (step / np.sqrt(1.0 + t / decay))[:, None] * grad
         # Re-centre the logits: softmax is shift-invariant and this keeps them bounded.
         theta = theta - theta.max(axis=1, keepdims=True)
+        if sampled and t >= tail:
+            theta_sum += theta
+            if t == steps - 1:
+                theta = theta_sum / (steps - tail)
         logp = _log_softmax(theta)
         p = record(t + 1, logp)
 
