@@ -12,6 +12,11 @@ from rlscale.theory._lazy import attach
 # Public name -> private module defining it.  Each capability adds its own block.
 _EXPORTS: dict[str, str] = {
     # -- Gaussian selection simulator (issue 3) --
+    "SelectionSample": "_selection",
+    "SoftBonFrontier": "_selection",
+    "brute_force_selection": "_selection",
+    "sample_selection": "_selection",
+    "soft_bon_frontier": "_selection",
     # -- environments, policies, algorithms, trainer (issue 5) --
     "BANDIT_ALGORITHMS": "_bandit",
     "BanditResult": "_bandit",

@@ -1,0 +1,584 @@
+"""Verification of the reward-optimisation law ``G(M, K) = Θ(sqrt(min{log M, K}))``.
+
+What it does (``rlscale verify reward-law``; :func:`verify_reward_law`):
+
+1. **Grid.**  ``M`` from 10 to 1e8 (3 points a decade in ``quick``, 6 in
+   ``full``) × ``K`` from 0.05 to 50, log-spaced, plus points packed around
+   the crossover ``K = log M``; noise levels ``τ ∈ {0.5, 1, 2}`` (the domain
+   of the proved band).
+2. **Gains.**  Exact ``G`` of best-of-n, the quantilizer and exponential
+   tilting (:func:`rlscale.theory.reward.gain`) on the whole grid; soft
+   best-of-n (:func:`rlscale.simulate.soft_bon_frontier`) and KL-penalised
+   policy gradient (:func:`rlscale.simulate.kl_bandit_pg`, RLOO) on a
+   sub-grid (``τ = 1``, small ``M``), where ``G(K)`` is the best gold gain of
+   a (pool size, temperature) run whose KL is ``<= K``.  Exact values are
+   spot-checked against the fast order-statistics Monte Carlo (z-scores).
+3. **Fits** per noise level × method on a random 70 % of the points, scored
+   by R² on the held-out 30 %: the law ``a sqrt(min(log M + b, c K))`` and a
+   smooth-min variant ``a ((log M + b)^{-p} + (cK)^{-p})^{-1/(2p)}``.
+4. **Band** ``G/sqrt(min(log M, K))`` over the whole grid, against the proved
+   ``[C_LO, C_HI]``.
+5. **Model comparison** (AIC, BIC on all points, and leave-one-regime-out
+   RMSE over the regimes ``K < log M / 2``, crossover, ``K > 2 log M``)
+   against ``a sqrt K``, ``a sqrt(log M + b)``, Gao et al.'s best-of-n and RL
+   forms (coefficients ``α, β`` per ``M``, as Gao et al. fit them per reward
+   model size) and a free power law ``a M^p K^q``.
+6. **Files** (when ``out`` is given): ``results.json``, ``grid.csv`` and, by
+   :func:`write_reward_figures`, ``heatmap.png`` (``G`` over ``(log M, K)``
+   with the crossover line) and ``collapse.png`` (``G`` against
+   ``sqrt(min(log M, K))``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RewardLawReport", "reward_grid", "verify_reward_law", "write_reward_figures"]
+
+NOISES = (0.5, 1.0, 2.0)
+EXACT_METHODS = ("bon", "quantile", "tilt")
+SUB_METHODS = ("soft_bon", "pg")
+MODES = ("quick", "full")
+
+_SETTINGS = {
+    "quick": {"per_decade": 3, "k_log": 14, "mc_points": 24, "mc_trials": 100_000,
+              "sub_m": (100.0, 1000.0), "sub_ns": (2, 8, 32, 128, 512), "soft_trials": 300,
+              "pg_pools": 16, "pg_steps": 250},
+    "full": {"per_decade": 6, "k_log": 30, "mc_points": 200, "mc_trials": 1_000_000,
+             "sub_m": (10.0, 100.0, 1000.0, 1e4), "sub_ns": (2, 4, 8, 32, 128, 512, 2048),
+             "soft_trials": 1000, "pg_pools": 24, "pg_steps": 600},
+}
+
+
+def reward_grid(mode: str = "quick") -> tuple[np.ndarray, np.ndarray]:
+    """The ``(M, K)`` points of the grid (flat arrays of equal length).
+
+    ``M = 10^(1 + j/d)`` up to 1e8 (``d`` = 3 or 6 per decade); per ``M`` the
+    ``K`` values are log-spaced over ``[0.05, 50]`` plus ``log M`` times
+    ``{0.5, 0.7, 0.85, 1, 1.2, 1.5, 2}`` (those inside ``[0.05, 50]``).
+
+    Examples
+    --------
+    >>> m, k = reward_grid("quick")
+    >>> int(m.min()), int(m.max()), float(k.min()), float(k.max())
+    (10, 100000000, 0.05, 50.0)
+    """
+    s = _settings(mode)
+    d = s["per_decade"]
+    ms = 10.0 ** (1.0 + np.arange(7 * d + 1) / d)
+    base = np.geomspace(0.05, 50.0, s["k_log"])
+    mm, kk = [], []
+    for m in ms:
+        dense = math.log(m) * np.array([0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0])
+        ks = np.unique(np.concatenate([base, dense[(dense >= 0.05) & (dense <= 50.0)]]))
+        mm.append(np.full(ks.size, m))
+        kk.append(ks)
+    return np.concatenate(mm), np.concatenate(kk)
+
+
+def _settings(mode: str) -> dict[str, Any]:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got mode={mode!r}")
+    return _SETTINGS[mode]
+
+
+# ----------------------------------------------------------------------------- models
+
+
+def _law_min(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
+    a, b, c = np.exp(p[0]), p[1], np.exp(p[2])
+    return a * np.sqrt(np.maximum(np.minimum(lm + b, c * k), 0.0))
+
+
+def _law_smooth(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
+    a, b, c, q = np.exp(p[0]), p[1], np.exp(p[2]), np.exp(p[3])
+    u = np.maximum(lm + b, 1e-12)
+    v = np.maximum(c * k, 1e-300)
+    # (u^-q + v^-q)^(-1/q) in log space so large q (a sharp min) cannot overflow.
+    lse = np.logaddexp(-q * np.log(u), -q * np.log(v))
+    return a * np.exp(-lse / (2.0 * q))
+
+
+@dataclass(frozen=True)
+class _Model:
+    name: str
+    formula: str
+    n_params: Callable[[int], int]  # given the number of distinct M
+    fit: Callable[[np.ndarray, np.ndarray, np.ndarray], Callable[..., np.ndarray]]
+
+
+def _least_squares(fn, p0, lm, k, g) -> np.ndarray:
+    from scipy.optimize import least_squares
+
+    best = None
+    for start in p0:
+        res = least_squares(lambda p: fn(p, lm, k) - g, np.asarray(start, float), method="trf",
+                            max_nfev=4000)
+        if best is None or res.cost < best.cost:
+            best = res
+    return best.x
+
+
+def _fit_min(lm, k, g):
+    p = _least_squares(_law_min, [(0.0, 0.0, 0.0), (0.3, -1.0, 0.5), (-0.3, 1.0, -0.5)],
+                       lm, k, g)
+
+    def predict(lm2, k2, _m=None):
+        return _law_min(p, lm2, k2)
+
+    predict.params = p
+    return predict
+
+
+def _fit_smooth(lm, k, g):
+    p = _least_squares(_law_smooth, [(0.0, 0.0, 0.0, 1.0), (0.3, -1.0, 0.5, 0.0),
+                                     (0.0, 0.5, 0.0, 2.0)], lm, k, g)
+    return lambda lm2, k2, _m=None: _law_smooth(p, lm2, k2)
+
+
+def _fit_sqrt_k(lm, k, g):
+    a = np.dot(np.sqrt(k), g) / np.dot(k, np.ones_like(k))
+    return lambda lm2, k2, _m=None: a * np.sqrt(k2)
+
+
+def _fit_sqrt_logm(lm, k, g):
+    def fn(p, lm_, k_):
+        return np.exp(p[0]) * np.sqrt(np.maximum(lm_ + p[1], 0.0))
+
+    p = _least_squares(fn, [(0.0, 0.0), (0.5, -1.0)], lm, k, g)
+    return lambda lm2, k2, _m=None: fn(p, lm2, k2)
+
+
+def _fit_power(lm, k, g):
+    ok = g > 0
+    x = np.column_stack([np.ones(ok.sum()), lm[ok], np.log(k[ok])])
+    coef, *_ = np.linalg.lstsq(x, np.log(g[ok]), rcond=None)
+    return lambda lm2, k2, _m=None: np.exp(coef[0] + coef[1] * lm2 + coef[2] * np.log(k2))
+
+
+def _gao(kind: str):
+    def basis(k):
+        d = np.sqrt(k)
+        return np.column_stack([d, -d * d if kind == "bon" else -d * np.log(d)])
+
+    def fit(lm, k, g):
+        coefs = {}
+        for key in np.unique(lm):
+            sel = lm == key
+            if sel.sum() >= 2:
+                coefs[key] = np.linalg.lstsq(basis(k[sel]), g[sel], rcond=None)[0]
+
+        def predict(lm2, k2, _m=None):
+            out = np.full(lm2.shape, np.nan)
+            for key, c in coefs.items():
+                sel = lm2 == key
+                if sel.any():
+                    out[sel] = basis(k2[sel]) @ c
+            return out
+
+        return predict
+
+    return fit
+
+
+_MODELS = (
+    _Model("law_min", "a*sqrt(min(log M + b, c*K))", lambda nm: 3, _fit_min),
+    _Model("law_smooth_min", "a*((log M + b)^-p + (c*K)^-p)^(-1/(2p))", lambda nm: 4,
+           _fit_smooth),
+    _Model("sqrt_K", "a*sqrt(K)", lambda nm: 1, _fit_sqrt_k),
+    _Model("sqrt_log_M", "a*sqrt(log M + b)", lambda nm: 2, _fit_sqrt_logm),
+    _Model("gao_bon_per_M", "d*(alpha_M - beta_M*d), d = sqrt(K)", lambda nm: 2 * nm,
+           _gao("bon")),
+    _Model("gao_rl_per_M", "d*(alpha_M - beta_M*log d), d = sqrt(K)", lambda nm: 2 * nm,
+           _gao("rl")),
+    _Model("power_law", "a*M^p*K^q", lambda nm: 3, _fit_power),
+)
+
+
+def _r2(y: np.ndarray, yhat: np.ndarray) -> float:
+    ok = np.isfinite(yhat)
+    y, yhat = y[ok], yhat[ok]
+    ss_tot = float(np.sum((y - y.mean()) ** 2))
+    return float(1.0 - np.sum((y - yhat) ** 2) / ss_tot) if ss_tot > 0 else float("nan")
+
+
+def _regime(lm: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return np.where(k < 0.5 * lm, "kl_limited", np.where(k > 2.0 * lm, "data_limited",
+                                                          "crossover"))
+
+
+# ----------------------------------------------------------------------------- report
+
+
+@dataclass(frozen=True)
+class RewardLawReport:
+    """Outcome of :func:`verify_reward_law` (``as_dict()`` gives JSON types).
+
+    Attributes
+    ----------
+    mode : str
+    seed : int or None
+    r2 : list of dict
+        Per noise level × method: held-out R² of the law (min and smooth-min),
+        the fitted ``a, b, c`` and the numbers of train/test points.
+    band : dict
+        Measured ``[c_lo, c_hi]`` of ``G/sqrt(min(log M, K))`` overall and per
+        method, and the proved ``[C_LO, C_HI]``.
+    comparison : list of dict
+        Per model: parameters, AIC, BIC (all points, noise-level × method
+        groups summed) and leave-one-regime-out RMSE.
+    mc_check : dict
+        Exact-vs-fast-Monte-Carlo z-scores on sampled grid points.
+    points : list of dict
+        The grid rows (``M, K, noise, method, G, L, ratio, regime, split``).
+    seconds : float
+    methods : tuple of str
+    files : dict
+        Paths written (empty when ``out`` was not given).
+    """
+
+    mode: str
+    seed: int | None
+    r2: list[dict[str, Any]]
+    band: dict[str, Any]
+    comparison: list[dict[str, Any]]
+    mc_check: dict[str, Any]
+    points: list[dict[str, Any]]
+    seconds: float
+    methods: tuple[str, ...]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "seed": self.seed, "seconds": self.seconds,
+            "methods": list(self.methods), "r2": self.r2, "band": self.band,
+            "comparison": self.comparison, "mc_check": self.mc_check,
+            "files": self.files, "n_points": len(self.points),
+        }
+
+    def summary(self) -> str:
+        """A human-readable table of the results."""
+        lines = ["held-out R^2 of G = a*sqrt(min(log M + b, c*K)) (smooth-min in brackets)",
+                 f"{'noise':>6} {'method':>9} {'R2':>8} {'[smooth]':>9} {'a':>7} "
+                 f"{'b':>7} {'c':>7} {'test':>5}"]
+        for row in self.r2:
+            lines.append(f"{row['noise']:6.2f} {row['method']:>9} {row['r2_min']:8.4f} "
+                         f"{row['r2_smooth']:9.4f} {row['a']:7.3f} {row['b']:7.3f} "
+                         f"{row['c']:7.3f} {row['n_test']:5d}")
+        b = self.band
+        lines.append(f"band G/sqrt(min(log M,K)): measured [{b['c_lo']:.4f}, {b['c_hi']:.4f}] "
+                     f"(exact methods), proved [{b['proved_c_lo']:.4f}, {b['proved_c_hi']:.4f}]")
+        for meth, (lo, hi) in b["per_method"].items():
+            lines.append(f"  {meth:>9}: [{lo:.4f}, {hi:.4f}]")
+        lines.append("model comparison (lower is better; LORO = leave-one-regime-out RMSE)")
+        lines.append(f"{'model':>15} {'params':>6} {'AIC':>10} {'BIC':>10} {'LORO':>8}")
+        for row in self.comparison:
+            lines.append(f"{row['model']:>15} {row['params']:6d} {row['aic']:10.1f} "
+                         f"{row['bic']:10.1f} {row['loro_rmse']:8.4f}")
+        mc = self.mc_check
+        lines.append(f"exact vs fast Monte Carlo: {mc['points']} points, max |z| = "
+                     f"{mc['max_abs_z']:.2f}, within 3 SE: {mc['within_3se']}/{mc['points']}")
+        lines.append(f"{len(self.points)} grid points, {self.seconds:.1f} s")
+        return "\n".join(lines)
+
+
+def verify_reward_law(
+    mode: str = "quick",
+    out: str | Path | None = None,
+    rng: Any = 0,
+    *,
+    figures: bool = True,
+    progress: bool = False,
+) -> RewardLawReport:
+    """Run the reward-law verification; optionally write files to ``out``.
+
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+        ``quick`` takes well under a minute on 2 cores; ``full`` a few minutes.
+    out : path, optional
+        Directory for ``results.json``, ``grid.csv`` and (with ``figures``)
+        the PNG figures (matplotlib, extra ``plot``).
+    rng : int or numpy.random.Generator
+        Seed for the train/test split and the Monte Carlo parts.
+    progress : bool
+        Show a tqdm progress bar on stderr.
+
+    Examples
+    --------
+    >>> rep = verify_reward_law("quick", rng=0)  # doctest: +SKIP
+    >>> min(r["r2_min"] for r in rep.r2) > 0.97  # doctest: +SKIP
+    True
+    """
+    settings = _settings(mode)
+    seed = int(rng) if isinstance(rng, int | np.integer) else None
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    start = time.perf_counter()
+
+    from tqdm import tqdm
+
+    from rlscale.simulate import sample_selection
+    from rlscale.theory import reward
+
+    stages = 3 + len(SUB_METHODS) + 2
+    bar = tqdm(total=stages, desc="reward-law", disable=not progress, leave=False)
+
+    m_all, k_all = reward_grid(mode)
+    rows: list[dict[str, Any]] = []
+    for tau in NOISES:
+        for meth in EXACT_METHODS:
+            g = np.asarray(reward.gain(m_all, k_all, tau, meth))
+            rows.extend(_rows(m_all, k_all, tau, meth, g))
+        bar.update(1)
+
+    # Exact vs fast Monte Carlo at the optimal pool size of sampled grid points.
+    picks = gen.choice(len(rows), size=min(settings["mc_points"], len(rows)), replace=False)
+    zs = []
+    for i in picks:
+        r = rows[int(i)]
+        n = float(reward.optimal_pool_size(r["M"], r["K"], r["noise"], r["method"]))
+        s = sample_selection(n, M=r["M"], noise=r["noise"], method=r["method"], K=r["K"],
+                             trials=settings["mc_trials"], rng=gen)
+        zs.append((s.gold - r["G"]) / s.gold_se if s.gold_se > 0 else 0.0)
+    zs_arr = np.asarray(zs)
+    mc = {"points": len(zs), "trials": settings["mc_trials"],
+          "max_abs_z": float(np.max(np.abs(zs_arr))) if zs else 0.0,
+          "within_3se": int(np.sum(np.abs(zs_arr) <= 3.0)), "z": zs_arr.tolist()}
+    bar.update(1)
+
+    sub_m = np.asarray(settings["sub_m"])
+    sub = [(m, k) for m, k in zip(m_all, k_all) if np.any(np.isclose(m, sub_m, rtol=1e-9))]
+    sm = np.array([p[0] for p in sub])
+    sk = np.array([p[1] for p in sub])
+    rows.extend(_soft_bon_rows(sm, sk, settings, gen))
+    bar.update(1)
+    pg_rows = _pg_rows(sm, sk, settings, gen)
+    rows.extend(pg_rows)
+    methods = EXACT_METHODS + (("soft_bon", "pg") if pg_rows else ("soft_bon",))
+    bar.update(1)
+
+    # Random 70/30 split of every noise × method group.
+    split = gen.random(len(rows)) < 0.7
+    for r, s in zip(rows, split):
+        r["split"] = "train" if s else "test"
+
+    r2_rows, comparison = _fit_all(rows)
+    bar.update(1)
+
+    exact = [r for r in rows if r["method"] in EXACT_METHODS and r["G"] > 0]
+    ratios = np.array([r["ratio"] for r in exact])
+    per_method = {}
+    for meth in methods:
+        rr = np.array([r["ratio"] for r in rows if r["method"] == meth and r["L"] > 0])
+        per_method[meth] = [float(rr.min()), float(rr.max())] if rr.size else [0.0, 0.0]
+    band = {"c_lo": float(ratios.min()), "c_hi": float(ratios.max()),
+            "proved_c_lo": reward.C_LO, "proved_c_hi": reward.C_HI,
+            "inside_proved": bool(ratios.min() >= reward.C_LO and ratios.max() <= reward.C_HI),
+            "per_method": per_method,
+            "domain": {"M_min": reward.M_MIN, "tau": [reward.TAU_MIN, reward.TAU_MAX]}}
+
+    report = RewardLawReport(mode, seed, r2_rows, band, comparison, mc, rows,
+                             time.perf_counter() - start, methods)
+    if out is not None:
+        report = _write(report, Path(out), figures)
+    bar.update(1)
+    bar.close()
+    return report
+
+
+def _rows(m, k, tau, meth, g) -> list[dict[str, Any]]:
+    lm = np.log(m)
+    L = np.minimum(lm, k)
+    ratio = np.where(L > 0, g / np.sqrt(np.where(L > 0, L, 1.0)), 0.0)
+    reg = _regime(lm, k)
+    return [{"M": float(m[i]), "K": float(k[i]), "noise": float(tau), "method": meth,
+             "G": float(g[i]), "L": float(L[i]), "ratio": float(ratio[i]),
+             "regime": str(reg[i])} for i in range(m.size)]
+
+
+def _soft_bon_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
+    from rlscale.simulate import soft_bon_frontier
+
+    rows = []
+    for m in np.unique(sm):
+        f = soft_bon_frontier(m, 1.0, ns=settings["sub_ns"], trials=settings["soft_trials"],
+                              rng=gen)
+        ks = sk[sm == m]
+        rows.extend(_rows(np.full(ks.size, m), ks, 1.0, "soft_bon", f.gain_at(ks)))
+    return rows
+
+
+def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
+    """KL-penalised policy gradient (RLOO) on pools of proxies: its (KL, gold) frontier."""
+    try:
+        from rlscale.simulate import kl_bandit_pg
+    except ImportError:  # the trainer is another capability; ship without it if absent
+        return []
+    from rlscale.theory.reward import KAPPA
+
+    betas = np.array([0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2])
+    pools = settings["pg_pools"]
+    rows = []
+    for m in np.unique(sm):
+        kls, golds = [], []
+        for n in settings["sub_ns"]:
+            sd = math.sqrt(KAPPA * n / m)
+            proxy = math.sqrt(1.0 + sd * sd) * gen.standard_normal((pools, n))
+            res = kl_bandit_pg(np.repeat(proxy, betas.size, axis=0), np.tile(betas, pools),
+                               steps=settings["pg_steps"], batch_size=32, algorithm="rloo",
+                               rng=gen)
+            # Rao-Blackwellised gold: E[X_i | proxies] = proxy_i/(1+σ²), and the
+            # policy depends on the proxies only.
+            gold = np.sum(res.probs * np.repeat(proxy, betas.size, axis=0), axis=1) / (1 + sd**2)
+            kls.append(np.asarray(res.kl).reshape(pools, betas.size).mean(axis=0))
+            golds.append(gold.reshape(pools, betas.size).mean(axis=0))
+        kl_all, gold_all = np.concatenate(kls), np.concatenate(golds)
+        ks = sk[sm == m]
+        g = np.array([max(gold_all[kl_all <= kk].max(initial=0.0), 0.0) for kk in ks])
+        rows.extend(_rows(np.full(ks.size, m), ks, 1.0, "pg", g))
+    return rows
+
+
+def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    groups: dict[tuple[float, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["noise"], r["method"]), []).append(r)
+    r2_rows = []
+    totals = {m.name: {"rss": 0.0, "n": 0, "k": 0, "loro": []} for m in _MODELS}
+    for (tau, meth), grp in groups.items():
+        lm = np.log([r["M"] for r in grp])
+        k = np.array([r["K"] for r in grp])
+        g = np.array([r["G"] for r in grp])
+        train = np.array([r["split"] == "train" for r in grp])
+        test = ~train
+        f_min = _fit_min(lm[train], k[train], g[train])
+        f_smooth = _fit_smooth(lm[train], k[train], g[train])
+        p_min = f_min.params
+        pred_all = f_min(lm, k)
+        for r, v in zip(grp, pred_all):
+            r["fit_law_min"] = float(v)
+        r2_rows.append({
+            "noise": tau, "method": meth, "r2_min": _r2(g[test], f_min(lm[test], k[test])),
+            "r2_smooth": _r2(g[test], f_smooth(lm[test], k[test])),
+            "a": float(np.exp(p_min[0])), "b": float(p_min[1]), "c": float(np.exp(p_min[2])),
+            "n_train": int(train.sum()), "n_test": int(test.sum()),
+        })
+        # Model comparison on all points of the group, plus leave-one-regime-out.
+        reg = np.array([r["regime"] for r in grp])
+        n_m = np.unique(lm).size
+        for model in _MODELS:
+            pred = model.fit(lm, k, g)(lm, k)
+            ok = np.isfinite(pred)
+            t = totals[model.name]
+            t["rss"] += float(np.sum((g[ok] - pred[ok]) ** 2))
+            t["n"] += int(ok.sum())
+            t["k"] += model.n_params(n_m)
+            for held in ("kl_limited", "crossover", "data_limited"):
+                tr, te = reg != held, reg == held
+                if tr.sum() < 4 or te.sum() == 0:
+                    continue
+                pr = model.fit(lm[tr], k[tr], g[tr])(lm[te], k[te])
+                okp = np.isfinite(pr)
+                if okp.any():
+                    t["loro"].append(float(np.sqrt(np.mean((g[te][okp] - pr[okp]) ** 2))))
+    comparison = []
+    for model in _MODELS:
+        t = totals[model.name]
+        n, rss = max(t["n"], 1), max(t["rss"], 1e-300)
+        comparison.append({
+            "model": model.name, "formula": model.formula, "params": t["k"],
+            "aic": n * math.log(rss / n) + 2 * t["k"],
+            "bic": n * math.log(rss / n) + t["k"] * math.log(n),
+            "loro_rmse": float(np.mean(t["loro"])) if t["loro"] else float("nan"),
+            "rss": rss, "points": t["n"],
+        })
+    return r2_rows, comparison
+
+
+def _write(report: RewardLawReport, out: Path, figures: bool) -> RewardLawReport:
+    from dataclasses import replace
+
+    from rlscale._io import write_json_atomic, write_text_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    cols = ["M", "K", "noise", "method", "G", "L", "ratio", "regime", "split", "fit_law_min"]
+    writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(report.points)
+    files = {"csv": str(write_text_atomic(out / "grid.csv", buf.getvalue()))}
+    if figures:
+        files.update(write_reward_figures(report, out))
+    report = replace(report, files=files)
+    files["json"] = str(out / "results.json")
+    write_json_atomic(out / "results.json", report.as_dict())
+    return report
+
+
+def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, str]:
+    """Write ``heatmap.png`` and ``collapse.png`` for ``report`` into ``out``.
+
+    Needs matplotlib (extra ``plot``); uses the Agg backend.
+    """
+    from rlscale._io import write_bytes_atomic
+    from rlscale._optional import require
+
+    mpl = require("matplotlib", extra="plot", purpose="reward-law figures")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+
+    pts = [r for r in report.points if r["method"] == "bon" and r["noise"] == 1.0]
+    lm = np.log([r["M"] for r in pts])
+    k = np.array([r["K"] for r in pts])
+    g = np.array([r["G"] for r in pts])
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    sc = ax.scatter(lm, k, c=g, s=28, marker="s", cmap="viridis")
+    grid_lm = np.linspace(lm.min(), lm.max(), 100)
+    ax.plot(grid_lm, grid_lm, "r--", lw=1.5, label="crossover K = log M")
+    ax.set_yscale("log")
+    ax.set_xlabel("log M (comparisons)")
+    ax.set_ylabel("KL budget K")
+    ax.set_title("gold gain G(M, K), best-of-n, noise 1")
+    ax.legend(loc="lower right")
+    fig.colorbar(sc, ax=ax, label="G")
+    files["heatmap"] = str(write_bytes_atomic(out / "heatmap.png", _png(fig)))
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.8))
+    for meth in report.methods:
+        sel = [r for r in report.points if r["method"] == meth]
+        x = np.sqrt([r["L"] for r in sel])
+        ax.scatter(x, [r["G"] for r in sel], s=6, alpha=0.5, label=meth)
+    xs = np.linspace(0, max(np.sqrt([r["L"] for r in report.points])), 50)
+    b = report.band
+    ax.plot(xs, b["c_hi"] * xs, "k:", lw=1, label=f"measured band [{b['c_lo']:.2f}, "
+            f"{b['c_hi']:.2f}]")
+    ax.plot(xs, b["c_lo"] * xs, "k:", lw=1)
+    ax.plot(xs, b["proved_c_lo"] * xs, "r--", lw=1, label="proved band")
+    ax.plot(xs, b["proved_c_hi"] * xs, "r--", lw=1)
+    ax.set_xlabel("sqrt(min(log M, K))")
+    ax.set_ylabel("gold gain G")
+    ax.set_title("collapse of G onto sqrt(min(log M, K))")
+    ax.legend(fontsize=8, markerscale=3)
+    files["collapse"] = str(write_bytes_atomic(out / "collapse.png", _png(fig)))
+    plt.close(fig)
+    return files
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    return buf.getvalue()
