@@ -168,8 +168,17 @@ def make_policy(kind: str, rng: np.random.Generator, hidden: int = 32):
 def log_probs(policy, phi: np.ndarray) -> tuple[np.ndarray, Any]:
     """Log-probabilities of the 4 actions for each feature row, and the cache."""
     z, cache = policy.logits(phi)
-    z = z - z.max(axis=-1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True)), cache
+    z = z - np.maximum(np.maximum(z[:, 0:1], z[:, 1:2]), np.maximum(z[:, 2:3], z[:, 3:4]))
+    return z - np.log(sum4(np.exp(z))), cache
+
+
+def sum4(x: np.ndarray) -> np.ndarray:
+    """Row sums of an ``(n, 4)`` array, shape ``(n, 1)``.
+
+    numpy's reductions over a short last axis are several times slower than
+    adding the four columns.
+    """
+    return x[:, 0:1] + x[:, 1:2] + x[:, 2:3] + x[:, 3:4]
 
 
 class Adam:

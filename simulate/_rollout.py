@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlscale.simulate._gridworld import N_STAGES, GridWorld, Walkers
+from rlscale.simulate._policies import log_probs, sum4
 
 __all__ = ["Batch", "aggregate", "clipped_grad", "group_stats", "kl_k3_grad", "rollout",
            "score_grad"]
@@ -135,7 +136,7 @@ def aggregate(batch: Batch, weights: np.ndarray) -> np.ndarray:
 
 def score_grad(W: np.ndarray, logp: np.ndarray) -> np.ndarray:
     """``∂/∂z`` of ``Σ W[row, a]·log π(a|row)``: ``W − (Σ_a W)·π``."""
-    return W - W.sum(axis=1, keepdims=True) * np.exp(logp)
+    return W - sum4(W) * np.exp(logp)
 
 
 def clipped_grad(Wpos: np.ndarray, Wneg: np.ndarray, logp: np.ndarray, logp_old: np.ndarray,
@@ -144,7 +145,7 @@ def clipped_grad(Wpos: np.ndarray, Wneg: np.ndarray, logp: np.ndarray, logp_old:
     rho = np.exp(logp - logp_old)
     dj = Wpos * (rho < 1.0 + clip) + Wneg * (rho > 1.0 - clip)
     g = dj * rho
-    return g - g.sum(axis=1, keepdims=True) * np.exp(logp)
+    return g - sum4(g) * np.exp(logp)
 
 
 def kl_k3_grad(C: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, float]:
@@ -152,7 +153,7 @@ def kl_k3_grad(C: np.ndarray, logp: np.ndarray) -> tuple[np.ndarray, float]:
     d = LOG_REF - logp
     value = float(np.sum(C * (np.exp(d) - 1.0 - d)))
     g = C * (1.0 - np.exp(d))
-    return g - g.sum(axis=1, keepdims=True) * np.exp(logp), value
+    return g - sum4(g) * np.exp(logp), value
 
 
 def group_stats(batch: Batch) -> dict[str, float]:
@@ -178,8 +179,6 @@ def clipped_updates(policy, optimizer, phi: np.ndarray, logp_old: np.ndarray, ba
     ``step_weights`` carry each step's advantage and normalisation,
     ``kl_weights`` each step's share of the KL term (GRPO: ``1/(B·k·|o_i|)``).
     """
-    from rlscale.simulate._policies import log_probs
-
     Wpos = aggregate(batch, np.maximum(step_weights, 0.0))
     Wneg = aggregate(batch, np.minimum(step_weights, 0.0))
     C = aggregate(batch, kl_weights) if kl_coef > 0 else None
