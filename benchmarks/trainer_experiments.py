@@ -6,7 +6,8 @@
    tasks (every task is key → door → goal).
 2. Frontier-task selection (pass rate in [0.1, 0.9]) vs uniform task sampling.
 3. Verifier filtering vs training on every synthetic environment when 40 % of
-   them are defective (unsolvable or reward-leaking).
+   them are defective (unsolvable or reward-leaking), with the epoch budget
+   (filtering then also cuts the number of updates) and at equal updates.
 
 Each arm is trained with the same seeds and evaluated exactly on the same
 held-out tasks; the reported difference is IQM(arm) − IQM(baseline) over the
@@ -40,6 +41,11 @@ EXPERIMENTS = {
         {**BASE, "defect_rate": 0.4, "verify": True},
         {**BASE, "defect_rate": 0.4, "verify": False},
     ),
+    # The same, at an equal number of updates (filtering otherwise also cuts compute).
+    "verified_vs_unfiltered_equal_updates": (
+        {**BASE, "defect_rate": 0.4, "verify": True, "steps": 16},
+        {**BASE, "defect_rate": 0.4, "verify": False, "steps": 16},
+    ),
 }
 
 
@@ -70,12 +76,20 @@ def main(argv: list[str] | None = None) -> int:
         start = time.perf_counter()
         a, b = _scores(arm, seeds, args.jobs), _scores(base, seeds, args.jobs)
         diff = iqm_difference_ci(a, b, rng=0)
+        # Mean success per seed, and a plain bootstrap CI of the difference of means.
+        ma, mb = a.mean(axis=1), b.mean(axis=1)
+        rng = np.random.default_rng(0)
+        boot = (ma[rng.integers(0, ma.size, (4000, ma.size))].mean(axis=1)
+                - mb[rng.integers(0, mb.size, (4000, mb.size))].mean(axis=1))
+        mean_diff = (float(ma.mean() - mb.mean()), *np.quantile(boot, [0.025, 0.975]).tolist())
         out[name] = {"arm": iqm_ci(a, rng=0).as_dict(), "baseline": iqm_ci(b, rng=0).as_dict(),
-                     "difference": diff.as_dict(), "seeds": len(seeds),
-                     "arm_config": arm, "baseline_config": base}
-        print(f"{name}: arm {iqm_ci(a, rng=0)}  baseline {iqm_ci(b, rng=0)}  "
-              f"difference {diff}  ({len(seeds)} seeds, {time.perf_counter() - start:.1f} s)",
-              flush=True)
+                     "difference": diff.as_dict(), "mean_arm": float(ma.mean()),
+                     "mean_baseline": float(mb.mean()), "mean_difference": mean_diff,
+                     "seeds": len(seeds), "arm_config": arm, "baseline_config": base}
+        print(f"{name}: IQM arm {iqm_ci(a, rng=0)}  baseline {iqm_ci(b, rng=0)}  "
+              f"difference {diff}; mean arm {ma.mean():.4f} baseline {mb.mean():.4f} "
+              f"difference {mean_diff[0]:.4f} [{mean_diff[1]:.4f}, {mean_diff[2]:.4f}]  "
+              f"({len(seeds)} seeds, {time.perf_counter() - start:.1f} s)", flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(out, fh, indent=2, default=list)
