@@ -16,6 +16,9 @@ _EXPORTS: dict[str, str] = {
     "allocate": "_allocate",
     "kkt_residual": "_allocate",
     "min_cost": "_allocate",
+    "FitResult": "_fit",
+    "fit_law": "_fit",
+    "huber": "_fit",
 }
 
 # Public sub-modules reachable as attributes.
