@@ -124,7 +124,7 @@ def _noise_sd(n: float, noise_sd: Any, m: Any, noise: Any) -> float:
         raise ValueError("give noise_sd, or M (and noise) to derive it")
     mm = float(check_real("M", m, low=1.0))
     tau = float(check_real("noise", noise, low=0.0))
-    return float(np.sqrt(KAPPA * tau * tau * n / mm))
+    return tau * float(np.sqrt(KAPPA * n / mm))
 
 
 class _Moments:
@@ -188,8 +188,13 @@ def sample_selection(
     kk = float(check_real("K", K, low=0.0, allow_inf=True))
     trials = check_positive_int("trials", trials, minimum=2)
     gen = _rng(rng)
-    shrink = 1.0 / np.sqrt(1.0 + sd * sd)  # gold per unit standardised proxy
-    resid = sd * shrink  # sd of X given the proxy
+    # scale = sqrt(1 + σ²) = proxy sd; shrink = 1/scale is the gold per unit of the
+    # standardised proxy and resid = σ/scale the sd of X given the proxy.  Written
+    # to stay finite for σ up to 1e308 (n = 1e300 with M = 1).
+    inv = 1.0 / sd if sd > 1.0 else 0.0
+    scale = float(np.hypot(1.0, sd))
+    shrink = inv / np.hypot(1.0, inv) if sd > 1.0 else 1.0 / scale
+    resid = 1.0 / np.hypot(1.0, inv) if sd > 1.0 else sd / scale
     log_n = np.log(nn)
     beta = np.sqrt(2.0 * min(kk, log_n))
     acc = _Moments()
@@ -202,9 +207,9 @@ def sample_selection(
         else:
             s = beta + gen.standard_normal(size)
         gold = s * shrink + resid * gen.standard_normal(size)
-        acc.add(gold, s / shrink)
+        acc.add(gold, s)
     g, gse, p, pse = acc.result()
-    return SelectionSample(g, gse, p, pse, trials, nn, sd, method, "fast")
+    return SelectionSample(g, gse, p * scale, pse * scale, trials, nn, sd, method, "fast")
 
 
 def brute_force_selection(

@@ -21,6 +21,7 @@ _EXPORTS: dict[str, str] = {
     "expected_max_normal": "_gaussian",
     "expected_max_normal_bounds": "_gaussian",
     "expected_max_normal_asymptotic": "_gaussian",
+    "expected_max_normal_log": "_gaussian",
     "bon_kl": "_gaussian",
     "bon_n_for_kl": "_gaussian",
     "tilt_gain": "_gaussian",

@@ -59,6 +59,7 @@ __all__ = [
     "expected_max_normal",
     "expected_max_normal_asymptotic",
     "expected_max_normal_bounds",
+    "expected_max_normal_log",
     "quantile_mean_normal",
     "regressional_gain",
     "tilt_gain",
@@ -86,14 +87,38 @@ _LOGPHI_Z = log_ndtr(_Z)
 
 
 def _emax_large(log_n: np.ndarray) -> np.ndarray:
+    log_n = np.asarray(log_n, dtype=np.float64)
     out = np.empty_like(log_n)
     for start in range(0, log_n.size, _CHUNK):
         ln = log_n[start:start + _CHUNK, None]
+        huge = ln > 650.0
         # max = Φ⁻¹(exp(y)) = -Φ⁻¹(-expm1(y)) with y = -e^w/n; the second form
-        # keeps full precision in the upper tail where exp(y) rounds to 1.
-        y = -np.exp(_W - ln)
-        out[start:start + _CHUNK] = -ndtri(-np.expm1(y)) @ _WW
+        # keeps full precision in the upper tail where exp(y) rounds to 1.  Past
+        # n = e^650, -expm1(y) = e^{w - log n} (1 - O(e^-646)) would underflow, so
+        # take its log directly: max = -Φ⁻¹(exp(w - log n)) (log n any size).
+        y = -np.exp(np.where(huge, 0.0, _W - ln))
+        g = np.where(huge, -ndtri_exp(np.where(huge, _W - ln, -1.0)), -ndtri(-np.expm1(y)))
+        out[start:start + _CHUNK] = g @ _WW
     return out
+
+
+def expected_max_normal_log(log_n: Any) -> float | np.ndarray:
+    """``e(n)`` as a function of ``log n >= 0``, for pool sizes beyond float range.
+
+    Examples
+    --------
+    >>> round(expected_max_normal_log(1e5), 3)  # n = e^100000; ~ sqrt(2 log n)
+    447.193
+    """
+    t = check_real("log_n", log_n, low=0.0)
+    flat = t.ravel()
+    out = np.empty_like(flat)
+    small = flat < np.log(2.0)
+    if small.any():
+        out[small] = _emax_small(np.exp(flat[small]))
+    if (~small).any():
+        out[~small] = _emax_large(flat[~small])
+    return return_like(out.reshape(t.shape), log_n)
 
 
 def _emax_small(n: np.ndarray) -> np.ndarray:
@@ -224,6 +249,12 @@ def bon_n_for_kl(kl: Any) -> float | np.ndarray:
     7.5
     """
     k = check_real("kl", kl, low=0.0)
+    t = _bon_log_n_for_kl(k)
+    with np.errstate(over="ignore"):  # KL > ~709: n beyond float range is inf
+        return return_like(np.exp(t), kl)
+
+
+def _bon_log_n_for_kl(k: np.ndarray) -> np.ndarray:
     # KL(t) = t - 1 + e^{-t} is convex increasing on t >= 0; the start
     # t0 = k + 1 >= root (and t0 = sqrt(2k) for small k, also >= root).
     t = np.where(k < 1.0, np.sqrt(2.0 * k), k + 1.0)
@@ -234,7 +265,7 @@ def bon_n_for_kl(kl: Any) -> float | np.ndarray:
         t = np.maximum(t - step, 0.0)
         if np.all(np.abs(step) <= 1e-15 * np.maximum(t, 1e-300)):
             break
-    return return_like(np.exp(t), kl)
+    return t
 
 
 def tilt_gain(K: Any) -> float | np.ndarray:
@@ -262,6 +293,11 @@ def regressional_gain(n: Any, noise_sd: Any) -> float | np.ndarray:
     return return_like(e / np.sqrt(1.0 + s * s), n, noise_sd)
 
 
+def _quantile_mean_log(t: np.ndarray) -> np.ndarray:
+    q = -ndtri_exp(-np.maximum(t, 1e-300))
+    return np.where(t > 0, np.exp(t - q * q / 2) / _SQRT_2PI, 0.0)
+
+
 def quantile_mean_normal(n: Any) -> float | np.ndarray:
     """Mean of N(0,1) over its top ``1/n`` fraction: ``n φ(Φ⁻¹(1 - 1/n))``.
 
@@ -277,8 +313,4 @@ def quantile_mean_normal(n: Any) -> float | np.ndarray:
     0.0
     """
     arr = check_real("n", n, low=1.0)
-    ln = np.log(arr)
-    q = -ndtri_exp(-ln)  # -inf at n = 1: the whole law, mean 0
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = np.exp(ln - q * q / 2) / _SQRT_2PI
-    return return_like(np.where(arr == 1.0, 0.0, out), n)
+    return return_like(_quantile_mean_log(np.log(arr)), n)

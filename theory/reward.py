@@ -147,8 +147,10 @@ import sympy as sp
 from scipy.special import lambertw
 
 from rlscale.theory._gaussian import (
-    bon_n_for_kl,
+    _bon_log_n_for_kl,
+    _quantile_mean_log,
     expected_max_normal,
+    expected_max_normal_log,
     quantile_mean_normal,
 )
 from rlscale.theory._validation import check_real, return_like
@@ -317,18 +319,31 @@ def _method(method: str) -> None:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
 
 
+def _lambertw_exp(big_l: np.ndarray) -> np.ndarray:
+    """``W(e^L)``, i.e. the root of ``w + log w = L``, for any real ``L`` (no overflow)."""
+    big_l = np.asarray(big_l, dtype=np.float64)
+    small = big_l <= 2.0
+    w = np.where(small, lambertw(np.exp(np.minimum(big_l, 2.0))).real, 0.0)
+    # Newton on w + log w = L from w0 = L - log L (>= root for L > 2); convex, monotone.
+    lb = np.where(small, 3.0, big_l)
+    v = lb - np.log(lb)
+    for _ in range(50):
+        step = (v + np.log(v) - lb) / (1.0 + 1.0 / v)
+        v = v - step
+        if np.all(np.abs(step) <= 1e-15 * v):
+            break
+    return np.where(small, w, v)
+
+
 def _tilt_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log n_opt, U) of the envelope; tau = 0 means no noise: n = e^K."""
-    a = KAPPA * tau * tau / m
+    """(log n_opt, U) of the envelope, in log space; tau = 0 means no noise: n = e^K."""
     with np.errstate(divide="ignore"):
-        z = np.where(a > 0, 1.0 / (math.e * np.where(a > 0, a, 1.0)), np.inf)
-    w = np.where(np.isfinite(z), lambertw(np.where(np.isfinite(z), z, 1.0)).real, np.inf)
-    kstar = 1.0 + w
+        log_a = np.log(KAPPA) + 2.0 * np.log(tau) - np.log(m)
+    noisy = np.isfinite(log_a)
+    # z = M/(e κ τ²) = exp(-1 - log a); K* = 1 + W(z).
+    kstar = np.where(noisy, 1.0 + _lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
     t = np.minimum(k, kstar)
-    # 1 + a e^t, in log space: e^t can overflow for K = 700 at tiny a.
-    denom = np.exp(np.logaddexp(0.0, np.log(np.where(a > 0, a, 1.0)) + t))
-    denom = np.where(a > 0, denom, 1.0)
-    return t, np.sqrt(2.0 * t / denom)
+    return t, np.sqrt(2.0 * t * np.exp(-np.logaddexp(0.0, log_a + t)))
 
 
 def gain_upper(m: Any, k: Any, noise: Any = 1.0) -> float | np.ndarray:
@@ -349,20 +364,24 @@ def gain_upper(m: Any, k: Any, noise: Any = 1.0) -> float | np.ndarray:
 
 def _log_pool_limit(method: str, k: np.ndarray) -> np.ndarray:
     if method == "bon":
-        return np.log(np.asarray(bon_n_for_kl(k)))
+        return _bon_log_n_for_kl(k)
     return k  # quantile and tilt: KL = log n
 
 
 def _pool_gain(method: str, t: np.ndarray, m: np.ndarray, tau: np.ndarray,
                k: np.ndarray) -> np.ndarray:
-    n = np.exp(t)
+    """Gold gain on a pool of size ``n = e^t``, in log space (``n`` may exceed 1e308)."""
+    t, m, tau, k = np.broadcast_arrays(t, m, tau, k)
     if method == "bon":
-        top = np.asarray(expected_max_normal(n))
+        top = np.asarray(expected_max_normal_log(t))
     elif method == "quantile":
-        top = np.asarray(quantile_mean_normal(n))
+        top = _quantile_mean_log(t)
     else:
         top = np.sqrt(2.0 * np.minimum(k, t))
-    return top / np.sqrt(1.0 + KAPPA * tau * tau * n / m)
+    # 1 + κτ²n/M = exp(logaddexp(0, log(κτ²/M) + t)); τ = 0 means no noise.
+    with np.errstate(divide="ignore"):
+        log_a = np.log(KAPPA) + 2.0 * np.log(tau) - np.log(m)
+    return top * np.exp(-0.5 * np.logaddexp(0.0, log_a + t))
 
 
 def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
@@ -434,7 +453,7 @@ def gain(m: Any, k: Any, noise: Any = 1.0, method: str = "bon") -> float | np.nd
 
 def optimal_pool_size(m: Any, k: Any, noise: Any = 1.0, method: str = "bon"
                       ) -> float | np.ndarray:
-    """The pool size ``n`` attaining :func:`gain`.
+    """The pool size ``n`` attaining :func:`gain` (``inf`` past the float range).
 
     Examples
     --------
@@ -444,7 +463,8 @@ def optimal_pool_size(m: Any, k: Any, noise: Any = 1.0, method: str = "bon"
     _method(method)
     mm, kk, tt = _check_mk(m, k, noise)
     t = _tilt_pool(mm, kk, tt)[0] if method == "tilt" else _optimise(method, mm, kk, tt)[0]
-    return return_like(np.exp(np.where(kk > 0, t, 0.0)), m, k, noise)
+    with np.errstate(over="ignore"):  # n beyond 1.8e308 (K > ~709, tiny noise) is inf
+        return return_like(np.exp(np.where(kk > 0, t, 0.0)), m, k, noise)
 
 
 def lower_bound(m: Any, k: Any) -> float | np.ndarray:
