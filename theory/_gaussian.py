@@ -108,7 +108,7 @@ def expected_max_normal_log(log_n: Any) -> float | np.ndarray:
     Examples
     --------
     >>> round(expected_max_normal_log(1e5), 3)  # n = e^100000; ~ sqrt(2 log n)
-    447.193
+    447.199
     """
     t = check_real("log_n", log_n, low=0.0)
     flat = t.ravel()
