@@ -19,6 +19,11 @@ _EXPORTS: dict[str, str] = {
     "FitResult": "_fit",
     "fit_law": "_fit",
     "huber": "_fit",
+    "Baseline": "_efficiency",
+    "Efficiency": "_efficiency",
+    "EfficiencyCurve": "_efficiency",
+    "efficiency": "_efficiency",
+    "efficiency_curve": "_efficiency",
 }
 
 # Public sub-modules reachable as attributes.

@@ -1,0 +1,262 @@
+"""How much a compute-optimal allocation saves over scaling one axis alone.
+
+The common practice the seed paper compares against scales a single axis
+(trajectories) with the others fixed.  Two ratios measure the gap:
+
+- **iso-loss efficiency** ``eta = B_baseline / B_optimal`` at a target loss:
+  the budget the baseline needs to reach the target, divided by the budget
+  of :func:`~rlscale.optimize.min_cost`.  ``eta >= 1``; it is ``inf`` (with
+  the reason) when the baseline can never reach the target because the
+  fixed axes' terms alone keep the loss above it.
+- **iso-budget loss ratio** ``(L_baseline(B) - L_inf) / (L_optimal(B) - L_inf)``
+  at a budget ``B``.
+
+:func:`efficiency_curve` evaluates both along a range of budgets: at each
+budget the baseline's loss is the target, so ``eta(B)`` is how many times
+cheaper the optimum reaches what the baseline reaches with ``B``.  This is
+the curve a user plots.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.optimize._allocate import AllocationProblem
+from rlscale.theory._laws import Law
+from rlscale.theory._synthetic import SynthesisMethod
+from rlscale.theory._validation import check_real
+
+__all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "efficiency", "efficiency_curve"]
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Iso-loss efficiency of the optimum over a one-axis baseline.
+
+    Attributes
+    ----------
+    eta : float
+        ``B_baseline / B_optimal`` (``inf`` when the baseline cannot reach the target).
+    target : float
+    baseline_budget, optimal_budget : float
+    baseline_values, optimal_values : dict
+        The two allocations (``baseline_values`` is ``None`` when unreachable).
+    scaled : str
+        The baseline's scaled axis; ``fixed`` the others' values.
+    reason : str
+        Why ``eta`` is infinite, else empty.
+    """
+
+    eta: float
+    target: float
+    baseline_budget: float
+    optimal_budget: float
+    baseline_values: dict[str, float] | None
+    optimal_values: dict[str, float]
+    scaled: str
+    fixed: dict[str, float]
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class EfficiencyCurve:
+    """Efficiency along budgets (arrays aligned with ``budgets``).
+
+    ``baseline_loss[i]`` is the loss of the baseline with ``budgets[i]``;
+    ``optimal_loss[i]`` the optimum's at the same budget; ``eta[i]`` is
+    ``budgets[i] / min_cost(baseline_loss[i])``; ``loss_ratio[i]`` the ratio
+    of reducible losses at equal budget.  Budgets the baseline cannot use
+    (its fixed axes alone cost more) give ``nan`` with a note.
+    """
+
+    budgets: np.ndarray
+    baseline_loss: np.ndarray
+    optimal_loss: np.ndarray
+    optimal_budget: np.ndarray
+    eta: np.ndarray
+    loss_ratio: np.ndarray
+    scaled: str
+    fixed: dict[str, float]
+    notes: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+                for k, v in self.__dict__.items()}
+
+    def rows(self) -> list[dict[str, float]]:
+        """One dict per budget (for tables and CSV)."""
+        return [{"budget": float(b), "baseline_loss": float(lb), "optimal_loss": float(lo),
+                 "optimal_budget_at_baseline_loss": float(bo), "eta": float(e),
+                 "loss_ratio": float(r)}
+                for b, lb, lo, bo, e, r in zip(self.budgets, self.baseline_loss,
+                                               self.optimal_loss, self.optimal_budget,
+                                               self.eta, self.loss_ratio)]
+
+
+class Baseline:
+    """The baseline that scales one decision variable with the others fixed."""
+
+    def __init__(self, problem: AllocationProblem, scaled: str,
+                 fixed: Mapping[str, float]) -> None:
+        if scaled not in problem.variables:
+            raise ValueError(f"scaled={scaled!r} is not a decision variable; choose from "
+                             f"{problem.variables}")
+        fixed = dict(fixed or {})
+        need = [v for v in problem.variables if v != scaled]
+        missing = [v for v in need if v not in fixed]
+        extra = [v for v in fixed if v not in need]
+        if missing or extra:
+            raise ValueError(f"fixed must give a value for every decision variable except "
+                             f"{scaled!r}: missing {missing}, unknown {extra}")
+        self.fixed = {v: float(check_real(f"fixed[{v!r}]", fixed[v], low=0.0,
+                                          low_open=v in problem.objective.axes))
+                      for v in need}
+        self.problem = problem
+        self.scaled = scaled
+
+    def _vals(self, x: Any) -> dict[str, Any]:
+        return {**self.fixed, self.scaled: x}
+
+    def loss(self, x: Any) -> Any:
+        return self.problem.loss_at(self._vals(x))
+
+    def cost(self, x: Any) -> Any:
+        return self.problem.cost_at(self._vals(x))
+
+    def limit_loss(self) -> float:
+        """Loss as the scaled axis grows without bound (its terms vanish)."""
+        hi = self.problem.bounds[self.scaled][1]
+        return float(self.loss(hi if math.isfinite(hi) else 1e300))
+
+    def _solve(self, fn: Any, level: float, increasing: bool) -> float:
+        """The ``x`` with ``fn(x) = level`` by bisection in ``log x``."""
+        from scipy.optimize import brentq
+
+        def h(t: float) -> float:
+            v = float(fn(math.exp(t))) - level
+            return v if increasing else -v
+
+        lo, hi = -50.0, 50.0
+        while h(lo) > 0 and lo > -700:
+            lo -= 50.0
+        while h(hi) < 0 and hi < 690:
+            hi += 50.0
+        return math.exp(brentq(h, lo, hi, xtol=1e-13, rtol=1e-15))
+
+    def x_for_loss(self, target: float) -> float:
+        return self._solve(self.loss, target, increasing=False)
+
+    def x_for_budget(self, budget: float) -> float:
+        return self._solve(self.cost, budget, increasing=True)
+
+
+def efficiency(law: Law, cost: Any, target: float, scaled: str = "trajectories",
+               fixed: Mapping[str, float] | None = None, bounds: Mapping[str, Any] | None = None,
+               *, substitute: Mapping[str, Any] | None = None,
+               synthesis: Iterable[SynthesisMethod] | None = None) -> Efficiency:
+    """Iso-loss efficiency ``eta = B_baseline / B_optimal`` at a target loss.
+
+    Parameters
+    ----------
+    law, cost, bounds, substitute, synthesis :
+        As for :func:`~rlscale.optimize.allocate`.
+    target : float
+        The loss both allocations must reach.
+    scaled : str
+        The one decision variable the baseline scales.
+    fixed : mapping
+        Values of all other decision variables in the baseline.
+
+    Examples
+    --------
+    >>> from rlscale.theory import AdditiveLaw
+    >>> law = AdditiveLaw(0.5, {"environments": 4.0, "trajectories": 4.0},
+    ...                   {"environments": 0.5, "trajectories": 0.5})
+    >>> eff = efficiency(law, "environments + trajectories", target=0.9,
+    ...                  fixed={"environments": 200})
+    >>> round(eff.eta, 4)       # 0.5 + 4/sqrt(200) + 4/sqrt(K) = 0.9 costs 1365.7; optimum 800
+    1.7071
+    >>> efficiency(law, "environments + trajectories", target=0.6,
+    ...            fixed={"environments": 400}).reason
+    'with environments=400 fixed the loss never falls below 0.7 however large trajectories is'
+    """
+    problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
+    base = Baseline(problem, scaled, fixed or {})
+    target = float(check_real("target", target))
+    opt = problem.min_cost(target, round_integers=False)
+    return _efficiency(problem, base, target, opt.cost, opt.values)
+
+
+def _efficiency(problem: AllocationProblem, base: Baseline, target: float, opt_cost: float,
+                opt_values: dict[str, float]) -> Efficiency:
+    limit = base.limit_loss()
+    fixed_txt = ", ".join(f"{k}={v:g}" for k, v in base.fixed.items())
+    if limit >= target:
+        hi = problem.bounds[base.scaled][1]
+        how = f"up to its bound {hi:g}" if math.isfinite(hi) else "however large"
+        reason = (f"with {fixed_txt} fixed the loss never falls below {limit:.6g} {how} "
+                  f"{base.scaled} is")
+        return Efficiency(math.inf, target, math.inf, opt_cost, None, opt_values, base.scaled,
+                          base.fixed, reason)
+    x = base.x_for_loss(target)
+    lo = problem.bounds[base.scaled][0]
+    x = max(x, lo)
+    b_base = float(base.cost(x))
+    return Efficiency(b_base / opt_cost, target, b_base, opt_cost, base._vals(x), opt_values,
+                      base.scaled, base.fixed)
+
+
+def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
+                     scaled: str = "trajectories", fixed: Mapping[str, float] | None = None,
+                     bounds: Mapping[str, Any] | None = None, *,
+                     substitute: Mapping[str, Any] | None = None,
+                     synthesis: Iterable[SynthesisMethod] | None = None,
+                     progress: bool = False) -> EfficiencyCurve:
+    """``eta`` and the iso-budget loss ratio along ``budgets`` (one compiled problem).
+
+    Examples
+    --------
+    >>> from rlscale.theory import AdditiveLaw
+    >>> law = AdditiveLaw(0.5, {"environments": 4.0, "trajectories": 4.0},
+    ...                   {"environments": 0.5, "trajectories": 0.5})
+    >>> c = efficiency_curve(law, "environments + trajectories", [1e3, 1e4],
+    ...                      fixed={"environments": 400})
+    >>> [round(float(e), 3) for e in c.eta]
+    [1.031, 4.531]
+    """
+    problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
+    base = Baseline(problem, scaled, fixed or {})
+    budgets = np.atleast_1d(check_real("budgets", list(budgets), low=0.0, low_open=True))
+    floor = law.floor
+    n = budgets.size
+    out = {k: np.full(n, np.nan) for k in ("base", "opt", "optb", "eta", "ratio")}
+    notes = []
+    it: Iterable[tuple[int, float]] = enumerate(budgets)
+    if progress:
+        from tqdm import tqdm
+
+        it = tqdm(list(it), desc="budgets", unit="budget", file=__import__("sys").stderr)
+    fixed_cost = float(base.cost(0.0)) if base.scaled not in problem.objective.axes else \
+        float(base.cost(1e-300))
+    for i, b in it:
+        b = float(b)
+        if b <= fixed_cost:
+            notes.append(f"budget {b:g}: the fixed axes alone cost {fixed_cost:g}")
+            continue
+        x = base.x_for_budget(b)
+        lb = float(base.loss(x))
+        out["base"][i] = lb
+        out["opt"][i] = problem.allocate(b, round_integers=False).loss
+        out["optb"][i] = problem.min_cost(lb, round_integers=False).cost
+        out["eta"][i] = b / out["optb"][i]
+        out["ratio"][i] = (lb - floor) / (out["opt"][i] - floor)
+    return EfficiencyCurve(budgets, out["base"], out["opt"], out["optb"], out["eta"],
+                           out["ratio"], scaled, base.fixed, tuple(notes))
