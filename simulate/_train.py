@@ -258,13 +258,16 @@ def _policy_table(policy, world, task_ids=None) -> np.ndarray:
     return np.exp(logp).reshape(*phi.shape[:3], 4)
 
 
-def train(config: TrainConfig | None = None, **overrides: Any) -> TrainResult:
+def train(config: TrainConfig | None = None, *, progress: bool = False,
+          **overrides: Any) -> TrainResult:
     """Train a policy and evaluate it exactly on held-out environments.
 
     Parameters
     ----------
     config : TrainConfig, optional
         Defaults to ``TrainConfig()``; keyword ``overrides`` replace fields.
+    progress : bool
+        Show a tqdm progress bar over the updates on stderr.
 
     Returns
     -------
@@ -316,6 +319,13 @@ def train(config: TrainConfig | None = None, **overrides: Any) -> TrainResult:
     order = np.empty(0, np.int64)
     hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl")}
     env_steps = 0
+    bar = None
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        bar = tqdm(total=updates, desc="train", unit="update", file=sys.stderr)
     for step in range(updates):
         if config.frontier is None:
             if order.size < B:
@@ -340,6 +350,10 @@ def train(config: TrainConfig | None = None, **overrides: Any) -> TrainResult:
         hist["zero"][step] = g["zero_advantage_fraction"]
         hist["kl"][step] = stats["kl"]
         env_steps += batch.env_steps
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
 
     held_out, optimal, untrained = _held_out(config)
     per_task = np.atleast_1d(policy_success(held_out, _policy_table(policy, held_out)))

@@ -46,6 +46,7 @@ def register(sub: Any) -> None:
                         metavar="FIELD=VALUE",
                         help="any other TrainConfig field, e.g. --set grid_size=8 (repeatable)")
     parser.add_argument("--json", metavar="FILE", help="write the full result as JSON")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_train)
 
 
@@ -92,7 +93,7 @@ def _train(args: argparse.Namespace) -> int:
         if getattr(args, dest) is not None:
             values[dest] = getattr(args, dest)
     config = TrainConfig.from_dict(values)
-    res = train(config)
+    res = train(config, progress=not args.no_progress)
     c = res.config
     print(f"trained {c.algorithm} ({c.policy}) on E={c.n_environments} environments × "
           f"t={c.tasks_per_environment} tasks × k={c.trajectories_per_task} trajectories, "
