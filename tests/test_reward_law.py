@@ -1,0 +1,230 @@
+"""The reward-optimisation law: model gains, proved constants, symbolic forms (issue 3)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import mpmath as mp
+import numpy as np
+import pytest
+import sympy as sp
+
+from rlscale.theory import expected_max_normal, quantile_mean_normal, reward
+from rlscale.theory.reward import K, M
+
+
+def _dense_max(method: str, m: float, k: float, tau: float) -> float:
+    """Brute-force optimiser: the pool gain on 20,001 log-spaced feasible n."""
+    if method == "bon":
+        # feasible n: log n - 1 + 1/n <= K, found by bisection with mpmath
+        t_hi = float(mp.findroot(lambda t: t - 1 + mp.exp(-t) - k, (0, k + 2), solver="bisect"))
+    else:
+        t_hi = k
+    n = np.exp(np.linspace(0.0, t_hi, 20001))
+    noise = 1.0 + tau**2 * n / m
+    if method == "bon":
+        top = expected_max_normal(n)
+    elif method == "quantile":
+        top = quantile_mean_normal(n)
+    else:
+        top = np.sqrt(2 * np.minimum(k, np.log(n)))
+    return float(np.max(top / np.sqrt(noise)))
+
+
+@pytest.mark.parametrize("method", reward.METHODS)
+@pytest.mark.parametrize(("m", "k", "tau"), [(10, 0.05, 2.0), (1e3, 3.0, 1.0), (1e6, 14.0, 0.5),
+                                              (1e8, 50.0, 1.0), (1e4, 9.2, 2.0)])
+def test_gain_is_the_maximum_over_pool_sizes(method, m, k, tau) -> None:
+    ours = reward.gain(m, k, tau, method)
+    dense = _dense_max(method, m, k, tau)
+    assert ours >= dense - 1e-12  # never below a brute-force search
+    assert ours == pytest.approx(dense, rel=2e-6)  # and the grid is that fine
+
+
+def test_tilt_envelope_closed_form_via_lambert_w() -> None:
+    # Saturated regime: U = sqrt(2 W(M/(e tau^2))), computed with mpmath's W.
+    for m, tau in [(100.0, 1.0), (1e6, 0.5), (1e8, 2.0)]:
+        w = float(mp.lambertw(mp.mpf(m) / (mp.e * tau**2)).real)
+        assert reward.gain_upper(m, 60.0, tau) == pytest.approx(math.sqrt(2 * w), rel=1e-12)
+    # KL-limited regime: U = sqrt(2K/(1 + tau^2 e^K/M)).
+    assert reward.gain_upper(1e6, 2.0, 1.0) == pytest.approx(
+        math.sqrt(4.0 / (1 + math.exp(2.0) / 1e6)), rel=1e-13)
+
+
+@pytest.mark.parametrize("method", ["bon", "quantile"])
+def test_every_method_is_below_the_envelope(method) -> None:
+    rng = np.random.default_rng(3)
+    m = 10 ** rng.uniform(1, 9, 300)
+    k = 10 ** rng.uniform(-2, 2, 300)
+    tau = rng.uniform(0.1, 3, 300)
+    assert np.all(reward.gain(m, k, tau, method) <= reward.gain_upper(m, k, tau) + 1e-12)
+
+
+def test_proved_constants_recomputed_from_their_formulas() -> None:
+    c_lo, c_hi = reward.C_LO, reward.C_HI
+    rho = (1 + math.log(1 + 10 / (math.e * 0.25))) / math.log(10)
+    assert c_hi == pytest.approx(math.sqrt(2 * rho), rel=1e-15)
+    theta = 1 - 2 * math.log(2) / math.log(10)
+    assert c_lo == pytest.approx(math.sqrt(theta / (4 * math.pi * math.log(2))), rel=1e-15)
+    assert round(c_lo, 6) == 0.213743 and round(c_hi, 6) == 1.805887
+    # the symbolic bound expressions carry the same constants
+    assert float(reward.upper_bound_expr().subs({M: 10, K: 1})) == pytest.approx(reward.C_HI)
+    assert float(reward.lower_bound_expr().subs({M: 10, K: 1})) == pytest.approx(reward.C_LO)
+
+
+def test_proof_lemmas_numerically() -> None:
+    # (U2) W(z) <= log(1 + z)
+    for z in [0.0, 0.1, 1.0, 10.0, 1e6, 1e300]:
+        assert float(mp.lambertw(z).real) <= math.log1p(z) + 1e-15
+    # (U4) g(M) decreasing on M >= 10
+    ms = np.geomspace(10, 1e300, 1000)
+    g = (1 + np.log1p(ms / (math.e * 0.25))) / np.log(ms)
+    assert np.all(np.diff(g) < 0)
+    # (L1) best-of-n KL <= (n-1)^2/2 on [1, 2] and the chord e(n) >= (n-1)/sqrt(pi)
+    n = np.linspace(1, 2, 1001)
+    assert np.all(np.log(n) - 1 + 1 / n <= (n - 1) ** 2 / 2 + 1e-16)
+    assert np.all(expected_max_normal(n) >= (n - 1) / math.sqrt(math.pi) - 1e-14)
+    # (L3) Kamath at integers; (L4) floor(x) >= sqrt(x) for x >= 4
+    ints = np.arange(2, 5000)
+    assert np.all(expected_max_normal(ints) >= np.sqrt(np.log(ints) / (np.pi * np.log(2))) - 1e-14)
+    x = np.linspace(4, 1e4, 100001)
+    assert np.all(np.floor(x) >= np.sqrt(x))
+    # the quantilizer beats best-of-n at equal pool size (used for K >= 1/2)
+    big = np.geomspace(2, 1e300, 3000)
+    assert np.all(quantile_mean_normal(big) >= expected_max_normal(big))
+
+
+def test_band_holds_on_the_proved_domain() -> None:
+    rng = np.random.default_rng(11)
+    m = 10 ** rng.uniform(1, 300, 4000)
+    k = 10 ** rng.uniform(-8, 3, 4000)
+    tau = rng.uniform(0.5, 2.0, 4000)
+    root = np.sqrt(np.minimum(np.log(m), k))
+    for method in reward.METHODS:
+        kk = np.maximum(k, 0.5) if method == "quantile" else k
+        r = np.sqrt(np.minimum(np.log(m), kk))
+        ratio = reward.gain(m, kk, tau, method) / r
+        assert ratio.min() >= reward.C_LO and ratio.max() <= reward.C_HI, method
+    # The tilt reaches sqrt(2) (the DV bound) as e^K << M, best-of-n tends to it slowly.
+    assert reward.gain(1e300, 1.0, 1.0, "tilt") / root.max() <= reward.C_HI
+
+
+def test_quantilizer_is_not_sqrt_k_at_small_budgets() -> None:
+    ks = np.array([1e-2, 1e-4, 1e-6])
+    ratio = reward.gain(1e6, ks, 1.0, "quantile") / np.sqrt(ks)
+    assert np.all(np.diff(ratio) < 0) and ratio[-1] < 0.02
+    # ~ K sqrt(2 log(1/K)): the documented limit
+    assert reward.gain(1e6, 1e-6, 1.0, "quantile") == pytest.approx(
+        1e-6 * math.sqrt(2 * math.log(1e6)), rel=0.2)
+    # best-of-n keeps a sqrt(K) start
+    assert reward.gain(1e6, 1e-6, 1.0, "bon") / 1e-3 > 0.5
+
+
+def test_shape_of_the_law() -> None:
+    # ~ sqrt(2K) while e^K << M; saturates near sqrt(2 log M) when e^K >> M.
+    assert reward.gain(1e100, 2.0, 1.0, "tilt") == pytest.approx(2.0, rel=1e-12)
+    for m in [1e4, 1e8]:
+        sat = reward.gain(m, 200.0, 1.0, "bon")
+        assert sat == pytest.approx(reward.gain(m, 100.0, 1.0, "bon"), rel=1e-9)
+        assert 0.7 < sat / math.sqrt(2 * math.log(m)) < 1.0
+    assert reward.gain(1e4, 0.0, 1.0) == 0.0
+    np.testing.assert_array_equal(reward.gain(1e4, [0.0, 0.0], 1.0, "quantile"), [0.0, 0.0])
+
+
+def test_optimal_pool_size() -> None:
+    assert reward.optimal_pool_size(1e300, 3.0, 1.0, "tilt") == pytest.approx(math.exp(3.0))
+    m, tau = 1e6, 1.0
+    w = float(mp.lambertw(m / (math.e * tau**2)).real)
+    assert reward.optimal_pool_size(m, 100.0, tau, "tilt") == pytest.approx(m / (tau**2 * w))
+    n = reward.optimal_pool_size(1e4, 50.0, 1.0, "bon")
+    assert reward.gain_at_pool(n, 1e4, 1.0, "bon") == pytest.approx(
+        reward.gain(1e4, 50.0, 1.0, "bon"), rel=1e-12)
+
+
+def test_no_overflow_or_warning_at_extremes() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for method in reward.METHODS:
+            for m in (1.0, 1e300, np.finfo(float).max):
+                for k in (1e-300, 700.0, 1e5):
+                    for tau in (0.0, 1e-200, 100.0):
+                        g = reward.gain(m, k, tau, method)
+                        assert np.isfinite(g) and g <= math.sqrt(2 * k) * (1 + 1e-12)
+                        reward.optimal_pool_size(m, k, tau, method)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [((0.5, 1.0), "M must be >= 1; got M=0.5"), ((10.0, -1.0), "K must be >= 0; got K=-1"),
+     ((10.0, 1.0, -0.5), "noise must be >= 0; got noise=-0.5"),
+     ((np.nan, 1.0), "M must be >= 1; got M=nan"), ((10.0, np.inf), "K must be finite")],
+)
+def test_bad_input(args, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        reward.gain(*args)
+
+
+def test_bad_method() -> None:
+    with pytest.raises(ValueError, match="method must be one of bon, quantile, tilt"):
+        reward.gain(10, 1, method="ppo")
+
+
+# ----------------------------------------------------------------------------- symbolic
+
+
+def test_symbolic_law_piecewise_and_crossover() -> None:
+    expr = reward.law()
+    assert expr.subs({M: sp.E**5, K: 2}) == sp.sqrt(2)
+    assert expr.subs({M: sp.E**2, K: 7}) == sp.sqrt(2)
+    pw = reward.law_piecewise(3)
+    assert pw.subs({M: sp.E**5, K: 2}) == 3 * sp.sqrt(2)
+    assert reward.crossover() == sp.log(M)
+    f = reward.to_numpy()
+    np.testing.assert_allclose(f(np.array([1e4, 10.0]), np.array([2.0, 50.0])),
+                               [math.sqrt(2), math.sqrt(math.log(10))])
+    assert reward.latex() == sp.latex(sp.sqrt(sp.Min(K, sp.log(M))))
+
+
+def test_elasticities_match_finite_differences() -> None:
+    el = reward.elasticities()
+    f = reward.to_numpy()
+    for m, k in [(1e6, 2.0), (100.0, 30.0)]:
+        h = 1e-6
+        dm = (math.log(f(m * math.exp(h), k)) - math.log(f(m, k))) / h
+        dk = (math.log(f(m, k * math.exp(h))) - math.log(f(m, k))) / h
+        assert float(el["M"].subs({M: m, K: k})) == pytest.approx(dm, abs=1e-5)
+        assert float(el["K"].subs({M: m, K: k})) == pytest.approx(dk, abs=1e-5)
+
+
+def test_inverses_round_trip() -> None:
+    c = math.sqrt(2)
+    m_need = reward.comparisons_needed(3.0, 20.0, c)
+    assert c * math.sqrt(min(math.log(m_need), 20.0)) == pytest.approx(3.0)
+    k_need = reward.kl_needed(3.0, 1e6, c)
+    assert c * math.sqrt(min(math.log(1e6), k_need)) == pytest.approx(3.0)
+    assert reward.comparisons_needed(10.0, 1.0) == math.inf
+    assert reward.kl_needed(10.0, 100.0) == math.inf
+
+
+def test_asymptotic_regimes_match_the_exact_gain() -> None:
+    reg = reward.asymptotic_regimes()
+    tau = sp.Symbol("tau", positive=True)
+    data = float(reg["data_limited"].subs({M: 1e6, tau: 1}))
+    assert reward.gain(1e6, 50.0, 1.0, "tilt") == pytest.approx(data, rel=1e-12)
+    kl = float(reg["kl_limited"].subs({K: 1.5}))
+    assert reward.gain(1e200, 1.5, 1.0, "tilt") == pytest.approx(kl, rel=1e-12)
+
+
+def test_gao_forms() -> None:
+    assert reward.gao_bon(9.0, 2.0, 0.5) == pytest.approx(3 * (2 - 1.5))
+    assert reward.gao_rl(9.0, 2.0, 0.5) == pytest.approx(3 * (2 - 0.5 * math.log(3)))
+    assert reward.gao_rl(0.0, 1.0, 1.0) == 0.0
+
+
+def test_proved_constants_other_domain_and_errors() -> None:
+    pc = reward.proved_constants(m_min=100.0, tau_min=1.0, tau_max=1.0)
+    assert pc.theta == 1.0 and pc.c_lo == pytest.approx(math.sqrt(1 / (4 * math.pi * math.log(2))))
+    with pytest.raises(ValueError, match="m_min must be > 2"):
+        reward.proved_constants(m_min=5.0, tau_max=2.0)
+    assert set(pc.as_dict()) >= {"c_lo", "c_hi", "rho", "theta"}
