@@ -448,7 +448,7 @@ def _aggregate(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
             target: str = "loss", *, delta: float = 1e-3, reduction: str = "sum",
-            starts: str | int = "grid", bootstrap: int = 0, confidence: float = 0.9,
+            starts: str | int = "auto", bootstrap: int = 0, confidence: float = 0.9,
             holdout: float = 0.1, replicates: str = "keep", seed: int = 0,
             n_jobs: int = -1, progress: bool = False) -> FitResult:
     """Fit a scaling law to data with the Huber/L-BFGS-B method (approach 3).
@@ -470,10 +470,11 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     reduction : {"sum", "mean"}
         ``"sum"`` as corrected by Besiroglu et al.; ``"mean"`` reproduces the
         original code's early stopping (for comparison only).
-    starts : "grid" or int
-        ``"grid"``: L-BFGS-B from every grid point (Hoffmann et al.'s grid;
-        4,500 starts for two axes).  An integer ``m``: from the ``m`` grid
-        points with the lowest objective (cheaper for three or more axes).
+    starts : "auto", "grid" or int
+        ``"grid"``: L-BFGS from every grid point (Hoffmann et al.'s grid;
+        4,500 starts for two axes, 135,000 for three).  An integer ``m``: from
+        the ``m`` grid points with the lowest objective.  ``"auto"`` (default):
+        the full grid up to 5,000 points, else the best 1,000.
     bootstrap : int
         Number of bootstrap resamples for the intervals (0: none; use at
         least 1,000 for published intervals).
@@ -551,6 +552,8 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     grid = obj.grid()
     if law == "pass_rate":
         grid = grid[grid[:, 0] >= 0]
+    if starts == "auto":
+        starts = "grid" if len(grid) <= 5000 else 1000
     if starts != "grid":
         m = check_positive_int("starts", starts)
         vals = _grid_values(obj, grid)

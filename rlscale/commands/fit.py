@@ -1,0 +1,99 @@
+"""``rlscale fit``: fit a per-axis scaling law to a CSV of results.
+
+Reads the named columns of a CSV (extra columns are ignored, so the results
+CSV of ``rlscale sweep`` feeds it directly), fits the law with
+:func:`rlscale.optimize.fit_law` (Hoffmann et al. approach 3 with the summed
+Huber loss) and prints the result as JSON.  Rows that repeat the same axis
+values (seeds) are kept as separate observations unless ``--replicates mean``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "fit",
+        help="fit a per-axis scaling law to a CSV (JSON out)",
+        description="Fit L = floor + sum_i a_i x_i^-alpha_i (or a multiplicative or pass-rate "
+        "law) to CSV columns with the Huber/L-BFGS-B method; print the fit as JSON.",
+    )
+    parser.add_argument("csv", metavar="DATA.csv", help="CSV with a header row")
+    parser.add_argument("--axes", required=True,
+                        help="comma-separated axis columns, e.g. environments,tasks,trajectories")
+    parser.add_argument("--law", choices=("additive", "multiplicative", "pass_rate"),
+                        default="additive",
+                        help="law family (default additive; pass_rate for a success column)")
+    parser.add_argument("--target", default="loss", help="column to fit (default loss)")
+    parser.add_argument("--replicates", choices=("keep", "mean"), default="keep",
+                        help="rows with equal axis values: keep each (default) or average them")
+    parser.add_argument("--starts", default="auto",
+                        help="'grid' (every start of the Hoffmann grid), N (the N best grid "
+                        "points) or 'auto' (default: the full grid up to 5000 starts, else 1000)")
+    parser.add_argument("--bootstrap", type=int, default=0,
+                        help="bootstrap resamples for confidence intervals (default 0; "
+                        ">= 1000 for reporting)")
+    parser.add_argument("--confidence", type=float, default=0.9,
+                        help="interval level (default 0.9)")
+    parser.add_argument("--holdout", type=float, default=0.1,
+                        help="fraction of largest-scale points held out for the extrapolation "
+                        "error (default 0.1)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--jobs", type=int, default=-1, help="bootstrap workers (default all)")
+    parser.add_argument("--out", metavar="FILE.json", help="also write the JSON to a file")
+    parser.set_defaults(func=_fit)
+
+
+def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
+    """The named numeric columns of a CSV; errors name the line and column."""
+    import csv
+
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        header = reader.fieldnames or []
+        missing = [c for c in columns if c not in header]
+        if missing:
+            raise ValueError(f"{path}: no column {missing[0]!r}; columns: {header}")
+        out: dict[str, list[float]] = {c: [] for c in columns}
+        for line, row in enumerate(reader, start=2):
+            for c in columns:
+                text = (row.get(c) or "").strip()
+                try:
+                    out[c].append(float(text))
+                except ValueError:
+                    raise ValueError(f"{path}, line {line}: column {c!r} is not a number: "
+                                     f"{text!r}") from None
+    if not out[columns[0]]:
+        raise ValueError(f"{path}: no data rows")
+    return out
+
+
+def _fit(args: argparse.Namespace) -> int:
+    from rlscale._io import to_jsonable, write_json_atomic
+    from rlscale.optimize import fit_law
+
+    axes = [a.strip() for a in args.axes.split(",") if a.strip()]
+    if not axes:
+        raise ValueError(f"--axes must list column names; got {args.axes!r}")
+    starts: str | int = args.starts
+    if starts not in ("grid", "auto"):
+        try:
+            starts = int(starts)
+        except ValueError:
+            raise ValueError(f"--starts must be 'grid', 'auto' or a positive integer; "
+                             f"got {starts!r}") from None
+    data = read_columns(args.csv, [*axes, args.target])
+    result = fit_law(data, law=args.law, axes=axes, target=args.target, starts=starts,
+                     bootstrap=args.bootstrap, confidence=args.confidence,
+                     holdout=args.holdout, replicates=args.replicates, seed=args.seed,
+                     n_jobs=args.jobs, progress=args.bootstrap > 0)
+    payload = {"data": args.csv, **result.as_dict()}
+    json.dump(to_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
+    sys.stdout.write("\n")
+    if args.out:
+        write_json_atomic(args.out, payload)
+    return 0
