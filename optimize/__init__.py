@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "EfficiencyCurve": "_efficiency",
     "efficiency": "_efficiency",
     "efficiency_curve": "_efficiency",
+    "AllocationSpec": "_spec",
+    "load_spec": "_spec",
 }
 
 # Public sub-modules reachable as attributes.

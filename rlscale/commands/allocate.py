@@ -1,0 +1,192 @@
+"""``rlscale allocate``: compute-optimal data allocation from a TOML spec.
+
+The spec (schema in :mod:`rlscale.optimize._spec`, example in
+``examples/allocate.toml``) names a law, a posynomial cost, bounds, synthetic
+data methods and optionally a one-axis baseline.  ``--budget`` minimises the
+loss within a budget, ``--target`` the cost of reaching a loss, and
+``--sweep START:STOP:NUM`` solves log-spaced budgets with one compiled problem
+(and the efficiency curve against the baseline).  A table goes to stdout;
+``--out DIR`` also writes JSON, CSV and a PNG plot (extra ``plot``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "allocate",
+        help="compute-optimal allocation of a data budget (geometric program)",
+        description="Solve the compute-optimal allocation of a spec (TOML): minimise the loss "
+        "within --budget, the cost of reaching --target, or sweep budgets.",
+    )
+    parser.add_argument("spec", metavar="SPEC.toml", help="allocation spec (see "
+                        "examples/allocate.toml)")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--budget", type=float, help="minimise the loss with this budget")
+    what.add_argument("--target", type=float, help="minimise the cost of reaching this loss")
+    what.add_argument("--sweep", metavar="START:STOP:NUM",
+                      help="log-spaced budgets, e.g. 1e4:1e8:20")
+    parser.add_argument("--out", metavar="DIR",
+                        help="write allocation/sweep JSON, sweep CSV and a PNG plot here")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=_allocate)
+
+
+def parse_sweep(text: str) -> list[float]:
+    """``"1e4:1e8:20"`` -> 20 log-spaced budgets from 1e4 to 1e8."""
+    import numpy as np
+
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise ValueError(f"--sweep must be START:STOP:NUM such as 1e4:1e8:20; got {text!r}")
+    try:
+        start, stop, num = float(parts[0]), float(parts[1]), int(parts[2])
+    except ValueError:
+        raise ValueError(f"--sweep must be START:STOP:NUM such as 1e4:1e8:20; got {text!r}") \
+            from None
+    if not (0 < start < stop and math.isfinite(stop)) or num < 2:
+        raise ValueError(f"--sweep needs 0 < START < STOP and NUM >= 2; got {text!r}")
+    return np.logspace(math.log10(start), math.log10(stop), num).tolist()
+
+
+def _print_allocation(alloc: Any, eff: Any | None) -> None:
+    what = (f"budget {alloc.budget:g}" if alloc.budget is not None
+            else f"target loss {alloc.target:g}")
+    print(f"# optimal allocation for {what}  (status {alloc.status}, KKT residual "
+          f"{alloc.kkt_residual:.2e})")
+    print(f"{'variable':>24} {'value':>14} {'rounded':>10}")
+    for k, v in alloc.values.items():
+        r = alloc.rounded.get(k, "") if alloc.rounded else ""
+        print(f"{k:>24} {v:14.6g} {r!s:>10}")
+    if alloc.effective != alloc.values:
+        for k, v in alloc.effective.items():
+            print(f"{'(law) ' + k:>24} {v:14.6g}")
+    print(f"{'loss':>24} {alloc.loss:14.6g} {_g(alloc.rounded_loss):>10}")
+    print(f"{'cost':>24} {alloc.cost:14.6g} {_g(alloc.rounded_cost):>10}")
+    print("# share of the cost: " + ", ".join(f"{k} {v:.1%}" for k, v in alloc.shares.items()))
+    if alloc.rounding_note:
+        print(f"# rounding: {alloc.rounding_note}")
+    if eff is not None:
+        if math.isinf(eff.eta):
+            print(f"# baseline (scale {eff.scaled} only): {eff.reason}")
+        else:
+            print(f"# baseline (scale {eff.scaled} only) needs {eff.baseline_budget:.6g} to reach "
+                  f"loss {eff.target:.6g}: efficiency eta = {eff.eta:.3f}")
+
+
+def _g(x: float | None) -> str:
+    return "" if x is None else f"{x:.6g}"
+
+
+def _allocate(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from rlscale._io import write_json_atomic, write_text_atomic
+    from rlscale.optimize import efficiency, efficiency_curve, load_spec
+
+    spec = load_spec(args.spec)
+    problem = spec.problem()
+    kw = {"bounds": spec.bounds or None, "substitute": spec.substitute or None,
+          "synthesis": spec.synthesis or None}
+    out = Path(args.out) if args.out else None
+    if args.sweep is None:
+        if args.budget is not None:
+            alloc = problem.allocate(args.budget)
+        else:
+            alloc = problem.min_cost(args.target)
+        eff = curve = None
+        if spec.baseline and args.budget is not None:
+            # Iso-budget: what the baseline reaches with the same budget, and what
+            # the optimum pays to reach that loss.
+            curve = efficiency_curve(spec.law, spec.cost, [args.budget],
+                                     spec.baseline["scaled"], spec.baseline["fixed"], **kw)
+        elif spec.baseline:
+            eff = efficiency(spec.law, spec.cost, alloc.loss, spec.baseline["scaled"],
+                             spec.baseline["fixed"], **kw)
+        _print_allocation(alloc, eff)
+        if curve is not None:
+            if curve.notes:
+                print(f"# baseline: {curve.notes[0]}")
+            else:
+                print(f"# baseline (scale {curve.scaled} only) reaches loss "
+                      f"{curve.baseline_loss[0]:.6g} with this budget; the optimum reaches it "
+                      f"with {curve.optimal_budget[0]:.6g}: efficiency eta = {curve.eta[0]:.3f}")
+        if out:
+            write_json_atomic(out / "allocation.json",
+                              {"spec": spec, "allocation": alloc,
+                               "efficiency": eff if curve is None else curve})
+            print(f"wrote {out / 'allocation.json'}", file=sys.stderr)
+        return 0
+
+    budgets = parse_sweep(args.sweep)
+    allocs = problem.sweep(budgets, progress=not args.no_progress)
+    curve = None
+    if spec.baseline:
+        curve = efficiency_curve(spec.law, spec.cost, budgets, spec.baseline["scaled"],
+                                 spec.baseline["fixed"], progress=not args.no_progress, **kw)
+    names = list(allocs[0].values)
+    header = ["budget", "loss", *names, "kkt_residual"]
+    if curve is not None:
+        header += ["baseline_loss", "eta", "loss_ratio"]
+    rows = []
+    for i, a in enumerate(allocs):
+        row = [a.budget, a.loss, *(a.values[n] for n in names), a.kkt_residual]
+        if curve is not None:
+            row += [curve.baseline_loss[i], curve.eta[i], curve.loss_ratio[i]]
+        rows.append(row)
+    print(" ".join(f"{h:>12}" for h in header))
+    for row in rows:
+        print(" ".join(f"{v:12.5g}" for v in row))
+    if curve is not None and curve.notes:
+        for note in curve.notes:
+            print(f"# {note}")
+    if out:
+        csv_text = ",".join(header) + "\n" + "\n".join(
+            ",".join(repr(float(v)) for v in row) for row in rows) + "\n"
+        write_text_atomic(out / "sweep.csv", csv_text)
+        write_json_atomic(out / "sweep.json", {"spec": spec, "allocations": allocs,
+                                               "efficiency": curve})
+        _plot(out / "sweep.png", budgets, allocs, curve)
+        print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}",
+              file=sys.stderr)
+    return 0
+
+
+def _plot(path: Any, budgets: list[float], allocs: list[Any], curve: Any | None) -> None:
+    import io
+
+    from rlscale._io import write_bytes_atomic
+    from rlscale._optional import require
+
+    mpl = require("matplotlib", extra="plot", purpose="sweep plots")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ncols = 2 if curve is not None else 1
+    fig, axes = plt.subplots(1, ncols, figsize=(5.5 * ncols, 4), squeeze=False)
+    ax = axes[0, 0]
+    ax.loglog(budgets, [a.loss for a in allocs], "o-",
+              label="compute-optimal")
+    if curve is not None:
+        ax.loglog(budgets, curve.baseline_loss, "s--", label=f"scale {curve.scaled} only")
+    ax.set_xlabel("budget")
+    ax.set_ylabel("loss")
+    ax.legend()
+    ax.grid(True, which="both", alpha=0.3)
+    if curve is not None:
+        ax2 = axes[0, 1]
+        ax2.semilogx(budgets, curve.eta, "o-")
+        ax2.axhline(1.0, color="grey", lw=0.8)
+        ax2.set_xlabel("budget of the baseline")
+        ax2.set_ylabel("efficiency η = B_baseline / B_optimal")
+        ax2.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())
