@@ -1,0 +1,117 @@
+"""Gaussian selection simulator: exact vs fast Monte Carlo vs brute force (issue 3)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from rlscale.simulate import (
+    brute_force_selection,
+    kl_bandit_pg,
+    sample_selection,
+    soft_bon_frontier,
+)
+from rlscale.theory import reward
+
+
+@pytest.mark.parametrize("method", reward.METHODS)
+@pytest.mark.parametrize(("n", "m", "tau"), [(1.5, 1e3, 1.0), (1e3, 1e4, 1.0), (1e6, 1e9, 2.0),
+                                              (1e12, 1e14, 0.5)])
+def test_fast_monte_carlo_matches_exact_within_3se_at_1e6_trials(method, n, m, tau) -> None:
+    exact = reward.gain_at_pool(n, m, tau, method, K=4.0)
+    sim = sample_selection(n, M=m, noise=tau, method=method, K=4.0, trials=1_000_000,
+                           rng=20261202)
+    assert abs(sim.gold - exact) < 3 * sim.gold_se, (sim.gold, exact, sim.gold_se)
+
+
+def test_fast_sampler_proxy_gain_and_huge_n() -> None:
+    from rlscale.theory import expected_max_normal
+
+    sim = sample_selection(1e300, 0.5, trials=200_000, rng=1)
+    assert abs(sim.proxy - np.sqrt(1.25) * expected_max_normal(1e300)) < 3 * sim.proxy_se
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sample_selection(1e300, M=1.0, noise=10.0, trials=1000, rng=0)
+
+
+def test_fast_sampler_is_deterministic_and_n_independent_in_cost() -> None:
+    a = sample_selection(1e9, 1.0, trials=50_000, rng=5)
+    b = sample_selection(1e9, 1.0, trials=50_000, rng=5)
+    assert a == b
+    assert a != sample_selection(1e9, 1.0, trials=50_000, rng=6)
+
+
+@pytest.mark.parametrize(("n", "m", "tau"), [(4, 64, 1.0), (16, 256, 2.0), (32, 32, 0.5),
+                                              (8, 800, 1.0)])
+def test_brute_force_margins_match_exact(n, m, tau) -> None:
+    exact = reward.gain_at_pool(n, m, tau, "bon")
+    sim = brute_force_selection(n, m, tau, trials=40_000, rng=9)
+    assert abs(sim.gold - exact) < 3 * sim.gold_se
+    fast = sample_selection(n, M=m, noise=tau, trials=400_000, rng=10)
+    assert abs(sim.gold - fast.gold) < 3 * np.hypot(sim.gold_se, fast.gold_se)
+
+
+@pytest.mark.parametrize(("n", "tau", "m_per"), [(4, 4.0, 64), (16, 4.0, 64), (8, 8.0, 256)])
+def test_bradley_terry_approaches_the_gaussian_model(n, tau, m_per) -> None:
+    # Overlap grid: logistic scale s = tau/2 >= 2 and m >= 64 comparisons per
+    # candidate.  The documented tolerance there is 3 % relative (plus 3 SE).
+    exact = reward.gain_at_pool(n, n * m_per, tau, "bon")
+    sim = brute_force_selection(n, n * m_per, tau, scheme="bradley_terry", trials=20_000, rng=3)
+    assert abs(sim.gold - exact) <= 0.03 * exact + 3 * sim.gold_se
+
+
+def test_bradley_terry_low_noise_loses_information() -> None:
+    # s = 0.25: outcomes are nearly deterministic, the logit saturates.
+    exact = reward.gain_at_pool(16, 256, 0.5, "bon")
+    sim = brute_force_selection(16, 256, 0.5, scheme="bradley_terry", trials=5000, rng=3)
+    assert sim.gold < 0.9 * exact
+
+
+def test_student_t_proxy_breaks_the_gaussian_law() -> None:
+    # Same error variance (sd 1), heavy tails: past some n, gold gain falls
+    # while proxy gain keeps rising (catastrophic Goodhart).
+    kw = {"noise_sd": 1.0, "trials": 3000}
+    t_small = brute_force_selection(16, proxy_error="student_t", df=2.5, rng=1, **kw)
+    t_big = brute_force_selection(4096, proxy_error="student_t", df=2.5, rng=2, **kw)
+    g_small = brute_force_selection(16, rng=3, **kw)
+    g_big = brute_force_selection(4096, rng=4, **kw)
+    assert g_big.gold > g_small.gold + 5 * np.hypot(g_big.gold_se, g_small.gold_se)
+    assert t_big.proxy > t_small.proxy
+    assert t_big.gold < t_small.gold - 3 * np.hypot(t_big.gold_se, t_small.gold_se)
+    assert t_big.gold < 0.5 * g_big.gold
+
+
+def test_soft_bon_frontier_limits_and_bandit_optimum() -> None:
+    f = soft_bon_frontier(1e6, 1.0, ns=(64,), lambdas=(1e-4, 100.0), trials=4000, rng=0)
+    exact = reward.gain_at_pool(64, 1e6, 1.0, "bon")
+    assert abs(f.gold[0, 0] - exact) < 4 * f.gold_se[0, 0] + 1e-3  # λ → 0: best-of-n
+    assert abs(f.kl[0, 0] - np.log(64)) < 0.02  # and pool KL → log n
+    assert f.kl[0, 1] < 1e-3 and abs(f.gold[0, 1]) < 0.02  # λ → ∞: the reference
+    assert f.gain_at(0.0) == 0.0
+    # soft best-of-n is the exact optimum of the KL-penalised bandit with beta = λ
+    rng = np.random.default_rng(1)
+    r = rng.standard_normal(32)
+    res = kl_bandit_pg(r, 0.5, algorithm="exact", steps=1)
+    soft = np.exp(r / 0.5) / np.exp(r / 0.5).sum()
+    np.testing.assert_allclose(res.optimum_probs, soft, rtol=1e-10)
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"n must be >= 1; got n=0\.5"):
+        sample_selection(0.5, 1.0)
+    with pytest.raises(ValueError, match="noise_sd must be >= 0"):
+        sample_selection(10, -1.0)
+    with pytest.raises(ValueError, match="M must be >= 1"):
+        sample_selection(10, M=0.0)
+    with pytest.raises(ValueError, match="method must be one of"):
+        sample_selection(10, 1.0, method="x")
+    with pytest.raises(ValueError, match="M must be a multiple of n=3"):
+        brute_force_selection(3, 10)
+    with pytest.raises(ValueError, match="df must be > 2"):
+        brute_force_selection(3, noise_sd=1.0, proxy_error="student_t", df=2.0)
+    with pytest.raises(ValueError, match="either noise_sd or M"):
+        sample_selection(10, 1.0, M=10)
+    with pytest.raises(TypeError, match="rng must be"):
+        sample_selection(10, 1.0, rng="seed")
