@@ -8,7 +8,7 @@ example)::
     family = "additive"         # additive | multiplicative | pass_rate | variance_components
     floor = 0.2                 # additive, multiplicative, variance_components
     coefficients = { environments = 3.0, trajectories = 4.0 }   # additive, pass_rate
-    exponents = { environments = 0.45, trajectories = 0.2 }     # additive, multiplicative, pass_rate
+    exponents = { environments = 0.45, trajectories = 0.2 }   # all but variance_components
     # coefficient = 2.0         # multiplicative
     # p_max = 0.9               # pass_rate
     # sigma2_env = 4.0, sigma2_task = 1.0, sigma2_traj = 0.25, axes = ["E", "t", "k"]
