@@ -27,8 +27,9 @@ rewriting the whole file atomically (temporary file, fsync, ``os.replace``),
 so the file on disk is always a complete table of finished runs: a sweep
 killed at any moment loses at most the runs in flight, and rerunning the same
 command skips every run whose ``run_id`` (a hash of its full configuration)
-is already in the file.  A file whose header is not :data:`COLUMNS`, or with
-a malformed row, is refused with a message and never overwritten.
+is already in the file (rows of other specs are kept, so one file can grow
+over several specs).  A file whose header is not :data:`COLUMNS`, or with a
+malformed row, is refused with a message and never overwritten.
 """
 
 from __future__ import annotations
@@ -308,14 +309,14 @@ def run_sweep(
 
 
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per configuration (axes × algorithm): runs, IQM success and its bootstrap 95 % CI
-    over seeds, mean env steps."""
+    """Per configuration (axes × algorithm, and policy, frontier, defects when they differ):
+    runs, IQM success and its bootstrap 95 % CI over seeds, mean env steps."""
     from rlscale.simulate import iqm_ci
 
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         key = (r["environments"], r["tasks_per_environment"], r["trajectories_per_task"],
-               r["algorithm"])
+               r["algorithm"], r["policy"], r["frontier"], r["defect_rate"], r["verify"])
         groups.setdefault(key, []).append(r)
     out = []
     for key in sorted(groups):
@@ -323,7 +324,8 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ci = iqm_ci([r["success"] for r in g], n_boot=1000, rng=0)
         out.append({
             "environments": key[0], "tasks_per_environment": key[1],
-            "trajectories_per_task": key[2], "algorithm": key[3], "runs": len(g),
+            "trajectories_per_task": key[2], "algorithm": key[3], "policy": key[4],
+            "frontier": key[5], "defect_rate": key[6], "verify": key[7], "runs": len(g),
             "success_iqm": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
             "env_steps": sum(r["env_steps"] for r in g) / len(g),
         })
