@@ -69,6 +69,39 @@ ALGORITHMS: dict[str, tuple[Any, type]] = {
 class TrainConfig:
     """Everything that defines a training run (all fields are plain numbers or strings).
 
+    Attributes
+    ----------
+    n_environments, tasks_per_environment, trajectories_per_task : int
+        The data axes E, t and k (``k >= 2``: a group needs two rollouts).
+    algorithm : str
+        ``reinforce``, ``rloo``, ``grpo``, ``dr_grpo`` or ``rlds``.
+    seed : int
+        Seeds the training world, the policy's initialisation, the rollouts
+        and the task schedule (independent streams of one ``SeedSequence``).
+    steps : int, optional
+        Number of updates; default ``ceil(epochs·E·t / tasks_per_step)``.
+    epochs, tasks_per_step : int
+        Passes over the tasks, and tasks (groups) per update.
+    policy, hidden : str, int
+        ``linear`` or ``mlp`` (with ``hidden`` tanh units).
+    lr : float
+        Adam learning rate.
+    clip, kl_coef, update_epochs : optional
+        Override the algorithm's defaults (see its module).
+    frontier : (float, float), optional
+        Pass-rate band of frontier-task selection; ``None``: uniform passes.
+    grid_size, hole_rate, wall_rate, slippery, subgoal_rate, max_steps, diversity, base_seed
+        The environment family (:class:`GridFamily`).
+    defect_rate, verify
+        Corrupt this share of the training environments
+        (:func:`synthetic_world`) and optionally filter them
+        (:func:`verify_world`).
+    eval_environments, eval_tasks_per_environment, eval_seed
+        The held-out world, drawn from the family with ``eval_seed`` (an
+        independent stream, the same for every training seed).
+    unit_cost_environment, unit_cost_task, unit_cost_trajectory : float
+        Unit costs of the data design (``cost`` column).
+
     Examples
     --------
     >>> TrainConfig(n_environments=8).tasks
