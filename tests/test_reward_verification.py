@@ -1,0 +1,111 @@
+"""``rlscale verify reward-law``: grid, fits, band, model comparison and files (issue 3)."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from rlscale._reward_verification import EXACT_METHODS, reward_grid, verify_reward_law
+from rlscale.cli import main
+from rlscale.theory import reward
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("reward-law")
+    buf, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+        code = main(["verify", "reward-law", "--quick", "--out", str(out), "--seed", "3"])
+    return code, buf.getvalue(), out
+
+
+def test_cli_exit_code_summary_and_files(quick_run) -> None:
+    code, stdout, out = quick_run
+    assert code == 0
+    assert "held-out R^2" in stdout and "band" in stdout and "model comparison" in stdout
+    for name in ("results.json", "grid.csv", "heatmap.png", "collapse.png"):
+        assert (out / name).is_file(), name
+    for png in ("heatmap.png", "collapse.png"):
+        assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_grid_covers_the_issue_ranges() -> None:
+    m, k = reward_grid("quick")
+    decades = np.log10(np.unique(m))
+    assert decades.min() == 1 and decades.max() == 8
+    assert np.all(np.diff(decades) <= 1 / 3 + 1e-12)  # >= 3 points a decade
+    assert k.min() == pytest.approx(0.05) and k.max() == pytest.approx(50.0)
+    # dense around the crossover: at least 5 points with K/log M in [0.5, 2] for every M
+    for mm in np.unique(m):
+        ratio = k[m == mm] / np.log(mm)
+        assert np.sum((ratio >= 0.5) & (ratio <= 2.0)) >= 5
+    assert len(reward_grid("full")[0]) > 2 * len(m)
+
+
+def test_results_json_fits_band_and_comparison(quick_run) -> None:
+    _, _, out = quick_run
+    res = json.loads((out / "results.json").read_text())
+    assert res["mode"] == "quick" and res["seed"] == 3
+    methods = {row["method"] for row in res["r2"]}
+    assert set(EXACT_METHODS) <= methods and "soft_bon" in methods and "pg" in methods
+    assert {row["noise"] for row in res["r2"]} == {0.5, 1.0, 2.0}
+    for row in res["r2"]:
+        assert row["r2_min"] >= 0.95, row  # the goal is 0.97; the MC methods are noisier
+        if row["method"] in EXACT_METHODS:
+            assert row["r2_min"] >= 0.97, row
+    band = res["band"]
+    assert band["inside_proved"]
+    assert reward.C_LO <= band["c_lo"] <= band["c_hi"] <= reward.C_HI
+    assert band["c_hi"] == pytest.approx(np.sqrt(2), abs=1e-6)  # tilt with e^K << M
+    comp = {row["model"]: row for row in res["comparison"]}
+    law = comp["law_min"]
+    for name, row in comp.items():
+        if name not in ("law_min", "law_smooth_min"):
+            assert law["aic"] < row["aic"] and law["bic"] < row["bic"], name
+            assert law["loro_rmse"] < row["loro_rmse"], name
+    mc = res["mc_check"]
+    assert mc["points"] >= 20 and mc["max_abs_z"] < 4.5
+
+
+def test_csv_reads_back(quick_run) -> None:
+    _, _, out = quick_run
+    res = json.loads((out / "results.json").read_text())
+    with (out / "grid.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == res["n_points"]
+    row = next(r for r in rows if r["method"] == "tilt" and float(r["noise"]) == 1.0)
+    assert float(row["G"]) == pytest.approx(
+        reward.gain(float(row["M"]), float(row["K"]), 1.0, "tilt"), rel=1e-12)
+    assert {r["split"] for r in rows} == {"train", "test"}
+
+
+def test_python_api_is_deterministic_and_matches_cli(quick_run) -> None:
+    _, _, out = quick_run
+    rep = verify_reward_law("quick", rng=3, figures=False)
+    cli = json.loads((out / "results.json").read_text())
+    assert [r["r2_min"] for r in rep.r2] == pytest.approx([r["r2_min"] for r in cli["r2"]],
+                                                           rel=1e-12)
+    assert rep.files == {}
+    assert rep.as_dict()["band"]["c_lo"] == cli["band"]["c_lo"]
+
+
+def test_bad_mode_and_cli_flags() -> None:
+    with pytest.raises(ValueError, match="mode must be one of quick, full"):
+        verify_reward_law("medium")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exc:
+        main(["verify", "reward-law", "--quick", "--full"])
+    assert exc.value.code == 2
+
+
+@pytest.mark.slow
+def test_full_mode(tmp_path) -> None:
+    rep = verify_reward_law("full", out=tmp_path, rng=0)
+    assert all(r["r2_min"] >= 0.97 for r in rep.r2 if r["method"] in EXACT_METHODS)
+    assert rep.band["inside_proved"]
+    assert rep.mc_check["max_abs_z"] < 5.0
