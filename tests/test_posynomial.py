@@ -1,0 +1,109 @@
+"""The whitelisting cost parser: accepted forms, refused forms and their messages."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from rlscale.theory import Posynomial, PosynomialError, nested_cost, parse_posynomial
+
+
+def _terms(p: Posynomial) -> dict[str, float]:
+    return {m.label(): m.coefficient for m in p.terms}
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("6*N*D", {"D*N": 6.0}),
+        ("100*E + 10*E*t + E*t*k", {"E": 100.0, "E*t": 10.0, "E*k*t": 1.0}),
+        ("E/t", {"E*t**-1": 1.0}),
+        ("2**3*E", {"E": 8.0}),
+        ("E**-0.5 * K**(1/2)", {"E**-0.5*K**0.5": 1.0}),
+        ("(E + T)**2", {"E**2": 1.0, "E*T": 2.0, "T**2": 1.0}),
+        ("1.5e3*E + +2*E", {"E": 1502.0}),
+        ("3 + E", {"1": 3.0, "E": 1.0}),
+        ("  ( ( E ) )  ", {"E": 1.0}),
+        ("E**2**0.5", {"E**1.41421356237": 1.0}),
+    ],
+)
+def test_accepted_forms(text: str, want: dict[str, float]) -> None:
+    got = _terms(parse_posynomial(text))
+    assert set(got) == set(want)
+    for k, v in want.items():
+        assert math.isclose(got[k], v, rel_tol=1e-12)
+
+
+def test_evaluation_matches_direct_arithmetic(rng) -> None:
+    p = parse_posynomial("100*E + 10*E*t + E*t*k + 3*E**-0.5")
+    E, t, k = (np.exp(rng.uniform(-3, 3, 50)) for _ in range(3))
+    np.testing.assert_allclose(p.evaluate({"E": E, "t": t, "k": k}),
+                               100 * E + 10 * E * t + E * t * k + 3 / np.sqrt(E), rtol=1e-13)
+    grad = p.log_gradient({"E": 2.0, "t": 3.0, "k": 4.0})
+    total = 200 + 60 + 24 + 3 / math.sqrt(2)
+    assert math.isclose(float(grad["E"]), (200 + 60 + 24 - 0.5 * 3 / math.sqrt(2)) / total)
+    assert math.isclose(float(grad["k"]), 24 / total)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("100*E - 10*T", r"'-' at position 6: subtraction after '100\*E'"),
+        ("-E + T", "negative coefficient"),
+        ("E*(-2)", "negative coefficient"),
+        ("0*E + T", "zero coefficient"),
+        ("E/(E + T)", r"division by the sum '\(E \+ T\)'"),
+        ("(E + T)**0.5", "raised to 0.5 is not a posynomial"),
+        ("(E + T)**-1", "raised to -1 is not a posynomial"),
+        ("E^2", r"use \*\* for powers"),
+        ("exp(E)", "function calls are not allowed"),
+        ("__import__('os').system('true')", "not allowed"),
+        ("E; T", "character ';'"),
+        ("E**E", "exponent must be a constant"),
+        ("E +", "ends early"),
+        ("3 E", "missing operator"),
+        ("", "empty"),
+        ("(E + T", "expected '\\)'"),
+        ("1e999*E", "not finite"),
+        ("E.T", "character '.'"),
+    ],
+)
+def test_refused_forms_name_the_token_and_why(text: str, match: str) -> None:
+    with pytest.raises(PosynomialError, match=match):
+        parse_posynomial(text)
+
+
+def test_unknown_axis_names_are_refused() -> None:
+    with pytest.raises(PosynomialError, match=r"'K' at position 4: unknown axis name"):
+        parse_posynomial("E + K", axes=["E", "T"])
+
+
+def test_sympy_input_is_converted_structurally() -> None:
+    E, t = sp.symbols("E t", positive=True)
+    p = parse_posynomial(100 * E + 3 * E * t**2 + sp.sqrt(E) / 2)
+    assert _terms(p) == {"E": 100.0, "E*t**2": 3.0, "E**0.5": 0.5}
+    with pytest.raises(PosynomialError, match="coefficient -1"):
+        parse_posynomial(E - t)
+    with pytest.raises(PosynomialError, match="not a power of an axis"):
+        parse_posynomial(sp.exp(E))
+    with pytest.raises(TypeError, match="cost must be a string"):
+        parse_posynomial(3.0)
+
+
+def test_substitution_and_nested_cost() -> None:
+    law_cost = parse_posynomial("100*environments + 10*tasks + trajectories")
+    subs = {"environments": parse_posynomial("E"), "tasks": parse_posynomial("E*t"),
+            "trajectories": parse_posynomial("E*t*k")}
+    assert _terms(law_cost.substitute(subs)) == _terms(nested_cost(100, 10, 1))
+    with pytest.raises(PosynomialError, match="single monomial"):
+        law_cost.substitute({"tasks": parse_posynomial("E + t")})
+
+
+def test_huge_expansions_are_refused() -> None:
+    with pytest.raises(PosynomialError, match="expansion exceeds"):
+        parse_posynomial("(a+b+c+d+e+f+g+h+i+j)**8")
+    with pytest.raises(PosynomialError, match="longer than"):
+        parse_posynomial("E+" * 6000 + "E")
