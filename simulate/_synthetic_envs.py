@@ -9,7 +9,8 @@ each way:
     every task's goal cell becomes a hole: the task can never be completed;
 ``leaky``
     a free cell next to a start pays reward 1 and ends the episode without
-    the task being done (reward collectable without doing the task).
+    the task being done (reward collectable without doing the task); an
+    environment with no free cell there is made unsolvable instead.
 
 :func:`verify_world` is the filter: an environment is kept only if every
 task is solvable (optimal success > 0, by breadth-first search — exact for
@@ -79,15 +80,10 @@ def synthetic_world(family: GridFamily, n_environments: int, tasks_per_environme
     world = family.sample(n_environments, tasks_per_environment, rng)
     E, S = world.n_environments, world.size
     bad = rng.random(E) < rate
-    kind = rng.random(E) < 0.5
-    unsolvable = bad & kind
-    leaky = bad & ~kind
+    kind = rng.random(E) < 0.5  # True: unsolvable, False: leaky
     tiles = world.tiles.copy()
     leak = world.leak.copy()
-    goals = world.targets[:, 2]
     flat = tiles.reshape(E, S * S)
-    hit = unsolvable[world.task_env]
-    flat[world.task_env[hit], goals[hit]] = HOLE
     # A leak cell: a free, non-task neighbour of the environment's first start.
     first = np.searchsorted(world.task_env, np.arange(E))
     used = np.zeros((E, S * S), bool)
@@ -95,13 +91,18 @@ def synthetic_world(family: GridFamily, n_environments: int, tasks_per_environme
         ok = cells >= 0
         used[world.task_env[ok], cells[ok]] = True
     r0, c0 = np.divmod(world.start[first], S)
-    for e in np.nonzero(leaky)[0]:
+    for e in np.nonzero(bad & ~kind)[0]:
         for a in rng.permutation(4):
             r, c = r0[e] + DROW[a], c0[e] + DCOL[a]
             if 0 <= r < S and 0 <= c < S and flat[e, r * S + c] == FREE and not used[e, r * S + c]:
                 leak[e] = r * S + c
                 break
     leaky = leak >= 0
+    # An environment drawn to leak but with no room for a leak cell is made unsolvable.
+    unsolvable = bad & ~leaky
+    goals = world.targets[:, 2]
+    hit = unsolvable[world.task_env]
+    flat[world.task_env[hit], goals[hit]] = HOLE
     return SyntheticWorld(replace(world, tiles=tiles, leak=leak), unsolvable, leaky)
 
 

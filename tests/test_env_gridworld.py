@@ -146,3 +146,27 @@ def test_diversity_zero_gives_one_layout():
     assert (w.tiles == w.tiles[0]).all() and (w.slippery == w.slippery[0]).all()
     w1 = GridFamily(diversity=1.0).sample(6, 1, rng=0)
     assert not (w1.tiles == w1.tiles[0]).all()
+
+
+@pytest.mark.parametrize("map_name", ["4x4", "8x8"])
+def test_transition_table_matches_gymnasium(map_name):
+    gym = pytest.importorskip("gymnasium")
+    env = gym.make("FrozenLake-v1", map_name=map_name, is_slippery=True)
+    P = env.unwrapped.P
+    w = frozen_lake(map_name)
+    flat = w.tiles[0].ravel()
+    goal = int(w.targets[0, 2])
+    for s in range(len(P)):
+        if flat[s] == HOLE or s == goal:
+            continue  # gymnasium keeps terminal states absorbing; we never step from them
+        for a in range(4):
+            want: dict[int, float] = {}
+            for p, s2, _, _ in P[s][a]:
+                want[s2] = want.get(s2, 0.0) + p
+            got: dict[int, float] = {}
+            for turn in (-1, 0, 1):
+                s2 = int(w.moves[0, s, (a + turn) % 4])
+                got[s2] = got.get(s2, 0.0) + 1 / 3
+            assert got.keys() == want.keys(), (s, a)
+            for key in got:
+                assert got[key] == pytest.approx(want[key])

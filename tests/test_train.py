@@ -191,3 +191,9 @@ def test_bad_config(kwargs, match):
 def test_unknown_config_key_lists_the_valid_ones():
     with pytest.raises(ValueError, match="unknown TrainConfig field"):
         TrainConfig.from_dict({"n_envs": 3})
+
+
+def test_verifier_rejecting_everything_is_an_error():
+    with pytest.raises(ValueError, match="verifier rejected all 3 environments"):
+        train(n_environments=3, tasks_per_environment=1, trajectories_per_task=2,
+              defect_rate=1.0, verify=True, eval_environments=2)
