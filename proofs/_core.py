@@ -421,6 +421,13 @@ def _to_z3(expr: Any, z3: ModuleType, env: dict[str, Any]) -> Any:
         op = expr.rel_op
         return {">": a > b, ">=": a >= b, "<": a < b, "<=": a <= b, "==": a == b,
                 "!=": a != b}[op]
+    if isinstance(expr, sp.Min | sp.Max):
+        parts = [_to_z3(a, z3, env) for a in expr.args]
+        out = parts[0]
+        for part in parts[1:]:
+            out = z3.If(out <= part, out, part) if isinstance(expr, sp.Min) else z3.If(
+                out >= part, out, part)
+        return out
     if expr.is_Symbol:
         if expr.name not in env:
             env[expr.name] = z3.Real(expr.name)

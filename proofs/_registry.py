@@ -29,6 +29,7 @@ _MODULES: dict[str, str] = {
     "tilting": "_tilting",
     "emax-upper": "_emax_upper",
     "emax-lower": "_emax_lower",
+    "reward-theta": "_reward_theta",
     "chinchilla": "_chinchilla",
     "nested-allocation": "_nested_allocation",
     "synthetic-ratio": "_synthetic_ratio",

@@ -31,7 +31,7 @@ from rlscale.proofs import (
     proof_names,
 )
 
-EIGHT = {"bon-kl", "tilting", "emax-upper", "emax-lower", "chinchilla",
+EIGHT = {"bon-kl", "tilting", "emax-upper", "emax-lower", "reward-theta", "chinchilla",
          "nested-allocation", "synthetic-ratio"}
 
 
@@ -84,6 +84,12 @@ def _mutations():
         ("emax-lower", {"constant": sp.Rational(17, 20)}, "finite-range"),
         ("emax-lower", {"tail_start": 20}, "tail-threshold"),
         ("emax-lower", {"constant": sp.Rational(19, 20)}, "two-to-three"),
+        ("reward-theta", {"c_hi": 1.3}, "c-hi-covers"),
+        ("reward-theta", {"c_lo": 0.3}, "c-lo-covers"),
+        ("reward-theta", {"theta_factor": 1}, "theta"),  # dropped the square of τ
+        ("reward-theta", {"pool_exponents": (4, 3)}, "pool-size"),
+        # the module's own step log n >= (log x)/2 leaves no room for the float C_LO:
+        ("reward-theta", {"pool_exponents": (2, 1)}, "c-lo-covers"),
         ("chinchilla", {"n_exponent": alpha / (alpha + beta)}, "first-order"),
         ("chinchilla", {"share_weights": "ell"}, "shares"),  # dropped α_i
         ("nested-allocation", {"t_star": sp.sqrt(cT * sT**2 / (cE * sE**2))}, "attains-bound"),

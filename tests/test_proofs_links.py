@@ -113,3 +113,50 @@ def test_relative_saturation_ratio_matches_the_proved_lambert_form(s, rho, c_syn
     r = np.array([got.ratio * 0.99, got.ratio, got.ratio * 1.01])
     value = (1 + rho * s * (1 - np.exp(-r / s))) / (c_real + c_syn * r)
     assert value[1] >= value.max()
+
+
+@pytest.mark.parametrize("method", ["bon", "tilt"])
+def test_reward_gain_lies_in_the_proved_band(method: str) -> None:
+    from rlscale.theory import reward
+
+    m = np.array([10.0, 31.6, 1e3, 1e6, 1e12, 1e100])[:, None, None]
+    k = np.array([1e-3, 0.05, 0.5, 1.0, 3.0, 10.0, 200.0])[None, :, None]
+    tau = np.array([reward.TAU_MIN, 1.0, reward.TAU_MAX])[None, None, :]
+    m, k, tau = np.broadcast_arrays(m, k, tau)
+    g = np.asarray(reward.gain(m, k, noise=tau, method=method))
+    root_l = np.sqrt(np.minimum(np.log(m), k))
+    assert np.all(g >= reward.C_LO * root_l)
+    assert np.all(g <= reward.C_HI * root_l)
+
+
+def test_reward_constants_are_the_ones_the_proof_checks() -> None:
+    from rlscale.proofs import build_proof
+    from rlscale.theory import reward
+
+    proof = build_proof("reward-theta")
+    assert f"{reward.C_LO!r}" in proof.step("c-lo-covers").claim
+    assert f"{reward.C_HI!r}" in proof.step("c-hi-covers").claim
+
+
+def test_gaussian_functions_match_their_proofs() -> None:
+    from rlscale.proofs._emax_lower import CONSTANT, emax_lower_bound
+    from rlscale.theory import bon_kl, expected_max_normal, expected_max_normal_bounds, tilt_gain
+
+    n = np.array([1.0, 1.5, 2.0, 2.5, 3.0, 7.0, 64.0, 1e6])
+    # bon-kl: log n − (n − 1)/n
+    assert np.allclose(bon_kl(n), np.log(n) - (n - 1) / n, rtol=1e-13, atol=1e-300)
+    # tilting: gain √(2K)
+    K = np.array([0.0, 0.01, 0.5, 2.0, 50.0])
+    assert np.allclose(tilt_gain(K), np.sqrt(2 * K), rtol=1e-14)
+    # emax-upper and emax-lower: the function lies between the proved bounds
+    lo, hi = expected_max_normal_bounds(n)
+    e = expected_max_normal(n)
+    assert np.all(e <= np.sqrt(2 * np.log(n)) + 1e-12) and np.all(e <= hi + 1e-12)
+    c = float(CONSTANT)
+    big = n >= 2
+    assert np.all(e[big] >= c * np.sqrt(np.log(n[big])) - 1e-12)
+    assert np.all(e[~big] >= (n[~big] - 1) / np.sqrt(np.pi) - 1e-12)
+    assert np.allclose(lo[big], c * np.sqrt(np.log(n[big])), rtol=1e-14)
+    # the certified quadrature lower bound never exceeds the accurate value
+    for m in (3.0, 3.7, 10.0, 50.0):
+        assert emax_lower_bound(m) <= float(expected_max_normal(m))
