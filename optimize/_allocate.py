@@ -644,7 +644,7 @@ class AllocationProblem:
         for i in range(len(p0)):
             # Snap counts that sit on a bound exactly onto it.
             for edge in (lo[i], hi[i]):
-                if math.isfinite(edge) and abs(p0[i] - edge) <= _ACTIVE * max(1.0, abs(edge)):
+                if math.isfinite(edge) and abs(p0[i] - edge) <= 1e-4 * max(1.0, abs(edge)):
                     fixed[i] = edge
         free = [i for i in range(len(p0)) if i not in fixed]
         g0, d0 = main(p0)
