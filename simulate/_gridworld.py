@@ -163,59 +163,74 @@ class GridWorld:
         key the door blocks; holes and leak cells end the episode).  A task has
         optimal success > 0 exactly when this is in ``[1, max_steps]``.
         """
-        T, S2 = self.n_tasks, self.size**2
-        moves = self.moves[self.task_env]  # (T, S², 4)
-        holes = self.tiles.reshape(self.n_environments, S2)[self.task_env] == HOLE
+        T, S = self.n_tasks, self.size
+        tiles = self.tiles[self.task_env]  # (T, S, S)
+        wall = tiles == WALL
+        stop = (tiles == HOLE).reshape(T, S * S)
         leak = self.leak[self.task_env]
+        has_leak = leak >= 0
+        stop[np.nonzero(has_leak)[0], leak[has_leak]] = True
         total = np.zeros(T, dtype=np.int64)
         ok = np.ones(T, dtype=bool)
         pos = self.start.astype(np.int64).copy()
-        rows = np.arange(T)
         for stage in range(N_STAGES):
             active = self.start_stage <= stage
             target = self.targets[:, stage]
-            door = np.where(stage == 0, self.targets[:, 1], -1)
-            dist = _bfs(moves, holes, leak, door, pos, target, S2)
+            door = self.targets[:, 1] if stage == 0 else np.full(T, -1)
+            dist = _bfs(wall, stop, door, pos, target)
             found = dist >= 0
             ok &= ~active | found
             total += np.where(active & found, dist, 0)
             pos = np.where(active, np.maximum(target, 0), pos)
-        del rows
         return np.where(ok & (total <= self.max_steps), total, -1)
 
 
-def _bfs(moves, holes, leak, door, source, target, S2):
-    """Shortest intended-move distance source → target per task (``-1``: none)."""
-    T = source.shape[0]
+def _bfs(wall, stop, door, source, target):
+    """Shortest intended-move distance source → target per task (``-1``: none).
+
+    ``wall`` (T, S, S) blocks moves (the agent stays), as does ``door`` (a
+    cell per task, ``-1`` for none); ``stop`` (T, S²) cells are reached but
+    end the episode, so the search does not continue from them.  Frontiers
+    expand by whole-grid shifts, one breadth-first layer per iteration.
+    """
+    T, S, _ = wall.shape
     rows = np.arange(T)
-    blocked = holes.copy()
-    blocked[rows, np.where(leak >= 0, leak, 0)] |= leak >= 0
+    open_ = ~wall.reshape(T, S * S)
     has_door = door >= 0
-    blocked[rows[has_door], door[has_door]] = True
+    open_[rows[has_door], door[has_door]] = False
+    open_ = open_.reshape(T, S, S)
+    tgt = np.maximum(target, 0)
     dist = np.full(T, -1, dtype=np.int64)
-    reach = np.zeros((T, S2), dtype=bool)
-    reach[rows, source] = True
     done = target < 0
     dist[done] = 0
-    hit = ~done & reach[rows, np.maximum(target, 0)]
+    reach = np.zeros((T, S * S), dtype=bool)
+    reach[rows, source] = True
+    hit = ~done & (source == target)
     dist[hit] = 0
     done |= hit
-    for d in range(1, S2 + 1):
+    frontier = reach.reshape(T, S, S).copy()
+    reach = reach.reshape(T, S, S)
+    stop = stop.reshape(T, S, S)
+    for d in range(1, S * S + 1):
         if done.all():
             break
-        frontier = reach & ~blocked
-        nxt = np.zeros_like(reach)
-        t_idx, c_idx = np.nonzero(frontier)
-        nxt[np.repeat(t_idx, 4), moves[t_idx, c_idx].ravel()] = True
-        new = nxt & ~reach
+        grow = frontier & ~stop
+        new = np.zeros_like(grow)
+        new[:, 1:, :] |= grow[:, :-1, :]
+        new[:, :-1, :] |= grow[:, 1:, :]
+        new[:, :, 1:] |= grow[:, :, :-1]
+        new[:, :, :-1] |= grow[:, :, 1:]
+        new &= open_
+        new &= ~reach
         if not new.any():
             break
         reach |= new
-        hit = ~done & reach[rows, np.maximum(target, 0)]
+        frontier = new
+        hit = ~done & reach.reshape(T, S * S)[rows, tgt]
         dist[hit] = d
         done |= hit
     # Stepping onto a target that is a hole (or the leak cell) ends the episode there.
-    lands_blocked = blocked[rows, np.maximum(target, 0)] & (target >= 0) & (target != source)
+    lands_blocked = stop.reshape(T, S * S)[rows, tgt] & (target >= 0) & (target != source)
     return np.where(lands_blocked, -1, dist)
 
 
