@@ -166,7 +166,7 @@ def test_kkt_residual_detects_a_suboptimal_point() -> None:
 
 def test_infeasible_and_unbounded_problems_say_why() -> None:
     law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
-    with pytest.raises(InfeasibleError, match="target loss 0.18 is below the law's floor 0.2"):
+    with pytest.raises(InfeasibleError, match=r"target loss 0\.18 is below the law's floor 0\.2"):
         min_cost(law, "E + K", 0.18)
     with pytest.raises(InfeasibleError, match="equal to the law's floor"):
         min_cost(law, "E + K", 0.2)

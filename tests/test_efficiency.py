@@ -1,0 +1,71 @@
+"""Efficiency of the optimum over a one-axis baseline, against hand computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rlscale.optimize import efficiency, efficiency_curve
+from rlscale.theory import AdditiveLaw
+
+LAW = AdditiveLaw(0.5, {"environments": 4.0, "trajectories": 4.0},
+                  {"environments": 0.5, "trajectories": 0.5})
+COST = "environments + trajectories"
+
+
+def test_iso_loss_eta_by_hand() -> None:
+    # Symmetric law and cost: the optimum splits evenly, 8/sqrt(x) = 0.4 -> x = 400 each.
+    eff = efficiency(LAW, COST, 0.9, "trajectories", {"environments": 200})
+    assert eff.optimal_budget == pytest.approx(800, rel=1e-8)
+    # Baseline: 4/sqrt(K) = 0.4 - 4/sqrt(200) -> K = (4 / (0.4 - 4/sqrt(200)))**2.
+    K = (4 / (0.4 - 4 / math.sqrt(200))) ** 2
+    assert eff.baseline_budget == pytest.approx(200 + K, rel=1e-9)
+    assert eff.eta == pytest.approx((200 + K) / 800, rel=1e-8)
+    assert eff.baseline_values["trajectories"] == pytest.approx(K, rel=1e-9)
+
+
+def test_baseline_at_the_optimum_has_eta_one() -> None:
+    assert efficiency(LAW, COST, 0.9, "trajectories", {"environments": 400}).eta == \
+        pytest.approx(1.0, rel=1e-8)
+
+
+def test_unreachable_target_gives_inf_with_a_reason() -> None:
+    eff = efficiency(LAW, COST, 0.6, "trajectories", {"environments": 400})
+    assert math.isinf(eff.eta)
+    assert "never falls below 0.7" in eff.reason
+    # Capped trajectories: the baseline stops at 0.5 + 0.4 + 0.4 = 1.3; the optimum
+    # still reaches 0.95 by buying environments.
+    bounded = efficiency(LAW, COST, 0.95, "trajectories", {"environments": 100},
+                         bounds={"trajectories": (None, 100)})
+    assert math.isinf(bounded.eta)
+    assert "never falls below 1.3 up to its bound 100" in bounded.reason
+    assert bounded.optimal_budget < math.inf
+
+
+def test_curve_by_hand_and_monotone() -> None:
+    budgets = np.array([1e3, 1e4, 1e5])
+    c = efficiency_curve(LAW, COST, budgets, "trajectories", {"environments": 400})
+    for i, b in enumerate(budgets):
+        lb = 0.5 + 0.2 + 4 / math.sqrt(b - 400)
+        assert c.baseline_loss[i] == pytest.approx(lb, rel=1e-9)
+        x = (8 / (lb - 0.5)) ** 2  # optimum reaching lb: two equal halves
+        assert c.optimal_budget[i] == pytest.approx(2 * x, rel=1e-7)
+        assert c.eta[i] == pytest.approx(b / (2 * x), rel=1e-7)
+        assert c.loss_ratio[i] == pytest.approx((lb - 0.5) / (8 / math.sqrt(b / 2)), rel=1e-7)
+    assert np.all(np.diff(c.eta) > 0)
+    assert len(c.rows()) == 3
+
+
+def test_budgets_the_baseline_cannot_use_are_noted() -> None:
+    c = efficiency_curve(LAW, COST, [100.0, 1e4], "trajectories", {"environments": 400})
+    assert math.isnan(c.eta[0]) and c.eta[1] > 1
+    assert "fixed axes alone cost 400" in c.notes[0]
+
+
+def test_baseline_arguments_are_checked() -> None:
+    with pytest.raises(ValueError, match="scaled='steps' is not a decision variable"):
+        efficiency(LAW, COST, 0.9, "steps", {"environments": 1})
+    with pytest.raises(ValueError, match="missing \\['environments'\\]"):
+        efficiency(LAW, COST, 0.9, "trajectories", {})
