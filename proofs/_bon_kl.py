@@ -80,5 +80,6 @@ def build(*, kl_offset: int = -1, density_exponent_shift: int = 0) -> Proof:
             "best-of-n returns the output with the largest of n iid rewards",
         ),
         steps=steps,
+        guarantees=("rlscale.theory.bon_kl", "rlscale.theory.bon_n_for_kl"),
         source="Stiennon et al. 2020; Beirami et al. 2024, arXiv 2401.01879",
     )

@@ -121,5 +121,6 @@ def build(*, n_exponent: sp.Expr | None = None, share_weights: str = "alpha*ell"
             "the KKT conditions hold (Slater holds: the feasible set has interior points)",
         ),
         steps=steps,
+        guarantees=("rlscale.theory.chinchilla_optimal", "rlscale.theory.budget_shares"),
         source="Hoffmann et al. 2022, arXiv 2203.15556; Boyd & Vandenberghe §5.5.3",
     )

@@ -128,6 +128,7 @@ class ProofResult:
     statement: str
     steps: tuple[StepResult, ...]
     seconds: float
+    guarantees: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -147,6 +148,7 @@ class ProofResult:
         return {"name": self.name, "title": self.title, "statement": self.statement,
                 "passed": self.passed, "seconds": self.seconds,
                 "counts": {s: self.count(s) for s in STATUSES},
+                "guarantees": list(self.guarantees),
                 "steps": [s.as_dict() for s in self.steps]}
 
 
@@ -808,7 +810,7 @@ class Proof:
             if on_step is not None:
                 on_step(result)
         return ProofResult(self.name, self.title, self.statement, tuple(results),
-                           time.perf_counter() - start)
+                           time.perf_counter() - start, self.guarantees)
 
     def to_latex(self, result: ProofResult | None = None) -> str:
         """The derivation as a LaTeX fragment (a ``\\section*`` with the steps).

@@ -258,6 +258,7 @@ def build(*, constant: sp.Expr = CONSTANT, tail_start: int = 64,
             "≥ 1 − e^(−nQ(t)); a function with negative derivative and limit 0 at ∞ is positive",
         ),
         steps=steps,
+        guarantees=("rlscale.theory.expected_max_normal_bounds",),
         source="Kamath, 'Bounds on the expectation of the maximum of samples from a Gaussian' "
                "(statement, integers); this proof (certified quadrature, concavity on [2, 3] "
                "and a Gordon-inequality tail) is rlscale's own and covers real n ≥ 2",

@@ -71,6 +71,7 @@ def build(*, bound_coefficient: int = 2, mgf_coefficient: sp.Expr = _HALF) -> Pr
             "n = 1 is trivial (e(1) = 0 = √(2 ln 1)); the steps take L = ln n > 0",
         ),
         steps=steps,
+        guarantees=("rlscale.theory.expected_max_normal_bounds",),
         source="Chernoff bound; Kamath, 'Bounds on the expectation of the maximum of samples "
                "from a Gaussian'",
     )

@@ -138,5 +138,6 @@ def build(*, x_syn_star: sp.Expr | None = None, relative_z: Any = None) -> Proof
             "(W ≤ −1, y ≥ s) is the unique maximiser of g(r)/(c_real + c_syn r)",
         ),
         steps=steps,
+        guarantees=("rlscale.theory.critical_synthetic_ratio", "rlscale.theory.SynthesisMethod"),
         source="Muennighoff et al. 2023, arXiv 2305.16264 (saturating effective data)",
     )

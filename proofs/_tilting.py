@@ -101,5 +101,6 @@ def build(*, kl_coefficient: sp.Expr = _HALF, gain_coefficient: int = 2,
             "π is absolutely continuous with respect to π0 (otherwise KL = ∞)",
         ),
         steps=steps,
+        guarantees=("rlscale.theory.tilt_gain", "rlscale.theory.reward.gain_upper"),
         source="Donsker & Varadhan 1975; Mroueh 2024, arXiv 2406.05883",
     )

@@ -160,3 +160,21 @@ def test_gaussian_functions_match_their_proofs() -> None:
     # the certified quadrature lower bound never exceeds the accurate value
     for m in (3.0, 3.7, 10.0, 50.0):
         assert emax_lower_bound(m) <= float(expected_max_normal(m))
+
+
+def test_every_guaranteed_function_exists() -> None:
+    import importlib
+
+    from rlscale.proofs import build_proof, proof_names
+
+    for name in proof_names():
+        proof = build_proof(name)
+        assert proof.guarantees, f"proof {name} names no function it guarantees"
+        for dotted in proof.guarantees:
+            module, _, attr = dotted.rpartition(".")
+            try:
+                obj = getattr(importlib.import_module(module), attr)
+            except ModuleNotFoundError:
+                parent, _, sub = module.rpartition(".")
+                obj = getattr(getattr(importlib.import_module(parent), sub), attr)
+            assert obj is not None, dotted

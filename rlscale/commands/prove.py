@@ -43,6 +43,8 @@ def _prove(args: argparse.Namespace) -> int:
         for name in proof_names():
             proof = build_proof(name)
             print(f"{name:20s} {proof.statement}")
+            if proof.guarantees:
+                print(f"{'':20s} guarantees: {', '.join(proof.guarantees)}")
         return 0
     names = list(args.names) or list(proof_names())
     unknown = [n for n in names if n not in proof_names()]
