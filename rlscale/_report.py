@@ -1,0 +1,947 @@
+"""``rlscale report``: the whole toolkit, end to end, on built-in defaults.
+
+The report chains the same public functions the individual verbs use — it
+adds no modelling of its own:
+
+1. the reward-optimisation law: :func:`rlscale._reward_verification.verify_reward_law`
+   (``rlscale verify reward-law``) — verified band, held-out R², the gain
+   surface over ``(M, K)``;
+2. a trainer sweep along environments, tasks and trajectories:
+   :func:`rlscale._sweep.run_sweep` (``rlscale sweep``);
+3. per-axis laws fitted to that sweep with bootstrap intervals:
+   :func:`rlscale.optimize.fit_law` (``rlscale fit``), and the impact
+   ordering by elasticity at the sweep's centre;
+4. the compute-optimal allocation for a budget and unit costs —
+   :func:`rlscale.optimize.allocate` on the nested variables ``E, t, k``
+   (``rlscale allocate``) — and, with real environments scarce, with and
+   without a priced synthetic-environment generator; the critical
+   synthetic-to-real ratio and the quality-filter threshold
+   (:mod:`rlscale.theory` synthetic-data functions);
+5. efficiency against scaling trajectories alone: the *predicted* η of
+   :func:`rlscale.optimize.efficiency`, and the *realised* η — the solver's
+   allocation and the trajectories-only allocation trained at equal cost
+   with :func:`rlscale.simulate.train`, compared on held-out success;
+6. the machine-checked proofs: :func:`rlscale.proofs.check_proofs`.
+
+Configuration
+-------------
+Every default can be overridden by a TOML file (``--config``); unknown keys
+are refused.  ``examples/report.toml`` is the commented schema.  Sections:
+
+``seed``
+    Seed of every random stream in the report.
+``[reward_law]``
+    ``mode`` (``"quick"`` or ``"full"``).
+``[sweep]``
+    A sweep spec exactly as for ``rlscale sweep`` (``design``, ``seeds``,
+    ``algorithms``, ``[sweep.base]``, ``[sweep.axes]``, ``[sweep.train]``).
+``[fit]``
+    ``law`` (``"additive"``), ``bootstrap`` resamples, ``confidence``,
+    ``starts`` (L-BFGS-B starts).
+``[costs]``
+    Unit costs ``environment``, ``task``, ``trajectory``: a run with ``E``
+    environments, ``t`` tasks each and ``k`` trajectories per task costs
+    ``cE·E + cT·E·t + cτ·E·t·k`` (the trainer's own cost accounting).
+``[allocation]``
+    ``budget``; ``budgets = [low, high, count]`` for the curves; upper
+    ``bounds`` on ``E``, ``t``, ``k`` (the fitted law is not trusted far
+    beyond the sweep).
+``[synthesis]``
+    ``real_environments`` available; the generator's ``unit_cost``, ``rho``
+    and relative ``saturation``; the quality filter's ``quality_a``,
+    ``quality_b`` (a Beta distribution of environment quality),
+    ``gen_cost`` and ``train_cost``.
+``[efficiency]``
+    ``seeds`` of the realised comparison; ``ladder``: factors of the
+    predicted optimal budget at which the solver's allocation is trained to
+    locate, by interpolation, the cost at which it matches the baseline.
+``[proofs]``
+    ``enabled``.
+
+Output directory (``--out``, default ``rlscale-report/``): ``index.md``,
+a self-contained ``index.html``, ``results.json`` (every number),
+``config.toml`` (the configuration used), ``sweep.csv`` and the PNG
+figures.  The report is assembled in a temporary sibling directory and moved
+into place at the end, so a reader never sees half a report; an existing
+directory is replaced only if it holds an rlscale report (marker file
+``.rlscale-report``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import shutil
+import sys
+import time
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlscale._document import Document
+from rlscale._io import write_json_atomic, write_text_atomic
+
+__all__ = ["DEFAULTS", "QUICK", "ReportResult", "load_config", "run_report"]
+
+MARKER = ".rlscale-report"
+
+#: Built-in configuration (see the module docstring for the schema).
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "reward_law": {"mode": "quick"},
+    "sweep": {
+        "design": "axes",
+        "seeds": [0, 1, 2],
+        "algorithms": ["grpo"],
+        "base": {"environments": 8, "tasks_per_environment": 4, "trajectories_per_task": 8},
+        "axes": {
+            "environments": [1, 2, 4, 8, 16, 32, 64],
+            "tasks_per_environment": [1, 2, 4, 8, 16, 32],
+            "trajectories_per_task": [2, 4, 8, 16, 32, 64],
+        },
+        "train": {},
+    },
+    "fit": {"law": "additive", "bootstrap": 1000, "confidence": 0.9, "starts": 64},
+    "costs": {"environment": 20.0, "task": 2.0, "trajectory": 0.1},
+    "allocation": {
+        "budget": 1000.0,
+        "budgets": [200.0, 20000.0, 16],
+        "bounds": {"E": 256.0, "t": 64.0, "k": 128.0},
+    },
+    "synthesis": {
+        "real_environments": 16.0,
+        "unit_cost": 5.0,
+        "rho": 0.5,
+        "saturation": 4.0,
+        "quality_a": 2.0,
+        "quality_b": 2.0,
+        "gen_cost": 1.0,
+        "train_cost": 4.0,
+    },
+    "efficiency": {"seeds": [0, 1, 2, 3, 4], "ladder": [0.25, 0.5, 1.0, 2.0]},
+    "proofs": {"enabled": True},
+}
+
+#: Overrides applied by ``--quick`` (a smaller version of every step).
+QUICK: dict[str, Any] = {
+    "sweep": {
+        "seeds": [0, 1],
+        "axes": {
+            "environments": [1, 4, 16, 64],
+            "tasks_per_environment": [1, 4, 16],
+            "trajectories_per_task": [2, 8, 32],
+        },
+    },
+    "fit": {"bootstrap": 200, "starts": 16},
+    "allocation": {"budgets": [200.0, 20000.0, 8]},
+    "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0]},
+}
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """Deep-merge ``override`` into a copy of ``base``; unknown keys are errors."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        path = f"{where}{key}"
+        if key not in base:
+            raise ValueError(f"unknown report config key {path!r}; valid here: "
+                             f"{sorted(base)}")
+        # Free-form tables: the sweep's [train] and [axes] take any trainer field/axis.
+        if isinstance(base[key], dict) and path in ("sweep.train", "sweep.axes"):
+            if not isinstance(value, dict):
+                raise ValueError(f"report config {path} must be a table; got {value!r}")
+            out[key] = copy.deepcopy(value) if path == "sweep.axes" else {**base[key], **value}
+        elif isinstance(base[key], dict):
+            if not isinstance(value, dict):
+                raise ValueError(f"report config {path} must be a table; got {value!r}")
+            out[key] = _merge(base[key], value, path + ".")
+        else:
+            expected = type(base[key])
+            if expected is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, expected) or isinstance(value, bool) != isinstance(
+                    base[key], bool):
+                raise ValueError(f"report config {path} must be {expected.__name__}; "
+                                 f"got {value!r}")
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
+                ) -> dict[str, Any]:
+    """The report configuration: defaults, then ``--quick``, then the file.
+
+    Examples
+    --------
+    >>> cfg = load_config(quick=True)
+    >>> cfg["fit"]["bootstrap"], cfg["costs"]["environment"]
+    (200, 20.0)
+    >>> _merge(DEFAULTS, {"costs": {"environmnet": 1.0}})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown report config key 'costs.environmnet'; valid here: ['environment', \
+'task', 'trajectory']
+    """
+    config = _merge(DEFAULTS, QUICK) if quick else copy.deepcopy(DEFAULTS)
+    if path is not None:
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"{path} is not valid TOML: {exc}") from exc
+        config = _merge(config, data)
+    _validate(config)
+    return config
+
+
+def _validate(config: dict[str, Any]) -> None:
+    from rlscale.theory import check_real
+
+    if config["reward_law"]["mode"] not in ("quick", "full"):
+        raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
+                         f"{config['reward_law']['mode']!r}")
+    for key, value in config["costs"].items():
+        check_real(f"costs.{key}", value, low=0.0, low_open=True)
+    check_real("allocation.budget", config["allocation"]["budget"], low=0.0, low_open=True)
+    lo, hi, count = config["allocation"]["budgets"]
+    check_real("allocation.budgets[0]", lo, low=0.0, low_open=True)
+    check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
+    if not isinstance(count, int) or count < 2:
+        raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
+    for key in ("E", "t", "k"):
+        check_real(f"allocation.bounds.{key}", config["allocation"]["bounds"][key], low=2.0)
+    if not config["efficiency"]["seeds"]:
+        raise ValueError("efficiency.seeds must list at least one seed")
+    if not config["efficiency"]["ladder"]:
+        raise ValueError("efficiency.ladder must list at least one budget factor")
+    for factor in config["efficiency"]["ladder"]:
+        check_real("efficiency.ladder", factor, low=0.0, low_open=True)
+
+
+def _toml(config: dict[str, Any]) -> str:
+    """Serialise the (flat-ish) configuration as TOML for ``config.toml``."""
+
+    def scalar(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(scalar(x) for x in v) + "]"
+        return repr(v)
+
+    lines: list[str] = ["# rlscale report configuration (as used)"]
+
+    def table(prefix: str, mapping: dict[str, Any]) -> None:
+        plain = {k: v for k, v in mapping.items() if not isinstance(v, dict)}
+        if prefix:
+            lines.append(f"\n[{prefix}]")
+        lines.extend(f"{k} = {scalar(v)}" for k, v in plain.items())
+        for k, v in mapping.items():
+            if isinstance(v, dict):
+                table(f"{prefix}.{k}" if prefix else k, v)
+
+    table("", config)
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# Output directory
+# ---------------------------------------------------------------------------
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a directory; refusing to replace it")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ValueError(f"--out {out} exists and is not an rlscale report (no {MARKER}); "
+                         "refusing to overwrite it")
+
+
+def _publish(staging: Path, out: Path) -> None:
+    """Move the finished report into place, replacing an older report."""
+    if out.exists():
+        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        os.replace(out, old)
+        os.replace(staging, out)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(staging, out)
+
+
+# ---------------------------------------------------------------------------
+# The report
+# ---------------------------------------------------------------------------
+
+@dataclass
+class ReportResult:
+    """Everything the report computed (``results.json`` is ``as_dict()``)."""
+
+    out: Path
+    config: dict[str, Any]
+    sections: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        # Underscored sections hold live objects (the fitted law, the compiled
+        # problem) shared between steps; everything else is plain data.
+        public = {k: v for k, v in self.sections.items() if not k.startswith("_")}
+        return {"rlscale_report": 1, "seconds": self.seconds, "config": self.config, **public}
+
+
+class _Progress:
+    def __init__(self, enabled: bool, total: int) -> None:
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=total, desc="report", unit="step", file=sys.stderr,
+                        disable=not enabled, dynamic_ncols=True)
+
+    def step(self, label: str) -> None:
+        self.bar.set_postfix_str(label)
+
+    def done(self) -> None:
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+_AXES = ("environments", "tasks", "trajectories")
+_SUBSTITUTE = {"environments": "E", "tasks": "E*t", "trajectories": "E*t*k"}
+
+
+def _cost_text(costs: dict[str, float]) -> str:
+    return (f"{costs['environment']!r}*E + {costs['task']!r}*E*t + "
+            f"{costs['trajectory']!r}*E*t*k")
+
+
+def _nested_bounds(config: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    b = config["allocation"]["bounds"]
+    return {"E": (1.0, b["E"]), "t": (1.0, b["t"]), "k": (2.0, b["k"])}
+
+
+def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
+               config: dict[str, Any] | None = None, quick: bool = False,
+               progress: bool = True) -> ReportResult:
+    """Run every step and write the report to ``out``.
+
+    Parameters
+    ----------
+    out : path
+        Report directory (replaced only if it holds an rlscale report).
+    config : dict, optional
+        A configuration from :func:`load_config` (default: the built-ins,
+        with the ``--quick`` overrides when ``quick``).
+    quick : bool
+        Use the smaller built-in configuration (ignored with ``config``).
+    progress : bool
+        Progress bar on stderr.
+    """
+    from rlscale._optional import require
+
+    require("matplotlib", extra="plot", purpose="report figures")
+    out = Path(out)
+    _check_out(out)
+    config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
+    _validate(config)
+    start = time.perf_counter()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # A fixed staging name: a report that was interrupted leaves its finished
+    # training runs there, and the next run resumes them (runs are matched by
+    # a hash of their full configuration, so a changed config re-trains).
+    staging = out.parent / f".{out.name}.partial"
+    staging.mkdir(exist_ok=True)
+    result = ReportResult(out, config)
+    bar = _Progress(progress, total=6)
+    try:
+        steps = [
+            ("reward law", _reward_law),
+            ("trainer sweep", _sweep),
+            ("law fit", _fit),
+            ("allocation", _allocation),
+            ("efficiency", _efficiency),
+            ("proofs", _proofs),
+        ]
+        for label, step in steps:
+            bar.step(label)
+            t0 = time.perf_counter()
+            step(config, staging, result.sections, progress)
+            result.sections.setdefault("timings", {})[label] = time.perf_counter() - t0
+            bar.done()
+        result.seconds = time.perf_counter() - start
+        doc = _document(result)
+        write_text_atomic(staging / "index.md", doc.to_markdown())
+        write_text_atomic(staging / "index.html", doc.to_html(base=staging))
+        write_json_atomic(staging / "results.json", result)
+        write_text_atomic(staging / "config.toml", _toml(config))
+        write_text_atomic(staging / MARKER, json.dumps({"rlscale_report": 1}) + "\n")
+        _publish(staging, out)
+    finally:
+        bar.close()
+    return result
+
+
+# -- 1. reward law -----------------------------------------------------------
+
+def _reward_law(config, staging, sections, progress) -> None:
+    from rlscale._reward_verification import verify_reward_law
+
+    rep = verify_reward_law(config["reward_law"]["mode"], out=staging / "reward-law",
+                            rng=config["seed"], figures=True, progress=False)
+    data = rep.as_dict()
+    data["files"] = {k: f"reward-law/{Path(v).name}" for k, v in data["files"].items()}
+    sections["reward_law"] = data
+
+
+# -- 2. sweep ----------------------------------------------------------------
+
+def _sweep(config, staging, sections, progress) -> None:
+    from rlscale._sweep import parse_spec, summarise
+
+    spec = parse_spec({**config["sweep"], "train": _train_fields(config)})
+    rows = _run_spec(spec, staging / "sweep.csv", progress)
+    sections["sweep"] = {"runs": len(rows), "summary": summarise(rows), "rows": rows}
+
+
+# -- 3. fit ------------------------------------------------------------------
+
+def _fit(config, staging, sections, progress) -> None:
+    from rlscale.optimize import fit_law
+
+    rows = sections["sweep"]["rows"]
+    data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in _AXES}
+    data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
+    f = config["fit"]
+    fit = fit_law(data, law=f["law"], axes=list(_AXES), target="loss",
+                  bootstrap=f["bootstrap"], confidence=f["confidence"], starts=f["starts"],
+                  seed=config["seed"], n_jobs=min(2, os.cpu_count() or 1))
+    base = config["sweep"]["base"]
+    centre = {"environments": base["environments"],
+              "tasks": base["environments"] * base["tasks_per_environment"],
+              "trajectories": base["environments"] * base["tasks_per_environment"]
+              * base["trajectories_per_task"]}
+    elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
+    ordering = sorted(elasticities, key=elasticities.get, reverse=True)
+    sections["fit"] = {"result": fit.as_dict(), "centre": centre,
+                       "elasticities": elasticities, "impact_ordering": ordering}
+    sections["_fit_object"] = fit
+    _figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png")
+
+
+def _figure_fits(fit, summary, config, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    base = config["sweep"]["base"]
+    varying = {"environments": "environments", "tasks": "tasks_per_environment",
+               "trajectories": "trajectories_per_task"}
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    for ax, axis in zip(axes, _AXES):
+        knob = varying[axis]
+        pts = [s for s in summary if all(s[k] == base[k] for k in varying.values() if k != knob)]
+        pts.sort(key=lambda s: s[knob])
+
+        def totals(value: float, knob: str = knob) -> dict[str, float]:
+            cfg = dict(base)
+            cfg[knob] = value
+            e, t, k = cfg["environments"], cfg["tasks_per_environment"], \
+                cfg["trajectories_per_task"]
+            return {"environments": e, "tasks": e * t, "trajectories": e * t * k}
+
+        xs = np.array([s[knob] for s in pts], dtype=float)
+        loss = np.array([1 - s["success_iqm"] for s in pts])
+        err = np.array([[s["success_iqm"] - s["ci_low"] for s in pts],
+                        [s["ci_high"] - s["success_iqm"] for s in pts]])
+        ax.errorbar(xs, loss, yerr=err[::-1], fmt="o", color="k", capsize=3,
+                    label="sweep (IQM, 95% CI)")
+        grid = np.geomspace(xs.min(), xs.max(), 60)
+        pred = np.array([fit.predict(totals(g)) for g in grid])
+        ax.plot(grid, pred, color="C0", label="fitted law")
+        band = _bootstrap_band(fit, [totals(g) for g in grid])
+        if band is not None:
+            ax.fill_between(grid, band[0], band[1], color="C0", alpha=0.2,
+                            label=f"{int(fit.confidence * 100)}% bootstrap band")
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xlabel(knob.replace("_", " "))
+        others = ", ".join(f"{k.split('_')[0]}={base[k]}" for k in varying.values() if k != knob)
+        ax.set_title(f"{knob.replace('_', ' ')} varies ({others})", fontsize=10)
+    axes[0].set_ylabel("held-out loss = 1 − success")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _bootstrap_band(fit, points: list[dict[str, float]]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Pointwise percentile band of the fitted loss over the bootstrap laws."""
+    samples = fit.bootstrap_samples
+    if samples is None or len(samples) < 20:
+        return None
+    from rlscale.theory import law_from_dict
+
+    names = list(fit.params)
+    template = fit.law.as_dict()
+    preds = []
+    for row in samples:
+        params = dict(zip(names, row))
+        spec = copy.deepcopy(template)
+        spec["floor"] = params["floor"]
+        spec["coefficients"] = {a: params[f"coefficient[{a}]"] for a in fit.axes}
+        spec["exponents"] = {a: params[f"exponent[{a}]"] for a in fit.axes}
+        try:
+            law = law_from_dict(spec)
+        except ValueError:
+            # A resample whose exponent hit its bound 0 (the axis dropped out)
+            # is not a valid law object; the band is drawn from the others.
+            continue
+        preds.append([float(law.loss(p)) for p in points])
+    if len(preds) < 20:
+        return None
+    arr = np.asarray(preds)
+    tail = (1 - fit.confidence) / 2 * 100
+    return np.percentile(arr, tail, axis=0), np.percentile(arr, 100 - tail, axis=0)
+
+
+# -- 4. allocation -----------------------------------------------------------
+
+def _allocation(config, staging, sections, progress) -> None:
+    from scipy import stats
+
+    from rlscale.optimize import AllocationProblem, allocate
+    from rlscale.theory import (
+        SynthesisMethod,
+        critical_synthetic_ratio,
+        optimal_filter_threshold,
+    )
+
+    law = sections["_fit_object"].law
+    costs = config["costs"]
+    cost = _cost_text(costs)
+    problem = AllocationProblem(law, cost, _nested_bounds(config), substitute=_SUBSTITUTE)
+    plan = problem.allocate(config["allocation"]["budget"])
+    lo, hi, count = config["allocation"]["budgets"]
+    budgets = np.geomspace(lo, hi, count)
+    curve = problem.sweep(budgets)
+    sections["_plan"] = plan
+    sections["_problem"] = problem
+
+    # Synthetic environments: real ones are scarce; the law in totals, a cost
+    # linear in the totals (what synthetic allocation needs), with and without
+    # the generator at the same budget.
+    syn = config["synthesis"]
+    linear = (f"{costs['environment']!r}*environments + {costs['task']!r}*tasks + "
+              f"{costs['trajectory']!r}*trajectories")
+    b = config["allocation"]["bounds"]
+    totals_bounds = {"environments": (1.0, syn["real_environments"]),
+                     "tasks": (1.0, b["E"] * b["t"]),
+                     "trajectories": (2.0, b["E"] * b["t"] * b["k"])}
+    method = SynthesisMethod("environments", unit_cost=syn["unit_cost"], rho=syn["rho"],
+                             saturation=syn["saturation"], kind="relative",
+                             name="synthetic_environments")
+    budget = config["allocation"]["budget"]
+    real_only = allocate(law, linear, budget, totals_bounds)
+    with_syn = allocate(law, linear, budget, totals_bounds, synthesis=[method])
+    critical = critical_synthetic_ratio(method, real_cost=costs["environment"])
+    chosen_ratio = with_syn.values[method.name] / with_syn.values["environments"]
+    quality = stats.beta(syn["quality_a"], syn["quality_b"])
+    threshold = optimal_filter_threshold(quality, gen_cost=syn["gen_cost"],
+                                         train_cost=syn["train_cost"])
+    sections["allocation"] = {
+        "cost": cost, "budget": budget, "plan": plan.as_dict(),
+        "curve": [a.as_dict() for a in curve],
+        "synthetic": {
+            "method": method.as_dict(), "cost": linear, "bounds": totals_bounds,
+            "real_only": real_only.as_dict(), "with_synthetic": with_syn.as_dict(),
+            "critical_ratio": critical.as_dict(), "solver_ratio": chosen_ratio,
+            "quality_filter": threshold.as_dict(),
+        },
+    }
+    _figure_allocation(curve, budgets, staging / "allocation.png")
+
+
+def _figure_allocation(curve, budgets, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for var, label in (("E", "environments E"), ("t", "tasks per environment t"),
+                       ("k", "trajectories per task k")):
+        left.plot(budgets, [a.values[var] for a in curve], marker="o", ms=3, label=label)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("budget")
+    left.set_ylabel("optimal allocation")
+    left.legend(fontsize=8)
+    terms = list(curve[0].shares)
+    shares = np.array([[a.shares[t] for t in terms] for a in curve])
+    right.stackplot(budgets, shares.T, labels=terms)
+    right.set_xscale("log")
+    right.set_ylim(0, 1)
+    right.set_xlabel("budget")
+    right.set_ylabel("share of budget")
+    right.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# -- 5. efficiency -----------------------------------------------------------
+
+def _train_points(config, staging, name: str, design: dict[str, Any], seeds: list[int],
+                  progress: bool) -> list[dict[str, Any]]:
+    """Train configurations through the sweep runner (resumable, parallel)."""
+    from rlscale._sweep import parse_spec
+
+    spec = parse_spec({**design, "seeds": list(seeds),
+                       "algorithms": config["sweep"]["algorithms"][:1],
+                       "train": _train_fields(config)})
+    return _run_spec(spec, staging / f"{name}.csv", progress)
+
+
+def _train_fields(config) -> dict[str, Any]:
+    """The sweep's trainer fields with the report's unit costs (one cost model)."""
+    costs = config["costs"]
+    return {**config["sweep"]["train"], "unit_cost_environment": costs["environment"],
+            "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
+
+
+def _run_spec(spec, path: Path, progress: bool) -> list[dict[str, Any]]:
+    """Run a sweep spec (resuming ``path``); return only this spec's rows."""
+    from rlscale._sweep import expand, run_sweep
+
+    wanted = {r["run_id"] for r in expand(spec)}
+    rows = run_sweep(spec, path, jobs=min(2, os.cpu_count() or 1), progress=progress)
+    return [r for r in rows if r["run_id"] in wanted]
+
+
+def _iso_loss_cost(costs: Any, success: Any, target: float
+                   ) -> tuple[float, str]:
+    """Cost at which a measured success-versus-cost curve first reaches ``target``.
+
+    Linear interpolation of success in log cost between the two points that
+    bracket the target.  Returns ``(cost, note)``; outside the measured range
+    the cost is only bounded, and the note says which way.
+
+    Examples
+    --------
+    >>> _iso_loss_cost(np.array([10.0, 40.0]), np.array([0.2, 0.4]), 0.3)
+    (20.0, '')
+    """
+    costs, success = np.asarray(costs, dtype=float), np.asarray(success, dtype=float)
+    order = np.argsort(costs)
+    c, s = costs[order], success[order]
+    if s[0] >= target:
+        return float(c[0]), (f"even the cheapest point (cost {c[0]:.4g}) reaches success "
+                             f"{target:.4f}: the cost shown is an upper bound")
+    for i in range(1, len(c)):
+        if s[i] >= target:
+            w = (target - s[i - 1]) / (s[i] - s[i - 1])
+            return float(math.exp((1 - w) * math.log(c[i - 1]) + w * math.log(c[i]))), ""
+    return math.inf, (f"no point up to cost {c[-1]:.4g} reaches success {target:.4f}")
+
+
+def _efficiency(config, staging, sections, progress) -> None:
+    """Predicted and realised iso-loss efficiency at the configured budget.
+
+    The baseline spends the budget ``B`` on trajectories alone (``E, t`` at the
+    sweep's centre).  Predicted: ``eta = B / B_opt`` where ``B_opt`` is the
+    cheapest budget at which the law says the optimal allocation matches the
+    baseline's loss (:func:`rlscale.optimize.efficiency_curve`).  Realised:
+    the baseline is trained at ``B``; the optimal allocation is trained along
+    its budget path (``B_opt`` times the ``ladder`` factors, and at ``B``
+    itself for the equal-cost comparison); ``B_opt`` is read off where that
+    measured path reaches the baseline's held-out success.
+    """
+    from rlscale.optimize import efficiency_curve
+    from rlscale.simulate import iqm_ci, iqm_difference_ci
+
+    problem = sections["_problem"]
+    law = sections["_fit_object"].law
+    costs = config["costs"]
+    base = config["sweep"]["base"]
+    e_b, t_b = base["environments"], base["tasks_per_environment"]
+    fixed = {"E": float(e_b), "t": float(t_b)}
+    bounds = _nested_bounds(config)
+    budget = float(config["allocation"]["budget"])
+    lo, hi, count = config["allocation"]["budgets"]
+    curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
+                             fixed=fixed, bounds=bounds, substitute=_SUBSTITUTE)
+    at_budget = efficiency_curve(law, problem.cost, [budget], scaled="k", fixed=fixed,
+                                 bounds=bounds, substitute=_SUBSTITUTE).rows()[0]
+    if not math.isfinite(at_budget["eta"]):
+        raise ValueError(f"the trajectories-only baseline cannot spend budget {budget:g} "
+                         f"with E={e_b}, t={t_b} fixed; raise allocation.budget")
+    b_opt = at_budget["optimal_budget_at_baseline_loss"]
+
+    seeds = config["efficiency"]["seeds"]
+    k_b = max(2, math.floor((budget - costs["environment"] * e_b - costs["task"] * e_b * t_b)
+                            / (costs["trajectory"] * e_b * t_b)))
+    baseline_rows = _train_points(
+        config, staging, "efficiency-baseline",
+        {"design": "grid", "axes": {"environments": [e_b], "tasks_per_environment": [t_b],
+                                    "trajectories_per_task": [k_b]}}, seeds, progress)
+    path_budgets = sorted({*(b_opt * f for f in config["efficiency"]["ladder"]), budget})
+    path = []
+    for b in path_budgets:
+        a = problem.allocate(b)
+        if a.rounded is None:
+            continue
+        point = {k: int(v) for k, v in a.rounded.items()}
+        rows = _train_points(
+            config, staging, "efficiency-optimal",
+            {"design": "grid", "axes": {"environments": [point["E"]],
+                                        "tasks_per_environment": [point["t"]],
+                                        "trajectories_per_task": [point["k"]]}},
+            seeds, progress)
+        ci = iqm_ci([r["success"] for r in rows], n_boot=2000, rng=config["seed"])
+        path.append({"budget": b, **point, "cost": float(rows[0]["cost"]),
+                     "predicted_loss": a.rounded_loss, "success_iqm": ci.estimate,
+                     "ci_low": ci.low, "ci_high": ci.high,
+                     "successes": [r["success"] for r in rows]})
+    base_success = np.array([r["success"] for r in baseline_rows])
+    base_ci = iqm_ci(base_success, n_boot=2000, rng=config["seed"])
+    base_cost = float(baseline_rows[0]["cost"])
+    equal = min(path, key=lambda p: abs(math.log(p["cost"] / base_cost)))
+    diff = iqm_difference_ci(equal["successes"], base_success, n_boot=2000,
+                             rng=config["seed"])
+    iso_cost, note = _iso_loss_cost(np.array([p["cost"] for p in path]),
+                                    np.array([p["success_iqm"] for p in path]),
+                                    base_ci.estimate)
+    realised = base_cost / iso_cost if iso_cost > 0 else math.inf
+    sections["efficiency"] = {
+        "predicted": {"eta": at_budget["eta"], "budget": budget, "optimal_budget": b_opt,
+                      "baseline_loss": at_budget["baseline_loss"]},
+        "curve": curve.rows(),
+        "curve_notes": list(curve.notes),
+        "realised": {
+            "budget": budget, "seeds": list(seeds),
+            "baseline": {"E": e_b, "t": t_b, "k": k_b, "cost": base_cost},
+            "baseline_success": base_ci.as_dict(),
+            "optimal_path": [{k: v for k, v in p.items() if k != "successes"} for p in path],
+            "equal_cost": {"E": equal["E"], "t": equal["t"], "k": equal["k"],
+                           "cost": equal["cost"], "success_iqm": equal["success_iqm"],
+                           "ci_low": equal["ci_low"], "ci_high": equal["ci_high"]},
+            "difference": diff.as_dict(),
+            "iso_loss_cost": iso_cost, "eta": realised, "note": note,
+        },
+    }
+    _figure_eta(curve.rows(), staging / "efficiency.png")
+    _figure_realised(sections["efficiency"], staging / "realised.png")
+
+
+def _figure_eta(curve, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    xs = [c["budget"] for c in curve if math.isfinite(c["eta"])]
+    ys = [c["eta"] for c in curve if math.isfinite(c["eta"])]
+    ax.plot(xs, ys, marker="o", ms=3)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_xlabel("budget of the trajectories-only baseline")
+    ax.set_ylabel("predicted η = B_baseline / B_optimal")
+    ax.set_title("iso-loss efficiency against scaling trajectories alone")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _figure_realised(eff, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    real = eff["realised"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    pts = real["optimal_path"]
+    left.errorbar([p["cost"] for p in pts], [p["success_iqm"] for p in pts],
+                  yerr=[[p["success_iqm"] - p["ci_low"] for p in pts],
+                        [p["ci_high"] - p["success_iqm"] for p in pts]],
+                  fmt="o-", capsize=3, label="solver's allocation along its budget path")
+    b = real["baseline_success"]
+    left.errorbar([real["baseline"]["cost"]], [b["estimate"]],
+                  yerr=[[b["estimate"] - b["low"]], [b["high"] - b["estimate"]]],
+                  fmt="s", color="C3", capsize=3, label="trajectories only")
+    left.axhline(b["estimate"], color="C3", lw=0.8, ls=":")
+    if math.isfinite(real["iso_loss_cost"]):
+        left.axvline(real["iso_loss_cost"], color="C0", lw=0.8, ls=":")
+    left.set_xscale("log")
+    left.set_xlabel("cost")
+    left.set_ylabel("held-out success (IQM, 95% CI)")
+    left.legend(fontsize=8)
+    pred = eff["predicted"]["eta"]
+    bars = [pred, real["eta"] if math.isfinite(real["eta"]) else 0.0]
+    right.bar(["predicted η", "realised η"], bars, color=["C0", "C3"])
+    right.axhline(1.0, color="grey", lw=0.8, ls="--")
+    right.set_ylabel("η = B_baseline / B_optimal at equal loss")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# -- 6. proofs ---------------------------------------------------------------
+
+def _proofs(config, staging, sections, progress) -> None:
+    if not config["proofs"]["enabled"]:
+        sections["proofs"] = {"enabled": False, "results": []}
+        return
+    from rlscale.proofs import check_proofs
+
+    results = check_proofs()
+    sections["proofs"] = {"enabled": True, "all_hold": all(r.passed for r in results),
+                          "results": [r.as_dict() for r in results]}
+
+
+# ---------------------------------------------------------------------------
+# The document
+# ---------------------------------------------------------------------------
+
+def _fmt(x: Any, digits: int = 4) -> str:
+    if isinstance(x, float) and math.isinf(x):
+        return "∞"
+    return f"{x:.{digits}g}" if isinstance(x, float | int) else str(x)
+
+
+def _document(result: ReportResult) -> Document:
+    s, cfg = result.sections, result.config
+    doc = Document("rlscale report")
+    doc.paragraph(f"rlscale {_version()} · {result.seconds:.0f} s · seed {cfg['seed']} · "
+                  f"reward-law grid '{cfg['reward_law']['mode']}' · every number is in "
+                  "results.json, the configuration in config.toml.")
+
+    rl = s["reward_law"]
+    band = rl["band"]
+    doc.heading("1. Reward optimisation: gain = Θ(√min{log M, K})")
+    doc.paragraph(
+        "Gold gain G(M, K) of the best selection from a pool scored by a proxy trained on M "
+        "comparisons, within KL budget K (rlscale's Gaussian selection model; see the README). "
+        f"Measured band of G/√min(log M, K) over the grid: [{band['c_lo']:.3f}, "
+        f"{band['c_hi']:.3f}]; proved band [{band['proved_c_lo']:.3f}, "
+        f"{band['proved_c_hi']:.3f}] — measured inside proved: {band['inside_proved']}.")
+    doc.table(["noise τ", "method", "held-out R² (min)", "R² (smooth-min)", "a", "b", "c"],
+              [[r["noise"], r["method"], r["r2_min"], r["r2_smooth"], r["a"], r["b"], r["c"]]
+               for r in rl["r2"]])
+    doc.table(["model", "params", "AIC", "BIC", "leave-one-regime-out RMSE"],
+              [[r["model"], r["params"], r["aic"], r["bic"], r["loro_rmse"]]
+               for r in rl["comparison"]])
+    for key, caption in (("heatmap", "Gain surface over (log M, K) with the crossover "
+                                     "K = log M"),
+                         ("collapse", "Collapse of G against √min(log M, K)")):
+        path = rl["files"].get(key)
+        if path:
+            doc.figure(f"reward-law/{Path(path).name}", caption)
+
+    sw = s["sweep"]
+    doc.heading("2. Trainer sweep: environments × tasks × trajectories")
+    doc.paragraph(f"{sw['runs']} training runs of the numpy trainer "
+                  f"({', '.join(cfg['sweep']['algorithms'])}); held-out success on "
+                  "environments never trained on, IQM over seeds with stratified bootstrap "
+                  "95 % CIs. Raw runs: sweep.csv.")
+    doc.table(["E", "t", "k", "runs", "success (IQM)", "95% CI"],
+              [[r["environments"], r["tasks_per_environment"], r["trajectories_per_task"],
+                r["runs"], r["success_iqm"], f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}]"]
+               for r in sw["summary"]])
+
+    fit = s["fit"]
+    fr = fit["result"]
+    doc.heading("3. Per-axis laws fitted to the sweep")
+    doc.paragraph(
+        f"loss = 1 − success fitted as L∞ + Σ a_i x_i^(−α_i) over environments E, tasks E·t "
+        f"and trajectories E·t·k (Huber/L-BFGS-B, {fr['n_bootstrap']} bootstrap resamples, "
+        f"{int(fr['confidence'] * 100)} % intervals). R² (log) = {fr['r2']:.3f}; "
+        f"extrapolation error on the largest-scale points: "
+        f"{_fmt(fr['extrapolation'].get('mean_abs_rel_error', math.nan))} (mean relative).")
+    doc.table(["parameter", "estimate", "interval"],
+              [[k, v, "[{:.4g}, {:.4g}]".format(*fr["intervals"][k])
+                if k in fr["intervals"] else "—"] for k, v in fr["params"].items()])
+    doc.paragraph("Impact ordering by elasticity −∂log(L − L∞)/∂log x at the sweep's centre "
+                  f"{fit['centre']}: " + " > ".join(
+                      f"{a} ({fit['elasticities'][a]:.3f})" for a in fit["impact_ordering"]))
+    doc.figure("fits.png", "Per-axis fits: sweep points (IQM, 95 % CI), the fitted law with the "
+                           "other axes at the centre, and its bootstrap band")
+
+    al = s["allocation"]
+    plan = al["plan"]
+    doc.heading("4. Compute-optimal allocation")
+    doc.paragraph(f"Cost {al['cost']}; budget {al['budget']:g}. Solver status "
+                  f"{plan['status']}, KKT residual {plan['kkt_residual']:.2g}.")
+    doc.table(["", "E", "t", "k", "predicted loss", "cost"],
+              [["continuous", plan["values"]["E"], plan["values"]["t"], plan["values"]["k"],
+                plan["loss"], plan["cost"]],
+               ["integer", *(plan["rounded"][v] if plan["rounded"] else "—"
+                             for v in ("E", "t", "k")),
+                plan["rounded_loss"], plan["rounded_cost"]]])
+    syn = al["synthetic"]
+    ro, ws = syn["real_only"], syn["with_synthetic"]
+    doc.paragraph(
+        f"Synthetic environments (real environments limited to "
+        f"{cfg['synthesis']['real_environments']:g}; generator unit cost "
+        f"{syn['method']['unit_cost']:g}, ρ = {syn['method']['rho']:g}, relative saturation "
+        f"{syn['method']['saturation']:g}; cost {syn['cost']}): predicted loss "
+        f"{ro['loss']:.4f} with real data only, {ws['loss']:.4f} with the generator. "
+        f"Critical synthetic-to-real ratio (closed form): {syn['critical_ratio']['ratio']:.3f}; "
+        f"ratio the solver picks: {syn['solver_ratio']:.3f}. Quality filter "
+        f"(Beta({cfg['synthesis']['quality_a']:g}, {cfg['synthesis']['quality_b']:g}) "
+        f"quality): keep environments with quality ≥ "
+        f"{syn['quality_filter']['threshold']:.3f} (acceptance "
+        f"{syn['quality_filter']['acceptance']:.3f}).")
+    doc.figure("allocation.png", "Optimal E, t, k and budget shares against the budget")
+
+    eff = s["efficiency"]
+    pred, real = eff["predicted"], eff["realised"]
+    eq, bs, d = real["equal_cost"], real["baseline_success"], real["difference"]
+    doc.heading("5. Efficiency against scaling trajectories alone")
+    doc.paragraph(
+        f"Baseline: the budget {pred['budget']:g} spent on trajectories alone "
+        f"(E = {real['baseline']['E']}, t = {real['baseline']['t']} fixed, "
+        f"k = {real['baseline']['k']}). Predicted by the fitted law: the optimal allocation "
+        f"reaches the baseline's loss {pred['baseline_loss']:.4f} with budget "
+        f"{pred['optimal_budget']:.4g}, so η = {_fmt(pred['eta'])}. Realised with the "
+        f"trainer ({len(real['seeds'])} seeds, held-out success): baseline "
+        f"{bs['estimate']:.3f} [{bs['low']:.3f}, {bs['high']:.3f}]; the optimal allocation "
+        f"reaches that success at cost {_fmt(real['iso_loss_cost'])} along its budget path, "
+        f"so realised η = {_fmt(real['eta'])}" + (f" ({real['note']})" if real["note"] else "")
+        + f". At equal cost ({eq['cost']:.4g}: E, t, k = {eq['E']}, {eq['t']}, {eq['k']}) the "
+        f"optimal allocation reaches {eq['success_iqm']:.3f} [{eq['ci_low']:.3f}, "
+        f"{eq['ci_high']:.3f}], a difference of {d['estimate']:+.3f} "
+        f"[{d['low']:+.3f}, {d['high']:+.3f}] (95 % CI).")
+    doc.table(["budget", "E", "t", "k", "cost", "predicted loss", "success (IQM)", "95% CI"],
+              [[p["budget"], p["E"], p["t"], p["k"], p["cost"], p["predicted_loss"],
+                p["success_iqm"], f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]"]
+               for p in real["optimal_path"]])
+    doc.figure("efficiency.png", "Predicted η against the baseline's budget")
+    doc.figure("realised.png", "Realised: the optimal allocation along its budget path against "
+                               "the trajectories-only baseline; predicted and realised η")
+
+    pr = s["proofs"]
+    doc.heading("6. Machine-checked proofs")
+    if not pr["enabled"]:
+        doc.paragraph("Proofs were disabled in the configuration.")
+    else:
+        doc.table(["proof", "statement", "steps ✓", "✗", "skipped", "holds"],
+                  [[r["name"], r["statement"], r["counts"].get("passed", 0),
+                    r["counts"].get("failed", 0), r["counts"].get("skipped", 0),
+                    "✓" if r["passed"] else "✗"] for r in pr["results"]])
+    timings = s.get("timings", {})
+    doc.paragraph("Timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()) + ".")
+    return doc
+
+
+def _version() -> str:
+    from rlscale import __version__
+
+    return __version__

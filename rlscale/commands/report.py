@@ -1,0 +1,39 @@
+"""``rlscale report``: the end-to-end main job (see :mod:`rlscale._report`)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "report",
+        help="run the whole toolkit on built-in defaults and write a report",
+        description="Verify the reward-optimisation law, run a trainer sweep, fit per-axis "
+        "laws, solve the compute-optimal allocation (with and without synthetic "
+        "environments), compare predicted and realised efficiency against scaling "
+        "trajectories alone, check the proofs; write index.md, index.html, results.json "
+        "and figures. Needs the 'plot' extra.",
+    )
+    parser.add_argument("--out", default="rlscale-report", metavar="DIR",
+                        help="report directory (default: rlscale-report/); an existing "
+                        "directory is replaced only if it holds an rlscale report")
+    parser.add_argument("--config", metavar="TOML",
+                        help="override defaults (schema: examples/report.toml)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smaller version of every step (about a minute)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=_report)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from rlscale._report import load_config, run_report
+
+    config = load_config(args.config, quick=args.quick)
+    result = run_report(args.out, config=config, progress=not args.no_progress)
+    eff = result.sections["efficiency"]
+    print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")
+    print(f"predicted η = {eff['predicted']['eta']:.3f}, realised η = "
+          f"{eff['realised']['eta']:.3f}")
+    return 0

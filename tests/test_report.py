@@ -1,0 +1,122 @@
+"""``rlscale report``: configuration, output directory rules, and one --quick run."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlscale._report import DEFAULTS, MARKER, _iso_loss_cost, _publish, load_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_example_config_is_the_defaults() -> None:
+    assert load_config(REPO / "examples" / "report.toml") == load_config()
+    assert load_config() == DEFAULTS
+
+
+def test_config_rejects_unknown_keys_and_bad_types(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[costs]\nenvironmnet = 3.0\n")
+    with pytest.raises(ValueError, match=r"unknown report config key 'costs\.environmnet'"):
+        load_config(bad)
+    bad.write_text("[allocation]\nbudget = 'lots'\n")
+    with pytest.raises(ValueError, match=r"allocation\.budget must be float"):
+        load_config(bad)
+    bad.write_text("[allocation]\nbudget = -5\n")
+    with pytest.raises(ValueError, match=r"allocation\.budget must be > 0"):
+        load_config(bad)
+
+
+def test_config_override_and_sweep_tables(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[costs]\ntrajectory = 1\n[sweep.axes]\nenvironments = [1, 2]\n"
+                   "[sweep.train]\nepochs = 2\n")
+    config = load_config(cfg, quick=True)
+    assert config["costs"]["trajectory"] == 1.0
+    assert config["sweep"]["axes"] == {"environments": [1, 2]}
+    assert config["sweep"]["train"] == {"epochs": 2}
+    assert config["fit"]["bootstrap"] == 200  # from --quick
+
+
+def test_iso_loss_cost_interpolates_in_log_cost() -> None:
+    cost, note = _iso_loss_cost([100.0, 400.0, 1600.0], [0.1, 0.3, 0.5], 0.4)
+    assert note == ""
+    assert cost == pytest.approx(800.0)  # halfway in log between 400 and 1600
+    cost, note = _iso_loss_cost([100.0, 400.0], [0.1, 0.3], 0.9)
+    assert math.isinf(cost) and "no point" in note
+
+
+def test_refuses_to_overwrite_a_foreign_directory(tmp_path: Path) -> None:
+    foreign = tmp_path / "thesis"
+    foreign.mkdir()
+    (foreign / "chapter1.tex").write_text("precious")
+    out = subprocess.run([sys.executable, "-m", "rlscale", "report", "--out", str(foreign)],
+                         capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "not an rlscale report" in out.stderr
+    assert (foreign / "chapter1.tex").read_text() == "precious"
+
+
+def test_publish_replaces_an_old_report(tmp_path: Path) -> None:
+    old, new = tmp_path / "report", tmp_path / ".report.partial"
+    old.mkdir()
+    (old / MARKER).write_text("{}")
+    (old / "stale.png").write_text("old")
+    new.mkdir()
+    (new / "index.md").write_text("new")
+    _publish(new, old)
+    assert (old / "index.md").read_text() == "new"
+    assert not (old / "stale.png").exists()
+    assert not new.exists()
+
+
+@pytest.fixture(scope="module")
+def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("report") / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "rlscale", "report", "--quick", "--no-progress", "--out",
+         str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "predicted η" in proc.stdout
+    return out
+
+
+def test_quick_report_writes_every_file(quick_report: Path) -> None:
+    for name in ("index.md", "index.html", "results.json", "config.toml", MARKER,
+                 "sweep.csv", "fits.png", "allocation.png", "efficiency.png", "realised.png",
+                 "reward-law/heatmap.png", "reward-law/collapse.png"):
+        assert (quick_report / name).is_file(), name
+    assert not list(quick_report.parent.glob(".*partial*"))
+    html = (quick_report / "index.html").read_text()
+    assert "data:image/png;base64," in html
+    assert 'src="fits.png"' not in html  # self-contained
+    md = (quick_report / "index.md").read_text()
+    for heading in ("1. Reward", "2. Trainer sweep", "3. Per-axis", "4. Compute-optimal",
+                    "5. Efficiency", "6. Machine-checked"):
+        assert heading in md
+
+
+def test_quick_report_numbers(quick_report: Path) -> None:
+    res = json.loads((quick_report / "results.json").read_text())
+    band = res["reward_law"]["band"]
+    assert 0 < band["c_lo"] <= band["c_hi"]
+    assert band["proved_c_lo"] <= band["c_lo"] and band["c_hi"] <= band["proved_c_hi"]
+    assert res["sweep"]["runs"] == len(res["sweep"]["rows"]) > 0
+    fit = res["fit"]["result"]
+    assert set(res["fit"]["impact_ordering"]) == {"environments", "tasks", "trajectories"}
+    assert fit["intervals"], "bootstrap intervals missing"
+    plan = res["allocation"]["plan"]
+    assert plan["kkt_residual"] < 1e-6
+    assert plan["cost"] <= res["allocation"]["budget"] * (1 + 1e-9)
+    pred, real = res["efficiency"]["predicted"], res["efficiency"]["realised"]
+    assert pred["eta"] >= 1.0 - 1e-9  # the optimum is never worse than the baseline
+    assert real["eta"] == "inf" or real["eta"] > 0
+    assert res["proofs"]["all_hold"] is True
+    # The config used is written back and reads as the quick configuration.
+    assert load_config(quick_report / "config.toml") == load_config(quick=True)
