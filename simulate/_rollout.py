@@ -39,7 +39,7 @@ LOG_REF = np.log(0.25)  # the reference policy is uniform over the 4 actions
 class Batch:
     """Transitions of ``B`` tasks × ``k`` trajectories.
 
-    Per recorded step (``M`` of them): ``row``, ``action``, ``traj``.
+    Per recorded step (``M`` of them): ``row``, ``action``, ``traj``, ``stage``.
     Per trajectory (``N = B·k``, trajectory ``i`` belongs to task ``i // k``):
     ``reward`` (1 on success or on a leak cell), ``success`` (task done),
     ``length`` (actions taken), ``reached[i, j]`` (had a step in stage ``j``),
@@ -49,6 +49,7 @@ class Batch:
     row: np.ndarray
     action: np.ndarray
     traj: np.ndarray
+    stage: np.ndarray
     reward: np.ndarray
     success: np.ndarray
     length: np.ndarray
@@ -63,22 +64,35 @@ class Batch:
     def env_steps(self) -> int:
         return int(self.row.size)
 
-    @property
-    def stage(self) -> np.ndarray:
-        return (self.row // self.S2) % N_STAGES
-
     def group(self, x: np.ndarray) -> np.ndarray:
         """View a per-trajectory array as ``(B, k)``."""
         return x.reshape(self.n_tasks, self.k)
 
 
+def state_rows(world: GridWorld, task_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which (task, stage) blocks of ``S²`` rows a batch needs, and where they start.
+
+    A task without subgoals only ever is in stage 2, so only its last block
+    is tabulated.  Returns the boolean mask ``(B, 3)`` of blocks kept (in
+    row order: task-major, stage ascending) and ``row_base`` ``(B,)`` such
+    that ``row = row_base[b] + stage·S² + cell``.
+    """
+    S2 = world.size**2
+    first = world.start_stage[task_ids]
+    keep = np.arange(N_STAGES)[None, :] >= first[:, None]
+    offset = np.concatenate([[0], np.cumsum(N_STAGES - first)[:-1]]) * S2
+    return keep, offset - first * S2
+
+
 def rollout(world: GridWorld, task_ids: np.ndarray, k: int, logp: np.ndarray,
-            rng: np.random.Generator) -> Batch:
+            rng: np.random.Generator, row_base: np.ndarray | None = None) -> Batch:
     """Run ``k`` trajectories of each task with the tabulated policy ``logp``.
 
-    ``logp`` has shape ``(len(task_ids)·3·S², 4)``, rows ordered as the
-    module describes.  Finished trajectories are dropped from the working
-    set, so the cost is proportional to the environment steps taken.
+    ``logp`` has one row per state: by default ``len(task_ids)·3·S²`` rows
+    ordered as the module describes; with ``row_base`` (from
+    :func:`state_rows`) row ``row_base[b] + stage·S² + cell``.  Finished
+    trajectories are dropped from the working set, so the cost is
+    proportional to the environment steps taken.
     """
     B = task_ids.size
     S2 = world.size**2
@@ -88,9 +102,11 @@ def rollout(world: GridWorld, task_ids: np.ndarray, k: int, logp: np.ndarray,
     c0, c1, c2 = (np.ascontiguousarray(cum[:, j]) for j in range(3))
     walkers = Walkers(world, np.repeat(task_ids, k))
     tid = np.arange(N)
-    rbase = np.repeat(np.arange(B, dtype=np.int64) * (N_STAGES * S2), k)
+    if row_base is None:
+        row_base = np.arange(B, dtype=np.int64) * (N_STAGES * S2)
+    rbase = np.repeat(np.asarray(row_base, dtype=np.int64), k)
 
-    rows_l, acts_l, tids_l = [], [], []
+    rows_l, acts_l, tids_l, stages_l = [], [], [], []
     reward = np.zeros(N)
     success = np.zeros(N, bool)
     completed = np.zeros((N, N_STAGES), bool)
@@ -103,6 +119,7 @@ def rollout(world: GridWorld, task_ids: np.ndarray, k: int, logp: np.ndarray,
         rows_l.append(row)
         acts_l.append(action)
         tids_l.append(tid)
+        stages_l.append(walkers.stage.copy())
         succ, term, advanced, leaked = walkers.step(action, rng)
         if advanced.size:
             completed[tid[advanced], walkers.stage[advanced] - 1] = True
@@ -122,10 +139,11 @@ def rollout(world: GridWorld, task_ids: np.ndarray, k: int, logp: np.ndarray,
     row = np.concatenate(rows_l)
     traj = np.concatenate(tids_l)
     reached = np.zeros((N, N_STAGES), bool)
-    reached[traj, (row // S2) % N_STAGES] = True
-    return Batch(row=row, action=np.concatenate(acts_l), traj=traj, reward=reward,
+    stage = np.concatenate(stages_l)
+    reached[traj, stage] = True
+    return Batch(row=row, action=np.concatenate(acts_l), traj=traj, stage=stage, reward=reward,
                  success=success, length=np.bincount(traj, minlength=N), reached=reached,
-                 completed=completed, n_tasks=B, k=k, n_rows=B * N_STAGES * S2, S2=S2)
+                 completed=completed, n_tasks=B, k=k, n_rows=logp.shape[0], S2=S2)
 
 
 def aggregate(batch: Batch, weights: np.ndarray) -> np.ndarray:

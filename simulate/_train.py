@@ -48,7 +48,7 @@ import numpy as np
 from rlscale.simulate import _dr_grpo, _grpo, _reinforce, _rlds, _rloo
 from rlscale.simulate._gridworld import N_STAGES, GridFamily
 from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy, state_features
-from rlscale.simulate._rollout import group_stats, rollout
+from rlscale.simulate._rollout import group_stats, rollout, state_rows
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._value_iteration import optimal_success, policy_success
 from rlscale.theory._validation import check_positive_int, check_real
@@ -372,9 +372,10 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
             # Random priority, eligible tasks first: without replacement within a step.
             priority = schedule_rng.random(T) + np.where(in_band, 0.0, 1.0)
             ids = np.argsort(priority, kind="stable")[:B]
-        phi = state_features(world, ids).reshape(-1, N_FEATURES)
+        blocks, row_base = state_rows(world, ids)
+        phi = state_features(world, ids)[blocks].reshape(-1, N_FEATURES)
         logp_old, _ = log_probs(policy, phi)
-        batch = rollout(world, ids, k, logp_old, rollout_rng)
+        batch = rollout(world, ids, k, logp_old, rollout_rng, row_base)
         stats = module.update(policy, optimizer, phi, logp_old, batch, algo_config,
                               world.max_steps)
         g = group_stats(batch)
