@@ -197,3 +197,22 @@ def test_verifier_rejecting_everything_is_an_error():
     with pytest.raises(ValueError, match="verifier rejected all 3 environments"):
         train(n_environments=3, tasks_per_environment=1, trajectories_per_task=2,
               defect_rate=1.0, verify=True, eval_environments=2)
+
+
+def test_compressed_state_rows_give_the_same_rollouts():
+    from rlscale.simulate._rollout import state_rows
+
+    world = GridFamily(size=5, subgoal_rate=0.5).sample(4, 3, rng=2)
+    ids = np.arange(world.n_tasks)
+    policy = LinearPolicy()
+    policy.params["W"][:] = np.random.default_rng(0).normal(0, 0.5, (N_FEATURES, 4))
+    phi = state_features(world, ids)
+    full = log_probs(policy, phi.reshape(-1, N_FEATURES))[0]
+    blocks, base = state_rows(world, ids)
+    assert blocks.sum() < blocks.size  # some tasks have no subgoals
+    small = log_probs(policy, phi[blocks].reshape(-1, N_FEATURES))[0]
+    a = rollout(world, ids, 6, full, np.random.default_rng(5))
+    b = rollout(world, ids, 6, small, np.random.default_rng(5), base)
+    assert np.array_equal(a.action, b.action) and np.array_equal(a.success, b.success)
+    assert np.array_equal(a.stage, b.stage)
+    np.testing.assert_allclose(small[b.row], full[a.row], rtol=1e-12)
