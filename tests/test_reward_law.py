@@ -228,3 +228,12 @@ def test_proved_constants_other_domain_and_errors() -> None:
     with pytest.raises(ValueError, match="m_min must be > 2"):
         reward.proved_constants(m_min=5.0, tau_max=2.0)
     assert set(pc.as_dict()) >= {"c_lo", "c_hi", "rho", "theta"}
+
+
+def test_gao_expressions_match_numeric_forms() -> None:
+    alpha, beta = sp.symbols("alpha beta", positive=True)
+    for kind, fn in (("bon", reward.gao_bon), ("rl", reward.gao_rl)):
+        value = reward.gao_expr(kind).subs({K: 7.0, alpha: 1.3, beta: 0.2})
+        assert float(value) == pytest.approx(fn(7.0, 1.3, 0.2), rel=1e-12)
+    with pytest.raises(ValueError, match="kind must be"):
+        reward.gao_expr("ppo")

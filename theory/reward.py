@@ -173,6 +173,7 @@ __all__ = [
     "gain_at_pool",
     "gain_upper",
     "gao_bon",
+    "gao_expr",
     "gao_rl",
     "kl_needed",
     "latex",
@@ -648,6 +649,30 @@ def to_numpy(expr: sp.Expr | None = None):
     [1.0, 1.0]
     """
     return sp.lambdify((M, K), law() if expr is None else expr, modules="numpy")
+
+
+def gao_expr(kind: str = "bon") -> sp.Expr:
+    """Gao, Schulman & Hilton (2022) gold-score forms as sympy expressions in ``K``.
+
+    ``kind="bon"``: ``d (α − β d)``; ``kind="rl"``: ``d (α − β log d)``; ``d = sqrt(K)``.
+    Their coefficients depend on the reward model (here: on ``M``); they have
+    no ``M`` term of their own, which is what the verification's model
+    comparison tests.
+
+    Examples
+    --------
+    >>> sp.expand(gao_expr("bon"))
+    sqrt(K)*alpha - K*beta
+    >>> gao_expr("rl").subs({K: sp.E**2})
+    E*(alpha - beta)
+    """
+    alpha, beta = sp.symbols("alpha beta", positive=True)
+    d = sp.sqrt(K)
+    if kind == "bon":
+        return d * (alpha - beta * d)
+    if kind == "rl":
+        return d * (alpha - beta * sp.log(d))
+    raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r}")
 
 
 def gao_bon(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
