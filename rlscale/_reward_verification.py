@@ -418,7 +418,10 @@ def _soft_bon_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
 
 
 def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
-    """KL-penalised policy gradient (RLOO) on pools of proxies: its (KL, gold) frontier."""
+    """KL-penalised policy gradient (RLOO) on pools of proxies: its (KL, gold) frontier.
+
+    ``settings["pg_pools"]`` must be even (two halves for cross-fitting).
+    """
     try:
         from rlscale.simulate import kl_bandit_pg
     except ImportError:  # the trainer is another capability; ship without it if absent
@@ -440,10 +443,17 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
             # policy depends on the proxies only.
             gold = np.sum(res.probs * np.repeat(proxy, betas.size, axis=0), axis=1) / (1 + sd**2)
             kls.append(np.asarray(res.kl).reshape(pools, betas.size).mean(axis=0))
-            golds.append(gold.reshape(pools, betas.size).mean(axis=0))
-        kl_all, gold_all = np.concatenate(kls), np.concatenate(golds)
+            golds.append(gold.reshape(2, pools // 2, betas.size).mean(axis=1))
+        kl_all, gold_ab = np.concatenate(kls), np.concatenate(golds, axis=1)
         ks = sk[sm == m]
-        g = np.array([max(gold_all[kl_all <= kk].max(initial=0.0), 0.0) for kk in ks])
+        # Cross-fitting: choose the (pool size, beta) run on half A of the pools
+        # and report its gold gain on half B, so the max over noisy runs does
+        # not inflate G (the winner's curse).
+        g = np.zeros(ks.size)
+        for i, kk in enumerate(ks):
+            ok = np.flatnonzero(kl_all <= kk)
+            if ok.size:
+                g[i] = max(gold_ab[1, ok[np.argmax(gold_ab[0, ok])]], 0.0)
         rows.extend(_rows(np.full(ks.size, m), ks, 1.0, "pg", g))
     return rows
 
