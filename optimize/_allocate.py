@@ -641,23 +641,46 @@ class AllocationProblem:
 
     def _polish(self, mode: str, bound: float, values: dict[str, float]
                 ) -> tuple[dict[str, float], bool]:
-        """Newton on the active-set KKT equations; kept only if it lowers the residual."""
+        """Newton on the active-set KKT equations; kept only if it lowers the residual.
+
+        The active set is guessed by snapping counts near a bound onto it, at
+        a few tolerances (a conic solver leaves a nearly-degenerate bound up to
+        ~1e-4 away); the candidate with the smallest KKT residual wins.
+        """
+        before, _ = self._kkt(mode, bound, values)
+        best, best_res = values, before
+        tried: set[frozenset[int]] = set()
+        for tol in (1e-4, 1e-2, 0.0):
+            if best_res < 1e-13:
+                break
+            cand = self._newton(mode, bound, values, tol, tried)
+            if cand is None:
+                continue
+            res, _ = self._kkt(mode, bound, cand)
+            if res < best_res or (res <= 1e-14 and best is values):
+                best, best_res = cand, res
+        if best is values and before < 1e-13:
+            return values, False
+        return best, best is not values
+
+    def _newton(self, mode: str, bound: float, values: dict[str, float], tol: float,
+                tried: set[frozenset[int]]) -> dict[str, float] | None:
         from scipy.optimize import root
 
         p0, to_values, obj_grad, main, _bound_cons, lo, hi = self._space(mode, bound, values)
-        before, _ = self._kkt(mode, bound, values)
         fixed = {}
         for i in range(len(p0)):
-            # Snap counts that sit on a bound exactly onto it.
             for edge in (lo[i], hi[i]):
-                if math.isfinite(edge) and abs(p0[i] - edge) <= 1e-4 * max(1.0, abs(edge)):
+                if math.isfinite(edge) and abs(p0[i] - edge) <= tol * max(1.0, abs(edge)):
                     fixed[i] = edge
+        key = frozenset(fixed)
+        if key in tried:
+            return None
+        tried.add(key)
         free = [i for i in range(len(p0)) if i not in fixed]
         g0, d0 = main(p0)
-        if before < 1e-13 and not fixed:
-            return values, False
         if not free or g0 < -1e-4:  # main constraint slack: nothing to polish
-            return values, False
+            return None
 
         def full(z: np.ndarray) -> np.ndarray:
             p = p0.copy()
@@ -675,19 +698,15 @@ class AllocationProblem:
         lam0 = -np.dot(grad0, d0[free]) / max(float(np.dot(d0[free], d0[free])), 1e-300)
         sol = root(eqs, np.concatenate([p0[free], [max(lam0, 0.0)]]), method="hybr",
                    options={"xtol": 1e-14})
-        # hybr may stop with 'no progress' once at machine precision; the residual
-        # comparison below decides whether the Newton point is kept.
+        # hybr may stop with 'no progress' once at machine precision; the caller's
+        # residual comparison decides whether the Newton point is kept.
         if not np.all(np.isfinite(sol.x)) or sol.x[-1] < 0:
-            return values, False
+            return None
         p = full(sol.x)
         if any(p[i] < lo[i] - 1e-12 * max(1, abs(lo[i])) or p[i] > hi[i] * (1 + 1e-12) + 1e-300
                for i in free):
-            return values, False
-        new = to_values(p)
-        after, _ = self._kkt(mode, bound, new)
-        if after <= max(before, 1e-14):
-            return new, True
-        return values, False
+            return None
+        return to_values(p)
 
     # -- gradients in counts (DCP path) -----------------------------------------
     def _grad_counts(self, mode: str, values: Mapping[str, float]) -> tuple[np.ndarray, ...]:

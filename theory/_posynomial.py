@@ -359,9 +359,13 @@ class _Parser:
         e = self.exponent()
         if len(base) == 1:
             (key, c), = base.items()
-            if c != 1.0 and not math.isfinite(c ** e):
-                raise self.fail(op, f"power {c:g}**{e:g} overflows")
-            return {_key({n: p * e for n, p in key}): c ** e}
+            try:
+                ce = c ** e
+            except OverflowError:
+                ce = math.inf
+            if not math.isfinite(ce) or ce == 0:
+                raise self.fail(op, f"power {c:g}**{e:g} overflows or underflows")
+            return {_key({n: p * e for n, p in key}): ce}
         if e != int(e) or e < 1:
             raise self.fail(op, f"the sum starting at {base_tok.text!r} raised to {e:g} is not "
                             "a posynomial (only positive integer powers of sums expand)")
@@ -373,18 +377,62 @@ class _Parser:
         return value
 
     def exponent(self) -> float:
-        sign = 1.0
-        while self.peek().text in ("+", "-"):
-            if self.take().text == "-":
-                sign = -sign
+        """A constant exponent: signed numbers, ``+ - * / **`` and parentheses.
+
+        Signs are allowed here (``E**-0.5``, ``E**(-1/2)``) because an exponent
+        is a number, not a term of the cost.
+        """
         tok = self.peek()
-        value = self.power()
-        if len(value) != 1 or next(iter(value)) != ():
-            raise self.fail(tok, "an exponent must be a constant number")
-        e = sign * next(iter(value.values()))
+        e = self.const_unary()
         if not math.isfinite(e):
             raise self.fail(tok, "exponent is not finite")
         return e
+
+    def const_sum(self) -> float:
+        value = self.const_product()
+        while self.peek().text in ("+", "-"):
+            sign = 1.0 if self.take().text == "+" else -1.0
+            value += sign * self.const_product()
+        return value
+
+    def const_product(self) -> float:
+        value = self.const_unary()
+        while self.peek().text in ("*", "/"):
+            op = self.take()
+            rhs = self.const_unary()
+            if op.text == "/" and rhs == 0:
+                raise self.fail(op, "division by zero in an exponent")
+            value = value * rhs if op.text == "*" else value / rhs
+        return value
+
+    def const_unary(self) -> float:
+        tok = self.peek()
+        if tok.text in ("+", "-"):
+            self.take()
+            v = self.const_unary()
+            return v if tok.text == "+" else -v
+        tok = self.take()
+        if tok.kind == "num":
+            base = float(tok.text)
+        elif tok.text == "(":
+            base = self.const_sum()
+            close = self.take()
+            if close.text != ")":
+                raise self.fail(close, "expected ')'")
+        elif tok.kind == "end":
+            raise self.fail(tok, "expression ends early")
+        else:
+            raise self.fail(tok, "an exponent must be a constant number")
+        if self.peek().text == "**":
+            op = self.take()
+            e = self.const_unary()
+            try:
+                base = base ** e
+            except (OverflowError, ZeroDivisionError):
+                raise self.fail(op, "exponent overflows") from None
+            if isinstance(base, complex):
+                raise self.fail(op, "exponent is not real")
+        return base
 
     def atom(self) -> _Poly:
         tok = self.take()

@@ -13,7 +13,9 @@ import math
 from hypothesis import strategies as st
 
 __all__ = [
+    "additive_laws",
     "kl_budgets",
+    "linear_costs",
     "log_uniform",
     "noise_sds",
     "pool_sizes",
@@ -56,3 +58,25 @@ def noise_sds(high: float = 10.0) -> st.SearchStrategy[float]:
 def seeds() -> st.SearchStrategy[int]:
     """Seeds for ``numpy.random.default_rng``."""
     return st.integers(0, 2**32 - 1)
+
+
+# -- data-scaling laws and costs (issue 4) ---------------------------------------
+
+def additive_laws(axes: tuple[str, ...] = ("E", "T", "K")) -> st.SearchStrategy:
+    """:class:`rlscale.theory.AdditiveLaw` over ``axes`` with exponents in [0.05, 1.5]."""
+    from rlscale.theory import AdditiveLaw
+
+    n = len(axes)
+    return st.builds(
+        lambda floor, coefs, exps: AdditiveLaw(floor, dict(zip(axes, coefs)),
+                                               dict(zip(axes, exps))),
+        st.floats(0.0, 2.0),
+        st.lists(log_uniform(1e-2, 1e3), min_size=n, max_size=n),
+        st.lists(st.floats(0.05, 1.5), min_size=n, max_size=n),
+    )
+
+
+def linear_costs(axes: tuple[str, ...] = ("E", "T", "K")) -> st.SearchStrategy[str]:
+    """Cost strings ``"c1*E + c2*T + ..."`` with unit prices spanning six decades."""
+    return st.lists(log_uniform(1e-2, 1e4), min_size=len(axes), max_size=len(axes)).map(
+        lambda cs: " + ".join(f"{c!r}*{a}" for c, a in zip(cs, axes)))
