@@ -67,7 +67,7 @@ __all__ = [
 
 EULER_GAMMA = 0.5772156649015329
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
-_CHUNK = 8192  # rows per block: keeps the (chunk, nodes) work array small
+_CHUNK = 8192  # rows per block of the n < 2 path
 
 
 def _gauss_legendre(edges: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -79,7 +79,8 @@ def _gauss_legendre(edges: list[float], k: int) -> tuple[np.ndarray, np.ndarray]
 
 # n >= 2: nodes in w = log(-log U); weights carry the Gumbel density exp(w - e^w).
 _W, _WW = _gauss_legendre([-36.0, -16.0, -6.0, -2.0, 0.0, 1.2, 2.2, 3.6], 12)
-_WW = _WW * np.exp(_W - np.exp(_W))
+_EXP_W = np.exp(_W)
+_WW = _WW * np.exp(_W - _EXP_W)
 # 1 <= n < 2: nodes in z with weights z φ(z); log Φ(z) precomputed once.
 _Z, _ZW = _gauss_legendre([-12.0, -8.0, -5.0, -3.0, -1.5, 0.0, 1.5, 3.0, 5.0, 9.0], 16)
 _ZW = _ZW * _Z * np.exp(-_Z * _Z / 2) / _SQRT_2PI
@@ -89,16 +90,21 @@ _LOGPHI_Z = log_ndtr(_Z)
 def _emax_large(log_n: np.ndarray) -> np.ndarray:
     log_n = np.asarray(log_n, dtype=np.float64)
     out = np.empty_like(log_n)
-    for start in range(0, log_n.size, _CHUNK):
-        ln = log_n[start:start + _CHUNK, None]
-        huge = ln > 650.0
-        # max = Φ⁻¹(exp(y)) = -Φ⁻¹(-expm1(y)) with y = -e^w/n; the second form
-        # keeps full precision in the upper tail where exp(y) rounds to 1.  Past
-        # n = e^650, -expm1(y) = e^{w - log n} (1 - O(e^-646)) would underflow, so
-        # take its log directly: max = -Φ⁻¹(exp(w - log n)) (log n any size).
-        y = -np.exp(np.where(huge, 0.0, _W - ln))
-        g = np.where(huge, -ndtri_exp(np.where(huge, _W - ln, -1.0)), -ndtri(-np.expm1(y)))
-        out[start:start + _CHUNK] = g @ _WW
+    huge = log_n > 650.0
+    # max = Φ⁻¹(exp(y)) = -Φ⁻¹(p) with y = -e^w/n and upper-tail mass
+    # p = -expm1(y); the second form keeps full precision where exp(y) rounds
+    # to 1.  Blocks of 1024 rows keep the work arrays in cache.
+    for start in range(0, log_n.size, 1024):
+        ln = log_n[start:start + 1024]
+        p = _EXP_W * np.exp(-np.where(ln > 650.0, 0.0, ln))[:, None]
+        np.negative(p, out=p)
+        np.expm1(p, out=p)
+        np.negative(p, out=p)
+        out[start:start + 1024] = -(ndtri(p) @ _WW)
+    if huge.any():
+        # Past n = e^650, p = e^{w - log n} (1 - O(e^-646)) underflows: take its
+        # log directly, max = -Φ⁻¹(exp(w - log n)), valid for any log n.
+        out[huge] = -(ndtri_exp(_W - log_n[huge, None]) @ _WW)
     return out
 
 
