@@ -75,7 +75,7 @@ __all__ = [
     "soft_bon_frontier",
 ]
 
-_CHUNK = 1 << 18  # trials per block of the fast sampler
+_CHUNK = 1 << 13  # trials per block: work arrays stay in L2 cache (~3x faster than 1 << 18)
 
 
 @dataclass(frozen=True)
