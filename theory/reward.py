@@ -73,7 +73,8 @@ and ``W`` the Lambert function, where ``log n* = 1 + W(z)`` and
 Proved constants ``C_LO`` and ``C_HI``
 --------------------------------------
 Domain ``D``: ``M >= M_MIN = 10``, ``K > 0``, ``TAU_MIN = 1/2 <= τ <= TAU_MAX = 2``
-(``κ = 1``).  Write ``L = min(log M, K)``.  Then for every method above
+(``κ = 1``).  Write ``L = min(log M, K)``.  Then for best-of-n and tilting
+(every ``K > 0``) and for the quantilizer (``K >= 1/2``; see the limit below)
 
 .. math::  C_{LO} \sqrt{L} \;\le\; G(M, K) \;\le\; C_{HI} \sqrt{L} .
 
