@@ -334,7 +334,9 @@ class SoftBonFrontier:
     """Soft best-of-n over a grid of pool sizes ``n`` and temperatures ``λ``.
 
     Arrays have shape ``(len(ns), len(lambdas))``: ``kl`` the expected pool
-    KL, ``gold`` and ``gold_se`` the gold gain and its standard error.
+    KL, ``gold`` and ``gold_se`` the gold gain and its standard error;
+    ``gold_halves`` (shape ``(2, len(ns), len(lambdas))``) the gold gain on
+    each half of the trials, for cross-fitting.
     """
 
     ns: np.ndarray
@@ -343,13 +345,24 @@ class SoftBonFrontier:
     gold: np.ndarray
     gold_se: np.ndarray
     noise_sd: np.ndarray
+    gold_halves: np.ndarray
 
-    def gain_at(self, K: Any) -> np.ndarray:
-        """Best gold gain over grid points with KL ``<= K`` (0 when none fits)."""
+    def gain_at(self, K: Any, *, cross_fit: bool = True) -> np.ndarray:
+        """Best gold gain over grid points with KL ``<= K`` (0 when none fits).
+
+        With ``cross_fit`` the point is chosen on the first half of the trials
+        and scored on the second, so taking a maximum over noisy estimates
+        does not bias the gain upwards (the winner's curse); otherwise the
+        plain maximum of ``gold``.
+        """
         kk = check_real("K", K, low=0.0)
         ok = self.kl.ravel()[None, :] <= kk.reshape(-1, 1)
-        vals = np.where(ok, self.gold.ravel()[None, :], 0.0)
-        return np.maximum(vals.max(axis=1), 0.0).reshape(kk.shape)
+        choose = self.gold_halves[0] if cross_fit else self.gold
+        score = self.gold_halves[1] if cross_fit else self.gold
+        vals = np.where(ok, choose.ravel()[None, :], -np.inf)
+        best = np.argmax(vals, axis=1)
+        out = np.where(ok.any(axis=1), score.ravel()[best], 0.0)
+        return np.maximum(out, 0.0).reshape(kk.shape)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -380,11 +393,13 @@ def soft_bon_frontier(
     tau = float(check_real("noise", noise, low=0.0))
     ns_arr = np.asarray([check_positive_int("ns", int(v)) for v in np.atleast_1d(ns)])
     lam = check_real("lambdas", np.atleast_1d(lambdas), low=0.0, low_open=True)
-    trials = check_positive_int("trials", trials, minimum=2)
+    trials = check_positive_int("trials", trials, minimum=4)
     gen = _rng(rng)
     kl = np.empty((ns_arr.size, lam.size))
     gold = np.empty_like(kl)
     se = np.empty_like(kl)
+    halves = np.empty((2, *kl.shape))
+    half = trials // 2
     sds = np.sqrt(KAPPA * tau * tau * ns_arr / mm)
     for i, n in enumerate(ns_arr):
         s = gen.standard_normal((trials, int(n)))  # standardised proxies
@@ -396,4 +411,5 @@ def soft_bon_frontier(
             g = shrink * np.sum(p * s, axis=1)
             gold[i, j] = g.mean()
             se[i, j] = g.std(ddof=1) / np.sqrt(trials)
-    return SoftBonFrontier(ns_arr.astype(float), lam, kl, gold, se, sds)
+            halves[:, i, j] = g[:half].mean(), g[half:].mean()
+    return SoftBonFrontier(ns_arr.astype(float), lam, kl, gold, se, sds, halves)

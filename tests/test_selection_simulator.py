@@ -115,3 +115,14 @@ def test_bad_input() -> None:
         sample_selection(10, 1.0, M=10)
     with pytest.raises(TypeError, match="rng must be"):
         sample_selection(10, 1.0, rng="seed")
+
+
+def test_soft_bon_cross_fitting_chooses_on_one_half_and_scores_on_the_other() -> None:
+    f = soft_bon_frontier(1e4, 1.0, ns=(4, 64), lambdas=(0.1, 0.5, 2.0), trials=400, rng=2)
+    k = 1.0
+    ok = f.kl <= k
+    plain = f.gain_at(k, cross_fit=False)
+    assert plain == pytest.approx(f.gold[ok].max())
+    idx = np.argmax(np.where(ok, f.gold_halves[0], -np.inf))
+    assert f.gain_at(k) == pytest.approx(max(f.gold_halves[1].ravel()[idx], 0.0))
+    np.testing.assert_allclose(f.gold_halves.mean(axis=0), f.gold, rtol=1e-12)
