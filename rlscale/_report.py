@@ -114,9 +114,9 @@ DEFAULTS: dict[str, Any] = {
         "bounds": {"E": 256.0, "t": 64.0, "k": 128.0},
     },
     "synthesis": {
-        "real_environments": 16.0,
-        "unit_cost": 5.0,
-        "rho": 0.5,
+        "real_environments": 8.0,
+        "unit_cost": 0.5,
+        "rho": 0.9,
         "saturation": 4.0,
         "quality_a": 2.0,
         "quality_b": 2.0,
@@ -310,8 +310,11 @@ class _Progress:
         self.bar.close()
 
 
-_AXES = ("environments", "tasks", "trajectories")
-_SUBSTITUTE = {"environments": "E", "tasks": "E*t", "trajectories": "E*t*k"}
+# The law is fitted on the three nested design variables, which the star-design
+# sweep varies one at a time (so each exponent is identified); totals such as
+# tasks = E·t move together along the environments axis and are not.
+_AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
+_SUBSTITUTE = {"environments": "E", "tasks_per_environment": "t", "trajectories_per_task": "k"}
 
 
 def _cost_text(costs: dict[str, float]) -> str:
@@ -419,11 +422,7 @@ def _fit(config, staging, sections, progress) -> None:
     fit = fit_law(data, law=f["law"], axes=list(_AXES), target="loss",
                   bootstrap=f["bootstrap"], confidence=f["confidence"], starts=f["starts"],
                   seed=config["seed"], n_jobs=min(2, os.cpu_count() or 1))
-    base = config["sweep"]["base"]
-    centre = {"environments": base["environments"],
-              "tasks": base["environments"] * base["tasks_per_environment"],
-              "trajectories": base["environments"] * base["tasks_per_environment"]
-              * base["trajectories_per_task"]}
+    centre = {axis: config["sweep"]["base"][axis] for axis in _AXES}
     elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
     ordering = sorted(elasticities, key=elasticities.get, reverse=True)
     sections["fit"] = {"result": fit.as_dict(), "centre": centre,
@@ -440,38 +439,28 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
     import matplotlib.ticker
 
     base = config["sweep"]["base"]
-    varying = {"environments": "environments", "tasks": "tasks_per_environment",
-               "trajectories": "trajectories_per_task"}
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
-    for ax, axis in zip(axes, _AXES):
-        knob = varying[axis]
-        pts = [s for s in summary if all(s[k] == base[k] for k in varying.values() if k != knob)]
+    for ax, knob in zip(axes, _AXES):
+        pts = [s for s in summary if all(s[k] == base[k] for k in _AXES if k != knob)]
         pts.sort(key=lambda s: s[knob])
-
-        def totals(value: float, knob: str = knob) -> dict[str, float]:
-            cfg = dict(base)
-            cfg[knob] = value
-            e, t, k = cfg["environments"], cfg["tasks_per_environment"], \
-                cfg["trajectories_per_task"]
-            return {"environments": e, "tasks": e * t, "trajectories": e * t * k}
-
         xs = np.array([s[knob] for s in pts], dtype=float)
         loss = np.array([1 - s["success_iqm"] for s in pts])
-        err = np.array([[s["success_iqm"] - s["ci_low"] for s in pts],
-                        [s["ci_high"] - s["success_iqm"] for s in pts]])
-        ax.errorbar(xs, loss, yerr=err[::-1], fmt="o", color="k", capsize=3,
+        # Loss = 1 − success, so the success interval's upper end is the loss's lower end.
+        err = np.array([[s["ci_high"] - s["success_iqm"] for s in pts],
+                        [s["success_iqm"] - s["ci_low"] for s in pts]])
+        ax.errorbar(xs, loss, yerr=err, fmt="o", color="k", capsize=3,
                     label="sweep (IQM, 95% CI)")
         grid = np.geomspace(xs.min(), xs.max(), 60)
-        pred = np.array([fit.predict(totals(g)) for g in grid])
-        ax.plot(grid, pred, color="C0", label="fitted law")
-        band = _bootstrap_band(fit, [totals(g) for g in grid])
+        points = [{**{k: base[k] for k in _AXES}, knob: g} for g in grid]
+        ax.plot(grid, [float(fit.predict(p)) for p in points], color="C0", label="fitted law")
+        band = _bootstrap_band(fit, points)
         if band is not None:
             ax.fill_between(grid, band[0], band[1], color="C0", alpha=0.2,
                             label=f"{int(fit.confidence * 100)}% bootstrap band")
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(knob.replace("_", " "))
-        others = ", ".join(f"{k.split('_')[0]}={base[k]}" for k in varying.values() if k != knob)
+        others = ", ".join(f"{_SUBSTITUTE[k]}={base[k]}" for k in _AXES if k != knob)
         ax.set_title(f"{knob.replace('_', ' ')} varies ({others})", fontsize=10)
     axes[0].set_ylabel("held-out loss = 1 − success")
     axes[0].legend(fontsize=8)
@@ -517,6 +506,7 @@ def _allocation(config, staging, sections, progress) -> None:
 
     from rlscale.optimize import AllocationProblem, allocate
     from rlscale.theory import (
+        AdditiveLaw,
         SynthesisMethod,
         critical_synthetic_ratio,
         optimal_filter_threshold,
@@ -533,23 +523,31 @@ def _allocation(config, staging, sections, progress) -> None:
     sections["_plan"] = plan
     sections["_problem"] = problem
 
-    # Synthetic environments: real ones are scarce; the law in totals, a cost
-    # linear in the totals (what synthetic allocation needs), with and without
-    # the generator at the same budget.
+    # Synthetic environments while real ones are scarce.  At the plan's t*, k*
+    # an environment costs its unit cost plus the training it carries, so the
+    # law restricted to E is a one-axis additive law under a linear cost: the
+    # form synthetic allocation takes (and the critical ratio's closed form).
     syn = config["synthesis"]
-    linear = (f"{costs['environment']!r}*environments + {costs['task']!r}*tasks + "
-              f"{costs['trajectory']!r}*trajectories")
-    b = config["allocation"]["bounds"]
-    totals_bounds = {"environments": (1.0, syn["real_environments"]),
-                     "tasks": (1.0, b["E"] * b["t"]),
-                     "trajectories": (2.0, b["E"] * b["t"] * b["k"])}
-    method = SynthesisMethod("environments", unit_cost=syn["unit_cost"], rho=syn["rho"],
-                             saturation=syn["saturation"], kind="relative",
-                             name="synthetic_environments")
     budget = config["allocation"]["budget"]
-    real_only = allocate(law, linear, budget, totals_bounds)
-    with_syn = allocate(law, linear, budget, totals_bounds, synthesis=[method])
-    critical = critical_synthetic_ratio(method, real_cost=costs["environment"])
+    real_cap = syn["real_environments"]
+    t_s, k_s = plan.values["t"], plan.values["k"]
+    carried = costs["task"] * t_s + costs["trajectory"] * t_s * k_s
+    coef, expo = law.coefficients, law.exponents
+    env_law = AdditiveLaw(
+        law.floor + sum(coef[a] * v ** -expo[a] for a, v in
+                        (("tasks_per_environment", t_s), ("trajectories_per_task", k_s))),
+        {"environments": coef["environments"]}, {"environments": expo["environments"]})
+    real_cost = costs["environment"] + carried
+    linear = f"{real_cost!r}*environments"
+    method = SynthesisMethod("environments", unit_cost=syn["unit_cost"] + carried,
+                             rho=syn["rho"], saturation=syn["saturation"], kind="relative",
+                             name="synthetic_environments")
+    bounds = _nested_bounds(config)
+    bounds["E"] = (1.0, min(real_cap, bounds["E"][1]))
+    real_only = AllocationProblem(law, cost, bounds, substitute=_SUBSTITUTE).allocate(budget)
+    with_syn = allocate(env_law, linear, budget, {"environments": (1.0, real_cap)},
+                        synthesis=[method])
+    critical = critical_synthetic_ratio(method, real_cost=real_cost)
     chosen_ratio = with_syn.values[method.name] / with_syn.values["environments"]
     quality = stats.beta(syn["quality_a"], syn["quality_b"])
     threshold = optimal_filter_threshold(quality, gen_cost=syn["gen_cost"],
@@ -558,7 +556,8 @@ def _allocation(config, staging, sections, progress) -> None:
         "cost": cost, "budget": budget, "plan": plan.as_dict(),
         "curve": [a.as_dict() for a in curve],
         "synthetic": {
-            "method": method.as_dict(), "cost": linear, "bounds": totals_bounds,
+            "method": method.as_dict(), "real_unit_cost": real_cost, "t": t_s, "k": k_s,
+            "real_environments": real_cap,
             "real_only": real_only.as_dict(), "with_synthetic": with_syn.as_dict(),
             "critical_ratio": critical.as_dict(), "solver_ratio": chosen_ratio,
             "quality_filter": threshold.as_dict(),
@@ -860,8 +859,9 @@ def _document(result: ReportResult) -> Document:
     fr = fit["result"]
     doc.heading("3. Per-axis laws fitted to the sweep")
     doc.paragraph(
-        f"loss = 1 − success fitted as L∞ + Σ a_i x_i^(−α_i) over environments E, tasks E·t "
-        f"and trajectories E·t·k (Huber/L-BFGS-B, {fr['n_bootstrap']} bootstrap resamples, "
+        f"loss = 1 − success fitted as L∞ + a_E·E^(−α_E) + a_t·t^(−α_t) + a_k·k^(−α_k) over "
+        f"environments E, tasks per environment t and trajectories per task k (Huber/L-BFGS-B, "
+        f"{fr['n_bootstrap']} bootstrap resamples, "
         f"{int(fr['confidence'] * 100)} % intervals). R² (log) = {fr['r2']:.3f}; "
         f"extrapolation error on the largest-scale points: "
         f"{_fmt(fr['extrapolation'].get('mean_abs_rel_error', math.nan))} (mean relative).")
@@ -888,11 +888,15 @@ def _document(result: ReportResult) -> Document:
     syn = al["synthetic"]
     ro, ws = syn["real_only"], syn["with_synthetic"]
     doc.paragraph(
-        f"Synthetic environments (real environments limited to "
-        f"{cfg['synthesis']['real_environments']:g}; generator unit cost "
-        f"{syn['method']['unit_cost']:g}, ρ = {syn['method']['rho']:g}, relative saturation "
-        f"{syn['method']['saturation']:g}; cost {syn['cost']}): predicted loss "
-        f"{ro['loss']:.4f} with real data only, {ws['loss']:.4f} with the generator. "
+        f"Synthetic environments, with real environments limited to "
+        f"{syn['real_environments']:g}: the best allocation of real data alone "
+        f"(E ≤ {syn['real_environments']:g}, t and k re-optimised) predicts loss "
+        f"{ro['loss']:.4f}; adding the generator (at the plan's t = {syn['t']:.3g}, "
+        f"k = {syn['k']:.3g}, each environment costing what it carries; per-environment cost "
+        f"{syn['method']['unit_cost']:.4g} synthetic against {syn['real_unit_cost']:.4g} real, "
+        f"ρ = {syn['method']['rho']:g}, relative saturation {syn['method']['saturation']:g}) "
+        f"predicts {ws['loss']:.4f} with {ws['values']['environments']:.3g} real and "
+        f"{ws['values']['synthetic_environments']:.3g} synthetic environments. "
         f"Critical synthetic-to-real ratio (closed form): {syn['critical_ratio']['ratio']:.3f}; "
         f"ratio the solver picks: {syn['solver_ratio']:.3f}. Quality filter "
         f"(Beta({cfg['synthesis']['quality_a']:g}, {cfg['synthesis']['quality_b']:g}) "
