@@ -273,6 +273,15 @@ def _batched_lbfgs(obj: _Objective, x0: np.ndarray, memory: int = 10, maxiter: i
     they would reach the same minimum.  Returns final points, objective
     values and a converged-or-merged flag.
     """
+    # Far-off starts overflow; such trial points get a non-finite objective and are
+    # rejected by the line search, so the floating-point warnings carry no news.
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        return _batched_lbfgs_impl(obj, x0, memory, maxiter, ftol, gtol, chunk, merge_tol)
+
+
+def _batched_lbfgs_impl(obj: _Objective, x0: np.ndarray, memory: int, maxiter: int,
+                        ftol: float, gtol: float, chunk: int, merge_tol: float
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     X = np.array(x0, dtype=np.float64)
     S, p = X.shape
     f = np.empty(S)
@@ -356,7 +365,9 @@ def _batched_lbfgs(obj: _Objective, x0: np.ndarray, memory: int = 10, maxiter: i
         rel = (f0 - new_f) <= ftol * np.maximum(np.maximum(np.abs(f0), np.abs(new_f)), 1.0)
         small_g = np.max(np.abs(new_g), axis=1) <= gtol
         X[idx], f[idx], G[idx] = new_x, new_f, new_g
-        done = stuck | ((rel | small_g) & (count[idx] > 0))
+        broken = ~np.all(np.isfinite(new_g), axis=1) | ~np.isfinite(new_f)
+        done = stuck | broken | ((rel | small_g) & (count[idx] > 0))
+        stuck = stuck & ~broken
         converged[idx[done & ~stuck]] = True
         converged[idx[stuck & (gnorm <= 1e3 * gtol)]] = True
         active[idx[done]] = False

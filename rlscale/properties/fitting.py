@@ -72,11 +72,13 @@ def _recovers_noise_free():
     from rlscale.properties.strategies import log_uniform
     from rlscale.theory import AdditiveLaw
 
-    @given(floor=st.floats(0.5, 3.0), a=log_uniform(1.0, 1e3), alpha=st.floats(0.2, 0.8))
+    # Ranges keep the law identifiable: the reducible term spans from well above
+    # the floor (x = 1) to well below it (x = 1e10).
+    @given(floor=st.floats(0.5, 3.0), a=log_uniform(1.0, 10.0), alpha=st.floats(0.3, 0.8))
     def test(floor, a, alpha) -> None:
         law = AdditiveLaw(floor, {"x": a}, {"x": alpha})
-        x = np.logspace(0, 8, 25)
-        fit = fit_law({"x": x, "loss": law(x=x)}, axes=["x"], starts=20, holdout=0)
+        x = np.logspace(0, 10, 12)
+        fit = fit_law({"x": x, "loss": law(x=x)}, axes=["x"], starts=30, holdout=0)
         assert abs(fit.params["exponent[x]"] / alpha - 1) <= 1e-3, fit.params
         assert abs(fit.params["floor"] / floor - 1) <= 1e-3, fit.params
 
