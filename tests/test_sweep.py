@@ -175,3 +175,24 @@ def test_train_cli_prints_held_out_success(tmp_path, capsys):
     assert "reinforce, rloo, grpo, dr_grpo, rlds" in capsys.readouterr().err
     assert main(["train", "--set", "grid_size=big"]) == 2
     assert main(["train", "--environments", "0"]) == 2
+
+
+def test_results_feed_rlscale_fit_directly(tmp_path, capsys):
+    import importlib.util
+    import json
+
+    if importlib.util.find_spec("rlscale.commands.fit") is None:
+        pytest.skip("the fit verb is not installed")
+    out = tmp_path / "results.csv"
+    spec = parse_spec({"design": "grid", "seeds": [0],
+                       "axes": {"environments": [1, 2, 4], "tasks_per_environment": [1, 2],
+                                "trajectories_per_task": [2, 4]},
+                       "train": TINY})
+    run_sweep(spec, out, progress=False)
+    fit_json = tmp_path / "fit.json"
+    assert main(["fit", str(out), "--axes", "environments,tasks,trajectories",
+                 "--target", "loss", "--starts", "20", "--out", str(fit_json)]) == 0
+    capsys.readouterr()
+    fit = json.loads(fit_json.read_text())
+    assert fit["axes"] == ["environments", "tasks", "trajectories"]
+    assert fit["n_points"] == 12
