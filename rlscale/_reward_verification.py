@@ -440,8 +440,10 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
                                steps=settings["pg_steps"], batch_size=32, algorithm="rloo",
                                rng=gen)
             # Rao-Blackwellised gold: E[X_i | proxies] = proxy_i/(1+σ²), and the
-            # policy depends on the proxies only.
-            gold = np.sum(res.probs * np.repeat(proxy, betas.size, axis=0), axis=1) / (1 + sd**2)
+            # policy depends on the proxies only.  The pool mean (the reference
+            # policy's gain, mean zero) is subtracted as a control variate.
+            centred = np.repeat(proxy - proxy.mean(axis=1, keepdims=True), betas.size, axis=0)
+            gold = np.sum(res.probs * centred, axis=1) / (1 + sd**2)
             kls.append(np.asarray(res.kl).reshape(pools, betas.size).mean(axis=0))
             golds.append(gold.reshape(2, pools // 2, betas.size).mean(axis=1))
         kl_all, gold_ab = np.concatenate(kls), np.concatenate(golds, axis=1)

@@ -381,7 +381,9 @@ def soft_bon_frontier(
 
     The temperature acts on the standardised proxy, so ``λ`` is in units of
     the proxy's standard deviation; the gold gain is Rao–Blackwellised,
-    ``Σ_i π_i E[X_i | Ŷ_i] = Σ_i π_i Ŷ_i/(1+σ²)``.
+    ``Σ_i π_i E[X_i | Ŷ_i] = Σ_i π_i Ŷ_i/(1+σ²)``, minus the pool mean
+    ``Σ_i Ŷ_i/(n(1+σ²))`` (the reference's gain, mean zero: a control variate
+    that removes most of the noise at small KL).
 
     Examples
     --------
@@ -408,7 +410,8 @@ def soft_bon_frontier(
             logp = log_softmax(s / lj, axis=1)
             p = np.exp(logp)
             kl[i, j] = np.mean(np.sum(p * logp, axis=1) + np.log(n))
-            g = shrink * np.sum(p * s, axis=1)
+            # minus the pool mean: the reference's gain (mean 0), a control variate
+            g = shrink * (np.sum(p * s, axis=1) - s.mean(axis=1))
             gold[i, j] = g.mean()
             se[i, j] = g.std(ddof=1) / np.sqrt(trials)
             halves[:, i, j] = g[:half].mean(), g[half:].mean()
