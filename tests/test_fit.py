@@ -191,18 +191,18 @@ def test_full_grid_chinchilla_fit(shared_data) -> None:
 
 @pytest.mark.slow
 def test_bootstrap_intervals_cover_the_truth_about_90_percent() -> None:
-    # 200 synthetic data sets from a known law; each 90 % percentile interval of
+    # 100 synthetic data sets from a known law; each 90 % percentile interval of
     # the exponent should contain the truth in about 90 % of them.
     truth = AdditiveLaw(0.5, {"K": 3.0}, {"K": 0.4})
     x = np.logspace(0, 4, 30)
     hits = 0
-    n_sets = 200
+    n_sets = 100
     for i in range(n_sets):
         rng = np.random.default_rng(1000 + i)
         y = truth(K=x) * np.exp(rng.normal(0, 0.01, x.size))
-        fit = fit_law({"K": x, "loss": y}, axes=["K"], starts=30, bootstrap=300, seed=i,
+        fit = fit_law({"K": x, "loss": y}, axes=["K"], starts=30, bootstrap=200, seed=i,
                       holdout=0)
         lo, hi = fit.intervals["exponent[K]"]
         hits += lo <= 0.4 <= hi
-    # Binomial(200, 0.9) has sd 2.1 %; percentile intervals under-cover slightly.
-    assert 0.80 <= hits / n_sets <= 0.97
+    # Binomial(100, 0.9) has sd 3 %; percentile intervals may under-cover slightly.
+    assert 0.80 <= hits / n_sets <= 0.98
