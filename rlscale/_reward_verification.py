@@ -52,10 +52,10 @@ MODES = ("quick", "full")
 _SETTINGS = {
     "quick": {"per_decade": 3, "k_log": 14, "mc_points": 24, "mc_trials": 100_000,
               "sub_m": (100.0, 1000.0), "sub_ns": (2, 8, 32, 128, 512), "soft_trials": 300,
-              "pg_pools": 16, "pg_steps": 250},
+              "pg_pools": 16, "pg_steps": 400},
     "full": {"per_decade": 6, "k_log": 30, "mc_points": 200, "mc_trials": 1_000_000,
              "sub_m": (10.0, 100.0, 1000.0, 1e4), "sub_ns": (2, 4, 8, 32, 128, 512, 2048),
-             "soft_trials": 1000, "pg_pools": 24, "pg_steps": 600},
+             "soft_trials": 1000, "pg_pools": 24, "pg_steps": 800},
 }
 
 
@@ -428,7 +428,7 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
         return []
     from rlscale.theory.reward import KAPPA
 
-    betas = np.array([0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2])
+    betas = np.geomspace(0.02, 5.0, 14)
     pools = settings["pg_pools"]
     rows = []
     for m in np.unique(sm):
