@@ -633,7 +633,8 @@ def _iso_loss_cost(costs: Any, success: Any, target: float
 
     Examples
     --------
-    >>> _iso_loss_cost(np.array([10.0, 40.0]), np.array([0.2, 0.4]), 0.3)
+    >>> cost, note = _iso_loss_cost([10.0, 40.0], [0.2, 0.4], 0.3)
+    >>> round(cost, 9), note
     (20.0, '')
     """
     costs, success = np.asarray(costs, dtype=float), np.asarray(success, dtype=float)
