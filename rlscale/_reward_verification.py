@@ -11,8 +11,14 @@ What it does (``rlscale verify reward-law``; :func:`verify_reward_law`):
    best-of-n (:func:`rlscale.simulate.soft_bon_frontier`) and KL-penalised
    policy gradient (:func:`rlscale.simulate.kl_bandit_pg`, RLOO) on a
    sub-grid (``τ = 1``, small ``M``), where ``G(K)`` is the best gold gain of
-   a (pool size, temperature) run whose KL is ``<= K``.  Exact values are
-   spot-checked against the fast order-statistics Monte Carlo (z-scores).
+   a (pool size, temperature) run whose KL is ``<= K``: chosen on half of the
+   Monte Carlo pools and scored on the other half (cross-fitting, so the
+   maximum over noisy runs is not biased upwards), with the pool mean
+   subtracted as a control variate.  These two are capped by their largest
+   pool (512 in ``quick``, 2048 in ``full``) and by finite training, so their
+   fitted ``a`` is smaller; their band includes Monte Carlo noise.  Exact
+   values are spot-checked against the fast order-statistics Monte Carlo
+   (z-scores).
 3. **Fits** per noise level × method on a random 70 % of the points, scored
    by R² on the held-out 30 %: the law ``a sqrt(min(log M + b, c K))`` and a
    smooth-min variant ``a ((log M + b)^{-p} + (cK)^{-p})^{-1/(2p)}``.
