@@ -501,7 +501,8 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     seed : int
         Seed of the bootstrap's ``SeedSequence``; same seed, same intervals.
     n_jobs : int
-        joblib workers for the bootstrap (-1: all cores).
+        joblib workers for the bootstrap and for grids of 2,000 starts or more
+        (-1: all cores; results do not depend on it).
     progress : bool
         Show a tqdm bar for the bootstrap on stderr.
 
@@ -569,8 +570,9 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         m = check_positive_int("starts", starts)
         vals = _grid_values(obj, grid)
         grid = grid[np.argsort(vals, kind="stable")[:m]]
-    # Stage 1: L-BFGS from every start, vectorised across starts.
-    X, fvals, conv = _batched_lbfgs(obj, grid)
+    # Stage 1: L-BFGS from every start, vectorised across starts (and split over
+    # joblib workers when the grid is large).
+    X, fvals, conv = _grid_stage(obj, grid, n_jobs)
     n_conv = int(conv.sum())
     # Stage 2: scipy's L-BFGS-B (with the bounds) from the best distinct end points.
     finite = np.flatnonzero(np.isfinite(fvals))
@@ -627,6 +629,20 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         n_converged=n_conv, axes=axes, target=target, reduction=reduction, delta=delta,
         replicates=replicates, seconds=time.perf_counter() - start_time,
         bootstrap_samples=samples)
+
+
+def _grid_stage(obj: _Objective, grid: np.ndarray, n_jobs: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    from joblib import Parallel, delayed, effective_n_jobs
+
+    # The chunking depends on the grid only, so results do not depend on n_jobs.
+    chunks = np.array_split(grid, max(1, len(grid) // 2000))
+    workers = min(effective_n_jobs(n_jobs), len(chunks))
+    if workers <= 1:
+        parts = [_batched_lbfgs(obj, chunk) for chunk in chunks]
+    else:
+        parts = Parallel(n_jobs=workers)(delayed(_batched_lbfgs)(obj, c) for c in chunks)
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))  # type: ignore
 
 
 def _grid_values(obj: _Objective, grid: np.ndarray, chunk: int = 4096) -> np.ndarray:

@@ -180,7 +180,7 @@ def _plot(path: Any, budgets: list[float], allocs: list[Any], curve: Any | None)
     ax.grid(True, which="both", alpha=0.3)
     if curve is not None:
         ax2 = axes[0, 1]
-        ax2.semilogx(budgets, curve.eta, "o-")
+        ax2.loglog(budgets, curve.eta, "o-")
         ax2.axhline(1.0, color="grey", lw=0.8)
         ax2.set_xlabel("budget of the baseline")
         ax2.set_ylabel("efficiency η = B_baseline / B_optimal")
