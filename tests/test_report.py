@@ -109,7 +109,8 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     assert band["proved_c_lo"] <= band["c_lo"] and band["c_hi"] <= band["proved_c_hi"]
     assert res["sweep"]["runs"] == len(res["sweep"]["rows"]) > 0
     fit = res["fit"]["result"]
-    assert set(res["fit"]["impact_ordering"]) == {"environments", "tasks", "trajectories"}
+    assert set(res["fit"]["impact_ordering"]) == {
+        "environments", "tasks_per_environment", "trajectories_per_task"}
     assert fit["intervals"], "bootstrap intervals missing"
     plan = res["allocation"]["plan"]
     assert plan["kkt_residual"] < 1e-6
