@@ -441,15 +441,17 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
         kls, golds = [], []
         for n in settings["sub_ns"]:
             sd = math.sqrt(KAPPA * n / m)
-            proxy = math.sqrt(1.0 + sd * sd) * gen.standard_normal((pools, n))
-            res = kl_bandit_pg(np.repeat(proxy, betas.size, axis=0), np.tile(betas, pools),
+            # The bandit's rewards are the standardised proxies s = Ŷ/sqrt(1+σ²),
+            # so one beta grid covers every pool size and noise level alike.
+            s = gen.standard_normal((pools, n))
+            res = kl_bandit_pg(np.repeat(s, betas.size, axis=0), np.tile(betas, pools),
                                steps=settings["pg_steps"], batch_size=32, algorithm="rloo",
                                rng=gen)
-            # Rao-Blackwellised gold: E[X_i | proxies] = proxy_i/(1+σ²), and the
+            # Rao-Blackwellised gold: E[X_i | proxies] = s_i/sqrt(1+σ²), and the
             # policy depends on the proxies only.  The pool mean (the reference
             # policy's gain, mean zero) is subtracted as a control variate.
-            centred = np.repeat(proxy - proxy.mean(axis=1, keepdims=True), betas.size, axis=0)
-            gold = np.sum(res.probs * centred, axis=1) / (1 + sd**2)
+            centred = np.repeat(s - s.mean(axis=1, keepdims=True), betas.size, axis=0)
+            gold = np.sum(res.probs * centred, axis=1) / math.sqrt(1.0 + sd * sd)
             kls.append(np.asarray(res.kl).reshape(pools, betas.size).mean(axis=0))
             golds.append(gold.reshape(2, pools // 2, betas.size).mean(axis=1))
         kl_all, gold_ab = np.concatenate(kls), np.concatenate(golds, axis=1)
