@@ -108,6 +108,14 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
     algorithms = data.get("algorithms", ["grpo"])
     if isinstance(algorithms, str):
         algorithms = [algorithms]
+    if (not isinstance(algorithms, list) or not algorithms
+            or not all(isinstance(a, str) for a in algorithms)):
+        raise TypeError(f"algorithms must be a non-empty list of algorithm names; "
+                        f"got algorithms={algorithms!r}")
+    for table in ("base", "axes", "train"):
+        if not isinstance(data.get(table, {}), dict):
+            raise TypeError(f"[{table}] must be a table (key = value lines); "
+                            f"got {table}={data[table]!r}")
     base = dict(SweepSpec().base)
     for key, value in data.get("base", {}).items():
         if key not in _AXES:

@@ -65,6 +65,20 @@ ALGORITHMS: dict[str, tuple[Any, type]] = {
 }
 
 
+def _check_band(frontier: Any) -> tuple[float, float]:
+    """``frontier`` as a ``(low, high)`` pair of floats with ``0 <= low <= high <= 1``."""
+    text = f"frontier must be (low, high) with 0 <= low <= high <= 1; got frontier={frontier!r}"
+    if isinstance(frontier, str) or not isinstance(frontier, tuple | list | np.ndarray):
+        raise TypeError(text)
+    try:
+        band = tuple(float(x) for x in frontier)
+    except (TypeError, ValueError):
+        raise ValueError(text) from None
+    if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0:
+        raise ValueError(text)
+    return band  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     """Everything that defines a training run (all fields are plain numbers or strings).
@@ -153,26 +167,27 @@ class TrainConfig:
                      "hidden", "eval_environments", "eval_tasks_per_environment"):
             check_positive_int(name, getattr(self, name))
         check_positive_int("trajectories_per_task", self.trajectories_per_task, minimum=2)
+        check_positive_int("grid_size", self.grid_size, minimum=3)
+        for name in ("seed", "base_seed", "eval_seed"):
+            check_positive_int(name, getattr(self, name), minimum=0)
+        if not isinstance(self.verify, bool | np.bool_):
+            raise TypeError(f"verify must be True or False; got verify={self.verify!r}")
         if self.steps is not None:
             check_positive_int("steps", self.steps)
         if self.update_epochs is not None:
             check_positive_int("update_epochs", self.update_epochs)
-        if self.algorithm not in ALGORITHMS:
-            raise ValueError(f"algorithm must be one of {', '.join(ALGORITHMS)}; "
-                             f"got algorithm={self.algorithm!r}")
-        if self.policy not in ("linear", "mlp"):
-            raise ValueError(f"policy must be one of linear, mlp; got policy={self.policy!r}")
+        for name, choices in (("algorithm", tuple(ALGORITHMS)), ("policy", ("linear", "mlp"))):
+            value = getattr(self, name)
+            if value not in choices:
+                kind = ValueError if isinstance(value, str) else TypeError
+                raise kind(f"{name} must be one of {', '.join(choices)}; got {name}={value!r}")
         check_real("lr", self.lr, low=0.0, low_open=True)
         if self.clip is not None:
             check_real("clip", self.clip, low=0.0, low_open=True)
         if self.kl_coef is not None:
             check_real("kl_coef", self.kl_coef, low=0.0)
         if self.frontier is not None:
-            band = tuple(float(x) for x in self.frontier)
-            if len(band) != 2 or not 0.0 <= band[0] <= band[1] <= 1.0:
-                raise ValueError(f"frontier must be (low, high) with 0 <= low <= high <= 1; "
-                                 f"got frontier={self.frontier!r}")
-            object.__setattr__(self, "frontier", band)
+            object.__setattr__(self, "frontier", _check_band(self.frontier))
         check_real("defect_rate", self.defect_rate, low=0.0, high=1.0)
         for name in ("unit_cost_environment", "unit_cost_task", "unit_cost_trajectory"):
             check_real(name, getattr(self, name), low=0.0)
@@ -217,7 +232,7 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"unknown TrainConfig field(s) {unknown}; valid: {sorted(known)}")
         values = dict(values)
-        if values.get("frontier") is not None:
+        if isinstance(values.get("frontier"), list):  # TOML and JSON arrays
             values["frontier"] = tuple(values["frontier"])
         return cls(**values)
 

@@ -60,10 +60,16 @@ def test_default_example_spec_has_about_sixty_runs_spanning_a_decade_per_axis():
         ({"train": {"seed": 3}}, "must not set"),
         ({"train": {"bogus": 3}}, "unknown TrainConfig field"),
         ({"color": "red"}, "unknown sweep spec key"),
+        ({"algorithms": 3}, "algorithms must be a non-empty list of algorithm names"),
+        ({"algorithms": []}, "algorithms must be a non-empty list"),
+        ({"base": 3}, "\\[base\\] must be a table"),
+        ({"axes": [1, 2]}, "\\[axes\\] must be a table"),
+        ({"train": 5}, "\\[train\\] must be a table"),
+        ({"train": {"frontier": 0.5}}, "frontier must be"),
     ],
 )
 def test_bad_specs_are_refused_before_running(over, match):
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises((ValueError, TypeError), match=match):
         _spec(**over)
 
 

@@ -181,10 +181,31 @@ def test_verifier_filters_exactly_the_defective_environments():
         ({"lr": 0.0}, "lr must be > 0"),
         ({"defect_rate": 2.0}, "defect_rate must be"),
         ({"hole_rate": 0.9}, "hole_rate must be"),
+        ({"seed": -1}, "seed must be an integer >= 0; got seed=-1"),
+        ({"eval_seed": -3}, "eval_seed must be an integer >= 0"),
+        ({"base_seed": -2}, "base_seed must be an integer >= 0"),
+        ({"grid_size": 2}, "grid_size must be an integer >= 3; got grid_size=2"),
+        ({"frontier": (0.1, 0.5, 0.9)}, "frontier must be"),
+        ({"frontier": ("a", "b")}, "frontier must be"),
     ],
 )
 def test_bad_config(kwargs, match):
     with pytest.raises(ValueError, match=match):
+        TrainConfig(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"seed": 1.5}, "seed must be an integer >= 0"),
+        ({"base_seed": "a"}, "base_seed must be an integer >= 0"),
+        ({"verify": "yes"}, "verify must be True or False; got verify='yes'"),
+        ({"algorithm": ["grpo"]}, "algorithm must be one of"),
+        ({"frontier": 0.5}, "frontier must be"),
+    ],
+)
+def test_wrongly_typed_config(kwargs, match):
+    with pytest.raises(TypeError, match=match):
         TrainConfig(**kwargs)
 
 
