@@ -87,7 +87,9 @@ class BanditResult:
     algorithm : str
     beta : float or ndarray
     steps, batch_size : int
-    lr : float
+    lr : float or ndarray
+        The step size; per problem (shape ``(B,)``) when it defaulted to
+        ``1/β`` on batched input.
     """
 
     probs: np.ndarray
@@ -105,7 +107,7 @@ class BanditResult:
     beta: Any
     steps: int
     batch_size: int
-    lr: float
+    lr: Any
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-data view for JSON."""
@@ -232,7 +234,7 @@ def kl_bandit_pg(
     batch_size = check_positive_int("batch_size", batch_size, minimum=2)
     if lr is None:
         step = 1.0 / b
-        lr_out = float("nan") if b.size > 1 and np.ptp(b) > 0 else float(step[0])
+        lr_out = step if batched else float(step[0])
     else:
         lr_out = float(check_real("lr", lr, low=0.0, low_open=True))
         step = np.full_like(b, lr_out)

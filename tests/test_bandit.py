@@ -97,6 +97,13 @@ def test_bad_input_names_the_argument(kwargs, match):
         kl_bandit_pg([0.0, 1.0, 2.0], beta, **args)
 
 
+def test_reported_step_size_is_per_problem_never_nan():
+    res = kl_bandit_pg([[0.0, 1.0], [1.0, 0.0]], [0.5, 2.0], algorithm="npg", steps=3)
+    np.testing.assert_array_equal(res.lr, [2.0, 0.5])  # the default 1/beta of each problem
+    assert kl_bandit_pg([0.0, 1.0], 0.5, algorithm="npg", steps=3).lr == 2.0
+    assert kl_bandit_pg([[0.0, 1.0]], [0.5], algorithm="npg", steps=3, lr=0.1).lr == 0.1
+
+
 def test_nan_rewards_are_rejected():
     with pytest.raises(ValueError, match="rewards"):
         kl_bandit_pg([0.0, float("nan")], 1.0)

@@ -38,6 +38,17 @@ def test_stratification_keeps_task_columns_apart():
     assert ci.low == ci.high == pytest.approx(iqm(x))
 
 
+def test_runs_are_resampled_independently_in_each_task_column():
+    # Task 2 mirrors task 1 (score 1 − s).  Resampling whole runs would keep every
+    # resample symmetric about 0.5, so its IQM would be exactly 0.5 and the CI a
+    # point; resampling each column on its own breaks the pairing and the CI opens.
+    s = np.linspace(0.0, 1.0, 9)
+    x = np.column_stack([s, 1.0 - s])
+    ci = iqm_ci(x, rng=0)
+    assert ci.estimate == pytest.approx(0.5)
+    assert ci.high - ci.low > 0.1
+
+
 def test_difference_sign_and_bad_input():
     d = iqm_difference_ci(np.full(8, 1.0) + np.arange(8) * 1e-3, np.zeros(8), rng=0)
     assert d.low > 0.9
