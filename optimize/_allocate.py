@@ -488,6 +488,12 @@ class AllocationProblem:
             raise SolverError(f"solver returned status {status} on the {mode} problem")
         values = {v: float(var.value) for v, var in x.items()}
         values, polished = self._polish(mode, bound, values)
+        if self._kkt(mode, bound, values)[0] > 1e-9:
+            # The conic solver can stop short on flat directions (e.g. two synthetic
+            # sources of nearly equal price); an active-set SQP from its point,
+            # then the Newton polish, finishes the job when the KKT check improves.
+            values, rescued = self._rescue(mode, bound, values)
+            polished = polished or rescued
         residual, duals = self._kkt(mode, bound, values)
         loss = float(self.loss_at(values))
         cost = float(self.cost_at(values))
@@ -651,6 +657,38 @@ class AllocationProblem:
             if res <= max(best_res, 1e-14):
                 best, best_res = cand, res
         return best, best is not values
+
+    def _rescue(self, mode: str, bound: float, values: dict[str, float]
+                ) -> tuple[dict[str, float], bool]:
+        from scipy.optimize import minimize
+
+        p0, to_values, obj_grad, main, _bound_cons, lo, hi = self._space(mode, bound, values)
+        before, _ = self._kkt(mode, bound, values)
+        scale_val = float(self.objective.evaluate(self.effective(values))) if mode == \
+            "allocate" else float(self.cost_at(values))
+
+        def fun(p: np.ndarray) -> tuple[float, np.ndarray]:
+            vals = to_values(p)
+            if mode == "allocate":
+                f = float(self.objective.evaluate(self.effective(vals)))
+            else:
+                f = float(self.cost_at(vals))
+            if self.gp:
+                return math.log(f), obj_grad(p)
+            return f / scale_val, obj_grad(p)
+
+        bounds = [(None if not math.isfinite(a) else a, None if not math.isfinite(b) else b)
+                  for a, b in zip(lo, hi)]
+        cons = [{"type": "ineq", "fun": lambda p: -main(p)[0], "jac": lambda p: -main(p)[1]}]
+        with np.errstate(all="ignore"):
+            res = minimize(fun, p0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
+                           options={"maxiter": 500, "ftol": 1e-15})
+        if not np.all(np.isfinite(res.x)):
+            return values, False
+        cand = to_values(res.x)
+        cand, _ = self._polish(mode, bound, cand)
+        after, _ = self._kkt(mode, bound, cand)
+        return (cand, True) if after < before else (values, False)
 
     def _newton(self, mode: str, bound: float, values: dict[str, float], tol: float,
                 tried: set[frozenset[int]]) -> dict[str, float] | None:

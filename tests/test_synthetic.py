@@ -140,3 +140,23 @@ def test_bad_synthesis_input_is_rejected() -> None:
         critical_synthetic_ratio(SynthesisMethod("E", 1.0, 0.5), 0.0)
     with pytest.raises(ValueError, match="no synthetic unit has positive quality"):
         optimal_filter_threshold(np.array([-1.0, -2.0]), 1.0, 1.0)
+
+
+def test_the_solver_buys_from_the_optimally_filtered_source() -> None:
+    # Three filtered versions of one generator (U(0, 1) quality): the solver spends
+    # only on the one at the optimal threshold, which has the best price.
+    q = stats.uniform(0, 1)
+    best = optimal_filter_threshold(q, gen_cost=1.0, train_cost=1.0)
+    methods = []
+    for name, tau in (("loose", 0.0), ("best", best.threshold), ("strict", 0.7)):
+        a = float(q.sf(tau))
+        m = float(q.expect(lambda v: v, lb=tau, conditional=True))
+        methods.append(SynthesisMethod("environments", unit_cost=1.0 / a + 1.0, rho=m,
+                                       name=name))
+    law = AdditiveLaw(0.1, {"environments": 5.0, "trajectories": 2.0},
+                      {"environments": 0.5, "trajectories": 0.3})
+    alloc = allocate(law, "10*environments + trajectories", 1e5, synthesis=methods,
+                     bounds={"environments": (None, 50)})
+    assert alloc.values["best"] > 100
+    assert alloc.values["loose"] < 1e-6 * alloc.values["best"]
+    assert alloc.values["strict"] < 1e-6 * alloc.values["best"]
