@@ -526,7 +526,7 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     >>> truth = AdditiveLaw(1.5, {"N": 400.0, "D": 1000.0}, {"N": 0.35, "D": 0.3})
     >>> N, D = np.meshgrid(np.logspace(7, 10, 6), np.logspace(9, 12, 6))
     >>> data = {"N": N.ravel(), "D": D.ravel(), "loss": truth(N=N.ravel(), D=D.ravel())}
-    >>> fit = fit_law(data, axes=["N", "D"], starts=40)
+    >>> fit = fit_law(data, axes=["N", "D"], starts=100)
     >>> {k: round(v, 3) for k, v in fit.params.items() if "exponent" in k or k == "floor"}
     {'floor': 1.5, 'exponent[N]': 0.35, 'exponent[D]': 0.3}
     >>> fit_law({"N": [1, 2], "loss": [3.0, 2.0]}, axes=["N"])
