@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._gridworld import HOLE, N_STAGES, GridWorld
+from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["optimal_success", "policy_success", "success_values"]
 
@@ -73,15 +74,20 @@ def success_values(world: GridWorld, policy: Any = None, *, horizon: int | None 
     """
     if event not in ("success", "leak"):
         raise ValueError(f"event must be 'success' or 'leak'; got event={event!r}")
-    H = world.max_steps if horizon is None else int(horizon)
+    H = world.max_steps if horizon is None else check_positive_int("horizon", horizon,
+                                                                     minimum=0)
     nxt, fixed, terminal, reach = _landing_parts(world, event)
     T, _, S2, _ = nxt.shape
     cont = ~terminal
     slip = world.slippery[world.task_env]
     if policy is not None:
-        policy = np.asarray(policy, dtype=np.float64)
+        policy = check_real("policy", policy, low=0.0)
         if policy.shape != (T, N_STAGES, S2, 4):
             raise ValueError(f"policy must have shape {(T, N_STAGES, S2, 4)}; got {policy.shape}")
+        total = policy.sum(axis=-1)
+        if np.any(np.abs(total - 1.0) > 1e-9):
+            raise ValueError(f"rows of policy must sum to 1 (within 1e-9); got sums from "
+                             f"{total.min()} to {total.max()}")
     # Flat gather indices, built once: where each (task, stage, cell, action) lands, and
     # which value a landing (task, stage, cell) continues with (the next stage at its target).
     block = (np.arange(T)[:, None] * N_STAGES + np.arange(N_STAGES)[None, :]) * S2  # (T, 3)

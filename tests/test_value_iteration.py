@@ -125,3 +125,26 @@ def test_bad_policy_shape_and_event():
         policy_success(w, np.ones((1, 16, 4)) / 4)
     with pytest.raises(ValueError, match="event must be"):
         optimal_success(w, event="reward")
+
+
+@pytest.mark.parametrize(
+    ("policy", "match"),
+    [
+        (np.full((1, 3, 16, 4), 0.3), "rows of policy must sum to 1"),
+        (np.full((1, 3, 16, 4), np.nan), "policy must be >= 0; got policy=nan"),
+        (np.tile([1.5, -0.5, 0.0, 0.0], (1, 3, 16, 1)), "policy must be >= 0"),
+    ],
+)
+def test_a_policy_that_is_not_a_distribution_is_refused(policy, match):
+    # An unnormalised table would give a "success probability" above 1, NaN would propagate.
+    with pytest.raises(ValueError, match=match):
+        policy_success(frozen_lake("4x4"), policy)
+
+
+def test_negative_or_fractional_horizon_is_refused():
+    w = frozen_lake("4x4")
+    with pytest.raises(ValueError, match="horizon must be an integer >= 0; got horizon=-1"):
+        optimal_success(w, horizon=-1)
+    with pytest.raises(TypeError, match="horizon must be an integer"):
+        optimal_success(w, horizon=2.5)
+    assert optimal_success(w, horizon=0) == 0.0
