@@ -16,6 +16,7 @@ True
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,7 +38,13 @@ _MODULES: dict[str, str] = {
 
 
 def proof_names() -> tuple[str, ...]:
-    """The names of all proofs, in running order."""
+    """The names of all proofs, in running order.
+
+    Examples
+    --------
+    >>> len(proof_names()), proof_names()[0]
+    (8, 'bon-kl')
+    """
     return tuple(_MODULES)
 
 
@@ -51,18 +58,50 @@ def proof_module(name: str) -> Any:
 
 
 def build_proof(name: str, **constants: Any) -> Proof:
-    """Build proof ``name``, optionally with perturbed ``constants`` (mutation tests)."""
-    return proof_module(name).build(**constants)
+    """Build proof ``name``, optionally with perturbed ``constants`` (mutation tests).
+
+    The constants are the keyword parameters of the proof module's ``build``;
+    an unknown one raises ``TypeError`` listing the valid ones.
+
+    Examples
+    --------
+    >>> proof = build_proof("tilting")
+    >>> proof.name, len(proof.steps) >= 4
+    ('tilting', True)
+    >>> build_proof("tilting", kl_coefficient=1).step("kl-of-tilt").check().status
+    'failed'
+    """
+    build = proof_module(name).build
+    valid = sorted(inspect.signature(build).parameters)
+    unknown = sorted(set(constants) - set(valid))
+    if unknown:
+        raise TypeError(f"proof {name} has no constant {unknown[0]!r}; valid: {', '.join(valid)}")
+    return build(**constants)
 
 
 def check_proof(name: str, on_step: Callable[[StepResult], None] | None = None,
                 **constants: Any) -> ProofResult:
-    """Build and check proof ``name``."""
+    """Build and check proof ``name``; ``on_step`` is called with each step's result.
+
+    Examples
+    --------
+    >>> result = check_proof("nested-allocation")
+    >>> result.passed, result.step("attains-bound").mark
+    (True, '✓')
+    """
     return build_proof(name, **constants).check(on_step=on_step)
 
 
 def check_proofs(names: Sequence[str] | None = None) -> list[ProofResult]:
-    """Check the named proofs (all by default), in running order."""
+    """Check the named proofs (all by default), in running order.
+
+    Every name is validated before any proof runs.
+
+    Examples
+    --------
+    >>> [(r.name, r.passed) for r in check_proofs(["synthetic-ratio", "emax-upper"])]
+    [('synthetic-ratio', True), ('emax-upper', True)]
+    """
     selected = proof_names() if not names else tuple(names)
     for name in selected:
         proof_module(name)  # validate every name before spending time on any proof

@@ -264,6 +264,14 @@ def test_cli_prove_list(capsys) -> None:
         assert name in out
 
 
+def test_unknown_constant_names_the_valid_ones() -> None:
+    with pytest.raises(TypeError,
+                       match="proof tilting has no constant 'foo'; valid: gain_coefficient"):
+        build_proof("tilting", foo=1)
+    with pytest.raises(ValueError, match="name must be one of bon-kl"):
+        check_proofs(["tilting", "no-such"])
+
+
 def test_check_proof_accepts_constants() -> None:
     assert check_proof("emax-upper").passed
     assert not check_proof("emax-upper", bound_coefficient=1).passed
