@@ -97,7 +97,19 @@ def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
 
 
 def parse_spec(data: dict[str, Any]) -> SweepSpec:
-    """Validate a spec mapping (as read from TOML)."""
+    """Validate a spec mapping (as read from TOML); every run's configuration is checked.
+
+    Examples
+    --------
+    >>> spec = parse_spec({"design": "grid", "seeds": [0, 1],
+    ...                    "axes": {"environments": [1, 2], "trajectories_per_task": [2, 4]}})
+    >>> len(expand(spec))  # 2 environments x 2 trajectory counts x 2 seeds
+    8
+    >>> parse_spec({"axes": {"environments": [0]}})
+    Traceback (most recent call last):
+    ...
+    ValueError: axes.environments must hold integers >= 1; got axes.environments=[0]
+    """
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise ValueError(f"unknown sweep spec key(s) {unknown}; valid: {sorted(_TOP_KEYS)}")
@@ -161,7 +173,15 @@ def _points(spec: SweepSpec) -> list[dict[str, int]]:
 
 
 def expand(spec: SweepSpec) -> list[dict[str, Any]]:
-    """All run configurations (TrainConfig field dicts), each with its ``run_id``."""
+    """All run configurations (TrainConfig field dicts), each with its ``run_id``.
+
+    Examples
+    --------
+    >>> spec = parse_spec({"seeds": [0], "base": {"environments": 4},
+    ...                    "axes": {"environments": [1, 4, 16]}})
+    >>> [r["config"]["n_environments"] for r in expand(spec)]  # base first, then the axis
+    [4, 1, 16]
+    """
     from rlscale.simulate import TrainConfig
 
     runs = []
@@ -289,6 +309,21 @@ def run_sweep(
         Address of a Dask distributed scheduler (``tcp://host:8786``).
     progress : bool
         Show a tqdm progress bar on stderr.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> spec = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [1, 2]},
+    ...                    "train": {"epochs": 1, "grid_size": 4, "eval_environments": 2}})
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     out = pathlib.Path(tmp) / "results.csv"
+    ...     first = run_sweep(spec, out, progress=False)
+    ...     again = run_sweep(spec, out, progress=False)  # resumes: nothing left to run
+    ...     back = read_results(out)
+    >>> len(first), len(again), [r["environments"] for r in back]
+    (2, 2, [1, 2])
+    >>> [s["runs"] for s in summarise(back)]
+    [1, 1]
     """
     from rlscale.theory._validation import check_positive_int
 
