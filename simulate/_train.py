@@ -48,7 +48,7 @@ import numpy as np
 from rlscale.simulate import _dr_grpo, _grpo, _reinforce, _rlds, _rloo
 from rlscale.simulate._gridworld import N_STAGES, GridFamily
 from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy, state_features
-from rlscale.simulate._rollout import group_stats, rollout, state_rows
+from rlscale.simulate._rollout import LOG_REF, group_stats, rollout, state_rows
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._value_iteration import optimal_success, policy_success
 from rlscale.theory._validation import check_positive_int, check_real
@@ -239,7 +239,18 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class TrainResult:
-    """Outcome of :func:`train`; histories have one entry per update."""
+    """Outcome of :func:`train`; histories have one entry per update.
+
+    ``train_success`` is the batch's success rate, ``zero_advantage_fraction``
+    the share of groups with equal returns, ``in_band_fraction`` the share of
+    tasks in the frontier band (NaN without frontier selection: not measured),
+    ``kl`` the per-step ``KL(π‖π_ref)`` to the uniform reference of the policy
+    that collected the batch, estimated as the mean of
+    ``log π(a|s) − log ¼`` over the batch's steps (the k1 estimator, whatever
+    KL term the algorithm's loss uses), ``clip_fraction`` the share of the
+    trained (state, action) pairs whose ratio left ``1 ± clip`` in the last
+    epoch (0 for the unclipped ``reinforce`` and ``rloo``).
+    """
 
     config: TrainConfig
     success: float
@@ -250,6 +261,7 @@ class TrainResult:
     zero_advantage_fraction: np.ndarray
     in_band_fraction: np.ndarray
     kl: np.ndarray
+    clip_fraction: np.ndarray
     env_steps: int
     rollouts: int
     updates: int
@@ -365,7 +377,7 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
     updates = config.steps or math.ceil(config.epochs * T / B)
     pass_rate = np.full(T, np.nan)
     order = np.empty(0, np.int64)
-    hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl")}
+    hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl", "clip")}
     env_steps = 0
     bar = None
     if progress:
@@ -393,11 +405,14 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
         batch = rollout(world, ids, k, logp_old, rollout_rng, row_base)
         stats = module.update(policy, optimizer, phi, logp_old, batch, algo_config,
                               world.max_steps)
+        hist["clip"][step] = stats["clip_fraction"]
         g = group_stats(batch)
         pass_rate[ids] = batch.group(batch.success).mean(axis=1)
         hist["success"][step] = g["success"]
         hist["zero"][step] = g["zero_advantage_fraction"]
-        hist["kl"][step] = stats["kl"]
+        # One KL measure for every algorithm (their own loss terms differ or are absent):
+        # E_{a~π}[log π(a|s)/π_ref(a|s)] = KL(π‖π_ref), estimated at the sampled steps (k1).
+        hist["kl"][step] = float(np.mean(logp_old[batch.row, batch.action])) - LOG_REF
         env_steps += batch.env_steps
         if bar is not None:
             bar.update(1)
@@ -410,7 +425,8 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
         config=config, success=float(np.mean(per_task)), success_per_task=per_task,
         untrained_success=untrained, optimal_success=optimal,
         train_success=hist["success"], zero_advantage_fraction=hist["zero"],
-        in_band_fraction=hist["band"], kl=hist["kl"], env_steps=env_steps,
+        in_band_fraction=hist["band"], kl=hist["kl"], clip_fraction=hist["clip"],
+        env_steps=env_steps,
         rollouts=updates * B * k, updates=updates, environments_kept=kept,
         seconds=time.perf_counter() - start_time,
         params={name: value.copy() for name, value in policy.params.items()},

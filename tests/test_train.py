@@ -137,6 +137,18 @@ def test_training_beats_the_untrained_policy_on_held_out_environments(algorithm)
     assert res.success <= res.optimal_success
 
 
+@pytest.mark.parametrize("algorithm", ["dr_grpo", "reinforce", "grpo"])
+def test_kl_history_is_one_estimate_for_every_algorithm(algorithm):
+    # Dr. GRPO trains without a KL term; its drift from the reference must still be logged.
+    res = train(n_environments=4, tasks_per_environment=2, trajectories_per_task=4, epochs=4,
+                eval_environments=2, algorithm=algorithm, tasks_per_step=4)
+    assert res.kl[0] == pytest.approx(0.0, abs=1e-12)  # the linear policy starts uniform
+    assert np.all(np.isfinite(res.kl)) and res.kl[-1] > 1e-4
+    assert res.clip_fraction.shape == (res.updates,)
+    assert np.all((res.clip_fraction >= 0) & (res.clip_fraction <= 1))
+    assert (res.clip_fraction == 0).all() == (algorithm == "reinforce")
+
+
 def test_cost_and_step_accounting():
     res = train(n_environments=3, tasks_per_environment=2, trajectories_per_task=4, epochs=1,
                 unit_cost_environment=10.0, unit_cost_task=2.0, unit_cost_trajectory=0.5,
