@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from rlscale.simulate._gridworld import HOLE, N_STAGES, GridWorld
+from rlscale.theory._validation import check_positive_int
 
 __all__ = ["FROZEN_LAKE_MAPS", "frozen_lake", "world_from_text"]
 
@@ -33,10 +34,11 @@ FROZEN_LAKE_MAPS: dict[str, tuple[str, ...]] = {
 _TIME_LIMITS = {"4x4": 100, "8x8": 200}
 
 
-def world_from_text(rows: list[str] | tuple[str, ...], *, slippery: bool = True,
+def world_from_text(rows: str | list[str] | tuple[str, ...], *, slippery: bool = True,
                     max_steps: int = 100) -> GridWorld:
     """One environment with one task from a map in FrozenLake letters.
 
+    ``rows`` is a list of equal-length rows or one string with a row per line.
     ``S`` start, ``G`` goal, ``F`` free, ``H`` hole, ``W`` wall, and for a
     multi-subtask task ``K`` key and ``D`` door (both or neither).
 
@@ -47,7 +49,10 @@ def world_from_text(rows: list[str] | tuple[str, ...], *, slippery: bool = True,
     >>> w.shortest_path().tolist()
     [8]
     """
-    rows = list(rows)
+    rows = rows.split() if isinstance(rows, str) else list(rows)  # one string: one row a line
+    if not isinstance(slippery, bool | np.bool_):
+        raise TypeError(f"slippery must be True or False; got slippery={slippery!r}")
+    max_steps = check_positive_int("max_steps", max_steps)
     S = len(rows)
     if S < 2 or any(len(r) != S for r in rows):
         raise ValueError(f"rows must form a square map of side >= 2; got {rows!r}")

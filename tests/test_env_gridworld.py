@@ -170,3 +170,14 @@ def test_transition_table_matches_gymnasium(map_name):
             assert got.keys() == want.keys(), (s, a)
             for key in got:
                 assert got[key] == pytest.approx(want[key])
+
+
+def test_map_text_as_one_string_and_bad_map_arguments():
+    from rlscale.simulate import optimal_success, world_from_text
+
+    one = world_from_text("SF\nFG", slippery=False, max_steps=4)
+    assert optimal_success(one) == 1.0
+    with pytest.raises(TypeError, match="slippery must be True or False; got slippery='yes'"):
+        world_from_text(["SF", "FG"], slippery="yes")
+    with pytest.raises(ValueError, match="max_steps must be an integer >= 1; got max_steps=0"):
+        world_from_text(["SF", "FG"], max_steps=0)
