@@ -59,6 +59,7 @@ __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_
 
 BANDIT_ALGORITHMS = ("exact", "npg", "reinforce", "rloo", "grpo", "dr_grpo")
 _GRPO_EPS = 1e-6
+_MAX_SPREAD = 1e300
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,13 @@ def _prepare(rewards: Any, beta: Any, ref_probs: Any) -> tuple[np.ndarray, ...]:
     if b.ndim > 1 or (b.ndim == 1 and (not batched or b.shape[0] != B)):
         raise ValueError(f"beta must be a scalar or have shape ({B},); got shape {b.shape}")
     b = np.broadcast_to(b, (B,)).astype(np.float64)
+    # Logits move by up to (max r − min r)/β; past ~1e300 they overflow float64 (NaN policy).
+    with np.errstate(over="ignore"):
+        spread = np.ptp(r2, axis=1) / b
+    if not np.all(spread <= _MAX_SPREAD):
+        worst = int(np.argmax(np.where(np.isfinite(spread), spread, np.inf)))
+        raise ValueError(f"reward range / beta must be <= {_MAX_SPREAD:g} (float64 logits); "
+                         f"got {spread[worst]:g} for beta={b[worst]:g}")
     if ref_probs is None:
         log_ref = np.full((B, n), -np.log(n))
     else:

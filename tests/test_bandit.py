@@ -104,6 +104,15 @@ def test_reported_step_size_is_per_problem_never_nan():
     assert kl_bandit_pg([[0.0, 1.0]], [0.5], algorithm="npg", steps=3, lr=0.1).lr == 0.1
 
 
+@pytest.mark.parametrize("fn", [kl_bandit_pg, kl_bandit_optimum])
+def test_reward_spread_over_beta_beyond_float64_is_refused_not_nan(fn):
+    with pytest.raises(ValueError, match="reward range / beta must be <= 1e\\+300"):
+        fn([1e308, -1e308], 1e-300)
+    # Within range it stays finite, even for a huge spread.
+    p = kl_bandit_optimum([1e150, -1e150], 1e-100)
+    assert np.all(np.isfinite(p)) and p[0] == 1.0
+
+
 def test_nan_rewards_are_rejected():
     with pytest.raises(ValueError, match="rewards"):
         kl_bandit_pg([0.0, float("nan")], 1.0)
