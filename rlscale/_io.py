@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +21,45 @@ __all__ = ["to_jsonable", "write_bytes_atomic", "write_json_atomic", "write_text
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write ``data`` to ``path`` atomically; return the path."""
+    """Write ``data`` to ``path`` atomically; return the path.
+
+    The file gets the permissions of a plain ``open(path, "w")``: those of the
+    file it replaces, else ``0o666`` less the umask (``tempfile.mkstemp``
+    would leave it ``0o600``, unreadable to the colleague a report is
+    forwarded to).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_bytes_atomic(Path(tmp) / "a" / "b.txt", b"hello")
+    ...     path.read_bytes(), sorted(p.name for p in path.parent.iterdir())
+    (b'hello', ['b.txt'])
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    while True:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            # 0o666: the kernel applies the umask, as for any new file.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            break
+        except FileExistsError:  # pragma: no cover - 32 random bits collided
+            continue
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
 
