@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -654,11 +655,10 @@ def _grid_stage(obj: _Objective, grid: np.ndarray, n_jobs: int
 
 
 def _grid_values(obj: _Objective, grid: np.ndarray, chunk: int = 4096) -> np.ndarray:
+    """Objective at every grid point, vectorised over starts (135,000 for three axes)."""
     out = np.empty(len(grid))
     for i in range(0, len(grid), chunk):
-        thetas = grid[i:i + chunk]
-        preds = np.stack([obj.predict(t) for t in thetas])
-        out[i:i + chunk] = huber(preds - obj.logy, obj.delta).sum(axis=1)
+        out[i:i + chunk] = obj.batch(grid[i:i + chunk])[0]
     return out
 
 
@@ -695,7 +695,7 @@ def _run_bootstrap(obj_args: tuple, n_boot: int, seed: int, starts: np.ndarray, 
         from tqdm import tqdm
 
         parts = tqdm(parts, total=n_chunks, desc="bootstrap", unit="chunk",
-                     file=__import__("sys").stderr)
+                     file=sys.stderr)
     results = list(parts)
     out = np.empty((n_boot, starts.shape[1]))
     for i, part in enumerate(results):
