@@ -61,13 +61,17 @@ def test_every_method_is_below_the_envelope(method) -> None:
     assert np.all(reward.gain(m, k, tau, method) <= reward.gain_upper(m, k, tau) + 1e-12)
 
 
-def test_proved_constants_recomputed_from_their_formulas() -> None:
-    c_lo, c_hi = reward.C_LO, reward.C_HI
-    rho = (1 + math.log(1 + 10 / (math.e * 0.25))) / math.log(10)
-    assert c_hi == pytest.approx(math.sqrt(2 * rho), rel=1e-15)
-    theta = 1 - 2 * math.log(2) / math.log(10)
-    assert c_lo == pytest.approx(math.sqrt(theta / (4 * math.pi * math.log(2))), rel=1e-15)
-    assert round(c_lo, 6) == 0.213743 and round(c_hi, 6) == 1.805887
+def test_proved_constants_are_their_exact_values_rounded_outward() -> None:
+    # The exact constants at 50 digits; the floats must lie on the safe side
+    # (C_LO below, C_HI above) and be the nearest floats on that side.
+    with mp.workdps(50):
+        rho = (1 + mp.log(1 + mp.mpf(10) / (mp.e * mp.mpf("0.25")))) / mp.log(10)
+        hi = mp.sqrt(2 * rho)
+        theta = 1 - 2 * mp.log(2) / mp.log(10)
+        lo = mp.sqrt(theta / (4 * mp.pi * mp.log(2)))
+        assert mp.mpf(reward.C_HI) >= hi and mp.mpf(math.nextafter(reward.C_HI, 0.0)) < hi
+        assert mp.mpf(reward.C_LO) <= lo and mp.mpf(math.nextafter(reward.C_LO, 1.0)) > lo
+    assert round(reward.C_LO, 6) == 0.213743 and round(reward.C_HI, 6) == 1.805887
     # the symbolic bound expressions carry the same constants
     assert float(reward.upper_bound_expr().subs({M: 10, K: 1})) == pytest.approx(reward.C_HI)
     assert float(reward.lower_bound_expr().subs({M: 10, K: 1})) == pytest.approx(reward.C_LO)
@@ -90,9 +94,18 @@ def test_proof_lemmas_numerically() -> None:
     assert np.all(expected_max_normal(ints) >= np.sqrt(np.log(ints) / (np.pi * np.log(2))) - 1e-14)
     x = np.linspace(4, 1e4, 100001)
     assert np.all(np.floor(x) >= np.sqrt(x))
-    # the quantilizer beats best-of-n at equal pool size (used for K >= 1/2)
-    big = np.geomspace(2, 1e300, 3000)
-    assert np.all(quantile_mean_normal(big) >= expected_max_normal(big))
+    # (Q) the quantilizer beats best-of-n at equal pool size (used for K >= 1/2) ...
+    big = np.concatenate([np.linspace(1, 2, 101), np.geomspace(2, 1e300, 3000)])
+    assert np.all(quantile_mean_normal(big) >= expected_max_normal(big) - 1e-15)
+    # ... and where n = 2 would overspend its KL (1/2 <= K < log 2) the real pool
+    # n = e^K keeps a margin over C_LO*sqrt(log 2) (q(e^{1/2})/sqrt 2, by mpmath).
+    with mp.workdps(30):
+        q_half = mp.exp(0.5) * mp.npdf(-mp.sqrt(2) * mp.erfinv(2 * mp.exp(-0.5) - 1))
+    assert float(q_half) / math.sqrt(2) > 2 * reward.C_LO * math.sqrt(math.log(2))
+    ks = np.linspace(0.5, math.log(2), 50)
+    for tau in (0.5, 2.0):
+        g = reward.gain(10.0, ks, tau, "quantile")
+        assert np.all(g >= float(q_half) / math.sqrt(2) - 1e-12)
 
 
 def test_band_holds_on_the_proved_domain() -> None:

@@ -92,8 +92,7 @@ exceeds ``log M`` when ``e τ_min² < e``.  Let ``ρ = g(M_MIN) = 1.6306...``
 (U6) ``C_HI = sqrt(2ρ) = sqrt(2 (1 + log(1 + 40/e))/log 10) = 1.80589...``.
 
 *Lower, step by step* (achieved by best-of-n; the tilt does at least as
-well since it is the envelope; the quantilizer too for ``K >= 1/2``, where
-step (L2) uses ``n <= e^K`` and ``n φ(Φ⁻¹(1−1/n)) >= e(n)``).
+well since it is the envelope; the quantilizer for ``K >= 1/2`` by (Q)).
 (L1) Case ``K <= 1/2``: take ``n = 1 + sqrt(2K) ∈ [1, 2]``.  Its KL
 ``log n − 1 + 1/n <= (n−1)²/2 = K`` (the derivative ``(n−1)/n² <= n−1``).
 ``e`` is concave (``e'' = −∫Φ^n log²Φ < 0``) with ``e(1) = 0``,
@@ -112,6 +111,19 @@ if ``x >= 4`` then ``floor(x) >= x − 1 >= sqrt(x)``.
 (L6) So ``G >= e(n)/sqrt 2 >= sqrt(θ L/(4 π log 2))``, i.e.
 ``0.21374... sqrt(L)``.
 (L7) ``C_LO = min(0.59471..., 0.21374...) = 0.21374...``.
+(Q) Quantilizer, ``K >= 1/2``.  Its KL is ``log n``, so the pool of (L2)
+must also satisfy ``n <= e^K``; ``n = 2`` breaks that when
+``1/2 <= K < log 2``.  If ``x >= 2``, take ``n = floor(x) <= x <= e^K``:
+(L2)–(L6) go through because ``q(n) = n φ(Φ⁻¹(1−1/n)) >= e(n)`` (``E[max]``
+weights the quantile function ``Φ⁻¹(u)`` by the density ``n u^{n−1} <= n``
+on ``[0, 1]``; the top-``1/n`` mean puts the largest such density, ``n``,
+on the largest values).  If ``x < 2`` then ``e^K < 2 < M/τ²`` (as
+``M/τ² >= M_MIN/τ_max² = 2.5``), so ``x = e^K``; take the real pool
+``n = x ∈ [e^{1/2}, 2)``: KL ``= K``, ``a n <= 1``, and ``q`` increasing gives
+``G >= q(e^{1/2})/sqrt 2 = 0.44841... >= C_LO sqrt(log 2) >= C_LO sqrt(L)``.
+The floats: ``C_HI`` is ``sqrt(2ρ)`` rounded up to the next float and
+``C_LO`` the exact minimum rounded down (:func:`proved_constants` evaluates
+both at 50 digits), so the published floats are themselves valid bounds.
 
 *A documented limit.*  The quantilizer is **not** ``Θ(sqrt K)`` as
 ``K → 0``: keeping the top ``q = e^{-K}`` fraction gains
@@ -143,6 +155,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import mpmath
 import numpy as np
 import sympy as sp
 from scipy.special import lambertw
@@ -245,19 +258,40 @@ def proved_constants(
         raise ValueError(
             f"m_min must be > 2*tau_max**2 = {2 * tau_max**2:g}; got m_min={m_min:g}"
         )
-    log_m = math.log(m_min)
     # (U4) needs 1 + log(1 + M/(e tau_min^2)) > log M, true for tau_min <= 1.
     if tau_min > 1.0:
         raise ValueError(f"tau_min must be <= 1 for step (U4); got tau_min={tau_min:g}")
-    rho = max(1.0, (1.0 + math.log1p(m_min / (math.e * tau_min**2))) / log_m)
-    c_hi = math.sqrt(2.0 * rho)
-    theta = 1.0 - 2.0 * max(math.log(tau_max), 0.0) / log_m
-    small = math.sqrt(2.0 / (math.pi * (1.0 + 2.0 * KAPPA * tau_max**2 / m_min)))
-    if log_m < 0.5:  # (L1) needs L = K for K <= 1/2
+    if math.log(m_min) < 0.5:  # (L1) needs L = K for K <= 1/2
         raise ValueError(f"m_min must be >= e^0.5; got m_min={m_min:g}")
-    large = math.sqrt(theta / (4.0 * math.pi * math.log(2.0)))
-    return ProvedConstants(min(small, large), c_hi, small, large, rho, theta,
+    # Exact values at 50 digits from the (exactly representable) float inputs,
+    # then rounded outward, so the published floats are themselves valid bounds.
+    with mpmath.workdps(50):
+        mf, lo_t, hi_t = mpmath.mpf(m_min), mpmath.mpf(tau_min), mpmath.mpf(tau_max)
+        log_m = mpmath.log(mf)
+        rho = max(mpmath.mpf(1), (1 + mpmath.log1p(mf / (mpmath.e * lo_t**2))) / log_m)
+        theta = 1 - 2 * max(mpmath.log(hi_t), 0) / log_m
+        small = mpmath.sqrt(2 / (mpmath.pi * (1 + 2 * mpmath.mpf(KAPPA) * hi_t**2 / mf)))
+        large = mpmath.sqrt(theta / (4 * mpmath.pi * mpmath.log(2)))
+        c_lo = _round_outward(min(small, large), up=False)
+        c_hi = _round_outward(mpmath.sqrt(2 * rho), up=True)
+    return ProvedConstants(c_lo, c_hi, float(small), float(large), float(rho), float(theta),
                            m_min, tau_min, tau_max)
+
+
+def _round_outward(exact: Any, *, up: bool) -> float:
+    """The nearest float on the safe side of ``exact`` (an mpmath number): ``>=`` if ``up``.
+
+    ``float()`` rounds to nearest, which lands on the wrong side about half of
+    the time (it did for both default constants).  The margin ``1e-40``
+    relative exceeds mpmath's error at 50 digits and is far below a float ulp.
+    """
+    value = float(exact)
+    margin = abs(exact) * mpmath.mpf(10) ** -40
+    if up and value < exact + margin:
+        value = math.nextafter(value, math.inf)
+    elif not up and value > exact - margin:
+        value = math.nextafter(value, -math.inf)
+    return value
 
 
 _PC = proved_constants()
