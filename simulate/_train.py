@@ -344,7 +344,7 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
     True
     """
     if config is None:
-        config = TrainConfig(**overrides)
+        config = TrainConfig.from_dict(overrides)
     elif overrides:
         config = TrainConfig.from_dict({**config.as_dict(), **overrides})
     start_time = time.perf_counter()

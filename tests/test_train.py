@@ -224,6 +224,8 @@ def test_wrongly_typed_config(kwargs, match):
 def test_unknown_config_key_lists_the_valid_ones():
     with pytest.raises(ValueError, match="unknown TrainConfig field"):
         TrainConfig.from_dict({"n_envs": 3})
+    with pytest.raises(ValueError, match=r"unknown TrainConfig field\(s\) \['n_envs'\]; valid"):
+        train(n_envs=3)
 
 
 def test_verifier_rejecting_everything_is_an_error():
