@@ -107,3 +107,39 @@ def test_huge_expansions_are_refused() -> None:
         parse_posynomial("(a+b+c+d+e+f+g+h+i+j)**8")
     with pytest.raises(PosynomialError, match="longer than"):
         parse_posynomial("E+" * 6000 + "E")
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        # Deep nesting must be a PosynomialError, not a RecursionError.
+        ("(" * 3000 + "E" + ")" * 3000, "nested deeper than"),
+        ("+" * 3000 + "E", "nested deeper than"),
+        ("E**" + "-" * 3000 + "1", "nested deeper than"),
+        # Exponents that add up to infinity, coefficients that underflow to 0.
+        ("E**1e308*E**1e308", "exponent inf"),
+        ("1e-300*1e-300*E", "coefficient 0 "),
+        # Unicode digits and spaces are outside the whitelist.
+        ("\u0663*E", "character '\u0663'"),
+        ("E\u00a0+ T", "character '\\\\xa0'"),
+    ],
+)
+def test_pathological_input_is_refused_with_a_posynomial_error(text: str, match: str) -> None:
+    with pytest.raises(PosynomialError, match=match):
+        parse_posynomial(text)
+
+
+def test_moderate_nesting_still_parses() -> None:
+    assert _terms(parse_posynomial("(" * 60 + "2*E" + ")" * 60)) == {"E": 2.0}
+
+
+@pytest.mark.parametrize("text", ["(E + 1)**3000", "(" + "+".join(f"x{i}" for i in range(150))
+                                  + ")**3"])
+def test_costly_expansions_are_refused_quickly(text: str) -> None:
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(PosynomialError, match=r"expansion exceeds|power of a sum"):
+        parse_posynomial(text)
+    # Before the limits these took 20 s and more; the refusal itself is instant.
+    assert time.perf_counter() - start < 2.0

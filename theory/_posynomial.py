@@ -36,6 +36,13 @@ __all__ = ["Monomial", "Posynomial", "PosynomialError", "parse_posynomial"]
 
 _MAX_CHARS = 10_000
 _MAX_TERMS = 10_000
+# Work limits that keep pathological text from exhausting the stack or the CPU:
+# parentheses, unary signs and exponent towers nest at most _MAX_DEPTH deep, a
+# sum is raised to at most _MAX_SUM_POWER, and one product of two sums forms at
+# most _MAX_PRODUCTS pairs of terms.
+_MAX_DEPTH = 100
+_MAX_SUM_POWER = 100
+_MAX_PRODUCTS = 200_000
 
 
 class PosynomialError(ValueError):
@@ -243,6 +250,14 @@ def _build(terms: Iterable[tuple[Mapping[str, float], float]], source: str) -> P
         if not math.isfinite(c):
             raise PosynomialError(f"term {Monomial(1.0, key).label()} of {source!r} has a "
                                   f"non-finite coefficient {c}")
+        if not c > 0:
+            raise PosynomialError(f"term {Monomial(1.0, key).label()} of {source!r} has "
+                                  f"coefficient {c:g} (it underflows): a posynomial needs "
+                                  "positive coefficients")
+        bad = [(name, e) for name, e in key if not math.isfinite(e)]
+        if bad:
+            raise PosynomialError(f"the exponents of {bad[0][0]!r} in {source!r} add up to "
+                                  f"exponent {bad[0][1]}; exponents must be finite")
     return Posynomial(tuple(Monomial(c, k) for k, c in out.items()), source)
 
 
@@ -250,8 +265,12 @@ def _build(terms: Iterable[tuple[Mapping[str, float], float]], source: str) -> P
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<op>\*\*|[-+*/()^]))"
+    r"|(?P<op>\*\*|[-+*/()^]))",
+    re.ASCII,  # \d and \s would otherwise accept Unicode digits and spaces
 )
+
+
+_SPACE = " \t\n\r\f\v"  # the ASCII whitespace that the tokenizer's \s matches
 
 
 @dataclass(frozen=True)
@@ -265,12 +284,12 @@ def _tokenize(text: str) -> list[_Tok]:
     toks: list[_Tok] = []
     pos = 0
     while pos < len(text):
-        if text[pos:].strip() == "":
+        if text[pos:].strip(_SPACE) == "":
             break
         m = _TOKEN.match(text, pos)
         if m is None or m.end() == pos:
-            bad = text[pos:].lstrip()[:1]
-            col = len(text) - len(text[pos:].lstrip())
+            rest = text[pos:].lstrip(_SPACE)
+            bad, col = rest[:1], len(text) - len(rest)
             raise PosynomialError(
                 f"cost {text!r}: character {bad!r} at position {col} is not allowed "
                 "(only numbers, axis names, + * / ** and parentheses)")
@@ -293,10 +312,27 @@ class _Parser:
         self.toks = _tokenize(text)
         self.i = 0
         self.axes = axes
+        self.depth = 0
 
     def fail(self, tok: _Tok, why: str) -> PosynomialError:
         shown = tok.text or "end of input"
         return PosynomialError(f"cost {self.text!r}: {shown!r} at position {tok.pos}: {why}")
+
+    def nest(self, tok: _Tok) -> None:
+        """Count one level of nesting (callers undo it); refuse beyond _MAX_DEPTH."""
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.fail(tok, f"nested deeper than {_MAX_DEPTH} levels")
+
+    def mul(self, a: _Poly, b: _Poly, op: _Tok) -> _Poly:
+        """``a * b`` expanded, refusing expansions beyond the work and term limits."""
+        if len(a) * len(b) > _MAX_PRODUCTS:
+            raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms (a product of a "
+                            f"{len(a)}-term and a {len(b)}-term sum)")
+        out = _mul(a, b)
+        if len(out) > _MAX_TERMS:
+            raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms")
+        return out
 
     def peek(self) -> _Tok:
         return self.toks[self.i]
@@ -337,9 +373,7 @@ class _Parser:
             start = self.peek().pos
             rhs = self.power()
             if op.text == "*":
-                value = _mul(value, rhs)
-                if len(value) > _MAX_TERMS:
-                    raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms")
+                value = self.mul(value, rhs, op)
             else:
                 if len(rhs) != 1:
                     raise self.fail(op, f"division by the sum {self.text[start:self.peek().pos]!r}"
@@ -369,11 +403,12 @@ class _Parser:
         if e != int(e) or e < 1:
             raise self.fail(op, f"the sum starting at {base_tok.text!r} raised to {e:g} is not "
                             "a posynomial (only positive integer powers of sums expand)")
+        if e > _MAX_SUM_POWER:
+            raise self.fail(op, f"power of a sum {e:g} is above {_MAX_SUM_POWER}; expanding "
+                            "it is refused")
         value: _Poly = {(): 1.0}
         for _ in range(int(e)):
-            value = _mul(value, base)
-            if len(value) > _MAX_TERMS:
-                raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms")
+            value = self.mul(value, base, op)
         return value
 
     def exponent(self) -> float:
@@ -406,6 +441,13 @@ class _Parser:
         return value
 
     def const_unary(self) -> float:
+        self.nest(self.peek())
+        try:
+            return self._const_unary()
+        finally:
+            self.depth -= 1
+
+    def _const_unary(self) -> float:
         tok = self.peek()
         if tok.text in ("+", "-"):
             self.take()
@@ -435,6 +477,13 @@ class _Parser:
         return base
 
     def atom(self) -> _Poly:
+        self.nest(self.peek())
+        try:
+            return self._atom()
+        finally:
+            self.depth -= 1
+
+    def _atom(self) -> _Poly:
         tok = self.take()
         if tok.kind == "num":
             c = float(tok.text)

@@ -48,7 +48,10 @@ def _parser_fuzz():
 
     from rlscale.theory import PosynomialError, parse_posynomial
 
-    alphabet = st.sampled_from([*list("Etk0123456789.e+-*/() ^;_x"), "**", "E*t", "1e9"])
+    # Besides the cost alphabet: Unicode digits and spaces, deep parentheses and
+    # exponent towers (stack and overflow limits), huge and tiny numbers.
+    alphabet = st.sampled_from([*list("Etk0123456789.e+-*/() ^;_x"), "**", "E*t", "1e9",
+                                "\u0663", "\xa0", "(" * 20, "**-", "1e308", "1e-300"])
 
     @given(st.lists(alphabet, max_size=30).map("".join))
     def test(text) -> None:
