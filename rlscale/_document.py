@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import html
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,16 +36,26 @@ __all__ = ["Document", "format_value"]
 
 
 def format_value(value: Any, digits: int = 4) -> str:
-    """Format a table cell: floats to ``digits`` significant figures."""
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, float | int) and not isinstance(value, bool):
-        if isinstance(value, float) and value != value:
-            return "nan"
-        return f"{value:.{digits}g}"
+    """Format a number for a reader: ``digits`` significant figures.
+
+    Infinities are ``∞``/``−∞`` and a missing value (``None``) is ``—``.
+
+    Examples
+    --------
+    >>> [format_value(v) for v in (0.123456, 12, float("-inf"), None, float("nan"), True)]
+    ['0.1235', '12', '−∞', '—', 'nan', 'True']
+    """
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return format_value(value.item(), digits)
-    return str(value)
+        value = value.item()
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, float | int):
+        return str(value)
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    return f"{value:.{digits}g}"
 
 
 @dataclass

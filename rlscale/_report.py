@@ -84,6 +84,7 @@ from typing import Any
 import numpy as np
 
 from rlscale._document import Document
+from rlscale._document import format_value as _fmt
 from rlscale._io import write_json_atomic, write_text_atomic
 
 __all__ = ["DEFAULTS", "QUICK", "ReportResult", "load_config", "run_report"]
@@ -200,26 +201,58 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
 
 
 def _validate(config: dict[str, Any]) -> None:
-    from rlscale.theory import check_real
+    """Check every value up front, so a bad config fails before minutes of work."""
+    from rlscale._sweep import expand, parse_spec
+    from rlscale.theory import check_positive_int, check_real
 
+    check_positive_int("seed", config["seed"], minimum=0)
     if config["reward_law"]["mode"] not in ("quick", "full"):
         raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
                          f"{config['reward_law']['mode']!r}")
-    for key, value in config["costs"].items():
+    expand(parse_spec({**config["sweep"], "train": _train_fields(config)}))
+    f = config["fit"]
+    if f["law"] != "additive":  # steps 4-5 read the additive law's terms
+        raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis steps "
+                         f"use its per-axis terms); got {f['law']!r}")
+    check_positive_int("fit.bootstrap", f["bootstrap"], minimum=0)
+    check_real("fit.confidence", f["confidence"], low=0.0, high=1.0, low_open=True,
+               high_open=True)
+    check_positive_int("fit.starts", f["starts"])
+    costs = config["costs"]
+    for key, value in costs.items():
         check_real(f"costs.{key}", value, low=0.0, low_open=True)
-    check_real("allocation.budget", config["allocation"]["budget"], low=0.0, low_open=True)
-    lo, hi, count = config["allocation"]["budgets"]
-    check_real("allocation.budgets[0]", lo, low=0.0, low_open=True)
-    check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
-    if not isinstance(count, int) or count < 2:
-        raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
+    alloc = config["allocation"]
     for key in ("E", "t", "k"):
-        check_real(f"allocation.bounds.{key}", config["allocation"]["bounds"][key], low=2.0)
-    if not config["efficiency"]["seeds"]:
-        raise ValueError("efficiency.seeds must list at least one seed")
-    if not config["efficiency"]["ladder"]:
-        raise ValueError("efficiency.ladder must list at least one budget factor")
-    for factor in config["efficiency"]["ladder"]:
+        check_real(f"allocation.bounds.{key}", alloc["bounds"][key], low=2.0)
+    # The cheapest allocation inside the bounds (E = t = 1, k = 2), and the
+    # cheapest trajectories-only baseline at the sweep's centre (k = 2).
+    e_b = config["sweep"]["base"]["environments"]
+    t_b = config["sweep"]["base"]["tasks_per_environment"]
+    cheapest = costs["environment"] + costs["task"] + 2 * costs["trajectory"]
+    baseline = (costs["environment"] * e_b + costs["task"] * e_b * t_b
+                + 2 * costs["trajectory"] * e_b * t_b)
+    check_real("allocation.budget", alloc["budget"], low=round(baseline, 9))
+    if len(alloc["budgets"]) != 3:
+        raise ValueError(f"allocation.budgets must be [low, high, count]; got "
+                         f"{alloc['budgets']!r}")
+    lo, hi, count = alloc["budgets"]
+    check_real("allocation.budgets[0]", lo, low=round(cheapest, 9))
+    check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
+    syn = config["synthesis"]
+    check_real("synthesis.real_environments", syn["real_environments"], low=1.0)
+    for key in ("unit_cost", "rho", "saturation", "quality_a", "quality_b", "gen_cost",
+                "train_cost"):
+        check_real(f"synthesis.{key}", syn[key], low=0.0, low_open=True)
+    eff = config["efficiency"]
+    if not eff["seeds"]:
+        raise ValueError("efficiency.seeds must list at least one seed; got []")
+    for seed in eff["seeds"]:
+        check_positive_int("efficiency.seeds", seed, minimum=0)
+    if not eff["ladder"]:
+        raise ValueError("efficiency.ladder must list at least one budget factor; got []")
+    for factor in eff["ladder"]:
         check_real("efficiency.ladder", factor, low=0.0, low_open=True)
 
 
@@ -260,6 +293,33 @@ def _check_out(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise ValueError(f"--out {out} exists and is not an rlscale report (no {MARKER}); "
                          "refusing to overwrite it")
+
+
+def _prepare_staging(staging: Path) -> None:
+    """Create the staging directory, keeping only an interrupted run's results.
+
+    The finished training runs (``*.csv``) are resumed; figures, tables and
+    the marker of an earlier attempt are removed so none of them can be
+    published with this report.
+    """
+    staging.mkdir(exist_ok=True)
+    for entry in staging.iterdir():
+        if entry.is_file() and entry.suffix == ".csv":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def _prune_results(path: Path, run_ids: set[str]) -> None:
+    """Keep in a sweep results file only the runs this report used."""
+    from rlscale._sweep import _render, read_results
+
+    rows = read_results(path)
+    kept = [r for r in rows if r["run_id"] in run_ids]
+    if len(kept) != len(rows):
+        write_text_atomic(path, _render(kept))
 
 
 def _publish(staging: Path, out: Path) -> None:
@@ -343,11 +403,29 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         Use the smaller built-in configuration (ignored with ``config``).
     progress : bool
         Progress bar on stderr.
+
+    Returns
+    -------
+    ReportResult
+        Every number of the report; ``results.json`` is its ``as_dict()``.
+
+    Examples
+    --------
+    A full run takes a minute or more (``rlscale report --quick``); a
+    directory that is not an rlscale report is refused before any work:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "notes.txt").write_text("keep me")
+    ...     run_report(tmp, quick=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: --out ... exists and is not an rlscale report (no .rlscale-report); ...
     """
     from rlscale._optional import require
 
     require("matplotlib", extra="plot", purpose="report figures")
-    out = Path(out)
+    out = Path(out).resolve()  # "--out ." has no name to stage beside
     _check_out(out)
     config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
     _validate(config)
@@ -357,7 +435,7 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     # training runs there, and the next run resumes them (runs are matched by
     # a hash of their full configuration, so a changed config re-trains).
     staging = out.parent / f".{out.name}.partial"
-    staging.mkdir(exist_ok=True)
+    _prepare_staging(staging)
     result = ReportResult(out, config)
     bar = _Progress(progress, total=6)
     try:
@@ -375,6 +453,8 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
             step(config, staging, result.sections, progress)
             result.sections.setdefault("timings", {})[label] = time.perf_counter() - t0
             bar.done()
+        for csv_path, run_ids in result.sections.pop("_run_ids", {}).items():
+            _prune_results(csv_path, run_ids)
         result.seconds = time.perf_counter() - start
         doc = _document(result)
         write_text_atomic(staging / "index.md", doc.to_markdown())
@@ -406,7 +486,7 @@ def _sweep(config, staging, sections, progress) -> None:
     from rlscale._sweep import parse_spec, summarise
 
     spec = parse_spec({**config["sweep"], "train": _train_fields(config)})
-    rows = _run_spec(spec, staging / "sweep.csv", progress)
+    rows = _run_spec(spec, staging / "sweep.csv", progress, sections)
     sections["sweep"] = {"runs": len(rows), "summary": summarise(rows), "rows": rows}
 
 
@@ -596,15 +676,15 @@ def _figure_allocation(curve, budgets, path: Path) -> None:
 
 # -- 5. efficiency -----------------------------------------------------------
 
-def _train_points(config, staging, name: str, design: dict[str, Any], seeds: list[int],
-                  progress: bool) -> list[dict[str, Any]]:
+def _train_points(config, staging, sections, name: str, design: dict[str, Any],
+                  seeds: list[int], progress: bool) -> list[dict[str, Any]]:
     """Train configurations through the sweep runner (resumable, parallel)."""
     from rlscale._sweep import parse_spec
 
     spec = parse_spec({**design, "seeds": list(seeds),
                        "algorithms": config["sweep"]["algorithms"][:1],
                        "train": _train_fields(config)})
-    return _run_spec(spec, staging / f"{name}.csv", progress)
+    return _run_spec(spec, staging / f"{name}.csv", progress, sections)
 
 
 def _train_fields(config) -> dict[str, Any]:
@@ -614,40 +694,51 @@ def _train_fields(config) -> dict[str, Any]:
             "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
 
 
-def _run_spec(spec, path: Path, progress: bool) -> list[dict[str, Any]]:
-    """Run a sweep spec (resuming ``path``); return only this spec's rows."""
+def _run_spec(spec, path: Path, progress: bool, sections) -> list[dict[str, Any]]:
+    """Run a sweep spec (resuming ``path``); return only this spec's rows.
+
+    The run ids are recorded so that runs of an earlier, interrupted report
+    with another configuration are pruned from ``path`` before publishing.
+    """
     from rlscale._sweep import expand, run_sweep
 
     wanted = {r["run_id"] for r in expand(spec)}
+    sections.setdefault("_run_ids", {}).setdefault(path, set()).update(wanted)
     rows = run_sweep(spec, path, jobs=min(2, os.cpu_count() or 1), progress=progress)
     return [r for r in rows if r["run_id"] in wanted]
 
 
-def _iso_loss_cost(costs: Any, success: Any, target: float
-                   ) -> tuple[float, str]:
+def _iso_loss_cost(costs: Any, success: Any, target: float) -> tuple[float, str, str]:
     """Cost at which a measured success-versus-cost curve first reaches ``target``.
 
     Linear interpolation of success in log cost between the two points that
-    bracket the target.  Returns ``(cost, note)``; outside the measured range
-    the cost is only bounded, and the note says which way.
+    bracket the target.  Returns ``(cost, bound, note)``: ``bound`` is
+    ``"exact"`` (interpolated), ``"upper"`` (even the cheapest point reaches
+    the target: the cost is at most the cheapest point's) or ``"lower"``
+    (no point reaches it: the cost exceeds the dearest point's); the note says
+    so in words.
 
     Examples
     --------
-    >>> cost, note = _iso_loss_cost([10.0, 40.0], [0.2, 0.4], 0.3)
-    >>> round(cost, 9), note
-    (20.0, '')
+    >>> cost, bound, note = _iso_loss_cost([10.0, 40.0], [0.2, 0.4], 0.3)
+    >>> round(cost, 9), bound, note
+    (20.0, 'exact', '')
+    >>> _iso_loss_cost([10.0, 40.0], [0.2, 0.4], 0.5)[:2]
+    (40.0, 'lower')
     """
     costs, success = np.asarray(costs, dtype=float), np.asarray(success, dtype=float)
     order = np.argsort(costs)
     c, s = costs[order], success[order]
     if s[0] >= target:
-        return float(c[0]), (f"even the cheapest point (cost {c[0]:.4g}) reaches success "
-                             f"{target:.4f}: the cost shown is an upper bound")
-    for i in range(1, len(c)):
-        if s[i] >= target:
-            w = (target - s[i - 1]) / (s[i] - s[i - 1])
-            return float(math.exp((1 - w) * math.log(c[i - 1]) + w * math.log(c[i]))), ""
-    return math.inf, (f"no point up to cost {c[-1]:.4g} reaches success {target:.4f}")
+        return float(c[0]), "upper", (f"even the cheapest point (cost {c[0]:.4g}) reaches "
+                                      f"success {target:.4f}: the cost is at most that")
+    reached = np.flatnonzero(s >= target)
+    if reached.size == 0:
+        return float(c[-1]), "lower", (f"no point up to cost {c[-1]:.4g} reaches success "
+                                       f"{target:.4f}: the cost is more than that")
+    i = int(reached[0])
+    w = (target - s[i - 1]) / (s[i] - s[i - 1])
+    return float(math.exp((1 - w) * math.log(c[i - 1]) + w * math.log(c[i]))), "exact", ""
 
 
 def _efficiency(config, staging, sections, progress) -> None:
@@ -687,7 +778,7 @@ def _efficiency(config, staging, sections, progress) -> None:
     k_b = max(2, math.floor((budget - costs["environment"] * e_b - costs["task"] * e_b * t_b)
                             / (costs["trajectory"] * e_b * t_b)))
     baseline_rows = _train_points(
-        config, staging, "efficiency-baseline",
+        config, staging, sections, "efficiency-baseline",
         {"design": "grid", "axes": {"environments": [e_b], "tasks_per_environment": [t_b],
                                     "trajectories_per_task": [k_b]}}, seeds, progress)
     path_budgets = sorted({*(b_opt * f for f in config["efficiency"]["ladder"]), budget})
@@ -698,7 +789,7 @@ def _efficiency(config, staging, sections, progress) -> None:
             continue
         point = {k: int(v) for k, v in a.rounded.items()}
         rows = _train_points(
-            config, staging, "efficiency-optimal",
+            config, staging, sections, "efficiency-optimal",
             {"design": "grid", "axes": {"environments": [point["E"]],
                                         "tasks_per_environment": [point["t"]],
                                         "trajectories_per_task": [point["k"]]}},
@@ -708,16 +799,21 @@ def _efficiency(config, staging, sections, progress) -> None:
                      "predicted_loss": a.rounded_loss, "success_iqm": ci.estimate,
                      "ci_low": ci.low, "ci_high": ci.high,
                      "successes": [r["success"] for r in rows]})
+    if not path:
+        raise ValueError(f"no budget of the efficiency path {path_budgets} has an integer "
+                         "allocation inside allocation.bounds; widen the bounds or "
+                         "efficiency.ladder")
     base_success = np.array([r["success"] for r in baseline_rows])
     base_ci = iqm_ci(base_success, n_boot=2000, rng=config["seed"])
     base_cost = float(baseline_rows[0]["cost"])
     equal = min(path, key=lambda p: abs(math.log(p["cost"] / base_cost)))
     diff = iqm_difference_ci(equal["successes"], base_success, n_boot=2000,
                              rng=config["seed"])
-    iso_cost, note = _iso_loss_cost(np.array([p["cost"] for p in path]),
-                                    np.array([p["success_iqm"] for p in path]),
-                                    base_ci.estimate)
-    realised = base_cost / iso_cost if iso_cost > 0 else math.inf
+    iso_cost, bound, note = _iso_loss_cost(np.array([p["cost"] for p in path]),
+                                           np.array([p["success_iqm"] for p in path]),
+                                           base_ci.estimate)
+    # A bound on the iso-loss cost is the opposite bound on η = cost_baseline / cost.
+    eta_bound = {"exact": "exact", "upper": "at least", "lower": "at most"}[bound]
     sections["efficiency"] = {
         "predicted": {"eta": at_budget["eta"], "budget": budget, "optimal_budget": b_opt,
                       "baseline_loss": at_budget["baseline_loss"]},
@@ -732,7 +828,8 @@ def _efficiency(config, staging, sections, progress) -> None:
                            "cost": equal["cost"], "success_iqm": equal["success_iqm"],
                            "ci_low": equal["ci_low"], "ci_high": equal["ci_high"]},
             "difference": diff.as_dict(),
-            "iso_loss_cost": iso_cost, "eta": realised, "note": note,
+            "iso_loss_cost": iso_cost, "iso_loss_cost_bound": bound,
+            "eta": base_cost / iso_cost, "eta_bound": eta_bound, "note": note,
         },
     }
     _figure_eta(curve.rows(), staging / "efficiency.png")
@@ -777,15 +874,15 @@ def _figure_realised(eff, path: Path) -> None:
                   yerr=[[b["estimate"] - b["low"]], [b["high"] - b["estimate"]]],
                   fmt="s", color="C3", capsize=3, label="trajectories only")
     left.axhline(b["estimate"], color="C3", lw=0.8, ls=":")
-    if math.isfinite(real["iso_loss_cost"]):
+    if real["iso_loss_cost_bound"] == "exact":
         left.axvline(real["iso_loss_cost"], color="C0", lw=0.8, ls=":")
     left.set_xscale("log")
     left.set_xlabel("cost")
     left.set_ylabel("held-out success (IQM, 95% CI)")
     left.legend(fontsize=8)
     pred = eff["predicted"]["eta"]
-    bars = [pred, real["eta"] if math.isfinite(real["eta"]) else 0.0]
-    right.bar(["predicted η", "realised η"], bars, color=["C0", "C3"])
+    shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[real["eta_bound"]]
+    right.bar(["predicted η", f"realised η{shown}"], [pred, real["eta"]], color=["C0", "C3"])
     right.axhline(1.0, color="grey", lw=0.8, ls="--")
     right.set_ylabel("η = B_baseline / B_optimal at equal loss")
     fig.tight_layout()
@@ -809,12 +906,6 @@ def _proofs(config, staging, sections, progress) -> None:
 # ---------------------------------------------------------------------------
 # The document
 # ---------------------------------------------------------------------------
-
-def _fmt(x: Any, digits: int = 4) -> str:
-    if isinstance(x, float) and math.isinf(x):
-        return "∞"
-    return f"{x:.{digits}g}" if isinstance(x, float | int) else str(x)
-
 
 def _document(result: ReportResult) -> Document:
     s, cfg = result.sections, result.config
@@ -918,8 +1009,9 @@ def _document(result: ReportResult) -> Document:
         f"{pred['optimal_budget']:.4g}, so η = {_fmt(pred['eta'])}. Realised with the "
         f"trainer ({len(real['seeds'])} seeds, held-out success): baseline "
         f"{bs['estimate']:.3f} [{bs['low']:.3f}, {bs['high']:.3f}]; the optimal allocation "
-        f"reaches that success at cost {_fmt(real['iso_loss_cost'])} along its budget path, "
-        f"so realised η = {_fmt(real['eta'])}" + (f" ({real['note']})" if real["note"] else "")
+        f"reaches that success at cost {_bounded(real['iso_loss_cost'], real['eta_bound'], True)}"
+        f" along its budget path, so realised η {_bounded(real['eta'], real['eta_bound'])}"
+        + (f" ({real['note']})" if real["note"] else "")
         + f". At equal cost ({eq['cost']:.4g}: E, t, k = {eq['E']}, {eq['t']}, {eq['k']}) the "
         f"optimal allocation reaches {eq['success_iqm']:.3f} [{eq['ci_low']:.3f}, "
         f"{eq['ci_high']:.3f}], a difference of {d['estimate']:+.3f} "
@@ -944,6 +1036,16 @@ def _document(result: ReportResult) -> Document:
     timings = s.get("timings", {})
     doc.paragraph("Timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()) + ".")
     return doc
+
+
+def _bounded(value: float, eta_bound: str, cost: bool = False) -> str:
+    """``= x``, ``≥ x`` or ``≤ x``; a cost's bound is the opposite of η's."""
+    sign = {"exact": "=", "at least": "≥", "at most": "≤"}[eta_bound]
+    if cost:
+        sign = {"=": "", "≥": "≤ ", "≤": "> "}[sign]
+    else:
+        sign += " "
+    return f"{sign}{_fmt(value)}"
 
 
 def _version() -> str:

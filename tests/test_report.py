@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from rlscale._report import DEFAULTS, MARKER, _iso_loss_cost, _publish, load_config
+from rlscale._report import (
+    DEFAULTS,
+    MARKER,
+    _fmt,
+    _iso_loss_cost,
+    _prepare_staging,
+    _prune_results,
+    _publish,
+    load_config,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -29,7 +38,8 @@ def test_config_rejects_unknown_keys_and_bad_types(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"allocation\.budget must be float"):
         load_config(bad)
     bad.write_text("[allocation]\nbudget = -5\n")
-    with pytest.raises(ValueError, match=r"allocation\.budget must be > 0"):
+    with pytest.raises(ValueError, match=r"allocation\.budget must be >= 230\.4; got "
+                                         r"allocation\.budget=-5"):
         load_config(bad)
 
 
@@ -44,12 +54,70 @@ def test_config_override_and_sweep_tables(tmp_path: Path) -> None:
     assert config["fit"]["bootstrap"] == 200  # from --quick
 
 
+@pytest.mark.parametrize(("text", "match"), [
+    # The baseline (E=8, t=4 fixed, k >= 2) costs 20*8 + 2*32 + 0.1*64 = 230.4 at least.
+    ("[allocation]\nbudget = 100.0\n", r"allocation\.budget must be >= 230\.4"),
+    ("[allocation]\nbudgets = [1.0, 100.0, 4]\n", r"allocation\.budgets\[0\] must be >= 22\.2"),
+    ("[allocation]\nbudgets = [200.0, 2000.0]\n", r"allocation\.budgets must be \[low, high, "),
+    ("[efficiency]\nseeds = ['a']\n", r"efficiency\.seeds"),
+    ("[efficiency]\nladder = [true]\n", r"efficiency\.ladder"),
+    ("[fit]\nconfidence = 1.5\n", r"fit\.confidence must be > 0 and < 1"),
+    ("[fit]\nbootstrap = -1\n", r"fit\.bootstrap"),
+    ("[fit]\nlaw = 'multiplicative'\n", r"fit\.law must be 'additive'"),
+    ("[sweep]\nseeds = [-1]\n", r"seeds"),
+    ("[synthesis]\nrho = 0.0\n", r"synthesis\.rho must be > 0"),
+    ("seed = -3\n", r"seed must be an integer >= 0"),
+])
+def test_bad_config_is_refused_before_any_work(tmp_path: Path, text: str, match: str) -> None:
+    # Every check runs in load_config, not minutes later in the step that uses the value.
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises((ValueError, TypeError), match=match):
+        load_config(bad)
+
+
 def test_iso_loss_cost_interpolates_in_log_cost() -> None:
-    cost, note = _iso_loss_cost([100.0, 400.0, 1600.0], [0.1, 0.3, 0.5], 0.4)
-    assert note == ""
+    cost, bound, note = _iso_loss_cost([100.0, 400.0, 1600.0], [0.1, 0.3, 0.5], 0.4)
+    assert (bound, note) == ("exact", "")
     assert cost == pytest.approx(800.0)  # halfway in log between 400 and 1600
-    cost, note = _iso_loss_cost([100.0, 400.0], [0.1, 0.3], 0.9)
-    assert math.isinf(cost) and "no point" in note
+    cost, bound, note = _iso_loss_cost([100.0, 400.0], [0.1, 0.3], 0.9)
+    # Not reached: the cost is only known to exceed the largest measured one.
+    assert cost == 400.0 and bound == "lower" and "no point" in note
+    cost, bound, note = _iso_loss_cost([100.0, 400.0], [0.5, 0.6], 0.4)
+    assert cost == 100.0 and bound == "upper" and "cheapest" in note
+
+
+def test_fmt_signs_infinities_and_marks_missing_values() -> None:
+    assert (_fmt(math.inf), _fmt(-math.inf), _fmt(None), _fmt(0.123456)) == (
+        "∞", "−∞", "—", "0.1235")
+
+
+def test_interrupted_staging_keeps_only_resumable_runs(tmp_path: Path) -> None:
+    staging = tmp_path / ".out.partial"
+    (staging / "reward-law").mkdir(parents=True)
+    (staging / "reward-law" / "heatmap.png").write_text("stale")
+    (staging / "index.md").write_text("stale")
+    (staging / MARKER).write_text("{}")
+    (staging / "sweep.csv").write_text("runs")
+    _prepare_staging(staging)
+    assert sorted(p.name for p in staging.iterdir()) == ["sweep.csv"]
+    assert (staging / "sweep.csv").read_text() == "runs"
+
+
+def test_published_results_hold_only_this_reports_runs(tmp_path: Path) -> None:
+    from rlscale._sweep import parse_spec, read_results, run_sweep
+
+    train = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
+    old = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [1, 2]},
+                      "train": train})
+    new = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [2]},
+                      "train": train})
+    path = tmp_path / "sweep.csv"
+    run_sweep(old, path, progress=False)  # an earlier, interrupted report's runs
+    rows = run_sweep(new, path, progress=False)
+    assert len(rows) == 2
+    _prune_results(path, {r["run_id"] for r in rows if r["environments"] == 2})
+    assert [r["environments"] for r in read_results(path)] == [2]
 
 
 def test_refuses_to_overwrite_a_foreign_directory(tmp_path: Path) -> None:
@@ -117,7 +185,7 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     assert plan["cost"] <= res["allocation"]["budget"] * (1 + 1e-9)
     pred, real = res["efficiency"]["predicted"], res["efficiency"]["realised"]
     assert pred["eta"] >= 1.0 - 1e-9  # the optimum is never worse than the baseline
-    assert real["eta"] == "inf" or real["eta"] > 0
+    assert real["eta"] > 0 and real["eta_bound"] in ("exact", "at most", "at least")
     assert res["proofs"]["all_hold"] is True
     # The config used is written back and reads as the quick configuration.
     assert load_config(quick_report / "config.toml") == load_config(quick=True)
