@@ -403,8 +403,14 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
         phi = state_features(world, ids)[blocks].reshape(-1, N_FEATURES)
         logp_old, _ = log_probs(policy, phi)
         batch = rollout(world, ids, k, logp_old, rollout_rng, row_base)
-        stats = module.update(policy, optimizer, phi, logp_old, batch, algo_config,
-                              world.max_steps)
+        # A too-large step can drive probabilities to 0, where k3 = e^d − 1 − d overflows:
+        # the overflow is detected below and reported, not left as a NaN policy.
+        with np.errstate(over="ignore", invalid="ignore"):
+            stats = module.update(policy, optimizer, phi, logp_old, batch, algo_config,
+                                  world.max_steps)
+        if not all(np.isfinite(v).all() for v in policy.params.values()):
+            raise ValueError(f"training diverged at update {step + 1} of {updates} (the "
+                             f"policy's parameters overflowed); lower lr (got lr={config.lr:g})")
         hist["clip"][step] = stats["clip_fraction"]
         g = group_stats(batch)
         pass_rate[ids] = batch.group(batch.success).mean(axis=1)

@@ -228,6 +228,13 @@ def test_unknown_config_key_lists_the_valid_ones():
         train(n_envs=3)
 
 
+def test_divergent_learning_rate_is_an_error_not_nan():
+    # Adam at lr = 1000 drives action probabilities to 0, where GRPO's k3 term overflows.
+    with pytest.raises(ValueError, match=r"diverged at update \d+ of 40 .*got lr=1000"):
+        train(n_environments=4, tasks_per_environment=2, trajectories_per_task=4, lr=1000.0,
+              steps=40, eval_environments=2, kl_coef=0.1)
+
+
 def test_verifier_rejecting_everything_is_an_error():
     with pytest.raises(ValueError, match="verifier rejected all 3 environments"):
         train(n_environments=3, tasks_per_environment=1, trajectories_per_task=2,
