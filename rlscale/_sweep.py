@@ -93,6 +93,13 @@ def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
     for v in value:
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
             raise ValueError(f"{name} must hold integers >= {minimum}; got {name}={value!r}")
+    return _distinct(name, value)
+
+
+def _distinct(name: str, value: list[Any]) -> tuple[Any, ...]:
+    """``value`` as a tuple; a repeated value would run one configuration twice."""
+    if len(set(value)) != len(value):
+        raise ValueError(f"{name} must not repeat a value; got {name}={value!r}")
     return tuple(value)
 
 
@@ -144,7 +151,7 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
     if clash:
         raise ValueError(f"[train] must not set {clash}: they are sweep axes, seeds or "
                          "algorithms")
-    spec = SweepSpec(design, seeds, tuple(algorithms), base, axes, train)
+    spec = SweepSpec(design, seeds, _distinct("algorithms", algorithms), base, axes, train)
     expand(spec)  # validates every configuration before anything runs
     return spec
 

@@ -66,6 +66,10 @@ def test_default_example_spec_has_about_sixty_runs_spanning_a_decade_per_axis():
         ({"axes": [1, 2]}, "\\[axes\\] must be a table"),
         ({"train": 5}, "\\[train\\] must be a table"),
         ({"train": {"frontier": 0.5}}, "frontier must be"),
+        # Repeated values would run (and record) the same configuration twice.
+        ({"seeds": [0, 1, 0]}, "seeds must not repeat a value; got seeds=\\[0, 1, 0\\]"),
+        ({"axes": {"environments": [1, 2, 2]}}, "axes.environments must not repeat"),
+        ({"algorithms": ["grpo", "grpo"]}, "algorithms must not repeat"),
     ],
 )
 def test_bad_specs_are_refused_before_running(over, match):
