@@ -312,14 +312,17 @@ def _prepare_staging(staging: Path) -> None:
             entry.unlink()
 
 
-def _prune_results(path: Path, run_ids: set[str]) -> None:
-    """Keep in a sweep results file only the runs this report used."""
+def _prune_results(path: Path, run_ids: dict[str, None]) -> None:
+    """Rewrite a sweep results file with only ``run_ids``, in that order.
+
+    Drops the runs of an earlier, interrupted report with another
+    configuration, and replaces completion order (which varies with
+    parallel workers) by the spec's order.
+    """
     from rlscale._sweep import _render, read_results
 
-    rows = read_results(path)
-    kept = [r for r in rows if r["run_id"] in run_ids]
-    if len(kept) != len(rows):
-        write_text_atomic(path, _render(kept))
+    by_id = {r["run_id"]: r for r in read_results(path)}
+    write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
 
 
 def _publish(staging: Path, out: Path) -> None:
@@ -698,14 +701,19 @@ def _run_spec(spec, path: Path, progress: bool, sections) -> list[dict[str, Any]
     """Run a sweep spec (resuming ``path``); return only this spec's rows.
 
     The run ids are recorded so that runs of an earlier, interrupted report
-    with another configuration are pruned from ``path`` before publishing.
+    with another configuration are pruned from ``path`` before publishing,
+    and the file is rewritten in the spec's order.
     """
     from rlscale._sweep import expand, run_sweep
 
-    wanted = {r["run_id"] for r in expand(spec)}
-    sections.setdefault("_run_ids", {}).setdefault(path, set()).update(wanted)
+    wanted = [r["run_id"] for r in expand(spec)]
+    sections.setdefault("_run_ids", {}).setdefault(path, {}).update(dict.fromkeys(wanted))
     rows = run_sweep(spec, path, jobs=min(2, os.cpu_count() or 1), progress=progress)
-    return [r for r in rows if r["run_id"] in wanted]
+    # Parallel runs finish in any order, and a fit's result can depend on the
+    # order of its rows: return them in the spec's order so that the same
+    # seed gives the same report.
+    by_id = {r["run_id"]: r for r in rows}
+    return [by_id[i] for i in wanted]
 
 
 def _iso_loss_cost(costs: Any, success: Any, target: float) -> tuple[float, str, str]:

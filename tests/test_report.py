@@ -104,20 +104,25 @@ def test_interrupted_staging_keeps_only_resumable_runs(tmp_path: Path) -> None:
     assert (staging / "sweep.csv").read_text() == "runs"
 
 
-def test_published_results_hold_only_this_reports_runs(tmp_path: Path) -> None:
-    from rlscale._sweep import parse_spec, read_results, run_sweep
+def test_runs_come_back_in_spec_order_and_foreign_runs_are_pruned(tmp_path: Path) -> None:
+    from rlscale._report import _run_spec
+    from rlscale._sweep import _render, parse_spec, read_results, run_sweep
 
     train = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
-    old = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [1, 2]},
+    old = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [4]},
                       "train": train})
-    new = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [2]},
+    new = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [1, 2]},
                       "train": train})
     path = tmp_path / "sweep.csv"
-    run_sweep(old, path, progress=False)  # an earlier, interrupted report's runs
-    rows = run_sweep(new, path, progress=False)
-    assert len(rows) == 2
-    _prune_results(path, {r["run_id"] for r in rows if r["environments"] == 2})
-    assert [r["environments"] for r in read_results(path)] == [2]
+    run_sweep(old, path, progress=False)  # an earlier, interrupted report's run
+    run_sweep(new, path, progress=False)
+    # Parallel workers finish in any order: the file may hold the runs reversed.
+    path.write_text(_render(read_results(path)[::-1]))
+    sections: dict = {}
+    rows = _run_spec(new, path, False, sections)
+    assert [r["environments"] for r in rows] == [1, 2]
+    _prune_results(path, sections["_run_ids"][path])
+    assert [r["environments"] for r in read_results(path)] == [1, 2]
 
 
 def test_refuses_to_overwrite_a_foreign_directory(tmp_path: Path) -> None:
