@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._laws import AdditiveLaw, Law, MultiplicativeLaw, PassRateLaw
+from rlscale.theory._laws import AdditiveLaw, Law, MultiplicativeLaw, PassRateLaw, _check_axes
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["FitResult", "fit_law", "huber"]
@@ -543,6 +543,10 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     axes = tuple(axes)
     if len(set(axes)) != len(axes):
         raise ValueError(f"axes must be distinct; got {list(axes)}")
+    _check_axes(axes)  # the fitted law needs identifiers; refuse before fitting
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a non-zero integer (-1: all cores); "
+                         f"got n_jobs={n_jobs!r}")
     if reduction not in ("sum", "mean"):
         raise ValueError(f"reduction must be 'sum' or 'mean'; got reduction={reduction!r}")
     if replicates not in ("keep", "mean"):

@@ -138,11 +138,27 @@ def test_a_thousand_resample_bootstrap_on_a_small_problem() -> None:
         ({"N": [1, 2, 3], "loss": [1, 2, 3]}, {"axes": "N"}, "axes must be a non-empty list"),
         ({"N": [1, 2, 3, 4, 5], "s": [0.5, 1.2, 0.1, 0.1, 0.1]},
          {"axes": ["N"], "law": "pass_rate", "target": "s"}, r"pass rate must be in \(0, 1\]"),
+        ({"N": [1, 2, 3, 4, 5], "loss": [5, 4, 3, 2, 1]}, {"axes": ["N"], "n_jobs": 0},
+         r"n_jobs must be a non-zero integer .*; got n_jobs=0"),
     ],
 )
 def test_bad_input_is_rejected(data, kwargs, match) -> None:
     with pytest.raises(ValueError, match=match):
         fit_law(data, **kwargs)
+
+
+def test_axis_names_that_cannot_name_a_law_are_refused_before_fitting(monkeypatch) -> None:
+    # A CSV column such as "Model Size" used to be fitted in full (12 s on the
+    # Chinchilla points) before the law's constructor refused the name.
+    import rlscale.optimize._fit as fit_module
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the fit ran before the axis names were checked")
+
+    monkeypatch.setattr(fit_module, "_grid_stage", no_fit)
+    data = {"Model Size": np.logspace(6, 9, 20), "loss": np.linspace(3, 2, 20)}
+    with pytest.raises(ValueError, match=r"axis names must be identifiers.*'Model Size'"):
+        fit_law(data, axes=["Model Size"])
 
 
 def test_huber_is_quadratic_then_linear() -> None:
