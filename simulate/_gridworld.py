@@ -459,6 +459,15 @@ class Walkers:
         return success, term, advanced, leaked
 
 
+def _check_indices(name: str, values: np.ndarray, n: int) -> None:
+    """Integers in ``[0, n)``: a negative index would silently wrap around in numpy."""
+    if values.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers in [0, {n}); got dtype {values.dtype}")
+    low, high = values.min(), values.max()
+    if low < 0 or high >= n:
+        raise ValueError(f"{name} must hold integers in [0, {n}); got {low if low < 0 else high}")
+
+
 class VecGridEnv:
     """Many copies of a world's tasks stepped at once (Gymnasium-like, auto-reset).
 
@@ -484,6 +493,11 @@ class VecGridEnv:
     """
 
     def __init__(self, world: GridWorld, task_ids: Any, seed: Any = None) -> None:
+        task_ids = np.asarray(task_ids)
+        if task_ids.ndim != 1 or task_ids.size == 0:
+            raise ValueError(f"task_ids must be a non-empty 1-D array of task indices; got shape "
+                             f"{task_ids.shape}")
+        _check_indices("task_ids", task_ids, world.n_tasks)
         self.world = world
         self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         self._w = Walkers(world, task_ids)
@@ -509,7 +523,11 @@ class VecGridEnv:
         ``cell`` and ``stage`` of the result are the observations after the
         automatic reset; ``reward`` is 1 on success (or on a leak cell).
         """
-        success, term, _, leaked = self._w.step(np.asarray(actions, dtype=np.int64), self.rng)
+        actions = np.asarray(actions)
+        if actions.shape != self.t.shape:
+            raise ValueError(f"actions must have shape {self.t.shape}; got {actions.shape}")
+        _check_indices("actions", actions, 4)
+        success, term, _, leaked = self._w.step(actions.astype(np.int64, copy=False), self.rng)
         reward = success | leaked if leaked is not None else success
         self.t += 1
         trunc = self.t >= self.world.max_steps

@@ -181,3 +181,18 @@ def test_map_text_as_one_string_and_bad_map_arguments():
         world_from_text(["SF", "FG"], slippery="yes")
     with pytest.raises(ValueError, match="max_steps must be an integer >= 1; got max_steps=0"):
         world_from_text(["SF", "FG"], max_steps=0)
+
+
+def test_vec_env_refuses_bad_task_ids_and_actions():
+    world = frozen_lake("4x4")
+    with pytest.raises(ValueError, match=r"task_ids must hold integers in \[0, 1\); got 3"):
+        VecGridEnv(world, [0, 3])
+    with pytest.raises(ValueError, match=r"task_ids must hold integers in \[0, 1\); got -1"):
+        VecGridEnv(world, [-1])  # would silently wrap to the last task
+    with pytest.raises(ValueError, match="task_ids must be a non-empty 1-D"):
+        VecGridEnv(world, [])
+    env = VecGridEnv(world, [0, 0], seed=0)
+    with pytest.raises(ValueError, match=r"actions must hold integers in \[0, 4\); got 7"):
+        env.step([7, 0])
+    with pytest.raises(ValueError, match=r"actions must have shape \(2,\); got \(1,\)"):
+        env.step([1])
