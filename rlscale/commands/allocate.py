@@ -62,6 +62,8 @@ def _print_allocation(alloc: Any, eff: Any | None) -> None:
     print(f"{'variable':>24} {'value':>14} {'rounded':>10}")
     for k, v in alloc.values.items():
         r = alloc.rounded.get(k, "") if alloc.rounded else ""
+        if isinstance(r, (int, float)) and abs(r) >= 1e15:
+            r = f"{r:.6g}"  # a 52-digit count is noise beyond float precision
         print(f"{k:>24} {v:14.6g} {r!s:>10}")
     if alloc.effective != alloc.values:
         for k, v in alloc.effective.items():
@@ -76,7 +78,7 @@ def _print_allocation(alloc: Any, eff: Any | None) -> None:
             print(f"# baseline (scale {eff.scaled} only): {eff.reason}")
         else:
             print(f"# baseline (scale {eff.scaled} only) needs {eff.baseline_budget:.6g} to reach "
-                  f"loss {eff.target:.6g}: efficiency eta = {eff.eta:.3f}")
+                  f"loss {eff.target:.6g}: efficiency eta = {eff.eta:.4g}")
 
 
 def _g(x: float | None) -> str:
@@ -115,7 +117,7 @@ def _allocate(args: argparse.Namespace) -> int:
             else:
                 print(f"# baseline (scale {curve.scaled} only) reaches loss "
                       f"{curve.baseline_loss[0]:.6g} with this budget; the optimum reaches it "
-                      f"with {curve.optimal_budget[0]:.6g}: efficiency eta = {curve.eta[0]:.3f}")
+                      f"with {curve.optimal_budget[0]:.6g}: efficiency eta = {curve.eta[0]:.4g}")
         if out:
             write_json_atomic(out / "allocation.json",
                               {"spec": spec, "allocation": alloc,
