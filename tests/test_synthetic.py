@@ -160,3 +160,16 @@ def test_the_solver_buys_from_the_optimally_filtered_source() -> None:
     assert alloc.values["best"] > 100
     assert alloc.values["loose"] < 1e-6 * alloc.values["best"]
     assert alloc.values["strict"] < 1e-6 * alloc.values["best"]
+
+
+def test_filter_price_on_samples_matches_a_direct_mean(rng) -> None:
+    # Direct per-threshold means (independent of the sorted tail sums).
+    q = rng.beta(2, 5, 501)
+    taus = np.concatenate([[-1.0, 0.0, 2.0], q[:20], rng.uniform(0, 1, 20)])
+    got = filter_price(taus, q, 0.3, 1.5)
+    want = [np.mean(np.where(q >= t, q, 0.0)) / (0.3 + 1.5 * np.mean(q >= t)) for t in taus]
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    scalar = filter_price(0.2, q, 0.3, 1.5)
+    assert np.ndim(scalar) == 0
+    assert scalar == pytest.approx(np.mean(np.where(q >= 0.2, q, 0.0))
+                                   / (0.3 + 1.5 * np.mean(q >= 0.2)), rel=1e-12)

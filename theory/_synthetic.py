@@ -319,16 +319,51 @@ def _quality(quality: Any) -> Any:
 def filter_price(threshold: Any, quality: Any, gen_cost: float, train_cost: float) -> Any:
     """Effective units per cost when keeping synthetic units with quality >= threshold.
 
-    ``quality`` is a frozen ``scipy.stats`` distribution or an array of samples.
+    Derivation: each generated unit costs ``c_gen``; a fraction
+    ``a(tau) = P(q >= tau)`` is kept and trained on at ``c_train`` each, and a
+    kept unit of quality ``q`` counts as ``q`` real units.  Per generated unit
+    the value is ``M(tau) = E[q 1{q >= tau}]`` and the cost
+    ``c_gen + c_train a(tau)``, so
+
+        price(tau) = M(tau) / (c_gen + c_train a(tau)).
+
+    Parameters
+    ----------
+    threshold : float or array
+        Quality thresholds ``tau`` (vectorised).
+    quality : frozen scipy.stats distribution or 1-d array of samples
+        The quality ``q`` of a generated unit.
+    gen_cost, train_cost : float
+        ``c_gen > 0`` per generated unit, ``c_train >= 0`` per kept unit.
+
+    Examples
+    --------
+    Uniform quality on [0, 1], ``tau = 0.5``: ``a = 1/2``, ``M = 3/8``, so the
+    price is ``(3/8) / (1 + 1/2) = 0.25``; four equally likely samples give
+    ``(0.5 + 0.75) / 4 / (1 + 1/2)``.
+
+    >>> from scipy import stats
+    >>> round(float(filter_price(0.5, stats.uniform(0, 1), 1.0, 1.0)), 9)
+    0.25
+    >>> filter_price([0.5, 0.8], np.array([0.0, 0.25, 0.5, 0.75]), 1.0, 1.0).round(6).tolist()
+    [0.208333, 0.0]
     """
     c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
     c_t = float(check_real("train_cost", train_cost, low=0.0))
     q = _quality(quality)
     taus = check_real("threshold", threshold)
-    out = np.empty(taus.shape)
-    for idx, tau in np.ndenumerate(taus):
-        a, m = _tail(q, float(tau))
-        out[idx] = m / (c_g + c_t * a)
+    if isinstance(q, np.ndarray):
+        # Tail sums of the sorted samples answer every threshold at once.
+        srt = np.sort(q)
+        tail = np.concatenate([np.cumsum(srt[::-1])[::-1], [0.0]])
+        first = np.searchsorted(srt, taus, side="left")
+        a = (srt.size - first) / srt.size
+        out = tail[first] / srt.size / (c_g + c_t * a)
+    else:
+        out = np.empty(taus.shape)
+        for idx, tau in np.ndenumerate(taus):  # one quadrature per threshold
+            a_i, m_i = _tail(q, float(tau))
+            out[idx] = m_i / (c_g + c_t * a_i)
     return return_like(out, threshold)
 
 
