@@ -124,12 +124,31 @@ class GridWorld:
 
     @property
     def n_subtasks(self) -> np.ndarray:
-        """Number of subtasks (key, door, goal) each task has: 3 or 1."""
+        """Number of subtasks (key, door, goal) each task has: 3 or 1.
+
+        Examples
+        --------
+        >>> from rlscale.simulate import world_from_text
+        >>> world_from_text(["SKW", "FHD", "FFG"]).n_subtasks.tolist()
+        [3]
+        """
         return N_STAGES - self.start_stage
 
     def select_tasks(self, ids: Any) -> GridWorld:
-        """The same environments with only the tasks ``ids`` (in that order)."""
-        ids = np.asarray(ids, dtype=np.int64)
+        """The same environments with only the tasks ``ids`` (in that order).
+
+        Examples
+        --------
+        >>> world = GridFamily(size=5).sample(2, 3, rng=0)
+        >>> sub = world.select_tasks([4, 0])
+        >>> sub.n_tasks, sub.task_env.tolist(), bool(sub.start[0] == world.start[4])
+        (2, [1, 0], True)
+        """
+        ids = np.asarray(ids)
+        if ids.ndim != 1:
+            raise ValueError(f"ids must be a 1-D array of task indices; got shape {ids.shape}")
+        if ids.size:
+            _check_indices("ids", ids, self.n_tasks)
         return replace(self, task_env=self.task_env[ids], start=self.start[ids],
                        targets=self.targets[ids])
 
