@@ -5,7 +5,9 @@ Statement.  For every real n ≥ 2 (e(n) is the mean of the law with CDF
 e(n) ≥ c·√(ln n) with c = 1/√(π ln 2) ≈ 0.6777; the bound is tight at n = 2,
 where e(2) = 1/√π.
 
-Derivation (four ranges, all machine-checked).
+Derivation (four ranges; every computation is machine-checked, the classical
+facts it uses — concavity of e in n, the layer-cake formula, the Φ series —
+are listed as the proof's assumptions).
 
 * n = 2: sympy integrates e(2) = ∫ z·2φ(z)Φ(z) dz = 1/√π = c·√(ln 2).  With
   e(1) = 0 and concavity this also gives the chord bound e(n) ≥ (n − 1)/√π on
