@@ -45,7 +45,10 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
 ``[allocation]``
     ``budget``; ``budgets = [low, high, count]`` for the curves; upper
     ``bounds`` on ``E``, ``t``, ``k`` (the fitted law is not trusted far
-    beyond the sweep).
+    beyond the sweep).  ``budget`` must buy the cheapest trajectories-only
+    baseline (``E, t`` of ``[sweep.base]``, ``k = 2``) and ``low`` the
+    cheapest plan (``E = t = 1``, ``k = 2``); :func:`load_config` checks
+    every value before any work starts.
 ``[synthesis]``
     ``real_environments`` available; the generator's ``unit_cost``, ``rho``
     and relative ``saturation``; the quality filter's ``quality_a``,
@@ -60,11 +63,14 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
 
 Output directory (``--out``, default ``rlscale-report/``): ``index.md``,
 a self-contained ``index.html``, ``results.json`` (every number),
-``config.toml`` (the configuration used), ``sweep.csv`` and the PNG
-figures.  The report is assembled in a temporary sibling directory and moved
-into place at the end, so a reader never sees half a report; an existing
-directory is replaced only if it holds an rlscale report (marker file
-``.rlscale-report``).
+``config.toml`` (the configuration used), the training runs
+(``sweep.csv``, ``efficiency-baseline.csv``, ``efficiency-optimal.csv``, in
+the spec's order) and the PNG figures.  The report is assembled in a
+temporary sibling directory and moved into place at the end, so a reader
+never sees half a report; an existing directory is replaced only if it
+holds an rlscale report (marker file ``.rlscale-report``).  The staging
+directory ``.NAME.partial`` of an interrupted run is resumed: its finished
+training runs are kept, everything else in it is discarded.
 """
 
 from __future__ import annotations
@@ -523,6 +529,7 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
 
     base = config["sweep"]["base"]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    shown: list[float] = []  # the y-range: data, intervals and fitted curves, not the band
     for ax, knob in zip(axes, _AXES):
         pts = [s for s in summary if all(s[k] == base[k] for k in _AXES if k != knob)]
         pts.sort(key=lambda s: s[knob])
@@ -535,7 +542,9 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
                     label="sweep (IQM, 95% CI)")
         grid = np.geomspace(xs.min(), xs.max(), 60)
         points = [{**{k: base[k] for k in _AXES}, knob: g} for g in grid]
-        ax.plot(grid, [float(fit.predict(p)) for p in points], color="C0", label="fitted law")
+        curve = [float(fit.predict(p)) for p in points]
+        ax.plot(grid, curve, color="C0", label="fitted law")
+        shown += [*curve, *(loss - err[0]), *(loss + err[1])]
         band = _bootstrap_band(fit, points)
         if band is not None:
             ax.fill_between(grid, band[0], band[1], color="C0", alpha=0.2,
@@ -545,6 +554,11 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
         ax.set_xlabel(knob.replace("_", " "))
         others = ", ".join(f"{_SUBSTITUTE[k]}={base[k]}" for k in _AXES if k != knob)
         ax.set_title(f"{knob.replace('_', ' ')} varies ({others})", fontsize=10)
+    # A poorly identified resample can put the band's edge orders of magnitude
+    # above the data (seen: 900 against losses below 1); it must not set the scale.
+    lo, hi = min(shown), max(shown)
+    pad = 0.1 * (hi - lo) or 0.05
+    axes[0].set_ylim(max(lo - pad, 0.0), hi + pad)
     axes[0].set_ylabel("held-out loss = 1 − success")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
@@ -666,7 +680,10 @@ def _figure_allocation(curve, budgets, path: Path) -> None:
     left.legend(fontsize=8)
     terms = list(curve[0].shares)
     shares = np.array([[a.shares[t] for t in terms] for a in curve])
-    right.stackplot(budgets, shares.T, labels=terms)
+    # The cost's terms, named by what they buy (c_E·E, c_T·E·t, c_τ·E·t·k).
+    names = {1: "environments", 2: "tasks", 3: "trajectories"}
+    labels = [f"{names.get(len(t.split('*')), t)} ({t})" for t in terms]
+    right.stackplot(budgets, shares.T, labels=labels)
     right.set_xscale("log")
     right.set_ylim(0, 1)
     right.set_xlabel("budget")
