@@ -189,6 +189,7 @@ __all__ = [
     "gao_bon",
     "gao_expr",
     "gao_rl",
+    "inverses",
     "kl_needed",
     "latex",
     "law",
@@ -553,28 +554,45 @@ def law_piecewise(c: Any = 1) -> sp.Piecewise:
     return sp.Piecewise((c * sp.sqrt(K), sp.log(M) > K), (c * sp.sqrt(sp.log(M)), True))
 
 
+def _exact_domain() -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]:
+    """``M_MIN, TAU_MIN, TAU_MAX, KAPPA`` as exact rationals (the floats are exact)."""
+    return (sp.Rational(M_MIN), sp.Rational(TAU_MIN), sp.Rational(TAU_MAX), sp.Rational(KAPPA))
+
+
 def upper_bound_expr() -> sp.Expr:
-    """``C_HI sqrt(min(log M, K))`` with ``C_HI`` exact.
+    """``C_HI sqrt(min(log M, K))`` with ``C_HI = sqrt(2ρ)`` exact (step U6).
+
+    ``ρ = max(1, (1 + log(1 + M_MIN/(e τ_min²)))/log M_MIN)``, built from the
+    domain constants, so it is ``C_HI`` before the float's outward rounding.
 
     Examples
     --------
     >>> round(float(upper_bound_expr().subs({M: 10, K: 100})), 6)
     2.740302
     """
-    rho = (1 + sp.log(1 + sp.Rational(40) / sp.E)) / sp.log(10)
+    m_min, tau_min, _, _ = _exact_domain()
+    rho = sp.Max(1, (1 + sp.log(1 + m_min / (sp.E * tau_min**2))) / sp.log(m_min))
     return sp.sqrt(2 * rho) * law()
 
 
 def lower_bound_expr() -> sp.Expr:
-    """``C_LO sqrt(min(log M, K))`` with ``C_LO = sqrt(θ/(4π log 2))`` exact.
+    """``C_LO sqrt(min(log M, K))`` with ``C_LO`` exact (step L7).
+
+    ``C_LO = min(sqrt(2/(π(1 + 2κτ_max²/M_MIN))), sqrt(θ/(4π log 2)))``,
+    ``θ = 1 − 2 log τ_max/log M_MIN``; on the default domain the second term.
 
     Examples
     --------
+    >>> theta = 1 - 2 * sp.log(2) / sp.log(10)
+    >>> sp.simplify(lower_bound_expr() / law() - sp.sqrt(theta / (4 * sp.pi * sp.log(2))))
+    0
     >>> round(float(lower_bound_expr().subs({M: 10, K: 100})), 6)
     0.324339
     """
-    theta = 1 - 2 * sp.log(2) / sp.log(10)
-    return sp.sqrt(theta / (4 * sp.pi * sp.log(2))) * law()
+    m_min, _, tau_max, kappa = _exact_domain()
+    theta = 1 - 2 * sp.Max(sp.log(tau_max), 0) / sp.log(m_min)
+    small = sp.sqrt(2 / (sp.pi * (1 + 2 * kappa * tau_max**2 / m_min)))
+    return sp.Min(small, sp.sqrt(theta / (4 * sp.pi * sp.log(2)))) * law()
 
 
 def crossover() -> sp.Expr:
@@ -627,6 +645,32 @@ def kl_needed(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndar
     cc = float(check_real("c", c, low=0.0, low_open=True))
     need = (g / cc) ** 2
     return return_like(np.where(need <= np.log(mm), need, np.inf), target, m)
+
+
+def inverses(c: Any = None) -> dict[str, sp.Piecewise]:
+    """Inverses of ``G = c sqrt(min(log M, K))`` for a target gain ``G`` (a positive symbol).
+
+    ``"M"``: comparisons needed at budget ``K``, ``exp(G²/c²)`` if
+    ``G²/c² <= K`` else ``oo``; ``"K"``: budget needed at ``M``, ``G²/c²`` if
+    ``G²/c² <= log M`` else ``oo``.  The default ``c = sqrt 2`` is the exact
+    gain's asymptotic constant; :func:`comparisons_needed` and
+    :func:`kl_needed` are their numeric forms.
+
+    Examples
+    --------
+    >>> g = sp.Symbol("G", positive=True)
+    >>> inverses()["M"].subs({g: 2, K: 5})
+    exp(2)
+    >>> inverses()["K"].subs({g: 2, M: 5})  # log 5 < G²/2: M caps the gain
+    oo
+    """
+    c = sp.sqrt(2) if c is None else sp.nsimplify(c) if isinstance(c, int | float) else c
+    g = sp.Symbol("G", positive=True)
+    need = g**2 / c**2
+    return {
+        "M": sp.Piecewise((sp.exp(need), need <= K), (sp.oo, True)),
+        "K": sp.Piecewise((need, need <= sp.log(M)), (sp.oo, True)),
+    }
 
 
 def elasticities() -> dict[str, sp.Piecewise]:
