@@ -136,6 +136,29 @@ def test_log_loss_does_not_overflow() -> None:
 
 
 @pytest.mark.parametrize("law", LAWS, ids=IDS)
+def test_extreme_axis_values_give_the_limits_without_warnings(law) -> None:
+    # pytest turns RuntimeWarnings from rlscale into errors; x**-alpha overflowed at 1e-300.
+    # Reference: sympy's arbitrary-precision evaluation of the law's expression.
+    expr = law.expression()
+    for value in (1e-300, 1e-30, 1e300):
+        point = dict.fromkeys(law.axes, value)
+        exact = sp.N(expr.subs({law.symbols[a]: sp.Float(value, 50) for a in law.axes}), 40)
+        want = math.inf if exact > sp.Float("1.7976931348623157e308") else float(exact)
+        assert law.loss(point) == pytest.approx(want, rel=1e-12)
+        if isinstance(law, PassRateLaw):
+            assert law.pass_rate(point) == pytest.approx(1 / want if want else 0, rel=1e-12)
+
+
+def test_loss_is_finite_where_only_intermediate_powers_overflow() -> None:
+    # 3 * (1e-200)**-2 * (1e300)**-0.5 = 3e400 * 1e-150 = 3e250, but the factor
+    # 1e400 alone overflows (the product of powers gave inf).
+    law = MultiplicativeLaw(3.0, {"N": 2.0, "D": 0.5})
+    assert law.loss(N=1e-200, D=1e300) == pytest.approx(3e250, rel=1e-12)
+    assert law.loss(N=np.array([1e-200, 1.0]), D=np.array([1e300, 4.0])) == \
+        pytest.approx([3e250, 1.5], rel=1e-12)
+
+
+@pytest.mark.parametrize("law", LAWS, ids=IDS)
 def test_as_dict_roundtrip(law) -> None:
     assert law_from_dict(law.as_dict()) == law
 

@@ -400,8 +400,9 @@ class PassRateLaw(Law):
     def pass_rate(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         """The success probability ``p(x)`` in ``(0, p_max]``."""
         vals = self._values(values, kwargs)
-        denom = 1.0 + sum(self.coefficients[a] * vals[a] ** -self.exponents[a]
-                          for a in self.axes)
+        # p_max * (L - floor) = sum_i c_i x_i**-alpha_i, evaluated overflow-safely
+        # (inf for tiny x, where p is 0).
+        denom = 1.0 + self.p_max * self.reducible_posynomial().evaluate(vals)
         return return_like(self.p_max / denom, *vals.values())
 
     def params(self) -> dict[str, Any]:

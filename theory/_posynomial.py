@@ -143,7 +143,12 @@ class Posynomial:
         return self.term_values(values).sum(axis=0)
 
     def term_values(self, values: Mapping[str, Any]) -> np.ndarray:
-        """Value of each term (shape ``(n_terms, ...)``)."""
+        """Value of each term (shape ``(n_terms, ...)``).
+
+        Products of powers are exact to rounding; where one power overflows or
+        underflows (``1e-200**-2``), the term is recomputed as ``exp`` of its
+        log, so a finite value stays finite and only a true overflow is ``inf``.
+        """
         arrays = {}
         for name in self.axes:
             if name not in values:
@@ -151,11 +156,19 @@ class Posynomial:
             arrays[name] = np.asarray(values[name], dtype=np.float64)
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
         out = []
-        for m in self.terms:
-            term = np.full(shape, m.coefficient)
-            for name, e in m.exponents:
-                term = term * arrays[name] ** e
-            out.append(term)
+        logs = None
+        # A zero axis value (a slack synthetic count) has log -inf: same limit as x**e.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            for m in self.terms:
+                term = np.full(shape, m.coefficient)
+                for name, e in m.exponents:
+                    term = term * arrays[name] ** e
+                off = ~np.isfinite(term) | (term == 0)
+                if off.any():
+                    if logs is None:
+                        logs = {n: np.log(a) for n, a in arrays.items()}
+                    term = np.where(off, np.exp(m.log_evaluate(logs)), term)
+                out.append(term)
         return np.stack(out)
 
     def log_gradient(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
