@@ -82,7 +82,8 @@ class FitResult:
         Huber loss at the optimum (summed or mean, see ``reduction``).
     n_points, n_params : int
     r2 : float
-        ``1 - RSS/TSS`` of ``log L``.
+        ``1 - RSS/TSS`` of ``log L`` (NaN, with nothing to explain, when every target is
+        equal and the fit misses it; 1 when it hits it).
     rmse_log : float
         Root mean squared log residual.
     aic, bic : float

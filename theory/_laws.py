@@ -455,4 +455,4 @@ def law_from_dict(spec: Mapping[str, Any]) -> Law:
     try:
         return kinds[family](**kwargs)
     except TypeError as exc:
-        raise TypeError(f"bad parameters for a {family} law: {exc}") from exc
+        raise TypeError(f"bad parameters for the {family} law: {exc}") from exc
