@@ -55,6 +55,14 @@ class Monomial:
 
     ``exponents`` is a sorted tuple of ``(axis, exponent)`` pairs with
     non-zero exponents, so equal monomials compare equal.
+
+    Examples
+    --------
+    >>> m = parse_posynomial("10*E*t**2").terms[0]
+    >>> m.coefficient, m.exponents, m.power_of("t"), m.power_of("k")
+    (10.0, (('E', 1.0), ('t', 2.0)), 2.0, 0.0)
+    >>> str(m), m.label()
+    ('10*E*t**2', 'E*t**2')
     """
 
     coefficient: float
