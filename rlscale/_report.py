@@ -96,6 +96,8 @@ from rlscale._io import write_json_atomic, write_text_atomic
 __all__ = ["DEFAULTS", "QUICK", "ReportResult", "load_config", "run_report"]
 
 MARKER = ".rlscale-report"
+#: In the staging directory while a run writes to it (holds the run's pid).
+LOCK = ".lock"
 
 #: Built-in configuration (see the module docstring for the schema).
 DEFAULTS: dict[str, Any] = {
@@ -301,16 +303,56 @@ def _check_out(out: Path) -> None:
                          "refusing to overwrite it")
 
 
+def _lock_staging(staging: Path) -> None:
+    """Claim ``staging`` for this process; refuse while a live run holds it.
+
+    Two runs writing the same report would resume, clean and publish each
+    other's half-written files.  A lock left by a run that died (its pid no
+    longer exists) is taken over.
+    """
+    lock = staging / LOCK
+    while True:
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+            except (OSError, ValueError):
+                pid = 0
+            if pid > 0 and pid != os.getpid() and _alive(pid):
+                raise ValueError(f"another rlscale report (pid {pid}) is writing into "
+                                 f"{staging}; wait for it, or remove {lock} if it is not "
+                                 "running") from None
+            lock.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return
+
+
+def _unlock_staging(staging: Path) -> None:
+    (staging / LOCK).unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
 def _prepare_staging(staging: Path) -> None:
-    """Create the staging directory, keeping only an interrupted run's results.
+    """Empty the (locked) staging directory but for an interrupted run's results.
 
     The finished training runs (``*.csv``) are resumed; figures, tables and
     the marker of an earlier attempt are removed so none of them can be
     published with this report.
     """
-    staging.mkdir(exist_ok=True)
     for entry in staging.iterdir():
-        if entry.is_file() and entry.suffix == ".csv":
+        if (entry.is_file() and entry.suffix == ".csv") or entry.name == LOCK:
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)
@@ -444,10 +486,12 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     # training runs there, and the next run resumes them (runs are matched by
     # a hash of their full configuration, so a changed config re-trains).
     staging = out.parent / f".{out.name}.partial"
-    _prepare_staging(staging)
+    staging.mkdir(exist_ok=True)
+    _lock_staging(staging)
     result = ReportResult(out, config)
     bar = _Progress(progress, total=6)
     try:
+        _prepare_staging(staging)
         steps = [
             ("reward law", _reward_law),
             ("trainer sweep", _sweep),
@@ -471,8 +515,10 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         write_json_atomic(staging / "results.json", result)
         write_text_atomic(staging / "config.toml", _toml(config))
         write_text_atomic(staging / MARKER, json.dumps({"rlscale_report": 1}) + "\n")
+        _unlock_staging(staging)
         _publish(staging, out)
     finally:
+        _unlock_staging(staging)
         bar.close()
     return result
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -99,8 +100,9 @@ def test_interrupted_staging_keeps_only_resumable_runs(tmp_path: Path) -> None:
     (staging / "index.md").write_text("stale")
     (staging / MARKER).write_text("{}")
     (staging / "sweep.csv").write_text("runs")
+    (staging / ".lock").write_text("this run's lock")
     _prepare_staging(staging)
-    assert sorted(p.name for p in staging.iterdir()) == ["sweep.csv"]
+    assert sorted(p.name for p in staging.iterdir()) == [".lock", "sweep.csv"]
     assert (staging / "sweep.csv").read_text() == "runs"
 
 
@@ -134,6 +136,32 @@ def test_refuses_to_overwrite_a_foreign_directory(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert "not an rlscale report" in out.stderr
     assert (foreign / "chapter1.tex").read_text() == "precious"
+
+
+def test_a_second_report_into_the_same_directory_is_refused(tmp_path: Path) -> None:
+    from rlscale._report import LOCK, run_report
+
+    staging = tmp_path / ".out.partial"
+    staging.mkdir()
+    (staging / "sweep.csv").write_text("a live run's results")
+    (staging / LOCK).write_text(f"{os.getppid()}\n")  # a live process holds it
+    with pytest.raises(ValueError, match=r"another rlscale report \(pid \d+\) is writing"):
+        run_report(tmp_path / "out", quick=True, progress=False)
+    assert (staging / "sweep.csv").read_text() == "a live run's results"
+
+
+def test_a_dead_runs_lock_is_taken_over(tmp_path: Path) -> None:
+    from rlscale._report import LOCK, _lock_staging, _unlock_staging
+
+    staging = tmp_path / ".out.partial"
+    staging.mkdir()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    (staging / LOCK).write_text(dead + "\n")
+    _lock_staging(staging)
+    assert (staging / LOCK).read_text().strip() == str(os.getpid())
+    _unlock_staging(staging)
+    assert not (staging / LOCK).exists()
 
 
 def test_publish_replaces_an_old_report(tmp_path: Path) -> None:
