@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -45,7 +47,14 @@ def _command_modules() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every registered verb."""
+    """Build the argument parser with every registered verb.
+
+    Examples
+    --------
+    >>> args = build_parser().parse_args(["report", "--quick"])
+    >>> args.command, args.quick, args.out
+    ('report', True, 'rlscale-report')
+    """
     parser = _Parser(
         prog="rlscale",
         description="Scaling laws for RL post-training: derive, verify, solve, ground, prove.",
@@ -66,8 +75,24 @@ def _one_line(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
+def _silence_stdout() -> None:
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, sys.stdout.fileno())
+        os.close(fd)
+    except (OSError, ValueError, io.UnsupportedOperation):  # no real stdout (captured)
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the process exit status."""
+    """Run the CLI; return the process exit status.
+
+    Examples
+    --------
+    >>> main(["prove", "--list"]) == 0  # doctest: +ELLIPSIS
+    bon-kl...
+    True
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -75,6 +100,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("rlscale: interrupted\n")
         return 130
+    except BrokenPipeError:
+        # The reader left (``rlscale prove --list | head``): not a user error.
+        # Point stdout at /dev/null so the interpreter's final flush is silent.
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, as a shell reports a process the pipe killed
     except _USER_ERRORS as exc:
         if args.debug:
             raise

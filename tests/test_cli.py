@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -65,3 +66,16 @@ def test_verify_properties_runs_and_lists(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr()
     assert "✓ validation.check_real_roundtrip" in out.out
     assert "1 passed, 0 failed" in out.err
+
+
+def test_a_closed_pipe_is_not_reported_as_an_error() -> None:
+    # `rlscale prove --list | head -1`: the reader is gone before we write.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        proc = subprocess.run([sys.executable, "-m", "rlscale", "prove", "--list"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300)
+    finally:
+        os.close(write_end)
+    assert proc.stderr == ""
+    assert proc.returncode == 141
