@@ -65,7 +65,15 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
-    """Write UTF-8 ``text`` to ``path`` atomically; return the path."""
+    """Write UTF-8 ``text`` to ``path`` atomically; return the path.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_text_atomic(Path(tmp) / "note.md", "η ≥ 1").read_text(encoding="utf-8")
+    'η ≥ 1'
+    """
     return write_bytes_atomic(path, text.encode("utf-8"))
 
 
@@ -98,6 +106,15 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
-    """Write ``obj`` as indented strict JSON to ``path`` atomically."""
+    """Write ``obj`` as indented strict JSON to ``path`` atomically.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_json_atomic(Path(tmp) / "r.json", {"eta": np.float64(np.inf)})
+    ...     json.loads(path.read_text())
+    {'eta': 'inf'}
+    """
     text = json.dumps(to_jsonable(obj), indent=2, sort_keys=False, allow_nan=False)
     return write_text_atomic(path, text + "\n")

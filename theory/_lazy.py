@@ -28,6 +28,22 @@ def attach(
         Public name -> private module (relative to the package) defining it.
     submodules : iterable of str
         Public sub-modules reachable as attributes.
+
+    Examples
+    --------
+    A package's ``__init__`` ends with (names here from ``rlscale.theory``)::
+
+        __getattr__, __dir__, __all__ = attach(__name__, _EXPORTS, _SUBMODULES)
+
+    >>> getattr_, dir_, names = attach("rlscale.theory", {"check_real": "_validation"})
+    >>> names
+    ['check_real']
+    >>> getattr_("check_real").__module__
+    'rlscale.theory._validation'
+    >>> getattr_("nope")
+    Traceback (most recent call last):
+    ...
+    AttributeError: module 'rlscale.theory' has no attribute 'nope'
     """
     exports = dict(exports)
     subs = frozenset(submodules)

@@ -87,7 +87,18 @@ _REGISTRY: dict[str, Property] = {}
 
 
 def register(name: str, description: str) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
-    """Decorator registering a property factory under ``name``."""
+    """Decorator registering a property factory under ``name``.
+
+    Use it at the top level of an area module of this package (see
+    ``rlscale/properties/validation.py``); :func:`registry` imports those.
+
+    Examples
+    --------
+    >>> register("validation.check_real_roundtrip", "dup")(lambda: None)
+    Traceback (most recent call last):
+    ...
+    ValueError: property name 'validation.check_real_roundtrip' is registered twice
+    """
 
     def decorator(factory: Callable[[], Any]) -> Callable[[], Any]:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
@@ -99,7 +110,14 @@ def register(name: str, description: str) -> Callable[[Callable[[], Any]], Calla
 
 
 def registry() -> dict[str, Property]:
-    """All registered properties, by name (imports every area module once)."""
+    """All registered properties, by name (imports every area module once).
+
+    Examples
+    --------
+    >>> prop = registry()["validation.check_real_roundtrip"]
+    >>> prop.name.split(".")[0]
+    'validation'
+    """
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
@@ -107,7 +125,15 @@ def registry() -> dict[str, Property]:
 
 
 def register_profiles() -> None:
-    """Register :data:`PROFILES` with hypothesis (idempotent)."""
+    """Register :data:`PROFILES` with hypothesis (idempotent).
+
+    Examples
+    --------
+    >>> from hypothesis import settings
+    >>> register_profiles()
+    >>> settings.get_profile("ci").max_examples
+    200
+    """
     from hypothesis import settings
 
     for name, kwargs in PROFILES.items():
@@ -115,7 +141,17 @@ def register_profiles() -> None:
 
 
 def select(names: Iterable[str] | None) -> list[Property]:
-    """Properties named by ``names`` (a name or an area prefix each); all if empty."""
+    """Properties named by ``names`` (a name or an area prefix each); all if empty.
+
+    Examples
+    --------
+    >>> [p.name for p in select(["validation"])]
+    ['validation.check_real_roundtrip']
+    >>> select(["no_such_area"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown property 'no_such_area'; choose from ...
+    """
     props = registry()
     if not names:
         return list(props.values())
@@ -132,7 +168,17 @@ def select(names: Iterable[str] | None) -> list[Property]:
 
 
 def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
-    """Run one property under a hypothesis profile and report the outcome."""
+    """Run one property under a hypothesis profile and report the outcome.
+
+    A falsified property is a result (``passed=False`` with the falsifying
+    example), not an exception.
+
+    Examples
+    --------
+    >>> result = run_property("validation.check_real_roundtrip", "dev")
+    >>> result.passed, result.examples > 0
+    (True, True)
+    """
     if profile not in PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {sorted(PROFILES)}")
     from hypothesis import settings
@@ -141,6 +187,9 @@ def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
     if isinstance(prop, str):
         prop = select([prop])[0]
     test = prop.factory()
+    if not hasattr(test, "hypothesis"):
+        raise TypeError(f"property {prop.name!r}: its factory must return a hypothesis "
+                        f"@given test; got {test!r:.80}")
     count = 0
     inner = test.hypothesis.inner_test  # type: ignore[attr-defined]
 
@@ -171,5 +220,11 @@ def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
 def run_properties(
     names: Iterable[str] | None = None, profile: str = "ci"
 ) -> list[PropertyResult]:
-    """Run the selected properties (all by default) under ``profile``."""
+    """Run the selected properties (all by default) under ``profile``.
+
+    Examples
+    --------
+    >>> [r.passed for r in run_properties(["validation"], "dev")]
+    [True]
+    """
     return [run_property(p, profile) for p in select(names)]
