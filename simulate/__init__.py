@@ -15,6 +15,7 @@ _EXPORTS: dict[str, str] = {
     "SelectionSample": "_selection",
     "SoftBonFrontier": "_selection",
     "brute_force_selection": "_selection",
+    "cross_fit_gain": "_selection",
     "sample_selection": "_selection",
     "soft_bon_frontier": "_selection",
     # -- environments, policies, algorithms, trainer (issue 5) --

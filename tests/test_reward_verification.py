@@ -84,19 +84,60 @@ def test_csv_reads_back(quick_run) -> None:
     assert {r["split"] for r in rows} == {"train", "test"}
 
 
-def test_python_api_is_deterministic_and_matches_cli(quick_run) -> None:
-    _, _, out = quick_run
-    rep = verify_reward_law("quick", rng=3, figures=False)
-    cli = json.loads((out / "results.json").read_text())
-    assert [r["r2_min"] for r in rep.r2] == pytest.approx([r["r2_min"] for r in cli["r2"]],
-                                                           rel=1e-12)
-    assert rep.files == {}
-    assert rep.as_dict()["band"]["c_lo"] == cli["band"]["c_lo"]
+# The --quick code path at toy sizes: enough for determinism and CLI = API,
+# which do not depend on the sizes (the full quick run is checked above).
+_TINY = {"per_decade": 1, "k_log": 6, "mc_points": 4, "mc_trials": 2000, "sub_m": (100.0,),
+         "sub_ns": (2, 8), "soft_trials": 40, "pg_pools": 4, "pg_steps": 20}
 
 
-def test_bad_mode_and_cli_flags() -> None:
+def test_same_seed_same_report_and_the_cli_matches_the_api(tmp_path, monkeypatch) -> None:
+    import rlscale._reward_verification as rv
+
+    monkeypatch.setitem(rv._SETTINGS, "quick", _TINY)
+
+    def run(seed):
+        rep = verify_reward_law("quick", rng=seed, figures=False)
+        assert rep.files == {}
+        return {k: v for k, v in rep.as_dict().items() if k != "seconds"}
+
+    first = run(3)  # the CLI run below with the same seed is the determinism check
+    assert run(4)["mc_check"] != first["mc_check"]
+    # R² is undefined (None, JSON null) where the held-out gains are all equal.
+    assert rv._r2(np.ones(3), np.array([1.0, 2.0, 3.0])) is None
+    assert rv._r2(np.array([1.0, 3.0]), np.array([1.0, 3.0])) == 1.0
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["verify", "reward-law", "--seed", "3", "--out", str(tmp_path),
+                     "--no-figures"])
+    assert code == 0 and not (tmp_path / "heatmap.png").exists()
+    cli = json.loads((tmp_path / "results.json").read_text())
+    for key in ("r2", "band", "comparison", "mc_check", "seed", "n_points"):
+        assert cli[key] == json.loads(json.dumps(first[key])), key
+
+
+def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
     with pytest.raises(ValueError, match="mode must be one of quick, full"):
         verify_reward_law("medium")
+    with pytest.raises(ValueError, match="seed must be an integer >= 0; got seed=-1"):
+        verify_reward_law("quick", rng=-1)
+    with pytest.raises(TypeError, match="rng must be"):
+        verify_reward_law("quick", rng="0")
+    # User errors are one line on stderr, exit 2, and come before any computing:
+    # the grid must not be evaluated when --out cannot be a directory.
+    import rlscale._reward_verification as rv
+
+    def boom(*args, **kwargs):
+        raise AssertionError("computed before checking --out")
+
+    monkeypatch.setattr(rv, "reward_grid", boom)
+    (tmp_path / "file").write_text("x")
+    for argv, text in ((["--out", str(tmp_path / "file" / "sub")], "Not a directory"),
+                       (["--seed", "-1", "--out", str(tmp_path / "o")],
+                        "seed must be an integer >= 0")):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert main(["verify", "reward-law", *argv]) == 2
+        lines = err.getvalue().strip().splitlines()
+        assert len(lines) == 1 and text in lines[0], lines
     err = io.StringIO()
     with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exc:
         main(["verify", "reward-law", "--quick", "--full"])

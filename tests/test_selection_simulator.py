@@ -9,6 +9,7 @@ import pytest
 
 from rlscale.simulate import (
     brute_force_selection,
+    cross_fit_gain,
     kl_bandit_pg,
     sample_selection,
     soft_bon_frontier,
@@ -126,3 +127,15 @@ def test_soft_bon_cross_fitting_chooses_on_one_half_and_scores_on_the_other() ->
     idx = np.argmax(np.where(ok, f.gold_halves[0], -np.inf))
     assert f.gain_at(k) == pytest.approx(max(f.gold_halves[1].ravel()[idx], 0.0))
     np.testing.assert_allclose(f.gold_halves.mean(axis=0), f.gold, rtol=1e-12)
+
+
+def test_cross_fit_gain_by_hand() -> None:
+    # Three runs: KL 0.1, 0.5, 2.0; half A says run 1 is best under K = 1, half B
+    # scores it 0.2 (the plain maximum would report half A's 0.9).
+    kl = np.array([0.1, 0.5, 2.0])
+    halves = np.array([[0.3, 0.9, 5.0], [0.4, 0.2, 4.0]])
+    np.testing.assert_array_equal(cross_fit_gain(kl, halves, [0.05, 0.1, 1.0, 3.0]),
+                                  [0.0, 0.4, 0.2, 4.0])
+    assert cross_fit_gain(kl, -halves, 3.0) == 0.0  # never below the reference's 0
+    with pytest.raises(ValueError, match="gold_halves must have shape"):
+        cross_fit_gain(kl, halves[:, :2], 1.0)
