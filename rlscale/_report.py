@@ -200,9 +200,13 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
     if path is not None:
         path = Path(path)
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OSError(f"report config {path}: {exc.strerror or exc}") from exc
+        try:
+            data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ValueError(f"{path} is not valid TOML: {exc}") from exc
+            raise ValueError(f"report config {path} is not valid TOML: {exc}") from exc
         config = _merge(config, data)
     _validate(config)
     return config
@@ -566,12 +570,19 @@ def _fit(config, staging, sections, progress) -> None:
     _figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png")
 
 
-def _figure_fits(fit, summary, config, path: Path) -> None:
+def _pyplot():
+    """``matplotlib.pyplot`` on the file-only Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import matplotlib.ticker
+
+    return plt
+
+
+def _figure_fits(fit, summary, config, path: Path) -> None:
+    plt = _pyplot()
+    from matplotlib.ticker import NullFormatter
 
     base = config["sweep"]["base"]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
@@ -596,7 +607,7 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
             ax.fill_between(grid, band[0], band[1], color="C0", alpha=0.2,
                             label=f"{int(fit.confidence * 100)}% bootstrap band")
         ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(knob.replace("_", " "))
         others = ", ".join(f"{_SUBSTITUTE[k]}={base[k]}" for k in _AXES if k != knob)
         ax.set_title(f"{knob.replace('_', ' ')} varies ({others})", fontsize=10)
@@ -710,10 +721,7 @@ def _allocation(config, staging, sections, progress) -> None:
 
 
 def _figure_allocation(curve, budgets, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     for var, label in (("E", "environments E"), ("t", "tasks per environment t"),
@@ -908,10 +916,7 @@ def _efficiency(config, staging, sections, progress) -> None:
 
 
 def _figure_eta(curve, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
     xs = [c["budget"] for c in curve if math.isfinite(c["eta"])]
@@ -928,10 +933,7 @@ def _figure_eta(curve, path: Path) -> None:
 
 
 def _figure_realised(eff, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = _pyplot()
 
     real = eff["realised"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))

@@ -44,6 +44,15 @@ def test_config_rejects_unknown_keys_and_bad_types(tmp_path: Path) -> None:
         load_config(bad)
 
 
+def test_config_file_errors_name_the_file(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match=r"report config .*missing\.toml: No such file"):
+        load_config(tmp_path / "missing.toml")
+    broken = tmp_path / "broken.toml"
+    broken.write_text("x = \n")
+    with pytest.raises(ValueError, match=r"report config .*broken\.toml is not valid TOML"):
+        load_config(broken)
+
+
 def test_config_override_and_sweep_tables(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text("[costs]\ntrajectory = 1\n[sweep.axes]\nenvironments = [1, 2]\n"

@@ -28,12 +28,13 @@ def register(sub: Any) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from rlscale._report import load_config, run_report
+    from rlscale._report import _bounded, load_config, run_report
 
     config = load_config(args.config, quick=args.quick)
     result = run_report(args.out, config=config, progress=not args.no_progress)
-    eff = result.sections["efficiency"]
+    pred, real = result.sections["efficiency"]["predicted"], result.sections["efficiency"][
+        "realised"]
     print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")
-    print(f"predicted η = {eff['predicted']['eta']:.3f}, realised η = "
-          f"{eff['realised']['eta']:.3f}")
+    print(f"predicted η {_bounded(pred['eta'], 'exact')}, realised η "
+          f"{_bounded(real['eta'], real['eta_bound'])}")
     return 0
