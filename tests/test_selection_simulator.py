@@ -57,10 +57,13 @@ def test_brute_force_margins_match_exact(n, m, tau) -> None:
 @pytest.mark.parametrize(("n", "tau", "m_per"), [(4, 4.0, 64), (16, 4.0, 64), (8, 8.0, 256)])
 def test_bradley_terry_approaches_the_gaussian_model(n, tau, m_per) -> None:
     # Overlap grid: logistic scale s = tau/2 >= 2 and m >= 64 comparisons per
-    # candidate.  The documented tolerance there is 3 % relative (plus 3 SE).
+    # candidate.  The logit's bias and heteroscedasticity cost 0.5 %, 1.3 % and
+    # 0.2 % of the gain on these three cases (measured at 2e5 trials), so the
+    # documented tolerance is 3 % relative (plus 3 SE), and the gain is lower.
     exact = reward.gain_at_pool(n, n * m_per, tau, "bon")
     sim = brute_force_selection(n, n * m_per, tau, scheme="bradley_terry", trials=20_000, rng=3)
     assert abs(sim.gold - exact) <= 0.03 * exact + 3 * sim.gold_se
+    assert sim.gold < exact + 3 * sim.gold_se
 
 
 def test_bradley_terry_low_noise_loses_information() -> None:
@@ -87,9 +90,17 @@ def test_student_t_proxy_breaks_the_gaussian_law() -> None:
 def test_soft_bon_frontier_limits_and_bandit_optimum() -> None:
     f = soft_bon_frontier(1e6, 1.0, ns=(64,), lambdas=(1e-4, 100.0), trials=4000, rng=0)
     exact = reward.gain_at_pool(64, 1e6, 1.0, "bon")
-    assert abs(f.gold[0, 0] - exact) < 4 * f.gold_se[0, 0] + 1e-3  # λ → 0: best-of-n
-    assert abs(f.kl[0, 0] - np.log(64)) < 0.02  # and pool KL → log n
-    assert f.kl[0, 1] < 1e-3 and abs(f.gold[0, 1]) < 0.02  # λ → ∞: the reference
+    shrink = 1 / np.sqrt(1 + 64 / 1e6)
+    # λ → 0: best-of-n.  softmax maximises Σp s + λH(p) >= max s, so it falls
+    # short of the max by at most λ log n.
+    assert abs(f.gold[0, 0] - exact) < 3 * f.gold_se[0, 0] + 1e-4 * np.log(64)
+    # Pool KL = log n − E[H(p)]; H > 0 only when the top two proxies are within a
+    # few λ: E[H] ≈ λ·(π²/6)·sqrt(2 log n) ≈ 5e-4 (top spacing ~ Exp(sqrt(2 log n))).
+    assert 0 < np.log(64) - f.kl[0, 0] < 1e-3
+    # λ → ∞: first order in 1/λ, gain shrink·(n−1)/(nλ) and KL (n−1)/(2nλ²); the
+    # next terms are O(1/λ) = 1 % relative, sampling adds ~0.3 % to the KL.
+    assert abs(f.gold[0, 1] - shrink * 63 / 64 / 100) < 3 * f.gold_se[0, 1] + 1e-4
+    assert f.kl[0, 1] == pytest.approx(63 / 64 / 2e4, rel=0.03)
     assert f.gain_at(0.0) == 0.0
     # soft best-of-n is the exact optimum of the KL-penalised bandit with beta = λ
     rng = np.random.default_rng(1)
