@@ -19,8 +19,9 @@ Gain grows like √K.
 | 0.5 | 1 |
 | 2 | 2 |
 <BLANKLINE>
->>> "<table>" in doc.to_html()
-True
+>>> html = doc.to_html()
+>>> "<table>" in html, '<td class="num">0.5</td>' in html
+(True, True)
 """
 
 from __future__ import annotations
@@ -28,11 +29,15 @@ from __future__ import annotations
 import base64
 import html
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["Document", "format_value"]
+
+# A table cell that reads as a number (as format_value writes them, or an interval).
+_NUMBER = re.compile(r"[-+−]?(\d[\d.]*(e[-+]?\d+)?|∞|nan)|\[.*\]")
 
 
 def format_value(value: Any, digits: int = 4) -> str:
@@ -106,9 +111,12 @@ class Document:
             elif block.kind == "code":
                 out += ["```", d["text"].rstrip("\n"), "```", ""]
             elif block.kind == "table":
-                out.append("| " + " | ".join(d["headers"]) + " |")
+                # A "|" inside a cell would end it early.
+                out.append("| " + " | ".join(c.replace("|", "\\|") for c in d["headers"])
+                           + " |")
                 out.append("|" + "---|" * len(d["headers"]))
-                out += ["| " + " | ".join(row) + " |" for row in d["rows"]]
+                out += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |"
+                        for row in d["rows"]]
                 out.append("")
             elif block.kind == "figure":
                 out += [f"![{d['caption']}]({d['path']})", "", f"*{d['caption']}*", ""]
@@ -132,8 +140,11 @@ class Document:
                 body.append(f"<pre><code>{esc(d['text'])}</code></pre>")
             elif block.kind == "table":
                 head = "".join(f"<th>{esc(h)}</th>" for h in d["headers"])
+                # Numbers align right (digits under digits), words left.
                 rows = "".join(
-                    "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>"
+                    "<tr>" + "".join(
+                        f'<td class="num">{esc(c)}</td>' if _NUMBER.fullmatch(c)
+                        else f"<td>{esc(c)}</td>" for c in row) + "</tr>"
                     for row in d["rows"]
                 )
                 body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
@@ -150,7 +161,8 @@ class Document:
             "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;"
             "padding:0 1rem;line-height:1.45;color:#222}"
             "table{border-collapse:collapse;margin:1rem 0}"
-            "th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:right}"
+            "th,td{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}"
+            "td.num{text-align:right;font-variant-numeric:tabular-nums}"
             "th{background:#f3f3f3}img{max-width:100%}figcaption{color:#555;font-size:.9rem}"
             "pre{background:#f6f6f6;padding:.6rem;overflow-x:auto}"
         )

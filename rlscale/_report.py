@@ -1033,8 +1033,9 @@ def _document(result: ReportResult) -> Document:
     doc.table(["parameter", "estimate", "interval"],
               [[k, v, "[{:.4g}, {:.4g}]".format(*fr["intervals"][k])
                 if k in fr["intervals"] else "—"] for k, v in fr["params"].items()])
+    centre = ", ".join(f"{_SUBSTITUTE[a]} = {v}" for a, v in fit["centre"].items())
     doc.paragraph("Impact ordering by elasticity −∂log(L − L∞)/∂log x at the sweep's centre "
-                  f"{fit['centre']}: " + " > ".join(
+                  f"({centre}): " + " > ".join(
                       f"{a} ({fit['elasticities'][a]:.3f})" for a in fit["impact_ordering"]))
     doc.figure("fits.png", "Per-axis fits: sweep points (IQM, 95 % CI), the fitted law with the "
                            "other axes at the centre, and its bootstrap band")

@@ -231,3 +231,13 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     assert res["proofs"]["all_hold"] is True
     # The config used is written back and reads as the quick configuration.
     assert load_config(quick_report / "config.toml") == load_config(quick=True)
+
+
+def test_document_tables_escape_pipes_and_align_numbers() -> None:
+    from rlscale._document import Document
+
+    doc = Document("t")
+    doc.table(["claim", "value"], [["|x| ≤ 1", 0.25]])
+    assert "| \\|x\\| ≤ 1 | 0.25 |" in doc.to_markdown()
+    html = doc.to_html()
+    assert '<td>|x| ≤ 1</td><td class="num">0.25</td>' in html
