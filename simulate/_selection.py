@@ -429,7 +429,7 @@ def soft_bon_frontier(
     """
     mm = float(check_real("M", M, low=1.0))
     tau = float(check_real("noise", noise, low=0.0))
-    ns_arr = np.asarray([check_positive_int("ns", int(v)) for v in np.atleast_1d(ns)])
+    ns_arr = np.asarray([check_positive_int("ns", v) for v in np.atleast_1d(ns).tolist()])
     lam = check_real("lambdas", np.atleast_1d(lambdas), low=0.0, low_open=True)
     trials = check_positive_int("trials", trials, minimum=4)
     gen = _rng(rng)

@@ -242,6 +242,9 @@ def test_gao_forms() -> None:
     assert reward.gao_bon(9.0, 2.0, 0.5) == pytest.approx(3 * (2 - 1.5))
     assert reward.gao_rl(9.0, 2.0, 0.5) == pytest.approx(3 * (2 - 0.5 * math.log(3)))
     assert reward.gao_rl(0.0, 1.0, 1.0) == 0.0
+    for fn in (reward.gao_bon, reward.gao_rl):
+        with pytest.raises(ValueError, match="beta must be finite; got beta=nan"):
+            fn(1.0, 1.0, np.nan)
 
 
 def test_proved_constants_other_domain_and_errors() -> None:

@@ -127,6 +127,10 @@ def test_bad_input() -> None:
         sample_selection(10, 1.0, M=10)
     with pytest.raises(TypeError, match="rng must be"):
         sample_selection(10, 1.0, rng="seed")
+    # a fractional pool size was truncated silently (2.7 -> 2), NaN gave an unnamed error
+    for bad in (2.7, np.nan):
+        with pytest.raises(TypeError, match="ns must be an integer >= 1"):
+            soft_bon_frontier(100.0, ns=(4, bad), trials=10)
 
 
 def test_soft_bon_cross_fitting_chooses_on_one_half_and_scores_on_the_other() -> None:

@@ -763,7 +763,8 @@ def gao_bon(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
     1.6
     """
     d = np.sqrt(check_real("kl", kl, low=0.0))
-    return return_like(d * (alpha - beta * d), kl)
+    alpha, beta = check_real("alpha", alpha), check_real("beta", beta)
+    return return_like(d * (alpha - beta * d), kl, alpha, beta)
 
 
 def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
@@ -775,6 +776,6 @@ def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
     1.359141
     """
     d = np.sqrt(check_real("kl", kl, low=0.0))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.where(d > 0, d * (alpha - beta * np.log(np.where(d > 0, d, 1.0))), 0.0)
-    return return_like(out, kl)
+    alpha, beta = check_real("alpha", alpha), check_real("beta", beta)
+    out = np.where(d > 0, d * (alpha - beta * np.log(np.where(d > 0, d, 1.0))), 0.0)
+    return return_like(out, kl, alpha, beta)
