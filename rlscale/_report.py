@@ -380,7 +380,7 @@ def _prune_results(path: Path, run_ids: dict[str, None]) -> None:
 def _publish(staging: Path, out: Path) -> None:
     """Move the finished report into place, replacing an older report."""
     if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}")
+        old = out.with_name(f".{out.name}.old-{os.getpid()}-{time.time_ns()}")
         os.replace(out, old)
         os.replace(staging, out)
         shutil.rmtree(old, ignore_errors=True)

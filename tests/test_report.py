@@ -213,7 +213,10 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
 
 
 def test_quick_report_numbers(quick_report: Path) -> None:
-    res = json.loads((quick_report / "results.json").read_text())
+    def strict(token: str) -> None:
+        raise AssertionError(f"results.json holds the non-JSON constant {token}")
+
+    res = json.loads((quick_report / "results.json").read_text(), parse_constant=strict)
     band = res["reward_law"]["band"]
     assert 0 < band["c_lo"] <= band["c_hi"]
     assert band["proved_c_lo"] <= band["c_lo"] and band["c_hi"] <= band["proved_c_hi"]
@@ -228,6 +231,12 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     pred, real = res["efficiency"]["predicted"], res["efficiency"]["realised"]
     assert pred["eta"] >= 1.0 - 1e-9  # the optimum is never worse than the baseline
     assert real["eta"] > 0 and real["eta_bound"] in ("exact", "at most", "at least")
+    # η is what its definition says, recomputed from the reported costs.
+    assert pred["eta"] == pytest.approx(pred["budget"] / pred["optimal_budget"], rel=1e-12)
+    assert real["eta"] == pytest.approx(real["baseline"]["cost"] / real["iso_loss_cost"],
+                                        rel=1e-12)
+    # The equal-cost comparison really is at (nearly) equal cost.
+    assert abs(math.log(real["equal_cost"]["cost"] / real["baseline"]["cost"])) < 0.1
     assert res["proofs"]["all_hold"] is True
     # The config used is written back and reads as the quick configuration.
     assert load_config(quick_report / "config.toml") == load_config(quick=True)
