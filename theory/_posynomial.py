@@ -163,21 +163,22 @@ class Posynomial:
                 raise KeyError(f"no value for axis {name!r} of {self}")
             arrays[name] = np.asarray(values[name], dtype=np.float64)
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
-        out = []
-        logs = None
+        out = np.empty((len(self.terms), *shape))
         # A zero axis value (a slack synthetic count) has log -inf: same limit as x**e.
         with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-            for m in self.terms:
+            for i, m in enumerate(self.terms):
                 term = np.full(shape, m.coefficient)
                 for name, e in m.exponents:
                     term = term * arrays[name] ** e
-                off = ~np.isfinite(term) | (term == 0)
-                if off.any():
-                    if logs is None:
-                        logs = {n: np.log(a) for n, a in arrays.items()}
-                    term = np.where(off, np.exp(m.log_evaluate(logs)), term)
-                out.append(term)
-        return np.stack(out)
+                out[i] = term
+            off = ~np.isfinite(out)
+            off |= out == 0
+            if off.any():
+                logs = {n: np.log(a) for n, a in arrays.items()}
+                exact = np.stack([np.broadcast_to(np.exp(m.log_evaluate(logs)), shape)
+                                  for m in self.terms])
+                out = np.where(off, exact, out)
+        return out
 
     def log_gradient(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """``d log p / d log x`` per axis: the term-weighted average exponent."""
