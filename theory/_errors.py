@@ -1,10 +1,20 @@
 """Exception types shared by the whole toolkit.
 
 They live in ``rlscale.theory`` because every package may import it; the
-top-level ``rlscale`` re-exports them.  Every error a user can provoke
-derives from the built-in ``ValueError`` or ``TypeError`` so that ``except
-ValueError`` works as expected; the CLI turns these into a one-line message
-and exit status 2.
+top-level ``rlscale`` re-exports them.  Bad input raises the built-in
+``ValueError``/``TypeError`` (``InfeasibleError`` is a ``ValueError``, so
+``except ValueError`` works as expected); a solver that fails on valid input
+raises ``SolverError``, a ``RuntimeError``.  The CLI turns all of them into a
+one-line message and exit status 2.
+
+Examples
+--------
+>>> issubclass(InfeasibleError, ValueError), issubclass(SolverError, RuntimeError)
+(True, True)
+>>> raise InfeasibleError("target=0.1 is below the law's floor 0.2")
+Traceback (most recent call last):
+...
+rlscale.InfeasibleError: target=0.1 is below the law's floor 0.2
 """
 
 from __future__ import annotations

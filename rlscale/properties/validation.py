@@ -8,7 +8,7 @@ from rlscale.properties import register
 @register(
     "validation.check_real_roundtrip",
     "check_real returns finite in-range values unchanged and rejects any value below the range "
-    "with a ValueError naming the argument",
+    "with a ValueError naming the argument, the range and the value",
 )
 def _check_real_roundtrip():
     from hypothesis import given
@@ -26,7 +26,8 @@ def _check_real_roundtrip():
             try:
                 check_real("x", value, low=low)
             except ValueError as exc:
-                assert str(exc).startswith("x must be >=")
+                # The message names the argument, the valid range and the value.
+                assert str(exc) == f"x must be >= {low:g}; got x={value:g}", str(exc)
             else:
                 raise AssertionError("value below the range was accepted")
 
