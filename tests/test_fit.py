@@ -189,7 +189,10 @@ def test_cli_fit_reads_a_trainer_style_csv(tmp_path, capsys, rng) -> None:
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["n_points"] == 45
-    assert printed["law"]["exponents"]["environments"] == pytest.approx(0.5, abs=0.05)
+    # 45 nested design points at 0.5 % noise pin the exponents only to about
+    # +-0.03 (six noise seeds gave errors up to 0.03); 0.05 leaves margin.
+    for axis, alpha in truth.exponents.items():
+        assert printed["law"]["exponents"][axis] == pytest.approx(alpha, abs=0.05)
     assert main(["fit", str(path), "--axes", "environments,steps"]) == 2
     assert "no column 'steps'" in capsys.readouterr().err
     bad = tmp_path / "bad.csv"
