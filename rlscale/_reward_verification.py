@@ -551,8 +551,8 @@ def _write(report: RewardLawReport, out: Path, figures: bool) -> RewardLawReport
     files = {"csv": str(write_text_atomic(out / "grid.csv", buf.getvalue()))}
     if figures:
         files.update(write_reward_figures(report, out))
+    files["json"] = str(out / "results.json")  # listed in the file itself
     report = replace(report, files=files)
-    files["json"] = str(out / "results.json")
     write_json_atomic(out / "results.json", report.as_dict())
     return report
 
