@@ -42,6 +42,15 @@ def test_fast_sampler_is_deterministic_and_n_independent_in_cost() -> None:
     b = sample_selection(1e9, 1.0, trials=50_000, rng=5)
     assert a == b
     assert a != sample_selection(1e9, 1.0, trials=50_000, rng=6)
+    # Cost independent of n: the same random draws per trial at n = 10 and n = 1e300
+    # (the generators end in the same state), whatever the method.
+    for method in reward.METHODS:
+        states = []
+        for n in (10.0, 1e300):
+            gen = np.random.default_rng(11)
+            sample_selection(n, 1.0, method=method, trials=20_000, rng=gen)
+            states.append(gen.bit_generator.state)
+        assert states[0] == states[1], method
 
 
 @pytest.mark.parametrize(("n", "m", "tau"), [(4, 64, 1.0), (16, 256, 2.0), (32, 32, 0.5),
