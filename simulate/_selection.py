@@ -302,6 +302,9 @@ def brute_force_selection(
             raise ValueError(f"M must be a multiple of n={n} (M/n comparisons each); got M={M}")
         m = M // n
         sd = float(np.sqrt(KAPPA * tau * tau / m))
+        if scheme == "bradley_terry" and tau == 0.0:
+            raise ValueError(f"noise must be > 0 for scheme='bradley_terry' (logistic scale "
+                             f"noise/2); got noise={tau:g}")
     rows_per_block = max(1, (1 << 22) // max(n * max(m, 1), 1))
     acc = _Moments()
     for start in range(0, trials, rows_per_block):

@@ -136,6 +136,10 @@ def test_bad_input() -> None:
         sample_selection(10, 1.0, M=10)
     with pytest.raises(TypeError, match="rng must be"):
         sample_selection(10, 1.0, rng="seed")
+    # s = τ/2 = 0 makes every outcome certain and the logit MLE infinite (was a
+    # divide-by-zero RuntimeWarning)
+    with pytest.raises(ValueError, match="noise must be > 0 for scheme='bradley_terry'"):
+        brute_force_selection(4, 16, 0.0, scheme="bradley_terry")
     # a fractional pool size was truncated silently (2.7 -> 2), NaN gave an unnamed error
     for bad in (2.7, np.nan):
         with pytest.raises(TypeError, match="ns must be an integer >= 1"):
