@@ -221,7 +221,15 @@ def _validate(config: dict[str, Any]) -> None:
     if config["reward_law"]["mode"] not in ("quick", "full"):
         raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
                          f"{config['reward_law']['mode']!r}")
-    expand(parse_spec({**config["sweep"], "train": _train_fields(config)}))
+    runs = expand(parse_spec({**config["sweep"], "train": _train_fields(config)}))
+    # Each exponent of the fitted law needs its axis to vary in the sweep.
+    for axis, key in zip(_AXES, ("n_environments", "tasks_per_environment",
+                                 "trajectories_per_task")):
+        values = sorted({r["config"][key] for r in runs})
+        if len(values) < 2:
+            raise ValueError(f"the report fits a law over {', '.join(_AXES)}, so the sweep "
+                             f"must vary each; {axis} takes only {values} (add it to "
+                             "[sweep.axes])")
     f = config["fit"]
     if f["law"] != "additive":  # steps 4-5 read the additive law's terms
         raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis steps "

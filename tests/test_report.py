@@ -56,10 +56,13 @@ def test_config_file_errors_name_the_file(tmp_path: Path) -> None:
 def test_config_override_and_sweep_tables(tmp_path: Path) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text("[costs]\ntrajectory = 1\n[sweep.axes]\nenvironments = [1, 2]\n"
+                   "tasks_per_environment = [2, 4]\ntrajectories_per_task = [4]\n"
                    "[sweep.train]\nepochs = 2\n")
     config = load_config(cfg, quick=True)
-    assert config["costs"]["trajectory"] == 1.0
-    assert config["sweep"]["axes"] == {"environments": [1, 2]}
+    trajectory = config["costs"]["trajectory"]  # an integer where a float is due
+    assert trajectory == 1.0 and type(trajectory) is float
+    assert config["sweep"]["axes"] == {"environments": [1, 2], "tasks_per_environment": [2, 4],
+                                       "trajectories_per_task": [4]}
     assert config["sweep"]["train"] == {"epochs": 2}
     assert config["fit"]["bootstrap"] == 200  # from --quick
 
@@ -77,6 +80,8 @@ def test_config_override_and_sweep_tables(tmp_path: Path) -> None:
     ("[sweep]\nseeds = [-1]\n", r"seeds"),
     ("[synthesis]\nrho = 0.0\n", r"synthesis\.rho must be > 0"),
     ("seed = -3\n", r"seed must be an integer >= 0"),
+    ("[sweep.axes]\nenvironments = [1, 2]\n", r"must vary each; tasks_per_environment takes "
+                                                r"only \[4\]"),
 ])
 def test_bad_config_is_refused_before_any_work(tmp_path: Path, text: str, match: str) -> None:
     # Every check runs in load_config, not minutes later in the step that uses the value.
