@@ -94,6 +94,7 @@ def register(name: str, description: str) -> Callable[[Callable[[], Any]], Calla
 
     Examples
     --------
+    >>> _ = registry()  # imports the area modules, registering their properties
     >>> register("validation.check_real_roundtrip", "dup")(lambda: None)
     Traceback (most recent call last):
     ...
