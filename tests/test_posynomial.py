@@ -91,6 +91,10 @@ def test_sympy_input_is_converted_structurally() -> None:
         parse_posynomial(sp.exp(E))
     with pytest.raises(TypeError, match="cost must be a string"):
         parse_posynomial(3.0)
+    # Imaginary and complex-infinite constants were a bare "Cannot convert complex to float".
+    for bad in (sp.I * E, sp.zoo + E):
+        with pytest.raises(PosynomialError, match=r"not a finite real number|non-real"):
+            parse_posynomial(bad)
 
 
 def test_substitution_and_nested_cost() -> None:

@@ -252,6 +252,9 @@ class Posynomial:
                         f"term {term} of cost {expr}: factor {factor} is not a power of an "
                         "axis with a constant exponent, so the cost is not a posynomial")
                 exps[base.name] = exps.get(base.name, 0.0) + float(e)
+            if not (coef.is_real and coef.is_finite):
+                raise PosynomialError(f"term {term} of cost {expr} has coefficient {coef}, "
+                                      "not a finite real number")
             c = float(coef)
             if not c > 0:
                 raise PosynomialError(
