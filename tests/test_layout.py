@@ -60,19 +60,13 @@ def test_py_typed_is_shipped(folder: str) -> None:
     assert (REPO / folder / "py.typed").is_file()
 
 
-def test_light_imports_do_not_pull_cvxpy_or_matplotlib(tmp_path: Path) -> None:
+@pytest.mark.parametrize("statement", [
+    "import rlscale, rlscale.theory, rlscale.simulate, rlscale.optimize, rlscale.proofs",
+    "import rlscale.theory as t; [getattr(t, name) for name in t.__all__]",
+])
+def test_light_imports_do_not_pull_cvxpy_or_matplotlib(statement: str, tmp_path: Path) -> None:
     code = (
-        "import sys, json\n"
-        "import rlscale, rlscale.theory, rlscale.simulate, rlscale.optimize, rlscale.proofs\n"
-        "print(json.dumps(sorted(m for m in ('cvxpy', 'matplotlib') if m in sys.modules)))"
-    )
-    assert json.loads(_run(code, tmp_path)) == []
-
-
-def test_public_names_of_theory_do_not_pull_cvxpy_or_matplotlib(tmp_path: Path) -> None:
-    code = (
-        "import sys, json, rlscale.theory as t\n"
-        "[getattr(t, name) for name in t.__all__]\n"
+        f"import sys, json\n{statement}\n"
         "print(json.dumps(sorted(m for m in ('cvxpy', 'matplotlib') if m in sys.modules)))"
     )
     assert json.loads(_run(code, tmp_path)) == []
