@@ -22,6 +22,7 @@ from rlscale.theory import (
     expected_max_normal_log,
     quantile_mean_normal,
     regressional_gain,
+    reward,
     tilt_gain,
 )
 
@@ -97,6 +98,8 @@ def test_huge_n_no_overflow_or_warning() -> None:
         bon_kl(1e300)
         quantile_mean_normal(1e300)
         regressional_gain(1e300, 1e3)
+        assert regressional_gain(2.0, 1e300) == pytest.approx(1 / np.sqrt(np.pi) / 1e300)
+        bon_n_for_kl(np.finfo(float).max)
     assert np.isfinite(v)
 
 
@@ -135,6 +138,25 @@ def test_quantile_mean_against_mpmath() -> None:
             ref = mp.npdf(q) * n
         assert quantile_mean_normal(n) == pytest.approx(float(ref), rel=1e-10)
     assert quantile_mean_normal(1.0) == 0.0
+
+
+def test_quantile_mean_beyond_float_range_matches_mpmath() -> None:
+    # log n = t up to 1e16: x solves Q(x) = e^{-t} and the mean is φ(x)/Q(x).
+    # exp(t - x²/2) lost all accuracy here (3.5e6 instead of ~1.4e8 at t = 1e16).
+    from rlscale.theory._gaussian import _quantile_mean_log
+
+    ts = np.array([1e3, 1e8, 1e12, 1e16])
+    ref = []
+    with mp.workdps(30):
+        for t in ts:
+            def log_tail(x, t=t):
+                return mp.log(mp.erfc(x / mp.sqrt(2)) / 2) + t
+
+            x = mp.findroot(log_tail, mp.sqrt(2 * t))
+            ref.append(float(mp.npdf(x) / (mp.erfc(x / mp.sqrt(2)) / 2)))
+    np.testing.assert_allclose(_quantile_mean_log(ts), ref, rtol=1e-10)
+    # and the quantilizer's gain respects the Donsker-Varadhan bound sqrt(2K) there
+    assert reward.gain(1e300, 1e12, 0.0, "quantile") <= np.sqrt(2e12)
 
 
 def test_tilt_and_regressional_gains(rng) -> None:

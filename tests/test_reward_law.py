@@ -161,11 +161,17 @@ def test_no_overflow_or_warning_at_extremes() -> None:
         warnings.simplefilter("error")
         for method in reward.METHODS:
             for m in (1.0, 1e300, np.finfo(float).max):
-                for k in (1e-300, 700.0, 1e5):
-                    for tau in (0.0, 1e-200, 100.0):
+                for k in (1e-300, 700.0, 1e5, 1e16, np.finfo(float).max):
+                    for tau in (0.0, 1e-200, 100.0, 1e300):
                         g = reward.gain(m, k, tau, method)
-                        assert np.isfinite(g) and g <= math.sqrt(2 * k) * (1 + 1e-12)
+                        assert np.isfinite(g) and g <= math.sqrt(2) * math.sqrt(k) * (1 + 1e-12)
                         reward.optimal_pool_size(m, k, tau, method)
+                        reward.gain_upper(m, k, tau)
+                    assert reward.gain_at_pool(1e300, m, 1e300, method, K=k) >= 0.0
+        # sqrt(2K) at K = float max is 1.9e154: finite, and reached without noise
+        big = np.finfo(float).max
+        assert reward.gain(1.0, big, 0.0, "tilt") == pytest.approx(math.sqrt(2) * math.sqrt(big))
+        assert reward.noise_variance(1e300, 1.0, 1e300) == math.inf  # beyond float range
 
 
 @pytest.mark.parametrize(

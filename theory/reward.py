@@ -323,7 +323,11 @@ def noise_variance(n: Any, m: Any, noise: Any = 1.0) -> float | np.ndarray:
     nn = check_real("n", n, low=1.0)
     mm = check_real("M", m, low=1.0)
     tt = check_real("noise", noise, low=0.0)
-    return return_like(KAPPA * tt * tt * nn / mm, n, m, noise)
+    with np.errstate(over="ignore", invalid="ignore"):
+        var = KAPPA * tt * tt * nn / mm
+        # Where τ² or τ²n overflow, log space (inf only if the variance itself is > 1.8e308).
+        var = np.where(np.isfinite(var), var, np.exp(_log_noise_factor(mm, tt) + np.log(nn)))
+    return return_like(var, n, m, noise)
 
 
 def gain_at_pool(n: Any, m: Any, noise: Any = 1.0, method: str = "bon",
@@ -340,7 +344,8 @@ def gain_at_pool(n: Any, m: Any, noise: Any = 1.0, method: str = "bon",
     """
     _method(method)
     nn = check_real("n", n, low=1.0)
-    var = np.asarray(noise_variance(nn, m, noise))
+    mm = check_real("M", m, low=1.0)
+    tt = check_real("noise", noise, low=0.0)
     kk = check_real("K", K, low=0.0, allow_inf=True)
     if method == "bon":
         top = np.asarray(expected_max_normal(nn))
@@ -348,7 +353,18 @@ def gain_at_pool(n: Any, m: Any, noise: Any = 1.0, method: str = "bon",
         top = np.asarray(quantile_mean_normal(nn))
     else:
         top = np.sqrt(2.0 * np.minimum(kk, np.log(nn)))
-    return return_like(top / np.sqrt(1.0 + var), n, m, noise, K)
+    return return_like(top * _shrink(np.log(nn), mm, tt), n, m, noise, K)
+
+
+def _log_noise_factor(m: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """``log(κτ²/M)`` (``-inf`` for ``τ = 0``, no noise)."""
+    with np.errstate(divide="ignore"):
+        return np.log(KAPPA) + 2.0 * np.log(tau) - np.log(m)
+
+
+def _shrink(log_n: np.ndarray, m: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    """Regression factor ``1/sqrt(1 + σ_n²)``, ``σ_n² = κτ²n/M``, in log space (any n, τ)."""
+    return np.exp(-0.5 * np.logaddexp(0.0, _log_noise_factor(m, tau) + log_n))
 
 
 def _method(method: str) -> None:
@@ -374,13 +390,12 @@ def _lambertw_exp(big_l: np.ndarray) -> np.ndarray:
 
 def _tilt_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(log n_opt, U) of the envelope, in log space; tau = 0 means no noise: n = e^K."""
-    with np.errstate(divide="ignore"):
-        log_a = np.log(KAPPA) + 2.0 * np.log(tau) - np.log(m)
+    log_a = _log_noise_factor(m, tau)
     noisy = np.isfinite(log_a)
     # z = M/(e κ τ²) = exp(-1 - log a); K* = 1 + W(z).
     kstar = np.where(noisy, 1.0 + _lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
     t = np.minimum(k, kstar)
-    return t, np.sqrt(2.0 * t * np.exp(-np.logaddexp(0.0, log_a + t)))
+    return t, np.sqrt(2.0) * np.sqrt(t) * _shrink(t, m, tau)  # sqrt(2t): t may be 1.8e308
 
 
 def gain_upper(m: Any, k: Any, noise: Any = 1.0) -> float | np.ndarray:
@@ -415,10 +430,7 @@ def _pool_gain(method: str, t: np.ndarray, m: np.ndarray, tau: np.ndarray,
         top = _quantile_mean_log(t)
     else:
         top = np.sqrt(2.0 * np.minimum(k, t))
-    # 1 + κτ²n/M = exp(logaddexp(0, log(κτ²/M) + t)); τ = 0 means no noise.
-    with np.errstate(divide="ignore"):
-        log_a = np.log(KAPPA) + 2.0 * np.log(tau) - np.log(m)
-    return top * np.exp(-0.5 * np.logaddexp(0.0, log_a + t))
+    return top * _shrink(t, m, tau)
 
 
 def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
