@@ -20,6 +20,7 @@ the curve a user plots.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -214,6 +215,13 @@ def _efficiency(problem: AllocationProblem, base: Baseline, target: float, opt_c
                       base.scaled, base.fixed)
 
 
+def _log_reducible(law: Law, values: Mapping[str, Any]) -> float:
+    """``log(L - floor)`` by log-sum-exp of the reducible terms' logs."""
+    from scipy.special import logsumexp
+
+    return float(logsumexp(law.reducible_posynomial().log_terms(values)))
+
+
 def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
                      scaled: str = "trajectories", fixed: Mapping[str, float] | None = None,
                      bounds: Mapping[str, Any] | None = None, *,
@@ -235,7 +243,6 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
     base = Baseline(problem, scaled, fixed or {})
     budgets = np.atleast_1d(check_real("budgets", list(budgets), low=0.0, low_open=True))
-    floor = law.floor
     n = budgets.size
     out = {k: np.full(n, np.nan) for k in ("base", "opt", "optb", "eta", "ratio")}
     notes = []
@@ -243,7 +250,7 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
     if progress:
         from tqdm import tqdm
 
-        it = tqdm(list(it), desc="budgets", unit="budget", file=__import__("sys").stderr)
+        it = tqdm(list(it), desc="budgets", unit="budget", file=sys.stderr)
     fixed_cost = float(base.cost(0.0)) if base.scaled not in problem.objective.axes else \
         float(base.cost(1e-300))
     for i, b in it:
@@ -253,10 +260,14 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
             continue
         x = base.x_for_budget(b)
         lb = float(base.loss(x))
+        opt = problem.allocate(b, round_integers=False)
         out["base"][i] = lb
-        out["opt"][i] = problem.allocate(b, round_integers=False).loss
+        out["opt"][i] = opt.loss
         out["optb"][i] = problem.min_cost(lb, round_integers=False).cost
         out["eta"][i] = b / out["optb"][i]
-        out["ratio"][i] = (lb - floor) / (out["opt"][i] - floor)
+        # Ratio of reducible losses from their logs: at huge budgets L - floor
+        # cancels to 0 in double precision while the reducible part does not.
+        out["ratio"][i] = math.exp(_log_reducible(law, problem.effective(base._vals(x)))
+                                   - _log_reducible(law, opt.effective))
     return EfficiencyCurve(budgets, out["base"], out["opt"], out["optb"], out["eta"],
                            out["ratio"], scaled, base.fixed, tuple(notes))

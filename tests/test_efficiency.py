@@ -69,3 +69,14 @@ def test_baseline_arguments_are_checked() -> None:
         efficiency(LAW, COST, 0.9, "steps", {"environments": 1})
     with pytest.raises(ValueError, match="missing \\['environments'\\]"):
         efficiency(LAW, COST, 0.9, "trajectories", {})
+
+
+def test_curve_at_a_huge_budget_keeps_the_reducible_loss() -> None:
+    # At 1e300 the optimum's loss is the floor to double precision; the loss ratio
+    # must come from the reducible parts (it divided 0.2 by 0.0 with a RuntimeWarning).
+    b = 1e300
+    c = efficiency_curve(LAW, COST, [b], "trajectories", {"environments": 400})
+    want_ratio = (0.2 + 4 / math.sqrt(b - 400)) / (8 / math.sqrt(b / 2))
+    assert c.loss_ratio[0] == pytest.approx(want_ratio, rel=1e-9)
+    # The optimum reaching the baseline's reducible loss 0.2: 8/sqrt(x) = 0.2, x = 1600 twice.
+    assert c.eta[0] == pytest.approx(b / 3200, rel=1e-7)
