@@ -38,7 +38,7 @@ Paths
      logit's heteroscedasticity (``var ∝ 1/(p(1−p))``, larger for the
      high-reward candidates that get selected) and bias make the gain
      somewhat lower.  We check it against the model only on an overlap grid
-     with ``m >= 32`` and a stated relative tolerance (see the tests).
+     with logistic scale ``s >= 2`` and ``m >= 64``: within 3 % (measured 0.2–1.3 %).
    * ``proxy_error="student_t"`` (either scheme's place taken by a direct
      proxy error): ``Ŷ = X + σ T``, ``T`` Student-t with ``df`` degrees of
      freedom scaled to unit variance (``df > 2``).  Same variance as the
