@@ -266,10 +266,11 @@ def _validate(config: dict[str, Any]) -> None:
                 "train_cost"):
         check_real(f"synthesis.{key}", syn[key], low=0.0, low_open=True)
     eff = config["efficiency"]
-    if not eff["seeds"]:
-        raise ValueError("efficiency.seeds must list at least one seed; got []")
     for seed in eff["seeds"]:
         check_positive_int("efficiency.seeds", seed, minimum=0)
+    if len(set(eff["seeds"])) < 2:  # one seed gives a zero-width "interval"
+        raise ValueError(f"efficiency.seeds must list at least two distinct seeds (the "
+                         f"comparison reports confidence intervals); got {eff['seeds']!r}")
     if not eff["ladder"]:
         raise ValueError("efficiency.ladder must list at least one budget factor; got []")
     for factor in eff["ladder"]:

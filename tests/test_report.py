@@ -74,6 +74,7 @@ def test_config_override_and_sweep_tables(tmp_path: Path) -> None:
     ("[allocation]\nbudgets = [200.0, 2000.0]\n", r"allocation\.budgets must be \[low, high, "),
     ("[efficiency]\nseeds = ['a']\n", r"efficiency\.seeds"),
     ("[efficiency]\nladder = [true]\n", r"efficiency\.ladder"),
+    ("[efficiency]\nseeds = [3, 3]\n", r"efficiency\.seeds must list at least two distinct"),
     ("[fit]\nconfidence = 1.5\n", r"fit\.confidence must be > 0 and < 1"),
     ("[fit]\nbootstrap = -1\n", r"fit\.bootstrap"),
     ("[fit]\nlaw = 'multiplicative'\n", r"fit\.law must be 'additive'"),
