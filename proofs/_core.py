@@ -58,6 +58,7 @@ Examples
 
 from __future__ import annotations
 
+import abc
 import cmath
 import collections
 import importlib
@@ -154,7 +155,7 @@ class ProofResult:
 
 # --------------------------------------------------------------------------- steps
 @dataclass(frozen=True)
-class Step:
+class Step(abc.ABC):
     """Base class of a checked step; subclasses implement :meth:`_check`."""
 
     kind: ClassVar[str] = "step"
@@ -170,8 +171,9 @@ class Step:
         """The claim in LaTeX (math mode content)."""
         return sp.latex(sp.Symbol(self.name))
 
-    def _check(self) -> tuple[Status, str]:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _check(self) -> tuple[Status, str]:
+        """Decide the step: ``(status, reason)``."""
 
     def check(self) -> StepResult:
         """Check the step; an exception while checking is a failure, never a pass."""

@@ -188,11 +188,8 @@ def test_train_cli_prints_held_out_success(tmp_path, capsys):
 
 
 def test_results_feed_rlscale_fit_directly(tmp_path, capsys):
-    import importlib.util
     import json
 
-    if importlib.util.find_spec("rlscale.commands.fit") is None:
-        pytest.skip("the fit verb is not installed")
     out = tmp_path / "results.csv"
     spec = parse_spec({"design": "grid", "seeds": [0],
                        "axes": {"environments": [1, 2, 4], "tasks_per_environment": [1, 2],

@@ -32,6 +32,7 @@ large exponent on a small one.
 
 from __future__ import annotations
 
+import abc
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -104,7 +105,7 @@ def _check_map(name: str, mapping: Any, axes: tuple[str, ...] | None = None) -> 
             for a, v in mapping.items()}
 
 
-class Law:
+class Law(abc.ABC):
     """Base class: ``L(x) = floor + P(x)`` with ``P`` a decreasing posynomial.
 
     Subclasses set :attr:`family`, :attr:`properties`, :attr:`axes`,
@@ -118,20 +119,20 @@ class Law:
     floor: float
 
     # -- the one thing every law supplies --------------------------------
+    @abc.abstractmethod
     def reducible_posynomial(self) -> Posynomial:
         """``L - floor`` as a posynomial in :attr:`axes` (negative powers only)."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
+    @abc.abstractmethod
     def params(self) -> dict[str, Any]:
         """The law's parameters as plain Python values (JSON-ready)."""
-        raise NotImplementedError  # pragma: no cover - abstract
 
+    @abc.abstractmethod
     def expression(self, symbolic: bool = False) -> Any:
         """The loss as a sympy expression in positive axis symbols.
 
         With ``symbolic=True`` the parameters are sympy symbols too.
         """
-        raise NotImplementedError  # pragma: no cover - abstract
 
     # -- generic machinery --------------------------------------------------
     @property
