@@ -24,6 +24,8 @@ _EXPORTS: dict[str, str] = {
     "EfficiencyCurve": "_efficiency",
     "efficiency": "_efficiency",
     "efficiency_curve": "_efficiency",
+    "MeasuredCost": "_efficiency",
+    "cost_to_reach": "_efficiency",
     "AllocationSpec": "_spec",
     "load_spec": "_spec",
 }

@@ -32,7 +32,8 @@ from rlscale.theory._laws import Law
 from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import check_real
 
-__all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "efficiency", "efficiency_curve"]
+__all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "MeasuredCost", "cost_to_reach",
+           "efficiency", "efficiency_curve"]
 
 
 @dataclass(frozen=True)
@@ -271,3 +272,65 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
                                    - _log_reducible(law, opt.effective))
     return EfficiencyCurve(budgets, out["base"], out["opt"], out["optb"], out["eta"],
                            out["ratio"], scaled, base.fixed, tuple(notes))
+
+
+@dataclass(frozen=True)
+class MeasuredCost:
+    """Where a measured score-versus-cost curve reaches a target (:func:`cost_to_reach`).
+
+    Attributes
+    ----------
+    cost : float
+        The interpolated cost (``inf`` when no measured point reaches the target).
+    bound : str
+        ``"exact"`` (bracketed by two points), ``"upper"`` (the cheapest point
+        already reaches it: the true cost is at most ``cost``) or ``"lower"``
+        (no point does: the true cost exceeds the largest measured, ``cost`` is
+        that largest cost).
+    note : str
+        One sentence for the last two cases, else empty.
+    """
+
+    cost: float
+    bound: str
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def cost_to_reach(costs: Any, scores: Any, target: float) -> MeasuredCost:
+    """Cost at which a measured score (held-out success, say) first reaches ``target``.
+
+    The realised counterpart of the law's iso-loss budget: points are sorted
+    by cost and the score is interpolated linearly in ``log cost`` between the
+    first pair that brackets the target (scaling curves are close to linear
+    in log compute over a bracket).  Outside the measured range only a bound
+    is known, and the result says which.
+
+    Examples
+    --------
+    >>> r = cost_to_reach([100.0, 400.0, 1600.0], [0.1, 0.3, 0.5], 0.4)
+    >>> round(r.cost, 6), r.bound          # halfway in log between 400 and 1600
+    (800.0, 'exact')
+    >>> cost_to_reach([100.0, 400.0], [0.1, 0.3], 0.9).bound
+    'lower'
+    """
+    c = check_real("costs", costs, low=0.0, low_open=True).ravel()
+    s = check_real("scores", scores).ravel()
+    if c.size == 0 or c.size != s.size:
+        raise ValueError(f"costs and scores must be non-empty and of equal length; got "
+                         f"{c.size} and {s.size}")
+    target = float(check_real("target", target))
+    order = np.argsort(c, kind="stable")
+    c, s = c[order], s[order]
+    if s[0] >= target:
+        return MeasuredCost(float(c[0]), "upper", f"even the cheapest point (cost {c[0]:.4g}) "
+                            f"reaches {target:.4g}; the true cost is at most this")
+    for i in range(1, c.size):
+        if s[i] >= target:
+            w = (target - s[i - 1]) / (s[i] - s[i - 1])
+            return MeasuredCost(float(math.exp((1 - w) * math.log(c[i - 1])
+                                               + w * math.log(c[i]))), "exact")
+    return MeasuredCost(float(c[-1]), "lower", f"no point up to cost {c[-1]:.4g} reaches "
+                        f"{target:.4g}; the true cost is larger")

@@ -131,6 +131,69 @@ class FitResult:
             return self.law.pass_rate(values, **kwargs)
         return self.law.loss(values, **kwargs)
 
+    def bootstrap_laws(self) -> list[Law]:
+        """The fitted law of each bootstrap resample (empty without a bootstrap).
+
+        Rebuilt from :attr:`bootstrap_samples` (columns in the order of
+        :attr:`params`).  A resample whose exponent reached its lower bound 0
+        no longer depends on that axis and is not a valid law object; it is
+        left out, so the list may be shorter than :attr:`n_bootstrap`.
+        """
+        if self.bootstrap_samples is None:
+            return []
+        from rlscale.theory._laws import law_from_dict
+
+        names = list(self.params)
+        template = self.law.params()
+        laws: list[Law] = []
+        for row in self.bootstrap_samples:
+            p = dict(zip(names, (float(v) for v in row)))
+            spec: dict[str, Any] = {"family": self.law.family, "axes": list(self.axes)}
+            for key, value in template.items():
+                if isinstance(value, dict):  # "coefficients" -> "coefficient[axis]"
+                    spec[key] = {a: p[f"{key[:-1]}[{a}]"] for a in self.axes}
+                else:
+                    spec[key] = p.get(key, value)
+            try:
+                laws.append(law_from_dict(spec))
+            except ValueError:
+                continue
+        return laws
+
+    def predict_band(self, points: Sequence[Mapping[str, Any]],
+                     confidence: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Pointwise percentile band of the prediction over the bootstrap laws.
+
+        Parameters
+        ----------
+        points : sequence of mappings
+            Axis values at which to predict.
+        confidence : float, optional
+            Band level (default: the fit's :attr:`confidence`).
+
+        Returns
+        -------
+        (low, high) : numpy.ndarray
+            One value per point.
+
+        Raises
+        ------
+        ValueError
+            When the fit has fewer than 20 usable bootstrap laws.
+        """
+        level = self.confidence if confidence is None else float(
+            check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                       high_open=True))
+        laws = self.bootstrap_laws()
+        if len(laws) < 20:
+            raise ValueError(f"a prediction band needs at least 20 usable bootstrap laws; "
+                             f"this fit has {len(laws)} (fit with bootstrap >= 20)")
+        pass_rate = isinstance(self.law, PassRateLaw)
+        preds = np.array([[float(law.pass_rate(p) if pass_rate else law.loss(p))
+                           for p in points] for law in laws])
+        tail = (1 - level) / 2 * 100
+        return np.percentile(preds, tail, axis=0), np.percentile(preds, 100 - tail, axis=0)
+
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "bootstrap_samples"}
         out["law"] = self.law.as_dict()

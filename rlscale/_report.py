@@ -611,7 +611,10 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
         curve = [float(fit.predict(p)) for p in points]
         ax.plot(grid, curve, color="C0", label="fitted law")
         shown += [*curve, *(loss - err[0]), *(loss + err[1])]
-        band = _bootstrap_band(fit, points)
+        try:
+            band = fit.predict_band(points)
+        except ValueError:  # too few usable bootstrap laws for a band
+            band = None
         if band is not None:
             ax.fill_between(grid, band[0], band[1], color="C0", alpha=0.2,
                             label=f"{int(fit.confidence * 100)}% bootstrap band")
@@ -632,36 +635,6 @@ def _figure_fits(fit, summary, config, path: Path) -> None:
     plt.close(fig)
 
 
-def _bootstrap_band(fit, points: list[dict[str, float]]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Pointwise percentile band of the fitted loss over the bootstrap laws."""
-    samples = fit.bootstrap_samples
-    if samples is None or len(samples) < 20:
-        return None
-    from rlscale.theory import law_from_dict
-
-    names = list(fit.params)
-    template = fit.law.as_dict()
-    preds = []
-    for row in samples:
-        params = dict(zip(names, row))
-        spec = copy.deepcopy(template)
-        spec["floor"] = params["floor"]
-        spec["coefficients"] = {a: params[f"coefficient[{a}]"] for a in fit.axes}
-        spec["exponents"] = {a: params[f"exponent[{a}]"] for a in fit.axes}
-        try:
-            law = law_from_dict(spec)
-        except ValueError:
-            # A resample whose exponent hit its bound 0 (the axis dropped out)
-            # is not a valid law object; the band is drawn from the others.
-            continue
-        preds.append([float(law.loss(p)) for p in points])
-    if len(preds) < 20:
-        return None
-    arr = np.asarray(preds)
-    tail = (1 - fit.confidence) / 2 * 100
-    return np.percentile(arr, tail, axis=0), np.percentile(arr, 100 - tail, axis=0)
-
-
 # -- 4. allocation -----------------------------------------------------------
 
 def _allocation(config, staging, sections, progress) -> None:
@@ -669,7 +642,6 @@ def _allocation(config, staging, sections, progress) -> None:
 
     from rlscale.optimize import AllocationProblem, allocate
     from rlscale.theory import (
-        AdditiveLaw,
         SynthesisMethod,
         critical_synthetic_ratio,
         optimal_filter_threshold,
@@ -695,11 +667,7 @@ def _allocation(config, staging, sections, progress) -> None:
     real_cap = syn["real_environments"]
     t_s, k_s = plan.values["t"], plan.values["k"]
     carried = costs["task"] * t_s + costs["trajectory"] * t_s * k_s
-    coef, expo = law.coefficients, law.exponents
-    env_law = AdditiveLaw(
-        law.floor + sum(coef[a] * v ** -expo[a] for a, v in
-                        (("tasks_per_environment", t_s), ("trajectories_per_task", k_s))),
-        {"environments": coef["environments"]}, {"environments": expo["environments"]})
+    env_law = law.fix(tasks_per_environment=t_s, trajectories_per_task=k_s)
     real_cost = costs["environment"] + carried
     linear = f"{real_cost!r}*environments"
     method = SynthesisMethod("environments", unit_cost=syn["unit_cost"] + carried,
@@ -796,39 +764,6 @@ def _run_spec(spec, path: Path, progress: bool, sections) -> list[dict[str, Any]
     return [by_id[i] for i in wanted]
 
 
-def _iso_loss_cost(costs: Any, success: Any, target: float) -> tuple[float, str, str]:
-    """Cost at which a measured success-versus-cost curve first reaches ``target``.
-
-    Linear interpolation of success in log cost between the two points that
-    bracket the target.  Returns ``(cost, bound, note)``: ``bound`` is
-    ``"exact"`` (interpolated), ``"upper"`` (even the cheapest point reaches
-    the target: the cost is at most the cheapest point's) or ``"lower"``
-    (no point reaches it: the cost exceeds the dearest point's); the note says
-    so in words.
-
-    Examples
-    --------
-    >>> cost, bound, note = _iso_loss_cost([10.0, 40.0], [0.2, 0.4], 0.3)
-    >>> round(cost, 9), bound, note
-    (20.0, 'exact', '')
-    >>> _iso_loss_cost([10.0, 40.0], [0.2, 0.4], 0.5)[:2]
-    (40.0, 'lower')
-    """
-    costs, success = np.asarray(costs, dtype=float), np.asarray(success, dtype=float)
-    order = np.argsort(costs)
-    c, s = costs[order], success[order]
-    if s[0] >= target:
-        return float(c[0]), "upper", (f"even the cheapest point (cost {c[0]:.4g}) reaches "
-                                      f"success {target:.4f}: the cost is at most that")
-    reached = np.flatnonzero(s >= target)
-    if reached.size == 0:
-        return float(c[-1]), "lower", (f"no point up to cost {c[-1]:.4g} reaches success "
-                                       f"{target:.4f}: the cost is more than that")
-    i = int(reached[0])
-    w = (target - s[i - 1]) / (s[i] - s[i - 1])
-    return float(math.exp((1 - w) * math.log(c[i - 1]) + w * math.log(c[i]))), "exact", ""
-
-
 def _efficiency(config, staging, sections, progress) -> None:
     """Predicted and realised iso-loss efficiency at the configured budget.
 
@@ -841,12 +776,11 @@ def _efficiency(config, staging, sections, progress) -> None:
     itself for the equal-cost comparison); ``B_opt`` is read off where that
     measured path reaches the baseline's held-out success.
     """
-    from rlscale.optimize import efficiency_curve
+    from rlscale.optimize import Baseline, cost_to_reach, efficiency_curve
     from rlscale.simulate import iqm_ci, iqm_difference_ci
 
     problem = sections["_problem"]
     law = sections["_fit_object"].law
-    costs = config["costs"]
     base = config["sweep"]["base"]
     e_b, t_b = base["environments"], base["tasks_per_environment"]
     fixed = {"E": float(e_b), "t": float(t_b)}
@@ -863,8 +797,9 @@ def _efficiency(config, staging, sections, progress) -> None:
     b_opt = at_budget["optimal_budget_at_baseline_loss"]
 
     seeds = config["efficiency"]["seeds"]
-    k_b = max(2, math.floor((budget - costs["environment"] * e_b - costs["task"] * e_b * t_b)
-                            / (costs["trajectory"] * e_b * t_b)))
+    # The baseline's trajectories per task: the largest integer k within the budget.
+    baseline = Baseline(problem, "k", fixed)
+    k_b = max(2, math.floor(baseline.x_for_budget(budget) * (1 + 1e-12)))
     baseline_rows = _train_points(
         config, staging, sections, "efficiency-baseline",
         {"design": "grid", "axes": {"environments": [e_b], "tasks_per_environment": [t_b],
@@ -897,9 +832,9 @@ def _efficiency(config, staging, sections, progress) -> None:
     equal = min(path, key=lambda p: abs(math.log(p["cost"] / base_cost)))
     diff = iqm_difference_ci(equal["successes"], base_success, n_boot=2000,
                              rng=config["seed"])
-    iso_cost, bound, note = _iso_loss_cost(np.array([p["cost"] for p in path]),
-                                           np.array([p["success_iqm"] for p in path]),
-                                           base_ci.estimate)
+    reached = cost_to_reach([p["cost"] for p in path], [p["success_iqm"] for p in path],
+                            base_ci.estimate)
+    iso_cost, bound, note = reached.cost, reached.bound, reached.note
     # A bound on the iso-loss cost is the opposite bound on η = cost_baseline / cost.
     eta_bound = {"exact": "exact", "upper": "at least", "lower": "at most"}[bound]
     sections["efficiency"] = {

@@ -80,3 +80,22 @@ def test_curve_at_a_huge_budget_keeps_the_reducible_loss() -> None:
     assert c.loss_ratio[0] == pytest.approx(want_ratio, rel=1e-9)
     # The optimum reaching the baseline's reducible loss 0.2: 8/sqrt(x) = 0.2, x = 1600 twice.
     assert c.eta[0] == pytest.approx(b / 3200, rel=1e-7)
+
+
+def test_cost_to_reach_interpolates_in_log_cost() -> None:
+    from rlscale.optimize import cost_to_reach
+
+    r = cost_to_reach([1600.0, 100.0, 400.0], [0.5, 0.1, 0.3], 0.4)  # unsorted input
+    assert r.bound == "exact" and r.note == ""
+    assert r.cost == pytest.approx(800.0, rel=1e-12)  # halfway in log between 400 and 1600
+    # The first crossing counts, even if a dearer point dips below the target again.
+    assert cost_to_reach([1.0, 10.0, 100.0], [0.0, 1.0, 0.0], 0.5).cost == pytest.approx(
+        math.sqrt(10.0))
+    low = cost_to_reach([100.0, 400.0], [0.1, 0.3], 0.9)
+    assert (low.cost, low.bound) == (400.0, "lower") and "larger" in low.note
+    up = cost_to_reach([100.0, 400.0], [0.5, 0.6], 0.4)
+    assert (up.cost, up.bound) == (100.0, "upper") and "at most" in up.note
+    with pytest.raises(ValueError, match="equal length"):
+        cost_to_reach([1.0, 2.0], [0.1], 0.5)
+    with pytest.raises(ValueError, match="costs must be > 0"):
+        cost_to_reach([0.0, 2.0], [0.1, 0.2], 0.15)

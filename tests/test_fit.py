@@ -225,3 +225,30 @@ def test_bootstrap_intervals_cover_the_truth_about_90_percent() -> None:
         hits += lo <= 0.4 <= hi
     # Binomial(100, 0.9) has sd 3 %; percentile intervals may under-cover slightly.
     assert 0.80 <= hits / n_sets <= 0.98
+
+
+def test_bootstrap_laws_rebuild_each_resample_and_band_the_prediction() -> None:
+    rng = np.random.default_rng(11)
+    x = np.logspace(0, 3, 30)
+    y = 0.3 + 2.0 * x ** -0.5 * np.exp(rng.normal(0, 0.02, x.size))
+    fit = fit_law({"K": x, "loss": y}, axes=["K"], starts=30, bootstrap=60, seed=2, n_jobs=1,
+                  holdout=0)
+    laws = fit.bootstrap_laws()
+    assert 20 <= len(laws) <= 60
+    names = list(fit.params)
+    first = dict(zip(names, fit.bootstrap_samples[0]))
+    # Each law carries its resample's parameters (checked against the raw sample row).
+    if first["exponent[K]"] > 0:
+        assert laws[0].floor == pytest.approx(first["floor"], rel=1e-12)
+        assert laws[0].exponents["K"] == pytest.approx(first["exponent[K]"], rel=1e-12)
+    points = [{"K": v} for v in (1.0, 30.0, 1000.0)]
+    low, high = fit.predict_band(points, confidence=0.9)
+    by_hand = np.array([[law.loss(p) for p in points] for law in laws])
+    np.testing.assert_allclose(low, np.percentile(by_hand, 5, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(high, np.percentile(by_hand, 95, axis=0), rtol=1e-12)
+    assert np.all(low <= high)
+    # The truth lies inside a 90 % band at the data's centre for this low-noise fit.
+    truth = 0.3 + 2.0 * 30.0 ** -0.5
+    assert low[1] <= truth <= high[1]
+    with pytest.raises(ValueError, match="at least 20 usable bootstrap laws"):
+        fit_law({"K": x, "loss": y}, axes=["K"], starts=10).predict_band(points)

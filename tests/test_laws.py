@@ -193,3 +193,16 @@ def test_bad_axis_values_are_rejected() -> None:
         law(environments=1.0, tasks=1.0)
     with pytest.raises(ValueError, match="unknown \\['steps'\\]"):
         law(dict(good, steps=3.0))
+
+
+def test_additive_fix_moves_held_terms_into_the_floor() -> None:
+    law = AdditiveLaw(0.5, {"E": 3.0, "t": 2.0, "k": 1.0}, {"E": 0.5, "t": 1.0, "k": 2.0})
+    fixed = law.fix(t=4.0, k=2.0)
+    assert fixed.axes == ("E",)
+    assert fixed.floor == pytest.approx(0.5 + 2.0 / 4.0 + 1.0 / 4.0, rel=1e-15)
+    for e in (1.0, 9.0, 1e6):  # 3/sqrt(E) + 1.25 by hand
+        assert fixed.loss(E=e) == pytest.approx(1.25 + 3.0 / math.sqrt(e), rel=1e-14)
+    with pytest.raises(ValueError, match="not an axis"):
+        law.fix(N=1.0)
+    with pytest.raises(ValueError, match="must be > 0"):
+        law.fix(t=0.0)

@@ -15,7 +15,6 @@ from rlscale._report import (
     DEFAULTS,
     MARKER,
     _fmt,
-    _iso_loss_cost,
     _prepare_staging,
     _prune_results,
     _publish,
@@ -90,17 +89,6 @@ def test_bad_config_is_refused_before_any_work(tmp_path: Path, text: str, match:
     bad.write_text(text)
     with pytest.raises((ValueError, TypeError), match=match):
         load_config(bad)
-
-
-def test_iso_loss_cost_interpolates_in_log_cost() -> None:
-    cost, bound, note = _iso_loss_cost([100.0, 400.0, 1600.0], [0.1, 0.3, 0.5], 0.4)
-    assert (bound, note) == ("exact", "")
-    assert cost == pytest.approx(800.0)  # halfway in log between 400 and 1600
-    cost, bound, note = _iso_loss_cost([100.0, 400.0], [0.1, 0.3], 0.9)
-    # Not reached: the cost is only known to exceed the largest measured one.
-    assert cost == 400.0 and bound == "lower" and "no point" in note
-    cost, bound, note = _iso_loss_cost([100.0, 400.0], [0.5, 0.6], 0.4)
-    assert cost == 100.0 and bound == "upper" and "cheapest" in note
 
 
 def test_fmt_signs_infinities_and_marks_missing_values() -> None:

@@ -281,6 +281,42 @@ class AdditiveLaw(Law):
                      for a in self.axes]
         return floor + sp.Add(*terms)
 
+    def fix(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> AdditiveLaw:
+        """The law over the remaining axes with some axes held at given values.
+
+        Each held axis' term ``a_i x_i^(-alpha_i)`` is a constant, so it joins the
+        floor: ``L = (floor + sum_held l_i) + sum_free a_j x_j^(-alpha_j)``.  This is
+        how a multi-axis plan is priced one axis at a time (e.g. synthetic
+        environments at fixed tasks and trajectories per environment).
+
+        Examples
+        --------
+        >>> law = AdditiveLaw(1.0, {"E": 2.0, "k": 4.0}, {"E": 0.5, "k": 1.0})
+        >>> restricted = law.fix(k=8.0)      # 1 + 4/8 joins the floor
+        >>> restricted.floor, restricted.axes
+        (1.5, ('E',))
+        >>> round(restricted(E=16.0), 12) == round(law(E=16.0, k=8.0), 12)
+        True
+        >>> law.fix(E=1.0, k=1.0)
+        Traceback (most recent call last):
+        ...
+        ValueError: fix must leave at least one axis free; axes are ['E', 'k']
+        """
+        held = {**(values or {}), **kwargs}
+        unknown = [a for a in held if a not in self.axes]
+        if unknown:
+            raise ValueError(f"fix names {unknown[0]!r}, not an axis of the law "
+                             f"(axes: {list(self.axes)})")
+        free = [a for a in self.axes if a not in held]
+        if not free:
+            raise ValueError(f"fix must leave at least one axis free; axes are "
+                             f"{list(self.axes)}")
+        terms = self.term_values({a: check_real(f"fix[{a!r}]", v, low=0.0, low_open=True)
+                                  for a, v in held.items()} | dict.fromkeys(free, 1.0))
+        floor = self.floor + sum(float(terms[a]) for a in held)
+        return AdditiveLaw(floor, {a: self.coefficients[a] for a in free},
+                           {a: self.exponents[a] for a in free})
+
     def __str__(self) -> str:
         return f"{self.floor:g} + " + " + ".join(
             f"{self.coefficients[a]:g}*{a}**-{self.exponents[a]:g}" for a in self.axes)
