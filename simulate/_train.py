@@ -141,15 +141,16 @@ class TrainConfig:
     kl_coef: float | None = None
     update_epochs: int | None = None
     frontier: tuple[float, float] | None = None
-    # The environment family.
-    grid_size: int = 6
-    hole_rate: float = 0.12
-    wall_rate: float = 0.08
-    slippery: float = 0.5
-    subgoal_rate: float = 0.3
-    max_steps: int | None = None
-    diversity: float = 1.0
-    base_seed: int = 0
+    # The environment family, flattened so a config is plain numbers; the
+    # defaults are GridFamily's own, so the two cannot drift apart.
+    grid_size: int = GridFamily.size
+    hole_rate: float = GridFamily.hole_rate
+    wall_rate: float = GridFamily.wall_rate
+    slippery: float = GridFamily.slippery
+    subgoal_rate: float = GridFamily.subgoal_rate
+    max_steps: int | None = GridFamily.max_steps
+    diversity: float = GridFamily.diversity
+    base_seed: int = GridFamily.base_seed
     # Synthetic-environment defects and the verifier filter.
     defect_rate: float = 0.0
     verify: bool = False
