@@ -1,0 +1,168 @@
+"""The input contract every public entry point keeps (issue 10, §6).
+
+For any argument — NaN, ±inf, 0, negatives, ±1e308, booleans, strings, None,
+empty or oddly shaped arrays — a public function either
+
+* raises a documented ``ValueError`` or ``TypeError`` whose message names the
+  offending argument, or
+* returns a finite result (no NaN, no ±inf, no complex number anywhere in it),
+
+within a deadline, without any other exception and without a RuntimeWarning.
+
+Contract tests (``tests/test_contracts_*.py``) draw hostile arguments from
+:func:`hostile`, call the function through :func:`check_contract`, and add an
+independent oracle where one exists.  The number of examples follows the
+hypothesis profile (200 in ``ci``, 5,000 in ``deep``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import signal
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+__all__ = ["HOSTILE", "assert_finite", "check_contract", "hostile", "hostile_counts",
+           "time_limit"]
+
+#: Values a careless or hostile caller passes where a number is expected.
+HOSTILE: tuple[Any, ...] = (
+    math.nan, math.inf, -math.inf, 0, 0.0, -0.0, -1, -1.0, 1e308, -1e308, 5e-324, 1e-308,
+    True, False, None, "1", "", b"1", 1 + 1j, complex(math.nan, 0), [], [1.0], [[1.0]],
+    np.array([]), np.array([1.0]), np.array([[1.0, 2.0]]), np.array([math.nan]),
+    np.float32(1.0), np.int64(2), np.bool_(True), object(), {"a": 1}, (1.0, 2.0),
+    2**64, -(2**64), 10**400,
+)
+
+
+def hostile(*extra: Any) -> st.SearchStrategy[Any]:
+    """Hostile values mixed with ordinary floats and integers of every magnitude.
+
+    ``extra`` adds values that are valid for the function under test, so the
+    search also reaches the code behind the validation.
+    """
+    return st.one_of(
+        st.sampled_from(HOSTILE + extra),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.integers(-(10**30), 10**30),
+        st.floats(-1e6, 1e6),
+    )
+
+
+def hostile_counts(*extra: Any) -> st.SearchStrategy[Any]:
+    """Hostile values for an integer count: integer-valued floats of any size, bools, ..."""
+    return st.one_of(
+        hostile(*extra),
+        st.integers(0, 2**70).map(float),
+        st.sampled_from([2.0, 2.5, 1e218, 7.7e165, 1e308]),
+    )
+
+
+class DeadlineExceeded(AssertionError):
+    """The call ran past its deadline: a hang or unbounded work."""
+
+
+@contextmanager
+def time_limit(seconds: float):
+    """Fail with :class:`DeadlineExceeded` when the block runs longer than ``seconds``.
+
+    Uses ``SIGALRM`` (main thread, POSIX); elsewhere the block runs unbounded.
+    """
+    if not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _alarm(signum, frame):
+        raise DeadlineExceeded(f"call exceeded its {seconds:g} s deadline")
+
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def assert_finite(value: Any, where: str = "result") -> None:
+    """Assert that ``value`` holds no NaN, ±inf or complex number anywhere.
+
+    Walks numbers, numpy arrays, mappings, sequences and dataclasses; other
+    objects (strings, laws, ...) pass.
+    """
+    if isinstance(value, bool | np.bool_ | str | bytes) or value is None:
+        return
+    if isinstance(value, complex | np.complexfloating):
+        raise AssertionError(f"{where} is complex: {value!r}")
+    if isinstance(value, int | np.integer):
+        return
+    if isinstance(value, float | np.floating):
+        if not math.isfinite(float(value)):
+            raise AssertionError(f"{where} is not finite: {value!r}")
+        return
+    if isinstance(value, np.ndarray):
+        if np.iscomplexobj(value):
+            raise AssertionError(f"{where} is a complex array")
+        if value.dtype.kind in "fiu" and not np.all(np.isfinite(value)):
+            raise AssertionError(f"{where} has non-finite entries: {value!r:.200}")
+        if value.dtype == object:
+            for i, item in enumerate(value.flat):
+                assert_finite(item, f"{where}[{i}]")
+        return
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            assert_finite(getattr(value, f.name), f"{where}.{f.name}")
+        return
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            assert_finite(v, f"{where}[{k!r}]")
+        return
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            assert_finite(item, f"{where}[{i}]")
+
+
+def check_contract(call: Callable[[], Any], names: Iterable[str], *,
+                   deadline: float = 10.0,
+                   oracle: Callable[[Any], None] | None = None) -> Any:
+    """Call ``call()`` and assert the input contract; return its result or ``None``.
+
+    Parameters
+    ----------
+    call : callable
+        The call under test, with its arguments bound.
+    names : iterable of str
+        The argument names a ``ValueError``/``TypeError`` may name; its
+        message must contain at least one of them.
+    deadline : float
+        Seconds the call may take (a hang fails the contract).
+    oracle : callable, optional
+        Run on a returned result: an independent check of its value.
+
+    Returns
+    -------
+    The call's result, or ``None`` when it refused the input as documented.
+    """
+    names = tuple(names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with time_limit(deadline):
+            try:
+                result = call()
+            except (ValueError, TypeError) as exc:
+                message = str(exc)
+                assert message, f"{type(exc).__name__} with an empty message"
+                assert "\n" not in message.strip() or len(message) < 2000, message
+                assert any(n in message for n in names), (
+                    f"{type(exc).__name__} does not name any of {names}: {message}")
+                return None
+    assert_finite(result)
+    if oracle is not None:
+        oracle(result)
+    return result
