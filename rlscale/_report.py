@@ -68,9 +68,14 @@ a self-contained ``index.html``, ``results.json`` (every number),
 the spec's order) and the PNG figures.  The report is assembled in a
 temporary sibling directory and moved into place at the end, so a reader
 never sees half a report; an existing directory is replaced only if it
-holds an rlscale report (marker file ``.rlscale-report``).  The staging
-directory ``.NAME.partial`` of an interrupted run is resumed: its finished
-training runs are kept, everything else in it is discarded.
+holds an rlscale report (marker file ``.rlscale-report``, which lists the
+files the report wrote).  Nothing the report did not write is ever deleted:
+files a user added to an old report are moved into the new one, a staging
+directory ``.NAME.partial`` that rlscale did not create is refused, and the
+destination is checked again at the moment of publishing (the rules are in
+:mod:`rlscale._staging`).  The staging directory of an interrupted run is
+resumed: its finished training runs are kept, the rest of its outputs are
+rewritten.
 """
 
 from __future__ import annotations
@@ -79,7 +84,6 @@ import copy
 import json
 import math
 import os
-import shutil
 import sys
 import time
 import tomllib
@@ -92,12 +96,16 @@ import numpy as np
 from rlscale._document import Document
 from rlscale._document import format_value as _fmt
 from rlscale._io import write_json_atomic, write_text_atomic
+from rlscale._staging import (
+    PublishOutcome,
+    check_destination,
+    close_staging,
+    open_staging,
+    publish,
+)
 
 __all__ = ["DEFAULTS", "QUICK", "ReportResult", "load_config", "run_report"]
 
-MARKER = ".rlscale-report"
-#: In the staging directory while a run writes to it (holds the run's pid).
-LOCK = ".lock"
 
 #: Built-in configuration (see the module docstring for the schema).
 DEFAULTS: dict[str, Any] = {
@@ -308,71 +316,6 @@ def _toml(config: dict[str, Any]) -> str:
 # Output directory
 # ---------------------------------------------------------------------------
 
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} exists and is not a directory; refusing to replace it")
-    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise ValueError(f"--out {out} exists and is not an rlscale report (no {MARKER}); "
-                         "refusing to overwrite it")
-
-
-def _lock_staging(staging: Path) -> None:
-    """Claim ``staging`` for this process; refuse while a live run holds it.
-
-    Two runs writing the same report would resume, clean and publish each
-    other's half-written files.  A lock left by a run that died (its pid no
-    longer exists) is taken over.
-    """
-    lock = staging / LOCK
-    while True:
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            try:
-                pid = int(lock.read_text().strip() or 0)
-            except (OSError, ValueError):
-                pid = 0
-            if pid > 0 and pid != os.getpid() and _alive(pid):
-                raise ValueError(f"another rlscale report (pid {pid}) is writing into "
-                                 f"{staging}; wait for it, or remove {lock} if it is not "
-                                 "running") from None
-            lock.unlink(missing_ok=True)
-            continue
-        with os.fdopen(fd, "w") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return
-
-
-def _unlock_staging(staging: Path) -> None:
-    (staging / LOCK).unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def _prepare_staging(staging: Path) -> None:
-    """Empty the (locked) staging directory but for an interrupted run's results.
-
-    The finished training runs (``*.csv``) are resumed; figures, tables and
-    the marker of an earlier attempt are removed so none of them can be
-    published with this report.
-    """
-    for entry in staging.iterdir():
-        if (entry.is_file() and entry.suffix == ".csv") or entry.name == LOCK:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-
-
 def _prune_results(path: Path, run_ids: dict[str, None]) -> None:
     """Rewrite a sweep results file with only ``run_ids``, in that order.
 
@@ -384,17 +327,6 @@ def _prune_results(path: Path, run_ids: dict[str, None]) -> None:
 
     by_id = {r["run_id"]: r for r in read_results(path)}
     write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
-
-
-def _publish(staging: Path, out: Path) -> None:
-    """Move the finished report into place, replacing an older report."""
-    if out.exists():
-        old = out.with_name(f".{out.name}.old-{os.getpid()}-{time.time_ns()}")
-        os.replace(out, old)
-        os.replace(staging, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(staging, out)
 
 
 # ---------------------------------------------------------------------------
@@ -409,6 +341,8 @@ class ReportResult:
     config: dict[str, Any]
     sections: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    #: What publishing kept of the directory it replaced (not in results.json).
+    published: PublishOutcome | None = None
 
     def as_dict(self) -> dict[str, Any]:
         # Underscored sections hold live objects (the fitted law, the compiled
@@ -490,7 +424,7 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
 
     require("matplotlib", extra="plot", purpose="report figures")
     out = Path(out).resolve()  # "--out ." has no name to stage beside
-    _check_out(out)
+    check_destination(out)
     config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
     _validate(config)
     start = time.perf_counter()
@@ -498,13 +432,10 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     # A fixed staging name: a report that was interrupted leaves its finished
     # training runs there, and the next run resumes them (runs are matched by
     # a hash of their full configuration, so a changed config re-trains).
-    staging = out.parent / f".{out.name}.partial"
-    staging.mkdir(exist_ok=True)
-    _lock_staging(staging)
+    staging = open_staging(out)
     result = ReportResult(out, config)
     bar = _Progress(progress, total=6)
     try:
-        _prepare_staging(staging)
         steps = [
             ("reward law", _reward_law),
             ("trainer sweep", _sweep),
@@ -527,11 +458,9 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         write_text_atomic(staging / "index.html", doc.to_html(base=staging))
         write_json_atomic(staging / "results.json", result)
         write_text_atomic(staging / "config.toml", _toml(config))
-        write_text_atomic(staging / MARKER, json.dumps({"rlscale_report": 1}) + "\n")
-        _unlock_staging(staging)
-        _publish(staging, out)
+        result.published = publish(staging, out)
     finally:
-        _unlock_staging(staging)
+        close_staging(staging)
         bar.close()
     return result
 

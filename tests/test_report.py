@@ -11,15 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rlscale._report import (
-    DEFAULTS,
-    MARKER,
-    _fmt,
-    _prepare_staging,
-    _prune_results,
-    _publish,
-    load_config,
-)
+from rlscale._report import DEFAULTS, _fmt, _prune_results, load_config
+from rlscale._staging import LOCK, MARKER, STAGING_MARKER, open_staging, publish
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -97,15 +90,15 @@ def test_fmt_signs_infinities_and_marks_missing_values() -> None:
 
 
 def test_interrupted_staging_keeps_only_resumable_runs(tmp_path: Path) -> None:
-    staging = tmp_path / ".out.partial"
+    staging = open_staging(tmp_path / "out")  # creates it, with its marker
     (staging / "reward-law").mkdir(parents=True)
     (staging / "reward-law" / "heatmap.png").write_text("stale")
     (staging / "index.md").write_text("stale")
     (staging / MARKER).write_text("{}")
     (staging / "sweep.csv").write_text("runs")
-    (staging / ".lock").write_text("this run's lock")
-    _prepare_staging(staging)
-    assert sorted(p.name for p in staging.iterdir()) == [".lock", "sweep.csv"]
+    (staging / ".index.md.123.ab.tmp").write_text("a write a kill interrupted")
+    open_staging(tmp_path / "out")  # the same process resumes it
+    assert sorted(p.name for p in staging.iterdir()) == [LOCK, STAGING_MARKER, "sweep.csv"]
     assert (staging / "sweep.csv").read_text() == "runs"
 
 
@@ -142,10 +135,9 @@ def test_refuses_to_overwrite_a_foreign_directory(tmp_path: Path) -> None:
 
 
 def test_a_second_report_into_the_same_directory_is_refused(tmp_path: Path) -> None:
-    from rlscale._report import LOCK, run_report
+    from rlscale._report import run_report
 
-    staging = tmp_path / ".out.partial"
-    staging.mkdir()
+    staging = open_staging(tmp_path / "out")
     (staging / "sweep.csv").write_text("a live run's results")
     (staging / LOCK).write_text(f"{os.getppid()}\n")  # a live process holds it
     with pytest.raises(ValueError, match=r"another rlscale report \(pid \d+\) is writing"):
@@ -154,30 +146,33 @@ def test_a_second_report_into_the_same_directory_is_refused(tmp_path: Path) -> N
 
 
 def test_a_dead_runs_lock_is_taken_over(tmp_path: Path) -> None:
-    from rlscale._report import LOCK, _lock_staging, _unlock_staging
+    from rlscale._staging import close_staging
 
-    staging = tmp_path / ".out.partial"
-    staging.mkdir()
+    staging = open_staging(tmp_path / "out")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     (staging / LOCK).write_text(dead + "\n")
-    _lock_staging(staging)
+    open_staging(tmp_path / "out")
     assert (staging / LOCK).read_text().strip() == str(os.getpid())
-    _unlock_staging(staging)
+    close_staging(staging)
     assert not (staging / LOCK).exists()
 
 
 def test_publish_replaces_an_old_report(tmp_path: Path) -> None:
-    old, new = tmp_path / "report", tmp_path / ".report.partial"
+    old = tmp_path / "report"
     old.mkdir()
-    (old / MARKER).write_text("{}")
+    (old / MARKER).write_text("{}")  # a report from before manifests
     (old / "stale.png").write_text("old")
-    new.mkdir()
+    new = open_staging(old)
     (new / "index.md").write_text("new")
-    _publish(new, old)
+    outcome = publish(new, old)
     assert (old / "index.md").read_text() == "new"
     assert not (old / "stale.png").exists()
     assert not new.exists()
+    assert sorted(p.name for p in old.iterdir()) == [MARKER, "index.md"]
+    assert json.loads((old / MARKER).read_text())["files"] == [MARKER, "index.md"]
+    assert (outcome.kept, outcome.left) == ([], None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 
 
 @pytest.fixture(scope="module")
@@ -197,6 +192,14 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
                  "reward-law/heatmap.png", "reward-law/collapse.png"):
         assert (quick_report / name).is_file(), name
     assert not list(quick_report.parent.glob(".*partial*"))
+    # Every name the report writes is one that resuming may remove (and no other).
+    from rlscale._staging import _is_output
+
+    assert all(_is_output(p.name) for p in quick_report.iterdir())
+    listed = json.loads((quick_report / MARKER).read_text())["files"]
+    written = sorted(str(p.relative_to(quick_report)) for p in quick_report.rglob("*")
+                     if p.is_file())
+    assert listed == written
     html = (quick_report / "index.html").read_text()
     assert "data:image/png;base64," in html
     assert 'src="fits.png"' not in html  # self-contained

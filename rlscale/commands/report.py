@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -35,6 +36,13 @@ def _report(args: argparse.Namespace) -> int:
     pred, real = result.sections["efficiency"]["predicted"], result.sections["efficiency"][
         "realised"]
     print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")
+    kept = result.published
+    if kept is not None and kept.kept:
+        print(f"kept {len(kept.kept)} file(s) the old report did not write: "
+              f"{', '.join(kept.kept)}", file=sys.stderr)
+    if kept is not None and kept.left is not None:
+        print(f"files of the old report that could not be moved are kept in {kept.left}",
+              file=sys.stderr)
     print(f"predicted η {_bounded(pred['eta'], 'exact')}, realised η "
           f"{_bounded(real['eta'], real['eta_bound'])}")
     return 0

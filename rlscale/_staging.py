@@ -1,0 +1,326 @@
+"""Stage an output directory beside its destination and publish it by rename.
+
+A report is assembled in a hidden staging directory ``.NAME.partial`` beside
+its destination ``NAME`` and moved into place at the end, so a reader never
+sees half a report.  The rules below exist so that nothing a user wrote is
+ever deleted (issue 10, §1):
+
+1. **The staging directory must be ours.**  It is created atomically with a
+   marker file (:data:`STAGING_MARKER`, holding a random token); a
+   ``.NAME.partial`` without that marker is refused, untouched.
+2. **Resuming removes only report outputs.**  An interrupted run's finished
+   training runs (``*.csv``) are kept; the other names a report writes
+   (:data:`OUTPUT_PATTERNS`) are removed; anything else in the staging
+   directory is refused by name, untouched.
+3. **A published report lists what it wrote.**  Its marker
+   (:data:`MARKER`) records every file the report created.  When a report
+   replaces an older one, the older one's listed files are deleted one by
+   one; everything else in it (a user's notes, a ``thesis.tex``) is moved
+   into the new report at the same relative path.  A report from before
+   manifests existed counts as having written the names that match
+   :data:`OUTPUT_PATTERNS`.
+4. **The destination is checked again at the moment of publishing.**  A
+   directory that appeared at ``NAME`` while the report ran is refused,
+   untouched (the finished report stays in the staging directory), and the
+   directory moved aside is verified to be the report that was checked.
+
+Only :func:`check_destination`, :func:`open_staging`, :func:`close_staging`
+and :func:`publish` are meant for callers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fnmatch
+import json
+import os
+import secrets
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from rlscale._io import write_text_atomic
+
+__all__ = ["LOCK", "MARKER", "OUTPUT_PATTERNS", "STAGING_MARKER", "PublishOutcome",
+           "check_destination", "close_staging", "open_staging", "publish"]
+
+#: In a published report: JSON ``{"rlscale_report": 1, "files": [...]}``.
+MARKER = ".rlscale-report"
+#: In a staging directory from its creation: JSON ``{"rlscale_staging": 1, "token": ...}``.
+STAGING_MARKER = ".rlscale-staging"
+#: In the staging directory while a run writes to it (holds the run's pid).
+LOCK = ".lock"
+#: Top-level names a report writes (shell patterns).  ``.*.tmp`` are the
+#: temporary files of an atomic write that a kill interrupted.
+OUTPUT_PATTERNS: tuple[str, ...] = (
+    "index.md", "index.html", "results.json", "config.toml", MARKER, STAGING_MARKER, LOCK,
+    "*.png", "*.csv", "reward-law", ".*.tmp",
+)
+
+
+def _is_output(name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in OUTPUT_PATTERNS)
+
+
+def _read_json(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_destination(out: Path) -> None:
+    """Refuse ``out`` unless it is absent, empty, or an rlscale report.
+
+    Raises
+    ------
+    ValueError
+        ``out`` is a file, or a non-empty directory without :data:`MARKER`.
+    """
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise ValueError(f"--out {out} exists and is not a directory; refusing to replace it")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise ValueError(f"--out {out} exists and is not an rlscale report (no {MARKER}); "
+                         "refusing to overwrite it")
+
+
+# ---------------------------------------------------------------------------
+# Staging
+# ---------------------------------------------------------------------------
+
+def staging_path(out: Path) -> Path:
+    """The staging directory of ``out``: ``.NAME.partial`` beside it."""
+    return out.parent / f".{out.name}.partial"
+
+
+def open_staging(out: Path) -> Path:
+    """Create or resume, lock and clean the staging directory of ``out``.
+
+    Returns
+    -------
+    Path
+        The staging directory, locked for this process (release it with
+        :func:`close_staging`), holding only an interrupted run's ``*.csv``
+        results besides its marker and lock.
+
+    Raises
+    ------
+    ValueError
+        The staging path exists but is not rlscale's (rule 1), another live
+        run holds it, or it holds files a report does not write (rule 2).
+    """
+    staging = staging_path(out)
+    if not os.path.lexists(staging):
+        _create_staging(staging)
+    if staging.is_symlink() or not staging.is_dir():
+        raise ValueError(f"staging path {staging} exists and is not a directory; "
+                         "move it away and rerun")
+    if _read_json(staging / STAGING_MARKER) is None:
+        raise ValueError(f"{staging} exists but is not an rlscale staging directory (no valid "
+                         f"{STAGING_MARKER}); it was left untouched: move it away and rerun")
+    _lock(staging)
+    try:
+        _clean(staging)
+    except BaseException:
+        close_staging(staging)
+        raise
+    return staging
+
+
+def close_staging(staging: Path) -> None:
+    """Release this process's lock on ``staging`` (idempotent)."""
+    (staging / LOCK).unlink(missing_ok=True)
+
+
+def _create_staging(staging: Path) -> None:
+    # Made under a private name with its marker, then renamed: a staging
+    # directory never exists without the marker, even if a kill interrupts.
+    tmp = staging.with_name(f"{staging.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
+    tmp.mkdir()
+    try:
+        token = {"rlscale_staging": 1, "token": secrets.token_hex(16)}
+        write_text_atomic(tmp / STAGING_MARKER, json.dumps(token) + "\n")
+        try:
+            os.rename(tmp, staging)  # replaces at most an empty directory
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
+                raise
+            # Another process created it first; the checks that follow decide.
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _lock(staging: Path) -> None:
+    """Claim ``staging`` for this process; refuse while a live run holds it.
+
+    Two runs writing the same report would resume, clean and publish each
+    other's half-written files.  A lock left by a run that died (its pid no
+    longer exists) is taken over.
+    """
+    lock = staging / LOCK
+    while True:
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            try:
+                pid = int(lock.read_text().strip() or 0)
+            except (OSError, ValueError):
+                pid = 0
+            if pid > 0 and pid != os.getpid() and _alive(pid):
+                raise ValueError(f"another rlscale report (pid {pid}) is writing into "
+                                 f"{staging}; wait for it, or remove {lock} if it is not "
+                                 "running") from None
+            lock.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def _clean(staging: Path) -> None:
+    """Remove an interrupted run's outputs but its training runs (rule 2)."""
+    entries = list(staging.iterdir())
+    foreign = sorted(e.name for e in entries if not _is_output(e.name))
+    if foreign:
+        raise ValueError(f"{staging} holds files an rlscale report does not write: "
+                         f"{', '.join(foreign)}; move them away and rerun (nothing was removed)")
+    for entry in entries:
+        if entry.name in (LOCK, STAGING_MARKER) or (
+                entry.suffix == ".csv" and entry.is_file() and not entry.is_symlink()):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+# ---------------------------------------------------------------------------
+# Publishing
+# ---------------------------------------------------------------------------
+
+@dataclass
+class PublishOutcome:
+    """What :func:`publish` did besides moving the report into place.
+
+    Attributes
+    ----------
+    kept : list of str
+        Files and folders of the replaced directory that the old report did
+        not write, moved into the new report (paths relative to it).
+    left : Path or None
+        The replaced directory, when something in it could be neither
+        deleted (not the old report's) nor moved (its name is taken in the
+        new report); it is kept there, hidden, beside the report.
+    """
+
+    kept: list[str] = field(default_factory=list)
+    left: Path | None = None
+
+
+def _walk(root: Path) -> Iterable[PurePosixPath]:
+    """Relative paths of the files (and symlinks) under ``root``, never following links."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = PurePosixPath(Path(dirpath).relative_to(root).as_posix())
+        for name in filenames + [d for d in dirnames if (Path(dirpath) / d).is_symlink()]:
+            yield rel / name
+
+
+def _manifest(report: Path) -> set[str]:
+    """The files the report at ``report`` wrote, relative paths (rule 3)."""
+    data = _read_json(report / MARKER) or {}
+    files = data.get("files")
+    if isinstance(files, list) and all(isinstance(f, str) for f in files):
+        return set(files) | {MARKER}
+    # A report from before manifests: the names a report writes.
+    return {str(p) for p in _walk(report) if _is_output(p.parts[0])}
+
+
+def _foreign(report: Path, ours: set[str]) -> list[PurePosixPath]:
+    """Top-most paths under ``report`` that hold nothing of ``ours``."""
+    dirs_with_ours = {str(parent) for f in ours for parent in PurePosixPath(f).parents}
+    found: list[PurePosixPath] = []
+
+    def visit(rel: PurePosixPath) -> None:
+        for entry in sorted((report / rel).iterdir()):
+            sub = rel / entry.name
+            if str(sub) in ours:
+                continue
+            if entry.is_dir() and not entry.is_symlink() and str(sub) in dirs_with_ours:
+                visit(sub)
+            else:
+                found.append(sub)
+
+    visit(PurePosixPath("."))
+    return found
+
+
+def publish(staging: Path, out: Path) -> PublishOutcome:
+    """Move the finished report in ``staging`` to ``out`` (rules 3 and 4).
+
+    ``staging`` must hold the report's :data:`MARKER`; its ``files`` list is
+    completed here from what ``staging`` holds.
+
+    Raises
+    ------
+    ValueError
+        ``out`` is no longer absent, empty or an rlscale report; the report
+        is left complete in ``staging`` and ``out`` is untouched.
+    """
+    outcome = PublishOutcome()
+    close_staging(staging)
+    files = sorted({str(p) for p in _walk(staging) if str(p) != STAGING_MARKER} | {MARKER})
+    write_text_atomic(staging / MARKER,
+                      json.dumps({"rlscale_report": 1, "files": files}, indent=1) + "\n")
+    hint = f"the finished report is in {staging}"
+    check_destination(out)  # again: the directory may have appeared meanwhile
+    if not os.path.lexists(out):
+        try:
+            os.rename(staging, out)  # replaces at most an empty directory
+        except OSError as exc:
+            raise ValueError(f"--out {out} appeared while the report ran and is not empty; "
+                             f"it was left untouched ({hint})") from exc
+        (out / STAGING_MARKER).unlink(missing_ok=True)
+        return outcome
+
+    old = out.with_name(f".{out.name}.old-{os.getpid()}-{time.time_ns()}")
+    os.rename(out, old)
+    if not (old / MARKER).is_file() and any(old.iterdir()):
+        # Replaced between the check and the rename: put it back, untouched.
+        os.rename(old, out)
+        raise ValueError(f"--out {out} changed while publishing and is not an rlscale report; "
+                         f"it was left untouched ({hint})")
+    ours = _manifest(old)
+    for rel in _foreign(old, ours):
+        target = staging / rel
+        if os.path.lexists(target):
+            continue  # name taken by the new report: stays in `old`, reported below
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(old / rel, target)
+        outcome.kept.append(str(rel))
+    os.rename(staging, out)
+    (out / STAGING_MARKER).unlink(missing_ok=True)
+    for rel in sorted(ours, key=lambda r: -len(PurePosixPath(r).parts)):
+        path = old / rel
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+    for dirpath, _dirnames, _files in sorted(os.walk(old), key=lambda w: -len(w[0])):
+        # Not empty: holds what could be neither deleted nor moved.
+        with contextlib.suppress(OSError):
+            os.rmdir(dirpath)
+    if old.exists():
+        outcome.left = old
+    return outcome
