@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from rlscale._report import DEFAULTS, _fmt, _prune_results, load_config
+from rlscale._document import format_value as _fmt
 from rlscale._staging import LOCK, MARKER, STAGING_MARKER, open_staging, publish
+from rlscale.report import DEFAULTS, load_config
+from rlscale.report._steps import Shared, prune_results, run_spec
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,7 +105,6 @@ def test_interrupted_staging_keeps_only_resumable_runs(tmp_path: Path) -> None:
 
 
 def test_runs_come_back_in_spec_order_and_foreign_runs_are_pruned(tmp_path: Path) -> None:
-    from rlscale._report import _run_spec
     from rlscale._sweep import _render, parse_spec, read_results, run_sweep
 
     train = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
@@ -116,10 +117,10 @@ def test_runs_come_back_in_spec_order_and_foreign_runs_are_pruned(tmp_path: Path
     run_sweep(new, path, progress=False)
     # Parallel workers finish in any order: the file may hold the runs reversed.
     path.write_text(_render(read_results(path)[::-1]))
-    sections: dict = {}
-    rows = _run_spec(new, path, False, sections)
+    shared = Shared()
+    rows = run_spec(new, path, False, shared)
     assert [r["environments"] for r in rows] == [1, 2]
-    _prune_results(path, sections["_run_ids"][path])
+    prune_results(path, shared.run_ids[path])
     assert [r["environments"] for r in read_results(path)] == [1, 2]
 
 
@@ -135,7 +136,7 @@ def test_refuses_to_overwrite_a_foreign_directory(tmp_path: Path) -> None:
 
 
 def test_a_second_report_into_the_same_directory_is_refused(tmp_path: Path) -> None:
-    from rlscale._report import run_report
+    from rlscale.report import run_report
 
     staging = open_staging(tmp_path / "out")
     (staging / "sweep.csv").write_text("a live run's results")

@@ -29,7 +29,8 @@ def register(sub: Any) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from rlscale._report import _bounded, load_config, run_report
+    from rlscale.report import load_config, run_report
+    from rlscale.report._document import bounded
 
     config = load_config(args.config, quick=args.quick)
     result = run_report(args.out, config=config, progress=not args.no_progress)
@@ -43,6 +44,6 @@ def _report(args: argparse.Namespace) -> int:
     if kept is not None and kept.left is not None:
         print(f"files of the old report that could not be moved are kept in {kept.left}",
               file=sys.stderr)
-    print(f"predicted η {_bounded(pred['eta'], 'exact')}, realised η "
-          f"{_bounded(real['eta'], real['eta_bound'])}")
+    print(f"predicted η {bounded(pred['eta'], 'exact')}, realised η "
+          f"{bounded(real['eta'], real['eta_bound'])}")
     return 0

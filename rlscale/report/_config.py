@@ -1,0 +1,284 @@
+"""The report's configuration: built-in defaults, ``--quick``, a TOML file.
+
+Every default can be overridden by a TOML file (``--config``); unknown keys
+are refused.  ``examples/report.toml`` is the commented schema.  Sections:
+
+``seed``
+    Seed of every random stream in the report.
+``[reward_law]``
+    ``mode`` (``"quick"`` or ``"full"``).
+``[sweep]``
+    A sweep spec exactly as for ``rlscale sweep`` (``design``, ``seeds``,
+    ``algorithms``, ``[sweep.base]``, ``[sweep.axes]``, ``[sweep.train]``).
+``[fit]``
+    ``law`` (``"additive"``), ``bootstrap`` resamples, ``confidence``,
+    ``starts`` (L-BFGS-B starts).
+``[costs]``
+    Unit costs ``environment``, ``task``, ``trajectory``: a run with ``E``
+    environments, ``t`` tasks each and ``k`` trajectories per task costs
+    ``cE·E + cT·E·t + cτ·E·t·k`` (the trainer's own cost accounting).
+``[allocation]``
+    ``budget``; ``budgets = [low, high, count]`` for the curves; upper
+    ``bounds`` on ``E``, ``t``, ``k`` (the fitted law is not trusted far
+    beyond the sweep).  ``budget`` must buy the cheapest trajectories-only
+    baseline (``E, t`` of ``[sweep.base]``, ``k = 2``) and ``low`` the
+    cheapest plan (``E = t = 1``, ``k = 2``); :func:`load_config` checks
+    every value before any work starts.
+``[synthesis]``
+    ``real_environments`` available; the generator's ``unit_cost``, ``rho``
+    and relative ``saturation``; the quality filter's ``quality_a``,
+    ``quality_b`` (a Beta distribution of environment quality),
+    ``gen_cost`` and ``train_cost``.
+``[efficiency]``
+    ``seeds`` of the realised comparison; ``ladder``: factors of the
+    predicted optimal budget at which the solver's allocation is trained to
+    locate, by interpolation, the cost at which it matches the baseline.
+``[proofs]``
+    ``enabled``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+__all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config",
+           "nested_bounds", "to_toml", "train_fields", "validate"]
+
+#: Built-in configuration (see the module docstring for the schema).
+DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "reward_law": {"mode": "quick"},
+    "sweep": {
+        "design": "axes",
+        "seeds": [0, 1, 2],
+        "algorithms": ["grpo"],
+        "base": {"environments": 8, "tasks_per_environment": 4, "trajectories_per_task": 8},
+        "axes": {
+            "environments": [1, 2, 4, 8, 16, 32, 64],
+            "tasks_per_environment": [1, 2, 4, 8, 16, 32],
+            "trajectories_per_task": [2, 4, 8, 16, 32, 64],
+        },
+        "train": {},
+    },
+    "fit": {"law": "additive", "bootstrap": 1000, "confidence": 0.9, "starts": 64},
+    "costs": {"environment": 20.0, "task": 2.0, "trajectory": 0.1},
+    "allocation": {
+        "budget": 1000.0,
+        "budgets": [200.0, 20000.0, 16],
+        "bounds": {"E": 256.0, "t": 64.0, "k": 128.0},
+    },
+    "synthesis": {
+        "real_environments": 8.0,
+        "unit_cost": 0.5,
+        "rho": 0.9,
+        "saturation": 4.0,
+        "quality_a": 2.0,
+        "quality_b": 2.0,
+        "gen_cost": 1.0,
+        "train_cost": 4.0,
+    },
+    "efficiency": {"seeds": [0, 1, 2, 3, 4], "ladder": [0.25, 0.5, 1.0, 2.0]},
+    "proofs": {"enabled": True},
+}
+
+#: Overrides applied by ``--quick`` (a smaller version of every step).
+QUICK: dict[str, Any] = {
+    "sweep": {
+        "seeds": [0, 1],
+        "axes": {
+            "environments": [1, 4, 16, 64],
+            "tasks_per_environment": [1, 4, 16],
+            "trajectories_per_task": [2, 8, 32],
+        },
+    },
+    "fit": {"bootstrap": 200, "starts": 16},
+    "allocation": {"budgets": [200.0, 20000.0, 8]},
+    "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0]},
+}
+
+
+# The law is fitted on the three nested design variables, which the star-design
+# sweep varies one at a time (so each exponent is identified); totals such as
+# tasks = E·t move together along the environments axis and are not.
+AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
+SUBSTITUTE = {"environments": "E", "tasks_per_environment": "t", "trajectories_per_task": "k"}
+
+
+def cost_text(costs: dict[str, float]) -> str:
+    return (f"{costs['environment']!r}*E + {costs['task']!r}*E*t + "
+            f"{costs['trajectory']!r}*E*t*k")
+
+
+def nested_bounds(config: dict[str, Any]) -> dict[str, tuple[float, float]]:
+    b = config["allocation"]["bounds"]
+    return {"E": (1.0, b["E"]), "t": (1.0, b["t"]), "k": (2.0, b["k"])}
+
+
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """Deep-merge ``override`` into a copy of ``base``; unknown keys are errors."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        path = f"{where}{key}"
+        if key not in base:
+            raise ValueError(f"unknown report config key {path!r}; valid here: "
+                             f"{sorted(base)}")
+        # Free-form tables: the sweep's [train] and [axes] take any trainer field/axis.
+        if isinstance(base[key], dict) and path in ("sweep.train", "sweep.axes"):
+            if not isinstance(value, dict):
+                raise ValueError(f"report config {path} must be a table; got {value!r}")
+            out[key] = copy.deepcopy(value) if path == "sweep.axes" else {**base[key], **value}
+        elif isinstance(base[key], dict):
+            if not isinstance(value, dict):
+                raise ValueError(f"report config {path} must be a table; got {value!r}")
+            out[key] = _merge(base[key], value, path + ".")
+        else:
+            expected = type(base[key])
+            if expected is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            if not isinstance(value, expected) or isinstance(value, bool) != isinstance(
+                    base[key], bool):
+                raise ValueError(f"report config {path} must be {expected.__name__}; "
+                                 f"got {value!r}")
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
+                ) -> dict[str, Any]:
+    """The report configuration: defaults, then ``--quick``, then the file.
+
+    Examples
+    --------
+    >>> cfg = load_config(quick=True)
+    >>> cfg["fit"]["bootstrap"], cfg["costs"]["environment"]
+    (200, 20.0)
+    >>> _merge(DEFAULTS, {"costs": {"environmnet": 1.0}})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown report config key 'costs.environmnet'; valid here: ['environment', \
+'task', 'trajectory']
+    """
+    config = _merge(DEFAULTS, QUICK) if quick else copy.deepcopy(DEFAULTS)
+    if path is not None:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OSError(f"report config {path}: {exc.strerror or exc}") from exc
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"report config {path} is not valid TOML: {exc}") from exc
+        config = _merge(config, data)
+    validate(config)
+    return config
+
+
+def validate(config: dict[str, Any]) -> None:
+    """Check every value up front, so a bad config fails before minutes of work."""
+    from rlscale._sweep import expand, parse_spec
+    from rlscale.theory import check_positive_int, check_real
+
+    check_positive_int("seed", config["seed"], minimum=0)
+    if config["reward_law"]["mode"] not in ("quick", "full"):
+        raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
+                         f"{config['reward_law']['mode']!r}")
+    runs = expand(parse_spec({**config["sweep"], "train": train_fields(config)}))
+    # Each exponent of the fitted law needs its axis to vary in the sweep.
+    for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",
+                                 "trajectories_per_task")):
+        values = sorted({r["config"][key] for r in runs})
+        if len(values) < 2:
+            raise ValueError(f"the report fits a law over {', '.join(AXES)}, so the sweep "
+                             f"must vary each; {axis} takes only {values} (add it to "
+                             "[sweep.axes])")
+    f = config["fit"]
+    if f["law"] != "additive":  # steps 4-5 read the additive law's terms
+        raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis steps "
+                         f"use its per-axis terms); got {f['law']!r}")
+    check_positive_int("fit.bootstrap", f["bootstrap"], minimum=0)
+    check_real("fit.confidence", f["confidence"], low=0.0, high=1.0, low_open=True,
+               high_open=True)
+    check_positive_int("fit.starts", f["starts"])
+    costs = config["costs"]
+    for key, value in costs.items():
+        check_real(f"costs.{key}", value, low=0.0, low_open=True)
+    alloc = config["allocation"]
+    for key in ("E", "t", "k"):
+        check_real(f"allocation.bounds.{key}", alloc["bounds"][key], low=2.0)
+    # The cheapest allocation inside the bounds (E = t = 1, k = 2), and the
+    # cheapest trajectories-only baseline at the sweep's centre (k = 2).
+    e_b = config["sweep"]["base"]["environments"]
+    t_b = config["sweep"]["base"]["tasks_per_environment"]
+    cheapest = costs["environment"] + costs["task"] + 2 * costs["trajectory"]
+    baseline = (costs["environment"] * e_b + costs["task"] * e_b * t_b
+                + 2 * costs["trajectory"] * e_b * t_b)
+    check_real("allocation.budget", alloc["budget"], low=round(baseline, 9))
+    if len(alloc["budgets"]) != 3:
+        raise ValueError(f"allocation.budgets must be [low, high, count]; got "
+                         f"{alloc['budgets']!r}")
+    lo, hi, count = alloc["budgets"]
+    check_real("allocation.budgets[0]", lo, low=round(cheapest, 9))
+    check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
+    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+        raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
+    syn = config["synthesis"]
+    check_real("synthesis.real_environments", syn["real_environments"], low=1.0)
+    for key in ("unit_cost", "rho", "saturation", "quality_a", "quality_b", "gen_cost",
+                "train_cost"):
+        check_real(f"synthesis.{key}", syn[key], low=0.0, low_open=True)
+    eff = config["efficiency"]
+    for seed in eff["seeds"]:
+        check_positive_int("efficiency.seeds", seed, minimum=0)
+    if len(set(eff["seeds"])) < 2:  # one seed gives a zero-width "interval"
+        raise ValueError(f"efficiency.seeds must list at least two distinct seeds (the "
+                         f"comparison reports confidence intervals); got {eff['seeds']!r}")
+    if not eff["ladder"]:
+        raise ValueError("efficiency.ladder must list at least one budget factor; got []")
+    for factor in eff["ladder"]:
+        check_real("efficiency.ladder", factor, low=0.0, low_open=True)
+
+
+def to_toml(config: dict[str, Any]) -> str:
+    """Serialise the (flat-ish) configuration as TOML for ``config.toml``."""
+
+    def scalar(v: Any) -> str:
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, str):
+            return json.dumps(v)
+        if isinstance(v, list):
+            return "[" + ", ".join(scalar(x) for x in v) + "]"
+        return repr(v)
+
+    lines: list[str] = ["# rlscale report configuration (as used)"]
+
+    def table(prefix: str, mapping: dict[str, Any]) -> None:
+        plain = {k: v for k, v in mapping.items() if not isinstance(v, dict)}
+        if prefix:
+            lines.append(f"\n[{prefix}]")
+        lines.extend(f"{k} = {scalar(v)}" for k, v in plain.items())
+        for k, v in mapping.items():
+            if isinstance(v, dict):
+                table(f"{prefix}.{k}" if prefix else k, v)
+
+    table("", config)
+    return "\n".join(lines) + "\n"
+
+
+
+
+def train_fields(config) -> dict[str, Any]:
+    """The sweep's trainer fields with the report's unit costs (one cost model)."""
+    costs = config["costs"]
+    return {**config["sweep"]["train"], "unit_cost_environment": costs["environment"],
+            "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
+
+

@@ -1,0 +1,147 @@
+"""The report's figures (matplotlib, Agg backend): drawing only, no computation.
+
+Each function takes what a step computed and writes one PNG.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+
+from rlscale.report._config import AXES, SUBSTITUTE
+
+__all__ = ["figure_allocation", "figure_eta", "figure_fits", "figure_realised", "pyplot"]
+
+
+def pyplot():
+    """``matplotlib.pyplot`` on the file-only Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def figure_fits(fit, summary, config, path: Path) -> None:
+    plt = pyplot()
+    from matplotlib.ticker import NullFormatter
+
+    base = config["sweep"]["base"]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
+    shown: list[float] = []  # the y-range: data, intervals and fitted curves, not the band
+    for ax, knob in zip(axes, AXES):
+        pts = [s for s in summary if all(s[k] == base[k] for k in AXES if k != knob)]
+        pts.sort(key=lambda s: s[knob])
+        xs = np.array([s[knob] for s in pts], dtype=float)
+        loss = np.array([1 - s["success_iqm"] for s in pts])
+        # Loss = 1 − success, so the success interval's upper end is the loss's lower end.
+        err = np.array([[s["ci_high"] - s["success_iqm"] for s in pts],
+                        [s["success_iqm"] - s["ci_low"] for s in pts]])
+        ax.errorbar(xs, loss, yerr=err, fmt="o", color="k", capsize=3,
+                    label="sweep (IQM, 95% CI)")
+        grid = np.geomspace(xs.min(), xs.max(), 60)
+        points = [{**{k: base[k] for k in AXES}, knob: g} for g in grid]
+        curve = [float(fit.predict(p)) for p in points]
+        ax.plot(grid, curve, color="C0", label="fitted law")
+        shown += [*curve, *(loss - err[0]), *(loss + err[1])]
+        try:
+            band = fit.predict_band(points)
+        except ValueError:  # too few usable bootstrap laws for a band
+            band = None
+        if band is not None:
+            ax.fill_between(grid, band[0], band[1], color="C0", alpha=0.2,
+                            label=f"{int(fit.confidence * 100)}% bootstrap band")
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel(knob.replace("_", " "))
+        others = ", ".join(f"{SUBSTITUTE[k]}={base[k]}" for k in AXES if k != knob)
+        ax.set_title(f"{knob.replace('_', ' ')} varies ({others})", fontsize=10)
+    # A poorly identified resample can put the band's edge orders of magnitude
+    # above the data (seen: 900 against losses below 1); it must not set the scale.
+    lo, hi = min(shown), max(shown)
+    pad = 0.1 * (hi - lo) or 0.05
+    axes[0].set_ylim(max(lo - pad, 0.0), hi + pad)
+    axes[0].set_ylabel("held-out loss = 1 − success")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def figure_allocation(curve, budgets, path: Path) -> None:
+    plt = pyplot()
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    for var, label in (("E", "environments E"), ("t", "tasks per environment t"),
+                       ("k", "trajectories per task k")):
+        left.plot(budgets, [a.values[var] for a in curve], marker="o", ms=3, label=label)
+    left.set_xscale("log")
+    left.set_yscale("log")
+    left.set_xlabel("budget")
+    left.set_ylabel("optimal allocation")
+    left.legend(fontsize=8)
+    terms = list(curve[0].shares)
+    shares = np.array([[a.shares[t] for t in terms] for a in curve])
+    # The cost's terms, named by what they buy (c_E·E, c_T·E·t, c_τ·E·t·k).
+    names = {1: "environments", 2: "tasks", 3: "trajectories"}
+    labels = [f"{names.get(len(t.split('*')), t)} ({t})" for t in terms]
+    right.stackplot(budgets, shares.T, labels=labels)
+    right.set_xscale("log")
+    right.set_ylim(0, 1)
+    right.set_xlabel("budget")
+    right.set_ylabel("share of budget")
+    right.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def figure_eta(curve, path: Path) -> None:
+    plt = pyplot()
+
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    xs = [c["budget"] for c in curve if math.isfinite(c["eta"])]
+    ys = [c["eta"] for c in curve if math.isfinite(c["eta"])]
+    ax.plot(xs, ys, marker="o", ms=3)
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_xlabel("budget of the trajectories-only baseline")
+    ax.set_ylabel("predicted η = B_baseline / B_optimal")
+    ax.set_title("iso-loss efficiency against scaling trajectories alone")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def figure_realised(eff, path: Path) -> None:
+    plt = pyplot()
+
+    real = eff["realised"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
+    pts = real["optimal_path"]
+    left.errorbar([p["cost"] for p in pts], [p["success_iqm"] for p in pts],
+                  yerr=[[p["success_iqm"] - p["ci_low"] for p in pts],
+                        [p["ci_high"] - p["success_iqm"] for p in pts]],
+                  fmt="o-", capsize=3, label="solver's allocation along its budget path")
+    b = real["baseline_success"]
+    left.errorbar([real["baseline"]["cost"]], [b["estimate"]],
+                  yerr=[[b["estimate"] - b["low"]], [b["high"] - b["estimate"]]],
+                  fmt="s", color="C3", capsize=3, label="trajectories only")
+    left.axhline(b["estimate"], color="C3", lw=0.8, ls=":")
+    if real["iso_loss_cost_bound"] == "exact":
+        left.axvline(real["iso_loss_cost"], color="C0", lw=0.8, ls=":")
+    left.set_xscale("log")
+    left.set_xlabel("cost")
+    left.set_ylabel("held-out success (IQM, 95% CI)")
+    left.legend(fontsize=8)
+    pred = eff["predicted"]["eta"]
+    shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[real["eta_bound"]]
+    right.bar(["predicted η", f"realised η{shown}"], [pred, real["eta"]], color=["C0", "C3"])
+    right.axhline(1.0, color="grey", lw=0.8, ls="--")
+    right.set_ylabel("η = B_baseline / B_optimal at equal loss")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

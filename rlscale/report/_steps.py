@@ -1,0 +1,307 @@
+"""The report's six steps: each calls the library and records plain data.
+
+A step is ``step(config, staging, sections, shared, progress)``: it reads the
+configuration, writes its files into ``staging``, stores its plain-data
+section in ``sections[name]`` (what ``results.json`` holds) and hands the live
+objects later steps need through ``shared`` (a :class:`Shared`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlscale._io import write_text_atomic
+from rlscale.report._config import AXES, SUBSTITUTE, cost_text, nested_bounds, train_fields
+from rlscale.report._figures import (
+    figure_allocation,
+    figure_eta,
+    figure_fits,
+    figure_realised,
+)
+
+__all__ = ["STEPS", "Shared", "prune_results", "run_spec"]
+
+
+@dataclass
+class Shared:
+    """Live objects one step hands to later ones (never written to ``results.json``).
+
+    Attributes
+    ----------
+    fit : rlscale.optimize.FitResult or None
+        The law fitted in step 3; steps 4 and 5 optimise and compare with it.
+    problem : rlscale.optimize.AllocationProblem or None
+        The compiled allocation problem of step 4, re-solved by step 5.
+    run_ids : dict
+        Per results file, the run ids this report asked for, in spec order:
+        runs of an interrupted report with another configuration are pruned
+        from the file before publishing.
+    """
+
+    fit: Any = None
+    problem: Any = None
+    run_ids: dict[Path, dict[str, None]] = field(default_factory=dict)
+
+
+# -- 1. reward law -----------------------------------------------------------
+
+def reward_law_step(config, staging, sections, shared, progress) -> None:
+    from rlscale._reward_verification import verify_reward_law
+
+    rep = verify_reward_law(config["reward_law"]["mode"], out=staging / "reward-law",
+                            rng=config["seed"], figures=True, progress=False)
+    data = rep.as_dict()
+    data["files"] = {k: f"reward-law/{Path(v).name}" for k, v in data["files"].items()}
+    sections["reward_law"] = data
+
+
+def sweep_step(config, staging, sections, shared, progress) -> None:
+    from rlscale._sweep import parse_spec, summarise
+
+    spec = parse_spec({**config["sweep"], "train": train_fields(config)})
+    rows = run_spec(spec, staging / "sweep.csv", progress, shared)
+    sections["sweep"] = {"runs": len(rows), "summary": summarise(rows), "rows": rows}
+
+
+def fit_step(config, staging, sections, shared, progress) -> None:
+    from rlscale.optimize import fit_law
+
+    rows = sections["sweep"]["rows"]
+    data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in AXES}
+    data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
+    f = config["fit"]
+    fit = fit_law(data, law=f["law"], axes=list(AXES), target="loss",
+                  bootstrap=f["bootstrap"], confidence=f["confidence"], starts=f["starts"],
+                  seed=config["seed"], n_jobs=min(2, os.cpu_count() or 1))
+    centre = {axis: config["sweep"]["base"][axis] for axis in AXES}
+    elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
+    ordering = sorted(elasticities, key=elasticities.get, reverse=True)
+    sections["fit"] = {"result": fit.as_dict(), "centre": centre,
+                       "elasticities": elasticities, "impact_ordering": ordering}
+    shared.fit = fit
+    figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png")
+
+
+def allocation_step(config, staging, sections, shared, progress) -> None:
+    from scipy import stats
+
+    from rlscale.optimize import AllocationProblem, allocate
+    from rlscale.theory import (
+        SynthesisMethod,
+        critical_synthetic_ratio,
+        optimal_filter_threshold,
+    )
+
+    law = shared.fit.law
+    costs = config["costs"]
+    cost = cost_text(costs)
+    problem = AllocationProblem(law, cost, nested_bounds(config), substitute=SUBSTITUTE)
+    plan = problem.allocate(config["allocation"]["budget"])
+    lo, hi, count = config["allocation"]["budgets"]
+    budgets = np.geomspace(lo, hi, count)
+    curve = problem.sweep(budgets)
+    shared.problem = problem
+
+    # Synthetic environments while real ones are scarce.  At the plan's t*, k*
+    # an environment costs its unit cost plus the training it carries, so the
+    # law restricted to E is a one-axis additive law under a linear cost: the
+    # form synthetic allocation takes (and the critical ratio's closed form).
+    syn = config["synthesis"]
+    budget = config["allocation"]["budget"]
+    real_cap = syn["real_environments"]
+    t_s, k_s = plan.values["t"], plan.values["k"]
+    carried = costs["task"] * t_s + costs["trajectory"] * t_s * k_s
+    env_law = law.fix(tasks_per_environment=t_s, trajectories_per_task=k_s)
+    real_cost = costs["environment"] + carried
+    linear = f"{real_cost!r}*environments"
+    method = SynthesisMethod("environments", unit_cost=syn["unit_cost"] + carried,
+                             rho=syn["rho"], saturation=syn["saturation"], kind="relative",
+                             name="synthetic_environments")
+    bounds = nested_bounds(config)
+    bounds["E"] = (1.0, min(real_cap, bounds["E"][1]))
+    real_only = AllocationProblem(law, cost, bounds, substitute=SUBSTITUTE).allocate(budget)
+    with_syn = allocate(env_law, linear, budget, {"environments": (1.0, real_cap)},
+                        synthesis=[method])
+    critical = critical_synthetic_ratio(method, real_cost=real_cost)
+    chosen_ratio = with_syn.values[method.name] / with_syn.values["environments"]
+    quality = stats.beta(syn["quality_a"], syn["quality_b"])
+    threshold = optimal_filter_threshold(quality, gen_cost=syn["gen_cost"],
+                                         train_cost=syn["train_cost"])
+    sections["allocation"] = {
+        "cost": cost, "budget": budget, "plan": plan.as_dict(),
+        "curve": [a.as_dict() for a in curve],
+        "synthetic": {
+            "method": method.as_dict(), "real_unit_cost": real_cost, "t": t_s, "k": k_s,
+            "real_environments": real_cap,
+            "real_only": real_only.as_dict(), "with_synthetic": with_syn.as_dict(),
+            "critical_ratio": critical.as_dict(), "solver_ratio": chosen_ratio,
+            "quality_filter": threshold.as_dict(),
+        },
+    }
+    figure_allocation(curve, budgets, staging / "allocation.png")
+
+
+def _train_points(config, staging, shared, name: str, design: dict[str, Any],
+                  seeds: list[int], progress: bool) -> list[dict[str, Any]]:
+    """Train configurations through the sweep runner (resumable, parallel)."""
+    from rlscale._sweep import parse_spec
+
+    spec = parse_spec({**design, "seeds": list(seeds),
+                       "algorithms": config["sweep"]["algorithms"][:1],
+                       "train": train_fields(config)})
+    return run_spec(spec, staging / f"{name}.csv", progress, shared)
+
+
+def run_spec(spec, path: Path, progress: bool, shared: Shared) -> list[dict[str, Any]]:
+    """Run a sweep spec (resuming ``path``); return only this spec's rows.
+
+    The run ids are recorded so that runs of an earlier, interrupted report
+    with another configuration are pruned from ``path`` before publishing,
+    and the file is rewritten in the spec's order.
+    """
+    from rlscale._sweep import expand, run_sweep
+
+    wanted = [r["run_id"] for r in expand(spec)]
+    shared.run_ids.setdefault(path, {}).update(dict.fromkeys(wanted))
+    rows = run_sweep(spec, path, jobs=min(2, os.cpu_count() or 1), progress=progress)
+    # Parallel runs finish in any order, and a fit's result can depend on the
+    # order of its rows: return them in the spec's order so that the same
+    # seed gives the same report.
+    by_id = {r["run_id"]: r for r in rows}
+    return [by_id[i] for i in wanted]
+
+
+def prune_results(path: Path, run_ids: dict[str, None]) -> None:
+    """Rewrite a sweep results file with only ``run_ids``, in that order.
+
+    Drops the runs of an earlier, interrupted report with another
+    configuration, and replaces completion order (which varies with
+    parallel workers) by the spec's order.
+    """
+    from rlscale._sweep import _render, read_results
+
+    by_id = {r["run_id"]: r for r in read_results(path)}
+    write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
+
+
+def efficiency_step(config, staging, sections, shared, progress) -> None:
+    """Predicted and realised iso-loss efficiency at the configured budget.
+
+    The baseline spends the budget ``B`` on trajectories alone (``E, t`` at the
+    sweep's centre).  Predicted: ``eta = B / B_opt`` where ``B_opt`` is the
+    cheapest budget at which the law says the optimal allocation matches the
+    baseline's loss (:func:`rlscale.optimize.efficiency_curve`).  Realised:
+    the baseline is trained at ``B``; the optimal allocation is trained along
+    its budget path (``B_opt`` times the ``ladder`` factors, and at ``B``
+    itself for the equal-cost comparison); ``B_opt`` is read off where that
+    measured path reaches the baseline's held-out success.
+    """
+    from rlscale.optimize import Baseline, cost_to_reach, efficiency_curve
+    from rlscale.simulate import iqm_ci, iqm_difference_ci
+
+    problem = shared.problem
+    law = shared.fit.law
+    base = config["sweep"]["base"]
+    e_b, t_b = base["environments"], base["tasks_per_environment"]
+    fixed = {"E": float(e_b), "t": float(t_b)}
+    bounds = nested_bounds(config)
+    budget = float(config["allocation"]["budget"])
+    lo, hi, count = config["allocation"]["budgets"]
+    curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
+                             fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
+    at_budget = efficiency_curve(law, problem.cost, [budget], scaled="k", fixed=fixed,
+                                 bounds=bounds, substitute=SUBSTITUTE).rows()[0]
+    if not math.isfinite(at_budget["eta"]):
+        raise ValueError(f"the trajectories-only baseline cannot spend budget {budget:g} "
+                         f"with E={e_b}, t={t_b} fixed; raise allocation.budget")
+    b_opt = at_budget["optimal_budget_at_baseline_loss"]
+
+    seeds = config["efficiency"]["seeds"]
+    # The baseline's trajectories per task: the largest integer k within the budget.
+    baseline = Baseline(problem, "k", fixed)
+    k_b = max(2, math.floor(baseline.x_for_budget(budget) * (1 + 1e-12)))
+    baseline_rows = _train_points(
+        config, staging, shared, "efficiency-baseline",
+        {"design": "grid", "axes": {"environments": [e_b], "tasks_per_environment": [t_b],
+                                    "trajectories_per_task": [k_b]}}, seeds, progress)
+    path_budgets = sorted({*(b_opt * f for f in config["efficiency"]["ladder"]), budget})
+    path = []
+    for b in path_budgets:
+        a = problem.allocate(b)
+        if a.rounded is None:
+            continue
+        point = {k: int(v) for k, v in a.rounded.items()}
+        rows = _train_points(
+            config, staging, shared, "efficiency-optimal",
+            {"design": "grid", "axes": {"environments": [point["E"]],
+                                        "tasks_per_environment": [point["t"]],
+                                        "trajectories_per_task": [point["k"]]}},
+            seeds, progress)
+        ci = iqm_ci([r["success"] for r in rows], n_boot=2000, rng=config["seed"])
+        path.append({"budget": b, **point, "cost": float(rows[0]["cost"]),
+                     "predicted_loss": a.rounded_loss, "success_iqm": ci.estimate,
+                     "ci_low": ci.low, "ci_high": ci.high,
+                     "successes": [r["success"] for r in rows]})
+    if not path:
+        raise ValueError(f"no budget of the efficiency path {path_budgets} has an integer "
+                         "allocation inside allocation.bounds; widen the bounds or "
+                         "efficiency.ladder")
+    base_success = np.array([r["success"] for r in baseline_rows])
+    base_ci = iqm_ci(base_success, n_boot=2000, rng=config["seed"])
+    base_cost = float(baseline_rows[0]["cost"])
+    equal = min(path, key=lambda p: abs(math.log(p["cost"] / base_cost)))
+    diff = iqm_difference_ci(equal["successes"], base_success, n_boot=2000,
+                             rng=config["seed"])
+    reached = cost_to_reach([p["cost"] for p in path], [p["success_iqm"] for p in path],
+                            base_ci.estimate)
+    iso_cost, bound, note = reached.cost, reached.bound, reached.note
+    # A bound on the iso-loss cost is the opposite bound on η = cost_baseline / cost.
+    eta_bound = {"exact": "exact", "upper": "at least", "lower": "at most"}[bound]
+    sections["efficiency"] = {
+        "predicted": {"eta": at_budget["eta"], "budget": budget, "optimal_budget": b_opt,
+                      "baseline_loss": at_budget["baseline_loss"]},
+        "curve": curve.rows(),
+        "curve_notes": list(curve.notes),
+        "realised": {
+            "budget": budget, "seeds": list(seeds),
+            "baseline": {"E": e_b, "t": t_b, "k": k_b, "cost": base_cost},
+            "baseline_success": base_ci.as_dict(),
+            "optimal_path": [{k: v for k, v in p.items() if k != "successes"} for p in path],
+            "equal_cost": {"E": equal["E"], "t": equal["t"], "k": equal["k"],
+                           "cost": equal["cost"], "success_iqm": equal["success_iqm"],
+                           "ci_low": equal["ci_low"], "ci_high": equal["ci_high"]},
+            "difference": diff.as_dict(),
+            "iso_loss_cost": iso_cost, "iso_loss_cost_bound": bound,
+            "eta": base_cost / iso_cost, "eta_bound": eta_bound, "note": note,
+        },
+    }
+    figure_eta(curve.rows(), staging / "efficiency.png")
+    figure_realised(sections["efficiency"], staging / "realised.png")
+
+
+def proofs_step(config, staging, sections, shared, progress) -> None:
+    if not config["proofs"]["enabled"]:
+        sections["proofs"] = {"enabled": False, "results": []}
+        return
+    from rlscale.proofs import check_proofs
+
+    results = check_proofs()
+    sections["proofs"] = {"enabled": True, "all_hold": all(r.passed for r in results),
+                          "results": [r.as_dict() for r in results]}
+
+
+#: The steps in order, with the progress bar's labels.
+STEPS = (
+    ("reward law", reward_law_step),
+    ("trainer sweep", sweep_step),
+    ("law fit", fit_step),
+    ("allocation", allocation_step),
+    ("efficiency", efficiency_step),
+    ("proofs", proofs_step),
+)
