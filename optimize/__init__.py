@@ -26,6 +26,11 @@ _EXPORTS: dict[str, str] = {
     "efficiency_curve": "_efficiency",
     "MeasuredCost": "_efficiency",
     "cost_to_reach": "_efficiency",
+    "BaselineComparison": "_baselines",
+    "PlanUncertainty": "_baselines",
+    "baseline_allocations": "_baselines",
+    "compare_baselines": "_baselines",
+    "plan_uncertainty": "_baselines",
     "AllocationSpec": "_spec",
     "load_spec": "_spec",
 }

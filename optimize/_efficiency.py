@@ -74,7 +74,9 @@ class EfficiencyCurve:
 
     ``baseline_loss[i]`` is the loss of the baseline with ``budgets[i]``;
     ``optimal_loss[i]`` the optimum's at the same budget; ``eta[i]`` is
-    ``budgets[i] / min_cost(baseline_loss[i])``; ``loss_ratio[i]`` the ratio
+    what the baseline spent — ``budgets[i]``, or less once the scaled
+    variable is at its upper bound (a note says from where) — over
+    ``min_cost(baseline_loss[i])``; ``loss_ratio[i]`` the ratio
     of reducible losses at equal budget.  Budgets the baseline cannot use
     (its fixed axes alone cost more) give ``nan`` with a note.
     """
@@ -157,6 +159,14 @@ class Baseline:
         return self._solve(self.loss, target, increasing=False)
 
     def x_for_budget(self, budget: float) -> float:
+        """The scaled variable's value that spends ``budget``, capped at its upper bound.
+
+        A baseline honours the user's bounds: past its bound it cannot buy
+        more of the scaled variable and spends less than ``budget``.
+        """
+        hi = self.problem.bounds[self.scaled][1]
+        if math.isfinite(hi) and float(self.cost(hi)) <= budget:
+            return float(hi)
         return self._solve(self.cost, budget, increasing=True)
 
 
@@ -254,18 +264,24 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
         it = tqdm(list(it), desc="budgets", unit="budget", file=sys.stderr)
     fixed_cost = float(base.cost(0.0)) if base.scaled not in problem.objective.axes else \
         float(base.cost(1e-300))
+    capped = False
     for i, b in it:
         b = float(b)
         if b <= fixed_cost:
             notes.append(f"budget {b:g}: the fixed axes alone cost {fixed_cost:g}")
             continue
         x = base.x_for_budget(b)
+        spent = float(base.cost(x))
+        if spent < b * (1 - 1e-12) and not capped:
+            capped = True
+            notes.append(f"from budget {b:g} on, {base.scaled} is at its upper bound "
+                         f"{x:g}: the baseline spends {spent:g} and η uses what it spent")
         lb = float(base.loss(x))
         opt = problem.allocate(b, round_integers=False)
         out["base"][i] = lb
         out["opt"][i] = opt.loss
         out["optb"][i] = problem.min_cost(lb, round_integers=False).cost
-        out["eta"][i] = b / out["optb"][i]
+        out["eta"][i] = spent / out["optb"][i]
         # Ratio of reducible losses from their logs: at huge budgets L - floor
         # cancels to 0 in double precision while the reducible part does not.
         out["ratio"][i] = math.exp(_log_reducible(law, problem.effective(base._vals(x)))

@@ -11,6 +11,7 @@ import sympy as sp
 from rlscale.theory import (
     AdditiveLaw,
     LawProperties,
+    MixtureLaw,
     MultiplicativeLaw,
     PassRateLaw,
     VarianceComponentsLaw,
@@ -23,6 +24,8 @@ LAWS = [
     MultiplicativeLaw(2.0, {"E": 0.3, "K": 0.1}, floor=0.05),
     PassRateLaw(0.8, {"E": 50.0, "K": 5.0}, {"E": 1.0, "K": 0.5}),
     VarianceComponentsLaw(0.1, 4.0, 1.0, 0.25),
+    MixtureLaw([AdditiveLaw(0.1, {"E": 3.0, "K": 2.0}, {"E": 0.45, "K": 0.3}),
+                AdditiveLaw(0.3, {"E": 1.0, "K": 5.0}, {"E": 0.6, "K": 0.3})], [1.0, 3.0]),
 ]
 IDS = [type(law).__name__ for law in LAWS]
 

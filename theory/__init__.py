@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "MultiplicativeLaw": "_laws",
     "PassRateLaw": "_laws",
     "law_from_dict": "_laws",
+    "MixtureLaw": "_mixture",
     "NestedAllocation": "_nested",
     "VarianceComponentsLaw": "_nested",
     "nested_cost": "_nested",

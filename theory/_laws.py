@@ -478,6 +478,7 @@ def law_from_dict(spec: Mapping[str, Any]) -> Law:
     >>> law_from_dict(law.as_dict()) == law
     True
     """
+    from rlscale.theory._mixture import MixtureLaw
     from rlscale.theory._nested import VarianceComponentsLaw
 
     if not isinstance(spec, Mapping):
@@ -485,7 +486,8 @@ def law_from_dict(spec: Mapping[str, Any]) -> Law:
     family = spec.get("family")
     kinds: dict[str, type[Law]] = {
         "additive": AdditiveLaw, "multiplicative": MultiplicativeLaw,
-        "pass_rate": PassRateLaw, "variance_components": VarianceComponentsLaw}
+        "pass_rate": PassRateLaw, "variance_components": VarianceComponentsLaw,
+        "mixture": MixtureLaw}
     if family not in kinds:
         raise ValueError(f"law family must be one of {sorted(kinds)}; got family={family!r}")
     kwargs = {k: v for k, v in spec.items() if k not in ("family", "axes", "properties")}

@@ -1,0 +1,144 @@
+"""Fair baselines, plan uncertainty and the robust plan (issue 11, items 3 and 4)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from rlscale.optimize import (
+    AllocationProblem,
+    Baseline,
+    baseline_allocations,
+    compare_baselines,
+    efficiency_curve,
+    plan_uncertainty,
+)
+from rlscale.theory import AdditiveLaw, MixtureLaw
+
+LAW = AdditiveLaw(0.2, {"E": 2.0, "k": 1.0}, {"E": 0.5, "k": 1.0})
+PRICES = {"E": 3.0, "k": 0.5}
+COST = "3*E + 0.5*k"
+
+
+def _min_cost_closed_form(law: AdditiveLaw, prices: dict[str, float], target: float) -> float:
+    """Cheapest linear-cost allocation reaching ``target`` (Lagrange, one root in λ).
+
+    Stationarity of Σ c_i x_i + λ(Σ a_i x_i^-α_i − (target − floor)) gives
+    x_i = (λ a_i α_i / c_i)^(1/(1+α_i)); λ solves the loss constraint.
+    """
+    a, alpha = law.coefficients, law.exponents
+
+    def xs(log_lam: float) -> dict[str, float]:
+        return {i: math.exp((log_lam + math.log(a[i] * alpha[i] / prices[i])) / (1 + alpha[i]))
+                for i in a}
+
+    def gap(log_lam: float) -> float:
+        x = xs(log_lam)
+        return sum(a[i] * x[i] ** -alpha[i] for i in a) - (target - law.floor)
+
+    x = xs(brentq(gap, -200.0, 200.0, xtol=1e-14))
+    return sum(prices[i] * x[i] for i in x)
+
+
+def test_single_axis_baselines_spend_the_budget_and_match_a_closed_form() -> None:
+    prob = AllocationProblem(LAW, COST, {"E": (1, 1e9), "k": (1, 1e9)})
+    cmp = compare_baselines(prob, 500.0, {"E": 10.0, "k": 20.0})
+    k_only = cmp.baselines["k only"]
+    assert k_only["values"]["E"] == pytest.approx(10.0, rel=1e-12)
+    assert k_only["values"]["k"] == pytest.approx((500.0 - 30.0) / 0.5, rel=1e-10)
+    assert k_only["cost"] == pytest.approx(500.0, rel=1e-10)
+    assert k_only["note"] == ""
+    expected = 500.0 / _min_cost_closed_form(LAW, PRICES, k_only["loss"])
+    assert k_only["eta"] == pytest.approx(expected, rel=1e-6)
+    prop = cmp.baselines["proportional"]
+    assert prop["values"]["k"] / prop["values"]["E"] == pytest.approx(2.0, rel=1e-12)
+    assert prop["cost"] == pytest.approx(500.0, rel=1e-10)
+    # Every baseline is at best as good as the optimum, and the strongest is the smallest η.
+    assert all(row["eta"] >= 1 - 1e-7 for row in cmp.baselines.values())
+    assert cmp.eta == min(row["eta"] for row in cmp.baselines.values())
+
+
+def test_baselines_stop_at_the_users_bounds() -> None:
+    prob = AllocationProblem(LAW, COST, {"E": (1, 1e9), "k": (1, 256)})
+    rows = baseline_allocations(prob, 1e4, {"E": 10.0, "k": 20.0})
+    values, spent, note = rows["k only"]
+    assert values["k"] == pytest.approx(256.0, rel=1e-12)
+    assert spent == pytest.approx(30.0 + 128.0, rel=1e-12)
+    assert "k reached its upper bound" in note
+    # The proportional baseline stops when k (the first to reach a bound) does.
+    values, spent, note = rows["proportional"]
+    assert values["k"] == pytest.approx(256.0, rel=1e-12)
+    assert values["E"] == pytest.approx(128.0, rel=1e-12)
+
+
+def test_efficiency_curve_baseline_honours_bounds() -> None:
+    # Issue 11: the trajectories-only baseline reached k = 4e5 under a bound of 256.
+    prob = AllocationProblem(LAW, COST, {"E": (1, 1e9), "k": (1, 256)})
+    base = Baseline(prob, "k", {"E": 10.0})
+    assert base.x_for_budget(1e6) == pytest.approx(256.0, rel=1e-12)
+    curve = efficiency_curve(LAW, COST, [1e3, 1e6], scaled="k", fixed={"E": 10.0},
+                             bounds={"E": (1, 1e9), "k": (1, 256)})
+    capped_loss = LAW.loss(E=10.0, k=256.0)
+    assert curve.baseline_loss == pytest.approx([capped_loss, capped_loss], rel=1e-12)
+    # η is what the capped baseline spent over what the optimum needs for its loss.
+    assert curve.eta[1] == pytest.approx(
+        158.0 / _min_cost_closed_form(LAW, PRICES, capped_loss), rel=1e-6)
+    assert any("upper bound" in n for n in curve.notes)
+
+
+def test_mixture_law_is_the_weighted_mean() -> None:
+    a = AdditiveLaw(0.1, {"E": 1.0, "k": 3.0}, {"E": 0.5, "k": 0.25})
+    b = AdditiveLaw(0.4, {"E": 2.0, "k": 1.0}, {"E": 0.5, "k": 0.75})
+    mix = MixtureLaw([a, b], weights=[1.0, 3.0])
+    for e, k in [(1.0, 1.0), (7.5, 300.0), (1e6, 2.0)]:
+        expected = 0.1 * 0.25 + 0.4 * 0.75 + 0.25 * (e ** -0.5 + 3 * k ** -0.25) \
+            + 0.75 * (2 * e ** -0.5 + k ** -0.75)
+        assert mix.loss(E=e, k=k) == pytest.approx(expected, rel=1e-13)
+    # Terms with equal exponents merge: E**-0.5 appears once with 0.25·1 + 0.75·2.
+    terms = {m.exponents: m.coefficient for m in mix.reducible_posynomial().terms}
+    assert terms[(("E", -0.5),)] == pytest.approx(1.75, rel=1e-15)
+    assert len(terms) == 3
+    with pytest.raises(ValueError, match=r"laws\[1\] has axes \['E'\]"):
+        MixtureLaw([a, AdditiveLaw(0.1, {"E": 1.0}, {"E": 0.5})])
+    with pytest.raises(ValueError, match=r"weights must not all be 0"):
+        MixtureLaw([a, b], weights=[0.0, 0.0])
+
+
+def test_identical_bootstrap_laws_give_point_intervals() -> None:
+    laws = [LAW] * 4
+    u = plan_uncertainty(LAW, laws, COST, 500.0, {"E": 10.0, "k": 20.0},
+                         {"E": (1, 1e9), "k": (1, 1e9)})
+    for v, (lo, hi) in u.allocation_intervals.items():
+        assert lo == pytest.approx(u.point.plan.values[v], rel=1e-6)
+        assert hi == pytest.approx(u.point.plan.values[v], rel=1e-6)
+    assert u.loss_band[0] == pytest.approx(u.point.plan.loss, rel=1e-9)
+    lo, hi = u.eta_intervals[u.strongest]
+    assert lo == pytest.approx(u.point.eta, rel=1e-6) and hi == pytest.approx(u.point.eta,
+                                                                              rel=1e-6)
+    assert u.robust.values["E"] == pytest.approx(u.point.plan.values["E"], rel=1e-6)
+    assert abs(u.robust_gain) < 1e-9 and abs(u.robust_point_cost) < 1e-9
+
+
+def test_robust_plan_trades_point_loss_for_expected_loss() -> None:
+    rng = np.random.default_rng(3)
+    laws = [AdditiveLaw(0.2, {"E": 2.0 * s, "k": 1.0 / s}, {"E": 0.5, "k": 1.0})
+            for s in np.exp(rng.normal(0.0, 0.6, 40))]
+    u = plan_uncertainty(LAW, laws, COST, 500.0, {"E": 10.0, "k": 20.0},
+                         {"E": (1, 1e9), "k": (1, 1e9)}, confidence=0.8)
+    assert u.n_laws == 40
+    # Independently: the mean loss over the laws at both plans.
+    def mean_loss(values):
+        return float(np.mean([law.loss(values) for law in laws]))
+
+    point_mean, robust_mean = mean_loss(u.point.plan.values), mean_loss(u.robust.values)
+    assert u.robust_gain == pytest.approx(point_mean - robust_mean, rel=1e-9, abs=1e-12)
+    assert robust_mean <= point_mean + 1e-12  # optimal for the mean
+    assert LAW.loss(u.robust.values) >= LAW.loss(u.point.plan.values) - 1e-12
+    assert u.robust_gain > 1e-6  # the laws disagree: robustness changes the plan
+    lo, hi = u.allocation_intervals["E"]
+    assert lo < u.point.plan.values["E"] < hi
+    assert u.loss_band[0] < u.point.plan.loss < u.loss_band[1]
+    assert u.covers(u.point.eta)
