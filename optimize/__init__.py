@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
     "baseline_allocations": "_baselines",
     "compare_baselines": "_baselines",
     "plan_uncertainty": "_baselines",
+    "RealisedEfficiency": "_realised",
+    "realised_efficiency": "_realised",
     "AllocationSpec": "_spec",
     "load_spec": "_spec",
 }
