@@ -358,9 +358,10 @@ def run_sweep(
     return rows
 
 
-def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
     """Per configuration (axes × algorithm, and policy, frontier, defects when they differ):
-    runs, IQM success and its bootstrap 95 % CI over seeds, mean env steps."""
+    runs, IQM success and its bootstrap CI over seeds (level ``confidence``), mean env
+    steps."""
     from rlscale.simulate import iqm_ci
 
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
@@ -371,7 +372,7 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for key in sorted(groups):
         g = groups[key]
-        ci = iqm_ci([r["success"] for r in g], n_boot=1000, rng=0)
+        ci = iqm_ci([r["success"] for r in g], n_boot=1000, confidence=confidence, rng=0)
         out.append({
             "environments": key[0], "tasks_per_environment": key[1],
             "trajectories_per_task": key[2], "algorithm": key[3], "policy": key[4],

@@ -205,8 +205,8 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
     assert "data:image/png;base64," in html
     assert 'src="fits.png"' not in html  # self-contained
     md = (quick_report / "index.md").read_text()
-    for heading in ("1. Reward", "2. Trainer sweep", "3. Per-axis", "4. Compute-optimal",
-                    "5. Efficiency", "6. Machine-checked"):
+    for heading in ("Summary of findings", "1. Reward", "2. Trainer sweep", "3. Per-axis",
+                    "4. Compute-optimal", "5. Efficiency", "6. Machine-checked", "Caveats"):
         assert heading in md
 
 
@@ -230,7 +230,24 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     assert pred["eta"] >= 1.0 - 1e-9  # the optimum is never worse than the baseline
     assert real["eta"] > 0 and real["eta_bound"] in ("exact", "at most", "at least")
     # η is what its definition says, recomputed from the reported costs.
-    assert pred["eta"] == pytest.approx(pred["budget"] / pred["optimal_budget"], rel=1e-12)
+    assert pred["eta"] == pytest.approx(pred["baseline_cost"] / pred["optimal_budget"],
+                                        rel=1e-12)
+    assert pred["baseline_cost"] <= pred["budget"] * (1 + 1e-9)
+    # The headline compares against the strongest baseline: the smallest predicted η.
+    eff = res["efficiency"]
+    etas = {name: row["eta"] for name, row in eff["baselines"].items()}
+    assert eff["strongest"] == min(etas, key=etas.get)
+    assert set(eff["comparisons"]) == {"k only", eff["strongest"]}
+    for comp in eff["comparisons"].values():
+        lo, hi = comp["realised"]["interval"]
+        assert lo <= hi and lo > 0
+        assert comp["intervals_overlap"] == (
+            comp["predicted"]["interval"][0] <= hi and lo <= comp["predicted"]["interval"][1])
+        assert comp["realised"]["eta"] == pytest.approx(
+            comp["baseline"]["cost"] / comp["realised"]["iso_cost"], rel=1e-12)
+    bounds = res["config"]["allocation"]["bounds"]
+    assert all(row["values"][v] <= bounds[v] * (1 + 1e-9)
+               for row in eff["baselines"].values() for v in ("E", "t", "k"))
     assert real["eta"] == pytest.approx(real["baseline"]["cost"] / real["iso_loss_cost"],
                                         rel=1e-12)
     # The equal-cost comparison really is at (nearly) equal cost.

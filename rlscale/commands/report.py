@@ -34,8 +34,7 @@ def _report(args: argparse.Namespace) -> int:
 
     config = load_config(args.config, quick=args.quick)
     result = run_report(args.out, config=config, progress=not args.no_progress)
-    pred, real = result.sections["efficiency"]["predicted"], result.sections["efficiency"][
-        "realised"]
+    eff = result.sections["efficiency"]
     print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")
     kept = result.published
     if kept is not None and kept.kept:
@@ -44,6 +43,12 @@ def _report(args: argparse.Namespace) -> int:
     if kept is not None and kept.left is not None:
         print(f"files of the old report that could not be moved are kept in {kept.left}",
               file=sys.stderr)
-    print(f"predicted η {bounded(pred['eta'], 'exact')}, realised η "
-          f"{bounded(real['eta'], real['eta_bound'])}")
+    pct = f"{round(eff['confidence'] * 100)} %"
+    for name, comp in eff["comparisons"].items():
+        pred, real = comp["predicted"], comp["realised"]
+        role = "strongest baseline" if name == eff["strongest"] else "baseline"
+        print(f"{role} {name}: predicted η {pred['eta']:.3g} [{pred['interval'][0]:.3g}, "
+              f"{pred['interval'][1]:.3g}], realised η {bounded(real['eta'], real['bound'])} "
+              f"[{real['interval'][0]:.3g}, {real['interval'][1]:.3g}] ({pct} intervals; "
+              f"{'they agree' if comp['intervals_overlap'] else 'they do not overlap'})")
     return 0

@@ -32,7 +32,9 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
 ``[efficiency]``
     ``seeds`` of the realised comparison; ``ladder``: factors of the
     predicted optimal budget at which the solver's allocation is trained to
-    locate, by interpolation, the cost at which it matches the baseline.
+    locate, by interpolation, the cost at which it matches the baseline;
+    ``plan_laws``: bootstrap laws (at most) carried into the plan's
+    uncertainty and the robust plan.
 ``[proofs]``
     ``enabled``.
 """
@@ -82,7 +84,8 @@ DEFAULTS: dict[str, Any] = {
         "gen_cost": 1.0,
         "train_cost": 4.0,
     },
-    "efficiency": {"seeds": [0, 1, 2, 3, 4], "ladder": [0.25, 0.5, 1.0, 2.0]},
+    "efficiency": {"seeds": [0, 1, 2, 3, 4], "ladder": [0.25, 0.5, 1.0, 2.0],
+                   "plan_laws": 100},
     "proofs": {"enabled": True},
 }
 
@@ -98,7 +101,7 @@ QUICK: dict[str, Any] = {
     },
     "fit": {"bootstrap": 200, "starts": 16},
     "allocation": {"budgets": [200.0, 20000.0, 8]},
-    "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0]},
+    "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0], "plan_laws": 40},
 }
 
 
@@ -244,6 +247,7 @@ def validate(config: dict[str, Any]) -> None:
         raise ValueError("efficiency.ladder must list at least one budget factor; got []")
     for factor in eff["ladder"]:
         check_real("efficiency.ladder", factor, low=0.0, low_open=True)
+    check_positive_int("efficiency.plan_laws", eff["plan_laws"], minimum=2)
 
 
 def to_toml(config: dict[str, Any]) -> str:

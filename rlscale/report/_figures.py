@@ -41,7 +41,7 @@ def figure_fits(fit, summary, config, path: Path) -> None:
         err = np.array([[s["ci_high"] - s["success_iqm"] for s in pts],
                         [s["success_iqm"] - s["ci_low"] for s in pts]])
         ax.errorbar(xs, loss, yerr=err, fmt="o", color="k", capsize=3,
-                    label="sweep (IQM, 95% CI)")
+                    label=f"sweep (IQM, {round(fit.confidence * 100)}% CI)")
         grid = np.geomspace(xs.min(), xs.max(), 60)
         points = [{**{k: base[k] for k in AXES}, knob: g} for g in grid]
         curve = [float(fit.predict(p)) for p in points]
@@ -120,28 +120,40 @@ def figure_realised(eff, path: Path) -> None:
     plt = pyplot()
 
     real = eff["realised"]
+    pct = round(eff["confidence"] * 100)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
     pts = real["optimal_path"]
     left.errorbar([p["cost"] for p in pts], [p["success_iqm"] for p in pts],
                   yerr=[[p["success_iqm"] - p["ci_low"] for p in pts],
                         [p["ci_high"] - p["success_iqm"] for p in pts]],
                   fmt="o-", capsize=3, label="solver's allocation along its budget path")
-    b = real["baseline_success"]
-    left.errorbar([real["baseline"]["cost"]], [b["estimate"]],
-                  yerr=[[b["estimate"] - b["low"]], [b["high"] - b["estimate"]]],
-                  fmt="s", color="C3", capsize=3, label="trajectories only")
-    left.axhline(b["estimate"], color="C3", lw=0.8, ls=":")
-    if real["iso_loss_cost_bound"] == "exact":
-        left.axvline(real["iso_loss_cost"], color="C0", lw=0.8, ls=":")
+    for i, (name, comp) in enumerate(eff["comparisons"].items()):
+        b = comp["baseline_success"]
+        colour = f"C{3 + i}"
+        left.errorbar([comp["baseline"]["cost"]], [b["estimate"]],
+                      yerr=[[b["estimate"] - b["low"]], [b["high"] - b["estimate"]]],
+                      fmt="s", color=colour, capsize=3, label=f"baseline: {name}")
+        left.axhline(b["estimate"], color=colour, lw=0.8, ls=":")
     left.set_xscale("log")
     left.set_xlabel("cost")
-    left.set_ylabel("held-out success (IQM, 95% CI)")
+    left.set_ylabel(f"held-out success (IQM, {pct}% CI)")
     left.legend(fontsize=8)
-    pred = eff["predicted"]["eta"]
-    shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[real["eta_bound"]]
-    right.bar(["predicted η", f"realised η{shown}"], [pred, real["eta"]], color=["C0", "C3"])
+    labels, values, errors, colours = [], [], [[], []], []
+    for name, comp in eff["comparisons"].items():
+        pred, rl = comp["predicted"], comp["realised"]
+        shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[rl["bound"]]
+        for label, value, (lo, hi), colour in (
+                (f"predicted\n{name}", pred["eta"], pred["interval"], "C0"),
+                (f"realised{shown}\n{name}", rl["eta"], rl["interval"], "C3")):
+            labels.append(label)
+            values.append(value)
+            errors[0].append(max(value - lo, 0.0))
+            errors[1].append(max(hi - value, 0.0))
+            colours.append(colour)
+    right.bar(labels, values, yerr=errors, capsize=4, color=colours)
     right.axhline(1.0, color="grey", lw=0.8, ls="--")
-    right.set_ylabel("η = B_baseline / B_optimal at equal loss")
+    right.set_ylabel(f"η = B_baseline / B_optimal ({pct}% interval)")
+    right.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

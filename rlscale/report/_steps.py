@@ -66,7 +66,12 @@ def sweep_step(config, staging, sections, shared, progress) -> None:
 
     spec = parse_spec({**config["sweep"], "train": train_fields(config)})
     rows = run_spec(spec, staging / "sweep.csv", progress, shared)
-    sections["sweep"] = {"runs": len(rows), "summary": summarise(rows), "rows": rows}
+    sections["sweep"] = {
+        "runs": len(rows), "summary": summarise(rows, confidence=config["fit"]["confidence"]),
+        "rows": rows, "seeds": len(config["sweep"]["seeds"]),
+        # Context for every success number: the untrained policy and the optimum.
+        "untrained_success": float(np.mean([r["untrained_success"] for r in rows])),
+        "optimal_success": float(np.mean([r["optimal_success"] for r in rows]))}
 
 
 def fit_step(config, staging, sections, shared, progress) -> None:
@@ -82,8 +87,13 @@ def fit_step(config, staging, sections, shared, progress) -> None:
     centre = {axis: config["sweep"]["base"][axis] for axis in AXES}
     elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
     ordering = sorted(elasticities, key=elasticities.get, reverse=True)
+    # How sure the ordering is: the share of bootstrap laws that order each pair so.
+    boot = [law.elasticities(centre) for law in fit.bootstrap_laws()]
+    pairs = {f"{a} > {b}": (float(np.mean([e[a] > e[b] for e in boot])) if boot else None)
+             for i, a in enumerate(ordering) for b in ordering[i + 1:]}
     sections["fit"] = {"result": fit.as_dict(), "centre": centre,
-                       "elasticities": elasticities, "impact_ordering": ordering}
+                       "elasticities": elasticities, "impact_ordering": ordering,
+                       "ordering_probability": pairs}
     shared.fit = fit
     figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png")
 
@@ -193,92 +203,140 @@ def prune_results(path: Path, run_ids: dict[str, None]) -> None:
 def efficiency_step(config, staging, sections, shared, progress) -> None:
     """Predicted and realised iso-loss efficiency at the configured budget.
 
-    The baseline spends the budget ``B`` on trajectories alone (``E, t`` at the
-    sweep's centre).  Predicted: ``eta = B / B_opt`` where ``B_opt`` is the
-    cheapest budget at which the law says the optimal allocation matches the
-    baseline's loss (:func:`rlscale.optimize.efficiency_curve`).  Realised:
-    the baseline is trained at ``B``; the optimal allocation is trained along
-    its budget path (``B_opt`` times the ``ladder`` factors, and at ``B``
-    itself for the equal-cost comparison); ``B_opt`` is read off where that
-    measured path reaches the baseline's held-out success.
+    Baselines (:func:`rlscale.optimize.compare_baselines`): the budget ``B``
+    spent on one of E, t, k alone (the others at the sweep's centre) or on
+    all three in proportion, inside the allocation bounds.  The headline is
+    η against the **strongest** of them; trajectories alone (the seed
+    paper's comparison) is shown beside it.
+
+    Predicted: ``eta = B_baseline / B_opt`` under the fitted law, with an
+    interval from the bootstrap laws (:func:`rlscale.optimize.plan_uncertainty`,
+    which also gives the robust plan).  Realised: each of those two baselines
+    is trained at its (integer) allocation; the optimal allocation is trained
+    along its budget path (``B_opt`` times the ``ladder`` factors, and at
+    ``B``); ``B_opt`` is read off where that measured path reaches the
+    baseline's held-out success, with a bootstrap interval over seeds
+    (:func:`rlscale.optimize.realised_efficiency`).
     """
-    from rlscale.optimize import Baseline, cost_to_reach, efficiency_curve
+    from rlscale.optimize import efficiency_curve, plan_uncertainty, realised_efficiency
     from rlscale.simulate import iqm_ci, iqm_difference_ci
 
     problem = shared.problem
-    law = shared.fit.law
+    fit = shared.fit
+    law = fit.law
     base = config["sweep"]["base"]
+    centre = {SUBSTITUTE[a]: float(base[a]) for a in AXES}
     e_b, t_b = base["environments"], base["tasks_per_environment"]
     fixed = {"E": float(e_b), "t": float(t_b)}
     bounds = nested_bounds(config)
     budget = float(config["allocation"]["budget"])
+    conf = config["fit"]["confidence"]
+    eff_cfg = config["efficiency"]
     lo, hi, count = config["allocation"]["budgets"]
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
-    at_budget = efficiency_curve(law, problem.cost, [budget], scaled="k", fixed=fixed,
-                                 bounds=bounds, substitute=SUBSTITUTE).rows()[0]
-    if not math.isfinite(at_budget["eta"]):
-        raise ValueError(f"the trajectories-only baseline cannot spend budget {budget:g} "
-                         f"with E={e_b}, t={t_b} fixed; raise allocation.budget")
-    b_opt = at_budget["optimal_budget_at_baseline_loss"]
+    laws = fit.bootstrap_laws()
+    if len(laws) > eff_cfg["plan_laws"]:  # an evenly spaced subset, deterministic
+        laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg["plan_laws"]).astype(int)]
+    if len(laws) < 2:
+        raise ValueError(f"the plan's uncertainty needs at least 2 usable bootstrap laws; the "
+                         f"fit gave {len(laws)} (raise fit.bootstrap)")
+    unc = plan_uncertainty(law, laws, cost_text(config["costs"]), budget, centre, bounds,
+                           substitute=SUBSTITUTE, confidence=conf)
+    point = unc.point
+    b_opt_k = point.baselines["k only"]["optimal_cost"]
+    compared = dict.fromkeys(["k only", point.strongest])
 
-    seeds = config["efficiency"]["seeds"]
-    # The baseline's trajectories per task: the largest integer k within the budget.
-    baseline = Baseline(problem, "k", fixed)
-    k_b = max(2, math.floor(baseline.x_for_budget(budget) * (1 + 1e-12)))
-    baseline_rows = _train_points(
-        config, staging, shared, "efficiency-baseline",
-        {"design": "grid", "axes": {"environments": [e_b], "tasks_per_environment": [t_b],
-                                    "trajectories_per_task": [k_b]}}, seeds, progress)
-    path_budgets = sorted({*(b_opt * f for f in config["efficiency"]["ladder"]), budget})
+    seeds = eff_cfg["seeds"]
+    trained: dict[str, Any] = {}
+    for name in compared:
+        values = point.baselines[name]["values"]
+        lower = {"E": 1, "t": 1, "k": 2}
+        ints = {v: max(lower[v], math.floor(values[v] * (1 + 1e-12))) for v in ("E", "t", "k")}
+        rows = _train_points(
+            config, staging, shared, "efficiency-baseline",
+            {"design": "grid", "axes": {"environments": [ints["E"]],
+                                        "tasks_per_environment": [ints["t"]],
+                                        "trajectories_per_task": [ints["k"]]}},
+            seeds, progress)
+        trained[name] = {**ints, "cost": float(rows[0]["cost"]),
+                         "successes": np.array([r["success"] for r in rows])}
+    # The plan is trained along its path up to the iso-loss budget of each baseline.
+    # and at each baseline's own cost, for the comparison at equal cost.
+    targets = [point.baselines[n]["optimal_cost"] for n in compared]
+    path_budgets = sorted({*(t * f for t in targets for f in eff_cfg["ladder"]), budget,
+                           *(trained[n]["cost"] for n in compared)})
     path = []
     for b in path_budgets:
         a = problem.allocate(b)
         if a.rounded is None:
             continue
-        point = {k: int(v) for k, v in a.rounded.items()}
+        pt = {k: int(v) for k, v in a.rounded.items()}
         rows = _train_points(
             config, staging, shared, "efficiency-optimal",
-            {"design": "grid", "axes": {"environments": [point["E"]],
-                                        "tasks_per_environment": [point["t"]],
-                                        "trajectories_per_task": [point["k"]]}},
+            {"design": "grid", "axes": {"environments": [pt["E"]],
+                                        "tasks_per_environment": [pt["t"]],
+                                        "trajectories_per_task": [pt["k"]]}},
             seeds, progress)
-        ci = iqm_ci([r["success"] for r in rows], n_boot=2000, rng=config["seed"])
-        path.append({"budget": b, **point, "cost": float(rows[0]["cost"]),
+        succ = [r["success"] for r in rows]
+        ci = iqm_ci(succ, n_boot=2000, confidence=conf, rng=config["seed"])
+        path.append({"budget": b, **pt, "cost": float(rows[0]["cost"]),
                      "predicted_loss": a.rounded_loss, "success_iqm": ci.estimate,
-                     "ci_low": ci.low, "ci_high": ci.high,
-                     "successes": [r["success"] for r in rows]})
+                     "ci_low": ci.low, "ci_high": ci.high, "successes": succ})
     if not path:
         raise ValueError(f"no budget of the efficiency path {path_budgets} has an integer "
                          "allocation inside allocation.bounds; widen the bounds or "
                          "efficiency.ladder")
-    base_success = np.array([r["success"] for r in baseline_rows])
-    base_ci = iqm_ci(base_success, n_boot=2000, rng=config["seed"])
-    base_cost = float(baseline_rows[0]["cost"])
-    equal = min(path, key=lambda p: abs(math.log(p["cost"] / base_cost)))
-    diff = iqm_difference_ci(equal["successes"], base_success, n_boot=2000,
-                             rng=config["seed"])
-    reached = cost_to_reach([p["cost"] for p in path], [p["success_iqm"] for p in path],
-                            base_ci.estimate)
-    iso_cost, bound, note = reached.cost, reached.bound, reached.note
-    # A bound on the iso-loss cost is the opposite bound on η = cost_baseline / cost.
-    eta_bound = {"exact": "exact", "upper": "at least", "lower": "at most"}[bound]
-    sections["efficiency"] = {
-        "predicted": {"eta": at_budget["eta"], "budget": budget, "optimal_budget": b_opt,
-                      "baseline_loss": at_budget["baseline_loss"]},
-        "curve": curve.rows(),
-        "curve_notes": list(curve.notes),
-        "realised": {
-            "budget": budget, "seeds": list(seeds),
-            "baseline": {"E": e_b, "t": t_b, "k": k_b, "cost": base_cost},
+    comparisons = {}
+    for name in compared:
+        arm = trained[name]
+        base_ci = iqm_ci(arm["successes"], n_boot=2000, confidence=conf, rng=config["seed"])
+        real = realised_efficiency([p["cost"] for p in path], [p["successes"] for p in path],
+                                   arm["cost"], arm["successes"], n_boot=2000, confidence=conf,
+                                   rng=config["seed"])
+        equal = min(path, key=lambda p, c=arm["cost"]: abs(math.log(p["cost"] / c)))
+        diff = iqm_difference_ci(equal["successes"], arm["successes"], n_boot=2000,
+                                 confidence=conf, rng=config["seed"])
+        pred_lo, pred_hi = unc.eta_intervals[name]
+        comparisons[name] = {
+            "baseline": {k: arm[k] for k in ("E", "t", "k", "cost")},
             "baseline_success": base_ci.as_dict(),
-            "optimal_path": [{k: v for k, v in p.items() if k != "successes"} for p in path],
+            "predicted": {"eta": point.baselines[name]["eta"], "interval": [pred_lo, pred_hi],
+                          "loss": point.baselines[name]["loss"],
+                          "optimal_budget": point.baselines[name]["optimal_cost"],
+                          "note": point.baselines[name]["note"]},
+            "realised": real.as_dict(),
+            "intervals_overlap": real.overlaps(pred_lo, pred_hi),
+            "predicted_covers_realised": pred_lo <= real.eta <= pred_hi,
             "equal_cost": {"E": equal["E"], "t": equal["t"], "k": equal["k"],
                            "cost": equal["cost"], "success_iqm": equal["success_iqm"],
                            "ci_low": equal["ci_low"], "ci_high": equal["ci_high"]},
             "difference": diff.as_dict(),
-            "iso_loss_cost": iso_cost, "iso_loss_cost_bound": bound,
-            "eta": base_cost / iso_cost, "eta_bound": eta_bound, "note": note,
+        }
+    k_only = comparisons["k only"]
+    sections["efficiency"] = {
+        "confidence": conf,
+        "strongest": point.strongest,
+        "baselines": point.baselines,
+        "comparisons": comparisons,
+        "plan": {"allocation_intervals": unc.allocation_intervals,
+                 "loss_band": list(unc.loss_band), "n_laws": unc.n_laws,
+                 "robust": unc.robust.as_dict(), "robust_gain": unc.robust_gain,
+                 "robust_point_cost": unc.robust_point_cost, "notes": list(unc.notes)},
+        # Kept for readers of earlier results.json: the trajectories-only comparison.
+        "predicted": {"eta": k_only["predicted"]["eta"], "budget": budget,
+                      "baseline_cost": point.baselines["k only"]["cost"],
+                      "optimal_budget": b_opt_k, "baseline_loss": k_only["predicted"]["loss"]},
+        "curve": curve.rows(),
+        "curve_notes": list(curve.notes),
+        "realised": {
+            "budget": budget, "seeds": list(seeds),
+            "baseline": k_only["baseline"], "baseline_success": k_only["baseline_success"],
+            "optimal_path": [{k: v for k, v in p.items() if k != "successes"} for p in path],
+            "equal_cost": k_only["equal_cost"], "difference": k_only["difference"],
+            "iso_loss_cost": k_only["realised"]["iso_cost"],
+            "eta": k_only["realised"]["eta"], "eta_bound": k_only["realised"]["bound"],
+            "eta_interval": k_only["realised"]["interval"], "note": k_only["realised"]["note"],
         },
     }
     figure_eta(curve.rows(), staging / "efficiency.png")
