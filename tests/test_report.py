@@ -245,6 +245,19 @@ def test_quick_report_numbers(quick_report: Path) -> None:
             comp["predicted"]["interval"][0] <= hi and lo <= comp["predicted"]["interval"][1])
         assert comp["realised"]["eta"] == pytest.approx(
             comp["baseline"]["cost"] / comp["realised"]["iso_cost"], rel=1e-12)
+    # Equal updates: the baseline really was retrained with the plan's number of updates.
+    from rlscale._sweep import read_results
+
+    runs = read_results(quick_report / "efficiency-baseline.csv")
+    for comp in eff["comparisons"].values():
+        b, n = comp["baseline"], comp["equal_updates"]["updates"]
+        same = [r for r in runs if (r["environments"], r["tasks_per_environment"],
+                                    r["trajectories_per_task"], r["updates"]) ==
+                (b["E"], b["t"], b["k"], n)]
+        assert len(same) == len(res["config"]["efficiency"]["seeds"])
+        steps = comp["by_env_steps"]
+        assert steps["eta"] == pytest.approx(steps["baseline_cost"] / steps["iso_cost"],
+                                             rel=1e-12)
     bounds = res["config"]["allocation"]["bounds"]
     assert all(row["values"][v] <= bounds[v] * (1 + 1e-9)
                for row in eff["baselines"].values() for v in ("E", "t", "k"))

@@ -143,6 +143,19 @@ def build_document(result) -> Document:
                      f"{comp['difference']['high']:+.3f}]"])
     doc.table(["trained against", f"predicted η ({pct})", f"realised η ({pct})",
                "intervals agree", "baseline success", "plan − baseline at equal cost"], rows)
+    doc.paragraph(
+        "The same comparisons at equal real compute, and at equal optimiser updates: the "
+        "trainer's updates grow with the tasks E·t and not with k, so arms of equal data cost "
+        "can differ in updates. 'η by env steps' measures cost in environment steps; "
+        "'equal updates' retrains the baseline with the plan's number of updates.")
+    doc.table(["baseline", "updates (plan / baseline)", f"η by env steps ({pct})",
+               f"plan − baseline, equal updates ({pct})"],
+              [[name, f"{c['equal_cost']['updates']} / {c['equal_cost']['baseline_updates']}",
+                f"{bounded(c['by_env_steps']['eta'], c['by_env_steps']['bound'])} "
+                f"[{c['by_env_steps']['interval'][0]:.3g}, {c['by_env_steps']['interval'][1]:.3g}]",
+                "{estimate:+.3f} [{low:+.3f}, {high:+.3f}]".format(
+                    **c["equal_updates"]["difference"])]
+               for name, c in eff["comparisons"].items()])
     notes = [f"{name}: {c['realised']['note']}" for name, c in eff["comparisons"].items()
              if c["realised"]["note"]]
     doc.paragraph(
@@ -266,7 +279,8 @@ def _caveats(doc: Document, s, cfg) -> None:
                    "runs are rough and tend to be too narrow.")
     out.append("Training recipe: the trainer's number of optimiser updates grows with the "
                "tasks E·t and not with the trajectories per task k, so arms that differ in k "
-               "also differ in updates; costs count data (c_E·E + c_T·E·t + c_τ·E·t·k), not "
-               "updates.")
+               "also differ in updates; the unit costs count data (c_E·E + c_T·E·t + "
+               "c_τ·E·t·k), not updates — section 5 repeats each comparison by environment "
+               "steps and at equal updates.")
     doc.heading("Caveats")
     doc.paragraph(" ".join(f"({i}) {t.rstrip('.')}." for i, t in enumerate(out, 1)))

@@ -158,13 +158,16 @@ def allocation_step(config, staging, sections, shared, progress) -> None:
 
 
 def _train_points(config, staging, shared, name: str, design: dict[str, Any],
-                  seeds: list[int], progress: bool) -> list[dict[str, Any]]:
-    """Train configurations through the sweep runner (resumable, parallel)."""
+                  seeds: list[int], progress: bool, **train: Any) -> list[dict[str, Any]]:
+    """Train configurations through the sweep runner (resumable, parallel).
+
+    ``train`` overrides trainer fields (``steps=`` fixes the number of updates).
+    """
     from rlscale._sweep import parse_spec
 
     spec = parse_spec({**design, "seeds": list(seeds),
                        "algorithms": config["sweep"]["algorithms"][:1],
-                       "train": train_fields(config)})
+                       "train": {**train_fields(config), **train}})
     return run_spec(spec, staging / f"{name}.csv", progress, shared)
 
 
@@ -260,7 +263,9 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
                                         "trajectories_per_task": [ints["k"]]}},
             seeds, progress)
         trained[name] = {**ints, "cost": float(rows[0]["cost"]),
-                         "successes": np.array([r["success"] for r in rows])}
+                         "successes": np.array([r["success"] for r in rows]),
+                         "env_steps": float(np.mean([r["env_steps"] for r in rows])),
+                         "updates": int(rows[0]["updates"])}
     # The plan is trained along its path up to the iso-loss budget of each baseline.
     # and at each baseline's own cost, for the comparison at equal cost.
     targets = [point.baselines[n]["optimal_cost"] for n in compared]
@@ -281,6 +286,8 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
         succ = [r["success"] for r in rows]
         ci = iqm_ci(succ, n_boot=2000, confidence=conf, rng=config["seed"])
         path.append({"budget": b, **pt, "cost": float(rows[0]["cost"]),
+                     "env_steps": float(np.mean([r["env_steps"] for r in rows])),
+                     "updates": int(rows[0]["updates"]),
                      "predicted_loss": a.rounded_loss, "success_iqm": ci.estimate,
                      "ci_low": ci.low, "ci_high": ci.high, "successes": succ})
     if not path:
@@ -297,6 +304,22 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
         equal = min(path, key=lambda p, c=arm["cost"]: abs(math.log(p["cost"] / c)))
         diff = iqm_difference_ci(equal["successes"], arm["successes"], n_boot=2000,
                                  confidence=conf, rng=config["seed"])
+        # Equal real compute: the same comparison with environment steps as the cost.
+        by_steps = realised_efficiency([p["env_steps"] for p in path],
+                                       [p["successes"] for p in path], arm["env_steps"],
+                                       arm["successes"], n_boot=2000, confidence=conf,
+                                       rng=config["seed"])
+        # Equal updates: the trainer's updates grow with E·t, not k, so the two
+        # arms at equal cost differ in updates; the baseline is trained again with
+        # the plan's number of updates (same recipe otherwise).
+        same = _train_points(
+            config, staging, shared, "efficiency-baseline",
+            {"design": "grid", "axes": {"environments": [arm["E"]],
+                                        "tasks_per_environment": [arm["t"]],
+                                        "trajectories_per_task": [arm["k"]]}},
+            seeds, progress, steps=equal["updates"])
+        same_diff = iqm_difference_ci(equal["successes"], [r["success"] for r in same],
+                                      n_boot=2000, confidence=conf, rng=config["seed"])
         pred_lo, pred_hi = unc.eta_intervals[name]
         comparisons[name] = {
             "baseline": {k: arm[k] for k in ("E", "t", "k", "cost")},
@@ -310,8 +333,11 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
             "predicted_covers_realised": pred_lo <= real.eta <= pred_hi,
             "equal_cost": {"E": equal["E"], "t": equal["t"], "k": equal["k"],
                            "cost": equal["cost"], "success_iqm": equal["success_iqm"],
-                           "ci_low": equal["ci_low"], "ci_high": equal["ci_high"]},
+                           "ci_low": equal["ci_low"], "ci_high": equal["ci_high"],
+                           "updates": equal["updates"], "baseline_updates": arm["updates"]},
             "difference": diff.as_dict(),
+            "by_env_steps": by_steps.as_dict(),
+            "equal_updates": {"updates": equal["updates"], "difference": same_diff.as_dict()},
         }
     k_only = comparisons["k only"]
     sections["efficiency"] = {
