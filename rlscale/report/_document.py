@@ -32,7 +32,19 @@ def build_document(result) -> Document:
         "comparisons, within KL budget K (rlscale's Gaussian selection model; see the README). "
         f"Measured band of G/√min(log M, K) over the grid: [{band['c_lo']:.3f}, "
         f"{band['c_hi']:.3f}]; proved band [{band['proved_c_lo']:.3f}, "
-        f"{band['proved_c_hi']:.3f}] — measured inside proved: {band['inside_proved']}.")
+        f"{band['proved_c_hi']:.3f}] — measured inside proved: {band['inside_proved']}. "
+        "The proved band covers best-of-n and the tilted policy; the other methods are "
+        "measured only.")
+    doc.paragraph(
+        "Definitions. The fitted law is G = a·√min(log M + b, c·K): a scales the gain, b "
+        "shifts the comparison cap (log M + b), c converts the KL budget into the same units. "
+        "Methods, each optimising the proxy only within KL ≤ K of the reference: bon — "
+        "best-of-n with KL = log n − (n−1)/n; quantile — the top 1/n of the proxy (a "
+        "quantilizer, KL = log n); tilt — exponential tilting π ∝ π0·exp(βŶ), the "
+        "KL-regularised optimum; soft_bon — sampling from the pool with softmax weights "
+        "(Monte Carlo, KL charged as the expected pool KL); pg — KL-penalised policy gradient "
+        "on a finite pool (Monte Carlo). Noise τ is the standard deviation of each "
+        "comparison's margin.")
     doc.table(["noise τ", "method", "held-out R² (min)", "R² (smooth-min)", "a", "b", "c"],
               [[r["noise"], r["method"], r["r2_min"], r["r2_smooth"], r["a"], r["b"], r["c"]]
                for r in rl["r2"]])
