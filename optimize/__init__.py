@@ -28,6 +28,16 @@ _EXPORTS: dict[str, str] = {
     "cost_to_reach": "_efficiency",
     "AllocationSpec": "_spec",
     "load_spec": "_spec",
+    # -- inference-budget allocation for multi-turn agents (issue 14) --
+    "AdaptivePlan": "_inference",
+    "InferenceComparison": "_inference",
+    "InferencePlan": "_inference",
+    "adaptive_plan": "_inference",
+    "baseline_plan": "_inference",
+    "budget_to_reach": "_inference",
+    "compare_inference_plans": "_inference",
+    "continuous_plan": "_inference",
+    "integer_plan": "_inference",
 }
 
 # Public sub-modules reachable as attributes.
