@@ -38,6 +38,8 @@ _EXPORTS: dict[str, str] = {
     "compare_inference_plans": "_inference",
     "continuous_plan": "_inference",
     "integer_plan": "_inference",
+    "CoverageFit": "_coverage_fit",
+    "fit_coverage": "_coverage_fit",
 }
 
 # Public sub-modules reachable as attributes.
