@@ -30,6 +30,7 @@ _EXPORTS: dict[str, str] = {
     "load_spec": "_spec",
     # -- inference-budget allocation for multi-turn agents (issue 14) --
     "AdaptivePlan": "_inference",
+    "BASELINES": "_inference",
     "InferenceComparison": "_inference",
     "InferencePlan": "_inference",
     "adaptive_plan": "_inference",

@@ -256,9 +256,10 @@ def _cvx_term(cp: Any, t: Turn, n: Any) -> Any:
         q = t.q if t.kind == "coverage" else t.q * (1 - t.fnr)
         return 0.0 if q >= 1 else cp.log(1 - cp.exp(math.log1p(-q) * n))
     pi, rho, a = t.precision, t.fallback, t.accept_rate
-    if a >= 1:
+    gap = pi - rho  # > 0 for an informative verifier; rounds to 0 when q = 1
+    if a >= 1 or gap <= 0:
         return math.log(pi)
-    return cp.log(pi - (pi - rho) * cp.exp(math.log1p(-a) * n))
+    return cp.log(pi - gap * cp.exp(math.log1p(-a) * n))
 
 
 def continuous_plan(turns: Sequence[Turn], budget: float) -> InferencePlan:

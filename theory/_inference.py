@@ -134,7 +134,9 @@ def log_coverage(q: Any, n: Any) -> float | np.ndarray:
     q_ = check_real("q", q, low=0.0, high=1.0)
     n_ = check_real("n", n, low=0.0)
     with np.errstate(divide="ignore"):
-        r = n_ * np.log1p(-np.minimum(q_, 1.0))  # log (1-q)^n; -inf at q = 1
+        log_miss = np.log1p(-q_)  # -inf at q = 1
+        r = np.where(n_ > 0, n_ * np.where(np.isinf(log_miss), -1.0, log_miss), 0.0)
+        r = np.where(np.isinf(log_miss) & (n_ > 0), -np.inf, r)  # (1 - q)^n = 0 for n > 0
         out = np.log(-np.expm1(r))
     return return_like(out, q, n)
 
@@ -149,11 +151,7 @@ def coverage(q: Any, n: Any) -> float | np.ndarray:
     >>> float(coverage(0.1, 0))
     0.0
     """
-    q_ = check_real("q", q, low=0.0, high=1.0)
-    n_ = check_real("n", n, low=0.0)
-    with np.errstate(divide="ignore"):
-        out = -np.expm1(n_ * np.log1p(-q_))
-    return return_like(out, q, n)
+    return return_like(np.exp(np.asarray(log_coverage(q, n))), q, n)
 
 
 @dataclass(frozen=True)
@@ -268,7 +266,7 @@ class Turn:
                 out = np.asarray(log_coverage(self.q * (1 - self.fnr), n_))
             elif self.kind == "verifier":
                 pi, rho, a = self.precision, self.fallback, self.accept_rate
-                d = 1.0 - rho / pi  # in (0, 1]
+                d = max(1.0 - rho / pi, 0.0)  # in (0, 1]; rounding can leave -1e-16 at q = 1
                 r = n_ * np.log1p(-a) if a < 1 else np.where(n_ > 0, -np.inf, 0.0)
                 out = np.log(pi) + np.log1p(-d * np.exp(r))
                 out = np.where(n_ < 1, np.where(n_ == 0, -np.inf, out), out)
