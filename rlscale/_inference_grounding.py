@@ -242,7 +242,8 @@ def write_figures(result: GroundingResult, out: Any) -> list[str]:
             for key, style in (("static", "s"), ("adaptive", "D")):
                 r = row["plans"][key]
                 ax.errorbar([row["budget"]], [r["realised"]],
-                            yerr=[[r["realised"] - r["low"]], [r["high"] - r["realised"]]],
+                            yerr=[[max(0.0, r["realised"] - r["low"])],
+                                  [max(0.0, r["high"] - r["realised"])]],
                             fmt=style, color="k", capsize=3)
         ax.set_xscale("log")
         ax.set_xlabel("budget (samples)")
