@@ -60,8 +60,8 @@ def _grid(k_max: int) -> np.ndarray:
     return np.unique(np.round(np.geomspace(1, k_max, 24)).astype(np.int64))
 
 
-def _curve(n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
-    return np.mean(pass_at_k(n[:, None], c[:, None], k[None, :]), axis=0)
+def _curve_rows(n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return np.asarray(pass_at_k(n[:, None], c[:, None], k[None, :]))
 
 
 def _line(k: np.ndarray, cov: np.ndarray) -> tuple[float, float]:
@@ -116,7 +116,12 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
     if k_max < 4:
         raise ValueError(f"every problem needs at least 4 samples; got min samples={k_max}")
     k = _grid(k_max)
-    cov = _curve(n, c, k)
+    # pass@k depends on the problem only through (n_i, c_i): tabulate it once per distinct
+    # pair, so a bootstrap resample is a mean of table rows.
+    pairs, which = np.unique(np.stack([n, c]), axis=1, return_inverse=True)
+    which = which.ravel()
+    table = _curve_rows(pairs[0], pairs[1], k)
+    cov = table[which].mean(axis=0)
     a, b = _line(k, cov)
     early = k <= max(2, k_max // 4)
     a_early, b_early = _line(k[early], cov[early])
@@ -124,7 +129,7 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
     for _ in range(B):
         idx = gen.integers(0, n.size, n.size)
         try:
-            draws.append(_line(k, _curve(n[idx], c[idx], k)))
+            draws.append(_line(k, table[which[idx]].mean(axis=0)))
         except ValueError:
             continue
     tail = (1 - level) / 2

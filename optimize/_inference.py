@@ -251,7 +251,7 @@ def _cvx_term(cp: Any, t: Turn, n: Any) -> Any:
         raise ValueError("the continuous plan needs a DCP form of log p_t; the selection turn "
                          "has none: use integer_plan")
     if t.kind == "empirical":
-        return t.a * cp.power(n, t.b)
+        return t.a * cp.power(n, t.b, approx=False)  # power cone, not an SOC approximation
     if t.kind == "coverage" or t.failures == "retried":
         q = t.q if t.kind == "coverage" else t.q * (1 - t.fnr)
         return 0.0 if q >= 1 else cp.log(1 - cp.exp(math.log1p(-q) * n))
