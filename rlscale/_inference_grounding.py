@@ -14,7 +14,11 @@
 4. For each verifier and budget: the optimal static plan, the adaptive plan
    and the baselines predicted by :mod:`rlscale.optimize`, and realised by
    playing ``episodes`` episodes with real policy rollouts
-   (:func:`rlscale.simulate.run_turn_episodes`), with Wilson 95 % intervals.
+   (:func:`rlscale.simulate.run_turn_episodes`), with Wilson 95 % intervals;
+   η against the best baseline predicted (budget ratio at equal predicted
+   success) and realised (the least budget at which the realised static plan
+   matches the baseline's realised success, by bisection with common random
+   numbers).
 """
 
 from __future__ import annotations
@@ -110,9 +114,11 @@ class GroundingResult:
                 lines.append(f"    {name:13s} predicted {r['predicted']:.3f}  realised "
                              f"{r['realised']:.3f} [{r['low']:.3f}, {r['high']:.3f}]  "
                              f"mean budget used {r['mean_used']:.1f}")
-            lines.append(f"    value of adaptivity {row['adaptivity_gain']:+.3f} (predicted); "
+            lines.append(f"    value of adaptivity {row['adaptivity_gain']:+.3f} predicted, "
+                         f"{row['realised_adaptivity_gain']:+.3f} realised; "
                          f"static/best-baseline success ratio {row['success_ratio']:.2f}; "
-                         f"η vs {row['best_baseline']} {row['eta'][row['best_baseline']]:.2f}")
+                         f"η vs {row['best_baseline']} {row['eta'][row['best_baseline']]:.2f} "
+                         f"predicted, {row['realised_eta']:.2f} realised")
         return "\n".join(lines)
 
 
@@ -191,12 +197,31 @@ def ground_inference(config: GroundingConfig | None = None, *,
                                     episodes=config.episodes, rng=rng)
             plans["adaptive"] = Realised(cmp.adaptive.success, out.rate, *out.interval(),
                                          float(out.used.mean()))
+            # Realised η: the least budget at which the realised static plan reaches the best
+            # baseline's realised success (bisection; one seed for every budget tried, so the
+            # comparison uses common random numbers).
+            target = plans[best].realised
+            seed = int(rng.integers(2**31))
+
+            def realised_static(b: int, turns=turns, fp=fp, fn=fn, seed=seed) -> float:
+                caps = integer_plan(turns, b).n
+                return run_turn_episodes(world, table, tasks, stages, budget=b, caps=caps,
+                                         fpr=fp, fnr=fn, episodes=config.episodes,
+                                         rng=seed).rate
+
+            lo_b, hi_b = len(turns), B
+            if realised_static(lo_b) >= target:
+                hi_b = lo_b
+            while hi_b - lo_b > 1:
+                mid = (lo_b + hi_b) // 2
+                lo_b, hi_b = (lo_b, mid) if realised_static(mid) >= target else (mid, hi_b)
             rows.append({
                 "verifier": vname, "budget": B, "best_baseline": best,
                 "plans": {k: v.as_dict() for k, v in plans.items()},
                 "static_n": list(cmp.optimal.n),
                 "baseline_success": {k: v.success for k, v in cmp.baselines.items()},
                 "success_ratio": cmp.success_ratio, "eta": cmp.eta,
+                "realised_eta": B / hi_b,
                 "adaptivity_gain": cmp.adaptivity_gain,
                 "realised_adaptivity_gain": plans["adaptive"].realised
                 - plans["static"].realised,

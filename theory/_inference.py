@@ -274,26 +274,41 @@ class Turn:
     def log_success(self, n: Any) -> float | np.ndarray:
         """log p(n) for real n ≥ 0 (−inf at n = 0), computed without forming p."""
         n_ = check_real("n", n, low=0.0)
+        if (self.kind == "selection" or (self.kind == "verifier" and self.failures == "terminal")) \
+                and np.any((n_ > 0) & (n_ < 1)):
+            raise ValueError(f"n must be 0 or >= 1 for a {self.kind} turn that commits one "
+                             f"candidate; got n={n_[(n_ > 0) & (n_ < 1)].ravel()[0]:g}")
+        return return_like(self._log_p(n_), n)
+
+    def log_success_range(self, lo: int, hi: int) -> np.ndarray:
+        """log p(n) for the whole numbers n = lo, ..., hi (the planners' tables).
+
+        Examples
+        --------
+        >>> Turn.with_coverage(0.5).log_success_range(0, 2).round(4).tolist()
+        [-inf, -0.6931, -0.2877]
+        """
+        lo = check_positive_int("lo", lo, minimum=0)
+        hi = check_positive_int("hi", hi, minimum=lo)
+        return self._log_p(np.arange(lo, hi + 1, dtype=np.float64))
+
+    def _log_p(self, n: np.ndarray) -> np.ndarray:
+        """log p(n) on a checked float64 array (no validation: the hot path of the planners)."""
         with np.errstate(divide="ignore"):
-            if self.kind == "coverage":
-                out = np.asarray(log_coverage(self.q, n_))
-            elif self.kind == "verifier" and self.failures == "retried":
-                out = np.asarray(log_coverage(self.q * (1 - self.fnr), n_))
-            elif self.kind == "verifier":
+            if self.kind == "coverage" or (self.kind == "verifier" and self.failures == "retried"):
+                q = self.q if self.kind == "coverage" else self.q * (1 - self.fnr)
+                if q >= 1:
+                    return np.where(n > 0, 0.0, -np.inf)
+                return np.log(-np.expm1(n * np.log1p(-q)))
+            if self.kind == "verifier":
                 pi, rho, a = self.precision, self.fallback, self.accept_rate
                 d = max(1.0 - rho / pi, 0.0)  # in (0, 1]; rounding can leave -1e-16 at q = 1
-                r = n_ * np.log1p(-a) if a < 1 else np.where(n_ > 0, -np.inf, 0.0)
+                r = n * np.log1p(-a) if a < 1 else np.where(n > 0, -np.inf, 0.0)
                 out = np.log(pi) + np.log1p(-d * np.exp(r))
-                out = np.where(n_ < 1, np.where(n_ == 0, -np.inf, out), out)
-                if np.any((n_ > 0) & (n_ < 1)):
-                    raise ValueError("n must be 0 or >= 1 for a terminal verifier turn "
-                                     "(it commits one candidate)")
-            elif self.kind == "empirical":
-                out = np.where(n_ > 0, self.a * np.power(np.maximum(n_, 1e-300), self.b),
-                               -np.inf)
-            else:
-                out = np.log(self._selection(n_))
-        return return_like(out, n)
+                return np.where(n == 0, -np.inf, out)
+            if self.kind == "empirical":
+                return np.where(n > 0, self.a * np.power(np.maximum(n, 1e-300), self.b), -np.inf)
+            return np.log(self._selection(n))
 
     def success(self, n: Any) -> float | np.ndarray:
         """p(n), the probability that the turn succeeds with n candidates."""
