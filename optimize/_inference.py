@@ -279,7 +279,7 @@ def continuous_plan(turns: Sequence[Turn], budget: float) -> InferencePlan:
     turns = _check_turns(turns)
     B = float(check_real("budget", budget, low=0.0))
     floor = sum(t.cost for t in turns)
-    if B < floor:
+    if floor > B:
         raise InfeasibleError(f"budget {B:g} is below {floor}, the cost of one candidate for "
                               f"each of the {len(turns)} turns")
     n = cp.Variable(len(turns))

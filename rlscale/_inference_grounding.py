@@ -176,7 +176,7 @@ def ground_inference(config: GroundingConfig | None = None, *,
     labels = [f"task {i + 1} {name}" for i in range(chosen.size)
               for name in ("key", "door", "goal")]
     scale = sum(1.0 / v for v in q)  # expected draws to succeed at every turn once
-    budgets = sorted({max(len(q), int(round(f * scale))) for f in config.budget_factors})
+    budgets = sorted({max(len(q), round(f * scale)) for f in config.budget_factors})
     verifiers = {"perfect": [Turn.with_coverage(v) for v in q],
                  "noisy": [Turn.with_verifier(v, fpr=config.fpr, fnr=config.fnr) for v in q]}
     rng = np.random.default_rng(config.mc_seed)

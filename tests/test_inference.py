@@ -219,7 +219,7 @@ def test_infeasible_budget_is_refused_in_the_users_terms() -> None:
 def _bellman(turns: list[Turn], budget: int) -> float:
     """Plain recursion over (turn, budget, holding a rejected candidate)."""
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def value(t: int, b: int, hold: bool) -> float:
         if t == len(turns):
             return 1.0
@@ -312,7 +312,7 @@ def _hand_solver(rows: list[str], slippery: bool, policy: np.ndarray, stage: int
         nxt = nr * S + nc
         return cell if (nxt == door and stage == 0) else nxt
 
-    @functools.lru_cache(maxsize=None)
+    @functools.cache
     def v(cell: int, h: int) -> float:
         if h == 0:
             return 0.0
@@ -408,3 +408,38 @@ def test_cli_infer_plan_errors_are_one_line(argv, capsys) -> None:
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "error" in err[0]
+
+
+# ------------------------------------------------------------------------- proof links
+def _second_difference(turn: Turn, n: float, h: float = 1e-3) -> float:
+    f = [float(turn.log_success(n + d)) for d in (-h, 0.0, h)]
+    return (f[0] - 2 * f[1] + f[2]) / (h * h)
+
+
+def test_proved_second_derivatives_are_those_of_the_laws() -> None:
+    """The closed forms `rlscale prove inference-concavity` checks, against Turn's numbers."""
+    import sympy as sp
+
+    from rlscale.proofs import build_proof
+
+    proof = build_proof("inference-concavity")
+    sym = {s.name: s for step in proof.steps
+           for s in getattr(step, "rhs", sp.S.Zero).free_symbols}
+    cover = Turn.with_coverage(0.2)
+    rhs = proof.step("coverage-second-derivative").rhs
+    L = -math.log1p(-0.2)
+    for n in (1.5, 4.0, 12.0):
+        want = float(rhs.subs({sym["L"]: L, sym["n"]: n}))
+        assert _second_difference(cover, n) == pytest.approx(want, rel=1e-5)
+    noisy = Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)
+    rhs = proof.step("verifier-second-derivative").rhs
+    vals = {sym["pi"]: noisy.precision, sym["D"]: noisy.precision - noisy.fallback,
+            sym["L"]: -math.log1p(-noisy.accept_rate)}
+    for n in (1.5, 4.0, 12.0):
+        want = float(rhs.subs({**vals, sym["n"]: n}))
+        assert _second_difference(noisy, n) == pytest.approx(want, rel=1e-5)
+    fitted = Turn.with_empirical(-1.7, -0.4)
+    rhs = proof.step("empirical-second-derivative").rhs
+    for k in (1.5, 4.0, 12.0):
+        want = float(rhs.subs({sym["a"]: -1.7, sym["b"]: -0.4, sym["k"]: k}))
+        assert _second_difference(fitted, k) == pytest.approx(want, rel=1e-5)

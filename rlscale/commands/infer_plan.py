@@ -127,7 +127,7 @@ def _run(args: argparse.Namespace) -> int:
         from rlscale.commands.allocate import parse_sweep
 
         budgets = parse_sweep(args.sweep)
-    whole = sorted({int(round(b)) for b in budgets})
+    whole = sorted({round(float(b)) for b in budgets})
     if args.budget is not None and whole[0] != args.budget:
         raise ValueError(f"--budget must be a whole number of sample units; got {args.budget:g}")
     text, results = _table(turns, whole)
