@@ -231,6 +231,20 @@ def run_turn_episodes(world: GridWorld, policy: Any, turn_tasks: Any, turn_stage
     active = np.ones(N, dtype=bool)
     success = np.zeros(N, dtype=bool)
 
+    # Candidates of one turn are iid rollouts, so each turn keeps a buffer of real rollout
+    # outcomes simulated in large batches and hands them out in order.
+    buffers: list[np.ndarray] = [np.empty(0, dtype=bool) for _ in range(T)]
+
+    def draw(u: int, count: int) -> np.ndarray:
+        if buffers[u].size < count:
+            m = max(count - buffers[u].size, 4096)
+            fresh = _rollout_reaches(world, pol, nxt, dead, reach, np.full(m, tasks[u]),
+                                     np.full(m, stages[u]),
+                                     np.full(m, starts[tasks[u], stages[u]]), H, gen)
+            buffers[u] = np.concatenate([buffers[u], fresh])
+        out, buffers[u] = buffers[u][:count], buffers[u][count:]
+        return out
+
     def finish_turn(idx: np.ndarray, ok: np.ndarray) -> None:
         win, lose = idx[ok], idx[~ok]
         active[lose] = False
@@ -261,8 +275,10 @@ def run_turn_episodes(world: GridWorld, policy: Any, turn_tasks: Any, turn_stage
         if idx.size == 0:
             break
         t = turn[idx]
-        correct = _rollout_reaches(world, pol, nxt, dead, reach, tasks[t], stages[t],
-                                   starts[tasks[t], stages[t]], H, gen)
+        correct = np.empty(idx.size, dtype=bool)
+        for u in np.unique(t):
+            sel = np.flatnonzero(t == u)
+            correct[sel] = draw(int(u), sel.size)
         u = gen.random(idx.size)
         accepted = np.where(correct, u >= fn, u < fp)
         drawn[idx] += 1
