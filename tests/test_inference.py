@@ -443,3 +443,19 @@ def test_proved_second_derivatives_are_those_of_the_laws() -> None:
     for k in (1.5, 4.0, 12.0):
         want = float(rhs.subs({sym["a"]: -1.7, sym["b"]: -0.4, sym["k"]: k}))
         assert _second_difference(fitted, k) == pytest.approx(want, rel=1e-5)
+
+
+def test_cli_fit_coverage_reads_a_csv(tmp_path, capsys) -> None:
+    gen = np.random.default_rng(6)
+    correct = gen.binomial(64, gen.beta(0.5, 2.0, 200))
+    data = tmp_path / "cov.csv"
+    data.write_text("samples,correct\n" + "".join(f"64,{c}\n" for c in correct))
+    out = tmp_path / "fit.json"
+    assert main(["infer-plan", "--fit-coverage", str(data), "--bootstrap", "20",
+                 "--json", str(out)]) == 0
+    fit = json.loads(out.read_text())
+    direct = fit_coverage(np.full(200, 64), correct, bootstrap=20)
+    assert fit["a"] == pytest.approx(direct.a) and fit["b"] == pytest.approx(direct.b)
+    assert "c(k) = exp(a·k^b) over 200 problems" in capsys.readouterr().out
+    data.write_text("samples\n64\n")
+    assert main(["infer-plan", "--fit-coverage", str(data)]) == 2

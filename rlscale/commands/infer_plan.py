@@ -6,6 +6,8 @@ Two uses:
   success rates (and optionally unit costs and a noisy verifier) → the optimal
   static plan (exact integer and continuous), the adaptive plan's success and
   the baselines with η; ``--sweep START:STOP:NUM`` tabulates budgets.
+* ``rlscale infer-plan --fit-coverage DATA.csv`` — fit the empirical coverage
+  law c(k) = exp(a·k^b) from per-problem (samples, correct) counts.
 * ``rlscale infer-plan --ground`` — train a policy on key → door → goal
   gridworlds and compare predicted with realised success of the plans
   (``--out DIR`` writes ``results.json`` and figures).
@@ -42,6 +44,11 @@ def register(sub: Any) -> None:
                         help="train an agent and compare predicted with realised success")
     parser.add_argument("--quick", action="store_true",
                         help="with --ground: a smaller run (fewer environments and episodes)")
+    parser.add_argument("--fit-coverage", metavar="DATA.csv",
+                        help="fit c(k) = exp(a·k^b) to a CSV with columns samples,correct "
+                        "(one row per problem); prints a, b with bootstrap intervals")
+    parser.add_argument("--bootstrap", type=int, default=200,
+                        help="with --fit-coverage: bootstrap resamples (default 200)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--out", metavar="DIR",
                         help="with --ground: write results.json and PNG figures here")
@@ -118,6 +125,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.json:
             write_json_atomic(args.json, result)
         return 0
+    if args.fit_coverage:
+        fit = _fit(args.fit_coverage, args.bootstrap)
+        if args.json:
+            write_json_atomic(args.json, fit)
+        return 0
     turns = _turns(args)
     if (args.budget is None) == (args.sweep is None):
         raise ValueError("give exactly one of --budget B or --sweep START:STOP:NUM")
@@ -136,3 +148,33 @@ def _run(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"turns": [t.as_dict() for t in turns],
                                       "comparisons": results})
     return 0
+
+
+def _fit(path: str, bootstrap: int) -> Any:
+    import csv
+
+    from rlscale.optimize import fit_coverage
+
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"samples", "correct"} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path} needs columns samples and correct; missing "
+                             f"{', '.join(sorted(missing))}")
+        rows = list(reader)
+    try:
+        n = [float(r["samples"]) for r in rows]
+        c = [float(r["correct"]) for r in rows]
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: samples and correct must be numbers in every row") from None
+    fit = fit_coverage(n, c, bootstrap=bootstrap)
+    interval = ("" if fit.a_interval is None else
+                f" [{fit.a_interval[0]:.4g}, {fit.a_interval[1]:.4g}]")
+    b_interval = ("" if fit.b_interval is None else
+                  f" [{fit.b_interval[0]:.4g}, {fit.b_interval[1]:.4g}]")
+    print(f"c(k) = exp(a·k^b) over {fit.n_problems} problems: a = {fit.a:.4g}{interval}, "
+          f"b = {fit.b:.4g}{b_interval} (95 % bootstrap)")
+    print(f"extrapolation: fitted on k <= {fit.extrapolation_k // 4}, predicts "
+          f"{fit.extrapolation_predicted:.4f} at k = {fit.extrapolation_k} "
+          f"(observed {fit.extrapolation_observed:.4f})")
+    return fit
