@@ -123,8 +123,10 @@ class InferenceComparison:
 
     @property
     def success_ratio(self) -> float:
-        """Optimal static success over the best baseline's, at equal budget."""
-        return self.optimal.success / self.baselines[self.best_baseline].success
+        """Optimal static success over the best baseline's, at equal budget (inf when the
+        baseline's success underflows to 0)."""
+        base = self.baselines[self.best_baseline].success
+        return self.optimal.success / base if base > 0 else math.inf
 
     @property
     def adaptivity_gain(self) -> float | None:
