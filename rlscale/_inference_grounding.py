@@ -256,11 +256,21 @@ def write_figures(result: GroundingResult, out: Any) -> list[str]:
 
     out = Path(out)
     written = []
+
+    def plain_log_x(ax: Any) -> None:
+        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_formatter(NullFormatter())
+
     for vname, curve in result.curves.items():
         fig, ax = plt.subplots(figsize=(6, 4))
         for key in ("static", "adaptive", "uniform", "front-loaded", "difficulty", "fixed-n"):
+            # fixed-n equals uniform when every turn costs the same: dashed, so both show
             ax.plot(curve["budgets"], curve[key], marker="o" if key in ("static", "adaptive")
-                    else None, label=key)
+                    else None, linestyle="--" if key == "fixed-n" else "-", label=key)
         for row in result.rows:
             if row["verifier"] != vname:
                 continue
@@ -270,7 +280,7 @@ def write_figures(result: GroundingResult, out: Any) -> list[str]:
                             yerr=[[max(0.0, r["realised"] - r["low"])],
                                   [max(0.0, r["high"] - r["realised"])]],
                             fmt=style, color="k", capsize=3)
-        ax.set_xscale("log")
+        plain_log_x(ax)
         ax.set_xlabel("budget (samples)")
         ax.set_ylabel("episode success")
         ax.set_title(f"{vname} verifier: predicted curves, realised points (95 % CI)")
@@ -281,7 +291,7 @@ def write_figures(result: GroundingResult, out: Any) -> list[str]:
         alloc = np.array(curve["allocation"], dtype=float)
         shares = alloc / alloc.sum(axis=1, keepdims=True)
         ax.stackplot(curve["budgets"], shares.T, labels=result.turn_labels)
-        ax.set_xscale("log")
+        plain_log_x(ax)
         ax.set_xlabel("budget (samples)")
         ax.set_ylabel("share of candidates per turn")
         ax.set_title(f"optimal static allocation, {vname} verifier")
