@@ -459,3 +459,18 @@ def test_cli_fit_coverage_reads_a_csv(tmp_path, capsys) -> None:
     assert "c(k) = exp(a·k^b) over 200 problems" in capsys.readouterr().out
     data.write_text("samples\n64\n")
     assert main(["infer-plan", "--fit-coverage", str(data)]) == 2
+
+
+def test_cli_ground_writes_results_and_figures(tmp_path, capsys) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "ground"
+    argv = ["infer-plan", "--ground", "--quick", "--set", "episodes=300", "--set", "job_tasks=1",
+            "--set", "environments=8", "--set", "budget_factors=1.5", "--out", str(out)]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "value of adaptivity" in text and "realised" in text
+    data = json.loads((out / "results.json").read_text())
+    assert len(data["q"]) == 3 and data["config"]["episodes"] == 300
+    for name in ("inference-success-perfect.png", "inference-allocation-noisy.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["infer-plan", "--q", "0.5", "--budget", "3", "--set", "episodes=1"]) == 2

@@ -44,6 +44,10 @@ def register(sub: Any) -> None:
                         help="train an agent and compare predicted with realised success")
     parser.add_argument("--quick", action="store_true",
                         help="with --ground: a smaller run (fewer environments and episodes)")
+    parser.add_argument("--set", dest="settings", action="append", default=[],
+                        metavar="FIELD=VALUE",
+                        help="with --ground: any GroundingConfig field, e.g. --set episodes=20000 "
+                        "or --set budget_factors=1,2,4 (repeatable)")
     parser.add_argument("--fit-coverage", metavar="DATA.csv",
                         help="fit c(k) = exp(a·k^b) to a CSV with columns samples,correct "
                         "(one row per problem); prints a, b with bootstrap intervals")
@@ -103,10 +107,19 @@ def _run(args: argparse.Namespace) -> int:
     from rlscale._io import write_json_atomic
 
     if args.ground:
-        from rlscale._inference_grounding import GroundingConfig, ground_inference, write_figures
+        from dataclasses import asdict, fields
 
-        config = (GroundingConfig(environments=16, epochs=4, job_tasks=2, episodes=2000)
-                  if args.quick else GroundingConfig())
+        from rlscale._inference_grounding import GroundingConfig, ground_inference, write_figures
+        from rlscale.commands.train import parse_setting
+
+        base = (GroundingConfig(environments=16, epochs=4, job_tasks=2, episodes=2000)
+                if args.quick else GroundingConfig())
+        values = asdict(base)
+        types = {f.name: f.type for f in fields(GroundingConfig)}
+        for text in args.settings:
+            name, value = parse_setting(text, types)
+            values[name] = value
+        config = GroundingConfig(**values)
         result = ground_inference(config)
         print(result.summary())
         if args.out:
@@ -130,6 +143,8 @@ def _run(args: argparse.Namespace) -> int:
         if args.json:
             write_json_atomic(args.json, fit)
         return 0
+    if args.settings:
+        raise ValueError("--set applies to --ground only")
     turns = _turns(args)
     if (args.budget is None) == (args.sweep is None):
         raise ValueError("give exactly one of --budget B or --sweep START:STOP:NUM")
