@@ -415,8 +415,18 @@ def adaptive_plan(turns: Sequence[Turn], budget: int) -> AdaptivePlan:
             pmf = np.clip(np.diff(p), 0.0, None)  # P(first success at draw k), k = 1..K
             kernel = np.zeros(B + 1)
             kernel[c * np.arange(1, K + 1)] = pmf
-            values[i] = np.clip(np.convolve(kernel, nxt)[: B + 1], 0.0, 1.0)
+            values[i] = np.clip(_convolve_head(kernel, nxt, B + 1), 0.0, 1.0)
     return AdaptivePlan(budget=B, success=float(values[0, B]), values=values, commit=commit)
+
+
+def _convolve_head(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:
+    """First ``size`` terms of the convolution a * b: direct below 4096 terms (exact sums),
+    by FFT above (O(B log B); absolute error ~1e-15 on these probabilities)."""
+    if size <= 4096:
+        return np.convolve(a, b)[:size]
+    from scipy.signal import fftconvolve
+
+    return fftconvolve(a, b)[:size]
 
 
 def compare_inference_plans(turns: Sequence[Turn], budget: int) -> InferenceComparison:

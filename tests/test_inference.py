@@ -474,3 +474,10 @@ def test_cli_ground_writes_results_and_figures(tmp_path, capsys) -> None:
     for name in ("inference-success-perfect.png", "inference-allocation-noisy.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["infer-plan", "--q", "0.5", "--budget", "3", "--set", "episodes=1"]) == 2
+
+
+def test_adaptive_plan_fft_path_agrees_with_direct_sums() -> None:
+    turns = [Turn.with_coverage(q) for q in (0.002, 0.01, 0.004)]
+    direct = adaptive_plan(turns, 4096).values       # np.convolve path
+    fft = adaptive_plan(turns, 6000).values          # FFT path (size > 4096)
+    assert np.max(np.abs(fft[:, :4097] - direct)) < 1e-12
