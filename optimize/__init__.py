@@ -38,6 +38,19 @@ _EXPORTS: dict[str, str] = {
     "realised_efficiency": "_realised",
     "AllocationSpec": "_spec",
     "load_spec": "_spec",
+    # -- inference-budget allocation for multi-turn agents (issue 14) --
+    "AdaptivePlan": "_inference",
+    "BASELINES": "_inference",
+    "InferenceComparison": "_inference",
+    "InferencePlan": "_inference",
+    "adaptive_plan": "_inference",
+    "baseline_plan": "_inference",
+    "budget_to_reach": "_inference",
+    "compare_inference_plans": "_inference",
+    "continuous_plan": "_inference",
+    "integer_plan": "_inference",
+    "CoverageFit": "_coverage_fit",
+    "fit_coverage": "_coverage_fit",
 }
 
 # Public sub-modules reachable as attributes.

@@ -34,6 +34,7 @@ _MODULES: dict[str, str] = {
     "chinchilla": "_chinchilla",
     "nested-allocation": "_nested_allocation",
     "synthetic-ratio": "_synthetic_ratio",
+    "inference-concavity": "_inference_concavity",
 }
 
 
@@ -43,7 +44,7 @@ def proof_names() -> tuple[str, ...]:
     Examples
     --------
     >>> len(proof_names()), proof_names()[0]
-    (8, 'bon-kl')
+    (9, 'bon-kl')
     """
     return tuple(_MODULES)
 

@@ -43,6 +43,13 @@ _EXPORTS: dict[str, str] = {
     "iqm": "_stats",
     "iqm_ci": "_stats",
     "iqm_difference_ci": "_stats",
+    # -- subtasks as turns of an inference budget (issue 14) --
+    "EpisodeOutcome": "_subtasks",
+    "run_turn_episodes": "_subtasks",
+    "subtask_starts": "_subtasks",
+    "subtask_success": "_subtasks",
+    "trained_policy_table": "_subtasks",
+    "wilson_interval": "_subtasks",
 }
 
 # Public sub-modules reachable as attributes.

@@ -53,6 +53,12 @@ _EXPORTS: dict[str, str] = {
     "uniform_filter_threshold": "_synthetic",
     "budget_shares": "_closed_forms",
     "chinchilla_optimal": "_closed_forms",
+    # -- inference-budget laws for multi-turn agents (issue 14) --
+    "Turn": "_inference",
+    "coverage": "_inference",
+    "episode_success": "_inference",
+    "log_coverage": "_inference",
+    "pass_at_k": "_inference",
 }
 
 # Public sub-modules reachable as attributes.

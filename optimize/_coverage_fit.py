@@ -1,0 +1,149 @@
+"""Fitting the empirical coverage law c(k) = exp(a·k^b) from per-problem samples.
+
+Data: for each problem i, n_i samples of which c_i are correct.  Coverage at
+k samples is estimated by the mean over problems of the unbiased pass@k
+(Chen et al. 2021, eq. 1; :func:`rlscale.theory.pass_at_k`) for k ≤ min n_i.
+
+Fit (Brown et al. 2024, arXiv 2407.21787, fit log c(k) = a·k^b): taking logs
+twice, log(−log c(k)) = log(−a) + b·log k, a straight line in log k, fitted
+by ordinary least squares on the k with 0 < ĉ(k) < 1.  Intervals: percentile
+bootstrap over problems (problems resampled with replacement, pass@k and the
+line recomputed).  Extrapolation check: the law is fitted on k ≤ k_max/4 and
+its prediction at k_max compared with the observed coverage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.theory._inference import pass_at_k
+from rlscale.theory._validation import check_positive_int, check_real
+
+__all__ = ["CoverageFit", "fit_coverage"]
+
+
+@dataclass(frozen=True)
+class CoverageFit:
+    """Fitted c(k) = exp(a·k^b) with bootstrap intervals and an extrapolation check."""
+
+    a: float
+    b: float
+    a_interval: tuple[float, float] | None
+    b_interval: tuple[float, float] | None
+    k: np.ndarray
+    observed: np.ndarray
+    predicted: np.ndarray
+    extrapolation_k: int
+    extrapolation_observed: float
+    extrapolation_predicted: float
+    n_problems: int
+
+    def predict(self, k: Any) -> np.ndarray:
+        """c(k) = exp(a·k^b)."""
+        return np.exp(self.a * np.power(check_real("k", k, low=1.0), self.b))
+
+    @property
+    def extrapolation_error(self) -> float:
+        """Predicted minus observed coverage at k_max, from a fit on k ≤ k_max/4."""
+        return self.extrapolation_predicted - self.extrapolation_observed
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["extrapolation_error"] = self.extrapolation_error
+        return out
+
+
+def _grid(k_max: int) -> np.ndarray:
+    return np.unique(np.round(np.geomspace(1, k_max, 24)).astype(np.int64))
+
+
+def _curve_rows(n: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return np.asarray(pass_at_k(n[:, None], c[:, None], k[None, :]))
+
+
+def _line(k: np.ndarray, cov: np.ndarray) -> tuple[float, float]:
+    keep = (cov > 0) & (cov < 1)
+    if keep.sum() < 2:
+        raise ValueError("coverage must lie strictly between 0 and 1 at two or more k "
+                         "to fit c(k) = exp(a·k^b); got fewer")
+    x, y = np.log(k[keep]), np.log(-np.log(cov[keep]))
+    slope, intercept = np.polyfit(x, y, 1)
+    return -float(np.exp(intercept)), float(slope)
+
+
+def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
+                 confidence: float = 0.95, rng: Any = 0) -> CoverageFit:
+    """Fit c(k) = exp(a·k^b) to per-problem (samples, correct) counts.
+
+    Parameters
+    ----------
+    samples, correct : array_like of int
+        n_i ≥ 4 samples and c_i ≤ n_i correct ones per problem.
+    bootstrap : int
+        Bootstrap resamples of the problems for the intervals (0: none, the
+        intervals are ``None``).
+    confidence : float
+        Level of the percentile intervals.
+    rng : int or numpy.random.Generator
+        Seed of the bootstrap (same seed, identical intervals).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gen = np.random.default_rng(0)
+    >>> q = gen.beta(0.3, 3.0, size=400)          # per-problem success rates
+    >>> fit = fit_coverage(np.full(400, 256), gen.binomial(256, q), bootstrap=50)
+    >>> fit.a < 0 and fit.b < 0, fit.a_interval[0] <= fit.a <= fit.a_interval[1]
+    (True, True)
+    >>> abs(fit.extrapolation_error) < 0.1
+    True
+    """
+    n = check_real("samples", samples, low=1.0).ravel()
+    c = check_real("correct", correct, low=0.0).ravel()
+    if n.shape != c.shape or n.size < 2:
+        raise ValueError(f"samples and correct must be equal-length sequences of at least 2 "
+                         f"problems; got {n.size} and {c.size}")
+    if np.any(c > n):
+        raise ValueError("correct must be <= samples for every problem")
+    B = check_positive_int("bootstrap", bootstrap, minimum=0)
+    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                             high_open=True))
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    k_max = int(n.min())
+    if k_max < 4:
+        raise ValueError(f"every problem needs at least 4 samples; got min samples={k_max}")
+    k = _grid(k_max)
+    # pass@k depends on the problem only through (n_i, c_i): tabulate it once per distinct
+    # pair, so a bootstrap resample is a mean of table rows.
+    pairs, which = np.unique(np.stack([n, c]), axis=1, return_inverse=True)
+    which = which.ravel()
+    table = _curve_rows(pairs[0], pairs[1], k)
+    cov = table[which].mean(axis=0)
+    a, b = _line(k, cov)
+    early = k <= max(2, k_max // 4)
+    a_early, b_early = _line(k[early], cov[early])
+    draws = []
+    for _ in range(B):
+        idx = gen.integers(0, n.size, n.size)
+        try:
+            draws.append(_line(k, table[which[idx]].mean(axis=0)))
+        except ValueError:
+            continue
+    tail = (1 - level) / 2
+    if draws:
+        arr = np.array(draws)
+        a_int = tuple(float(v) for v in np.quantile(arr[:, 0], [tail, 1 - tail]))
+        b_int = tuple(float(v) for v in np.quantile(arr[:, 1], [tail, 1 - tail]))
+    elif B:
+        raise ValueError("no bootstrap resample had coverage strictly between 0 and 1 at two "
+                         "k; the data cannot support intervals")
+    else:
+        a_int = b_int = None  # no bootstrap requested
+    return CoverageFit(a=a, b=b, a_interval=a_int, b_interval=b_int, k=k, observed=cov,
+                       predicted=np.exp(a * k.astype(float) ** b), extrapolation_k=k_max,
+                       extrapolation_observed=float(cov[-1]),
+                       extrapolation_predicted=float(np.exp(a_early * k_max**b_early)),
+                       n_problems=int(n.size))

@@ -1,0 +1,195 @@
+"""``rlscale infer-plan``: spend an inference budget across the turns of an agent task.
+
+Two uses:
+
+* ``rlscale infer-plan --q 0.9,0.5,0.1 --budget 20`` — per-turn candidate
+  success rates (and optionally unit costs and a noisy verifier) → the optimal
+  static plan (exact integer and continuous), the adaptive plan's success and
+  the baselines with η; ``--sweep START:STOP:NUM`` tabulates budgets.
+* ``rlscale infer-plan --fit-coverage DATA.csv`` — fit the empirical coverage
+  law c(k) = exp(a·k^b) from per-problem (samples, correct) counts.
+* ``rlscale infer-plan --ground`` — train a policy on key → door → goal
+  gridworlds and compare predicted with realised success of the plans
+  (``--out DIR`` writes ``results.json`` and figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "infer-plan",
+        help="allocate an inference budget across the turns of a multi-turn agent",
+        description="Optimal static and adaptive allocation of n samples across turns, "
+        "against uniform, front-loaded, difficulty-proportional and fixed-n baselines.",
+    )
+    parser.add_argument("--q", metavar="Q1,Q2,...",
+                        help="per-turn probability that one candidate is correct")
+    parser.add_argument("--costs", metavar="C1,C2,...",
+                        help="per-turn cost of one candidate (whole numbers; default 1)")
+    parser.add_argument("--fpr", type=float, default=0.0,
+                        help="verifier false-positive rate (default 0: perfect verifier)")
+    parser.add_argument("--fnr", type=float, default=0.0,
+                        help="verifier false-negative rate (default 0)")
+    parser.add_argument("--failures", choices=("terminal", "retried"), default="terminal",
+                        help="a wrong commit ends the episode (terminal) or is retried")
+    parser.add_argument("--budget", type=float, help="total budget in sample units")
+    parser.add_argument("--sweep", metavar="START:STOP:NUM",
+                        help="log-spaced budgets (rounded to whole units)")
+    parser.add_argument("--ground", action="store_true",
+                        help="train an agent and compare predicted with realised success")
+    parser.add_argument("--quick", action="store_true",
+                        help="with --ground: a smaller run (fewer environments and episodes)")
+    parser.add_argument("--set", dest="settings", action="append", default=[],
+                        metavar="FIELD=VALUE",
+                        help="with --ground: any GroundingConfig field, e.g. --set episodes=20000 "
+                        "or --set budget_factors=1,2,4 (repeatable)")
+    parser.add_argument("--fit-coverage", metavar="DATA.csv",
+                        help="fit c(k) = exp(a·k^b) to a CSV with columns samples,correct "
+                        "(one row per problem); prints a, b with bootstrap intervals")
+    parser.add_argument("--bootstrap", type=int, default=200,
+                        help="with --fit-coverage: bootstrap resamples (default 200)")
+    parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    parser.add_argument("--out", metavar="DIR",
+                        help="with --ground: write results.json and PNG figures here")
+    parser.set_defaults(func=_run)
+
+
+def _floats(name: str, text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ValueError(f"{name} must be comma-separated numbers; got {text!r}") from None
+
+
+def _turns(args: argparse.Namespace) -> list[Any]:
+    from rlscale.theory import Turn
+
+    if args.q is None:
+        raise ValueError("give --q Q1,Q2,... (or --ground)")
+    q = _floats("--q", args.q)
+    if not q:
+        raise ValueError("--q must list at least one success rate")
+    costs = [1.0] * len(q) if args.costs is None else _floats("--costs", args.costs)
+    if len(costs) != len(q):
+        raise ValueError(f"--costs must have one entry per turn ({len(q)}); got {len(costs)}")
+    for c in costs:
+        if c != int(c):
+            raise ValueError(f"--costs must be whole numbers; got {c:g}")
+    if args.fpr == 0 and args.fnr == 0:
+        return [Turn.with_coverage(v, cost=int(c)) for v, c in zip(q, costs)]
+    return [Turn.with_verifier(v, fpr=args.fpr, fnr=args.fnr, cost=int(c),
+                               failures=args.failures) for v, c in zip(q, costs)]
+
+
+def _table(turns: list[Any], budgets: list[int]) -> tuple[str, list[Any]]:
+    from rlscale.optimize import BASELINES, compare_inference_plans
+
+    head = (f"{'budget':>8s} {'static':>8s} {'adaptive':>9s} "
+            + " ".join(f"{b:>12s}" for b in BASELINES) + "   η(best)  static n")
+    lines, results = [head], []
+    for B in budgets:
+        cmp = compare_inference_plans(turns, B)
+        results.append(cmp)
+        adaptive = "" if cmp.adaptive is None else f"{cmp.adaptive.success:9.4f}"
+        lines.append(f"{B:8d} {cmp.optimal.success:8.4f} {adaptive:>9s} "
+                     + " ".join(f"{cmp.baselines[b].success:12.4f}" for b in BASELINES)
+                     + f"   {cmp.eta[cmp.best_baseline]:7.2f}  "
+                     + ",".join(str(n) for n in cmp.optimal.n))
+    return "\n".join(lines), results
+
+
+def _run(args: argparse.Namespace) -> int:
+    from rlscale._io import write_json_atomic
+
+    if args.ground:
+        from dataclasses import asdict, fields
+
+        from rlscale._inference_grounding import GroundingConfig, ground_inference, write_figures
+        from rlscale.commands.train import parse_setting
+
+        base = (GroundingConfig(environments=16, epochs=4, job_tasks=2, episodes=2000)
+                if args.quick else GroundingConfig())
+        values = asdict(base)
+        types = {f.name: f.type for f in fields(GroundingConfig)}
+        for text in args.settings:
+            name, value = parse_setting(text, types)
+            values[name] = value
+        config = GroundingConfig(**values)
+        result = ground_inference(config)
+        print(result.summary())
+        if args.out:
+            from pathlib import Path
+
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(out / "results.json", result)
+            try:
+                files = write_figures(result, out)
+            except ImportError as exc:
+                print(f"no figures: {exc}", file=sys.stderr)
+                files = []
+            print(f"wrote {out / 'results.json'}" + "".join(f", {f}" for f in files),
+                  file=sys.stderr)
+        if args.json:
+            write_json_atomic(args.json, result)
+        return 0
+    if args.fit_coverage:
+        fit = _fit(args.fit_coverage, args.bootstrap)
+        if args.json:
+            write_json_atomic(args.json, fit)
+        return 0
+    if args.settings:
+        raise ValueError("--set applies to --ground only")
+    turns = _turns(args)
+    if (args.budget is None) == (args.sweep is None):
+        raise ValueError("give exactly one of --budget B or --sweep START:STOP:NUM")
+    if args.budget is not None:
+        budgets = [args.budget]
+    else:
+        from rlscale.commands.allocate import parse_sweep
+
+        budgets = parse_sweep(args.sweep)
+    whole = sorted({round(float(b)) for b in budgets})
+    if args.budget is not None and whole[0] != args.budget:
+        raise ValueError(f"--budget must be a whole number of sample units; got {args.budget:g}")
+    text, results = _table(turns, whole)
+    print(text)
+    if args.json:
+        write_json_atomic(args.json, {"turns": [t.as_dict() for t in turns],
+                                      "comparisons": results})
+    return 0
+
+
+def _fit(path: str, bootstrap: int) -> Any:
+    import csv
+
+    from rlscale.optimize import fit_coverage
+
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = {"samples", "correct"} - set(reader.fieldnames or ())
+        if missing:
+            raise ValueError(f"{path} needs columns samples and correct; missing "
+                             f"{', '.join(sorted(missing))}")
+        rows = list(reader)
+    try:
+        n = [float(r["samples"]) for r in rows]
+        c = [float(r["correct"]) for r in rows]
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: samples and correct must be numbers in every row") from None
+    fit = fit_coverage(n, c, bootstrap=bootstrap)
+    interval = ("" if fit.a_interval is None else
+                f" [{fit.a_interval[0]:.4g}, {fit.a_interval[1]:.4g}]")
+    b_interval = ("" if fit.b_interval is None else
+                  f" [{fit.b_interval[0]:.4g}, {fit.b_interval[1]:.4g}]")
+    print(f"c(k) = exp(a·k^b) over {fit.n_problems} problems: a = {fit.a:.4g}{interval}, "
+          f"b = {fit.b:.4g}{b_interval} (95 % bootstrap)")
+    print(f"extrapolation: fitted on k <= {fit.extrapolation_k // 4}, predicts "
+          f"{fit.extrapolation_predicted:.4f} at k = {fit.extrapolation_k} "
+          f"(observed {fit.extrapolation_observed:.4f})")
+    return fit

@@ -1,0 +1,296 @@
+"""Subtasks as turns: sampling a policy turn by turn under an inference budget.
+
+A key → door → goal task is a three-turn agent task: turn 1 starts at the
+task's start and must reach the key, turn 2 starts at the key and must reach
+the door, turn 3 starts at the door and must reach the goal.  A *candidate*
+for a turn is one rollout of the policy from the turn's start cell (a
+checkpoint) for at most ``horizon`` actions; it is correct when it reaches
+the turn's target before a hole or the time limit.  A *verifier* labels each
+candidate: perfectly, or with known false-positive rate ``fpr`` (accepts an
+incorrect candidate) and false-negative rate ``fnr`` (rejects a correct one).
+
+Exact per-turn success.  The rollouts of one turn are iid, so the per-candidate
+success q of a turn is the finite-horizon reach probability of the policy's
+Markov chain on the stage's cells, by backward induction (Puterman 1994, §4.5):
+V_h(x) = Σ_a π(a|x) Σ_{x'} P(x'|x, a)·[1 if x' is the target, 0 if x' ends the
+episode, V_{h−1}(x') else], V_0 = 0, q = V_H(start).  The door blocks moves
+while the key is not held, exactly as in :mod:`rlscale.simulate._value_iteration`.
+
+Monte Carlo execution (:func:`run_turn_episodes`) draws real rollouts of the
+policy one candidate at a time for many episodes at once, applies the
+verifier's noise, and follows either a static plan (at most ``caps[t]``
+candidates at turn t; unused budget is lost) or the adaptive policy (the
+remaining budget carries over; a ``commit`` table says when to commit a held
+rejected candidate).  Failure models as in ``rlscale.theory._inference``:
+``terminal`` (commit the first accepted candidate, or at the cap a held
+rejected one; a wrong commit ends the episode) and ``retried`` (only accepted
+candidates are committed; a wrong one is observed and the turn continues).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from rlscale.simulate._gridworld import N_STAGES, GridWorld
+from rlscale.simulate._value_iteration import _landing_parts
+from rlscale.theory._validation import check_positive_int, check_real
+
+__all__ = ["EpisodeOutcome", "run_turn_episodes", "subtask_starts", "subtask_success",
+           "trained_policy_table", "wilson_interval"]
+
+
+def trained_policy_table(result: Any, world: GridWorld) -> np.ndarray:
+    """Action probabilities (T, 3, S², 4) of a :class:`TrainResult`'s policy on ``world``."""
+    from rlscale.simulate._policies import make_policy
+    from rlscale.simulate._train import _policy_table
+
+    policy = make_policy(result.config.policy, np.random.default_rng(0), result.config.hidden)
+    policy.params = {k: np.array(v, dtype=np.float64) for k, v in result.params.items()}
+    return _policy_table(policy, world)
+
+
+def subtask_starts(world: GridWorld) -> np.ndarray:
+    """Start cell of each (task, stage): the task's start, then the previous target.
+
+    Stages a task does not have are ``-1``.
+
+    Examples
+    --------
+    >>> from rlscale.simulate import world_from_text
+    >>> w = world_from_text(["SKW", "FHD", "FFG"])
+    >>> subtask_starts(w).tolist()      # start 0, key at 1, door at 5
+    [[0, 1, 5]]
+    """
+    starts = np.full((world.n_tasks, N_STAGES), -1, dtype=np.int64)
+    first = world.start_stage
+    for s in range(N_STAGES):
+        at_start = first == s
+        later = first < s
+        starts[at_start, s] = world.start[at_start]
+        starts[later, s] = world.targets[later, s - 1]
+    return starts
+
+
+def _parts(world: GridWorld):
+    nxt, _, terminal, reach = _landing_parts(world, "success")
+    return nxt, terminal & ~reach, reach
+
+
+def subtask_success(world: GridWorld, policy: Any, *, horizon: int | None = None) -> np.ndarray:
+    """Exact probability q[task, stage] that one rollout from the stage's start reaches its
+    target within ``horizon`` actions (default ``world.max_steps``); 1 for absent stages.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rlscale.simulate import world_from_text
+    >>> w = world_from_text(["SKF", "FFD", "FFG"], slippery=False, max_steps=4)
+    >>> right = np.zeros((1, 3, 9, 4)); right[..., 2] = 1.0   # always move right
+    >>> subtask_success(w, right).tolist()                    # key yes, door no, goal no
+    [[1.0, 0.0, 0.0]]
+    """
+    H = world.max_steps if horizon is None else check_positive_int("horizon", horizon)
+    T, S2 = world.n_tasks, world.size**2
+    pol = check_real("policy", policy, low=0.0)
+    if pol.shape != (T, N_STAGES, S2, 4):
+        raise ValueError(f"policy must have shape {(T, N_STAGES, S2, 4)}; got {pol.shape}")
+    nxt, dead, reach = _parts(world)
+    slip = world.slippery[world.task_env][:, None, None, None]
+    opposite = np.array([2, 3, 0, 1])
+    V = np.zeros((T, N_STAGES, S2))
+    t_idx = np.arange(T)[:, None, None, None]
+    s_idx = np.arange(N_STAGES)[None, :, None, None]
+    for _ in range(H):
+        land = np.where(reach, 1.0, np.where(dead, 0.0, V))
+        d = land[t_idx, s_idx, nxt]  # (T, 3, S², 4)
+        total = d.sum(axis=-1, keepdims=True)
+        Q = np.where(slip, (total - d[..., opposite]) / 3.0, d)
+        V = np.sum(pol * Q, axis=-1)
+    starts = subtask_starts(world)
+    out = np.ones((T, N_STAGES))
+    for s in range(N_STAGES):
+        have = starts[:, s] >= 0
+        out[have, s] = V[np.flatnonzero(have), s, starts[have, s]]
+    return out
+
+
+def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (Wilson 1927).
+
+    Examples
+    --------
+    >>> [round(v, 4) for v in wilson_interval(50, 100)]
+    [0.4038, 0.5962]
+    """
+    n = check_positive_int("trials", trials)
+    k = check_positive_int("successes", successes, minimum=0)
+    if k > n:
+        raise ValueError(f"successes must be <= trials ({n}); got successes={k}")
+    z = float(norm.ppf(0.5 + float(check_real("confidence", confidence, low=0.0, high=1.0,
+                                                  low_open=True, high_open=True)) / 2))
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """Monte Carlo outcome of many episodes: success and budget used per episode."""
+
+    success: np.ndarray
+    used: np.ndarray
+
+    @property
+    def rate(self) -> float:
+        return float(self.success.mean())
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        return wilson_interval(int(self.success.sum()), int(self.success.size), confidence)
+
+
+def _rollout_reaches(world, pol, nxt, dead, reach, task, stage, start, horizon, rng):
+    """One rollout per walker (arrays task, stage, start): did it reach the stage target?"""
+    m = task.size
+    cell = start.copy()
+    alive = np.ones(m, dtype=bool)
+    hit = np.zeros(m, dtype=bool)
+    slip = world.slippery[world.task_env[task]]
+    for _ in range(horizon):
+        idx = np.flatnonzero(alive)
+        if idx.size == 0:
+            break
+        tk, sg, c = task[idx], stage[idx], cell[idx]
+        cdf = np.cumsum(pol[tk, sg, c], axis=-1)
+        a = np.minimum((rng.random(idx.size)[:, None] > cdf).sum(axis=-1), 3)
+        turn = rng.integers(-1, 2, idx.size)  # slippery: intended or either perpendicular
+        a = np.where(slip[idx], (a + turn) % 4, a)
+        new = nxt[tk, sg, c, a]
+        cell[idx] = new
+        got = reach[tk, sg, new]
+        hit[idx] = got
+        alive[idx] = ~(got | dead[tk, sg, new])
+    return hit
+
+
+def run_turn_episodes(world: GridWorld, policy: Any, turn_tasks: Any, turn_stages: Any, *,
+                      budget: int, caps: Any = None, commit: Any = None, fpr: float = 0.0,
+                      fnr: float = 0.0, failures: str = "terminal", horizon: int | None = None,
+                      episodes: int = 2000, rng: Any = None) -> EpisodeOutcome:
+    """Play ``episodes`` multi-turn episodes with real rollouts of ``policy``.
+
+    Turn t is stage ``turn_stages[t]`` of task ``turn_tasks[t]``; each candidate
+    costs one unit.  Give ``caps`` (candidates per turn, a static plan) or
+    ``commit`` (shape (T, budget + 1), the adaptive policy's fallback rule;
+    without either the adaptive rule "never commit a rejected candidate while
+    budget remains" is used).  Same seed, same outcome.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rlscale.simulate import world_from_text
+    >>> w = world_from_text(["SKF", "FFD", "FFG"], slippery=False, max_steps=4)
+    >>> right = np.zeros((1, 3, 9, 4)); right[..., 2] = 1.0
+    >>> out = run_turn_episodes(w, right, [0], [0], budget=3, caps=[3], episodes=10, rng=0)
+    >>> out.rate, out.used.tolist() == [1] * 10      # stops at the first verified success
+    (1.0, True)
+    """
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    H = world.max_steps if horizon is None else check_positive_int("horizon", horizon)
+    B = check_positive_int("budget", budget)
+    N = check_positive_int("episodes", episodes)
+    tasks = np.asarray(turn_tasks, dtype=np.int64).ravel()
+    stages = np.asarray(turn_stages, dtype=np.int64).ravel()
+    if tasks.shape != stages.shape or tasks.size == 0:
+        raise ValueError("turn_tasks and turn_stages must be equal-length, non-empty")
+    if failures not in ("terminal", "retried"):
+        raise ValueError(f"failures must be 'terminal' or 'retried'; got failures={failures!r}")
+    fp = float(check_real("fpr", fpr, low=0.0, high=1.0))
+    fn = float(check_real("fnr", fnr, low=0.0, high=1.0))
+    T = tasks.size
+    cap = None if caps is None else np.asarray(caps, dtype=np.int64).ravel()
+    if cap is not None and cap.shape != (T,):
+        raise ValueError(f"caps must have one entry per turn ({T}); got shape {cap.shape}")
+    if commit is not None:
+        commit = np.asarray(commit, dtype=bool)
+        if commit.shape != (T, B + 1):
+            raise ValueError(f"commit must have shape {(T, B + 1)}; got {commit.shape}")
+    pol = np.asarray(policy, dtype=np.float64)
+    nxt, dead, reach = _parts(world)
+    starts = subtask_starts(world)
+    turn = np.zeros(N, dtype=np.int64)
+    left = np.full(N, B, dtype=np.int64)     # remaining budget (adaptive)
+    drawn = np.zeros(N, dtype=np.int64)      # candidates drawn at the current turn
+    used = np.zeros(N, dtype=np.int64)
+    hold = np.zeros(N, dtype=bool)           # holding a rejected candidate
+    hold_ok = np.zeros(N, dtype=bool)        # ... which is in fact correct
+    active = np.ones(N, dtype=bool)
+    success = np.zeros(N, dtype=bool)
+
+    # Candidates of one turn are iid rollouts, so each turn keeps a buffer of real rollout
+    # outcomes simulated in large batches and hands them out in order.
+    buffers: list[np.ndarray] = [np.empty(0, dtype=bool) for _ in range(T)]
+
+    def draw(u: int, count: int) -> np.ndarray:
+        if buffers[u].size < count:
+            m = max(count - buffers[u].size, 4096)
+            fresh = _rollout_reaches(world, pol, nxt, dead, reach, np.full(m, tasks[u]),
+                                     np.full(m, stages[u]),
+                                     np.full(m, starts[tasks[u], stages[u]]), H, gen)
+            buffers[u] = np.concatenate([buffers[u], fresh])
+        out, buffers[u] = buffers[u][:count], buffers[u][count:]
+        return out
+
+    def finish_turn(idx: np.ndarray, ok: np.ndarray) -> None:
+        win, lose = idx[ok], idx[~ok]
+        active[lose] = False
+        turn[win] += 1
+        drawn[win] = 0
+        hold[win] = False
+        done = win[turn[win] >= T]
+        success[done] = True
+        active[done] = False
+
+    while active.any():
+        # Resolve turns that cannot (or should not) draw: commit a held candidate or fail.
+        for _ in range(T + 1):
+            idx = np.flatnonzero(active)
+            t = turn[idx]
+            can = drawn[idx] < cap[t] if cap is not None else left[idx] >= 1
+            stop = ~can
+            if commit is not None:
+                stop |= hold[idx] & commit[t, left[idx]]
+            if failures == "retried":
+                stop &= ~can  # retried turns never commit a rejected candidate
+            idx = idx[stop]
+            if idx.size == 0:
+                break
+            ok = hold[idx] & hold_ok[idx] if failures == "terminal" else np.zeros(idx.size, bool)
+            finish_turn(idx, ok)
+        idx = np.flatnonzero(active)
+        if idx.size == 0:
+            break
+        t = turn[idx]
+        correct = np.empty(idx.size, dtype=bool)
+        for u in np.unique(t):
+            sel = np.flatnonzero(t == u)
+            correct[sel] = draw(int(u), sel.size)
+        u = gen.random(idx.size)
+        accepted = np.where(correct, u >= fn, u < fp)
+        drawn[idx] += 1
+        left[idx] -= 1
+        used[idx] += 1
+        if failures == "terminal":
+            acc = accepted
+            finish_turn(idx[acc], correct[acc])
+            rej = idx[~accepted]
+            hold[rej] = True
+            hold_ok[rej] = correct[~accepted]
+        else:
+            good = accepted & correct
+            finish_turn(idx[good], np.ones(int(good.sum()), bool))
+    return EpisodeOutcome(success=success, used=used)
