@@ -206,7 +206,8 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
     assert 'src="fits.png"' not in html  # self-contained
     md = (quick_report / "index.md").read_text()
     for heading in ("Summary of findings", "1. Reward", "2. Trainer sweep", "3. Per-axis",
-                    "4. Compute-optimal", "5. Efficiency", "6. Machine-checked", "Caveats"):
+                    "4. Compute-optimal", "5. Efficiency", "6. Inference budget",
+                    "7. Machine-checked", "Caveats"):
         assert heading in md
 
 

@@ -35,6 +35,11 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     locate, by interpolation, the cost at which it matches the baseline;
     ``plan_laws``: bootstrap laws (at most) carried into the plan's
     uncertainty and the robust plan.
+``[inference]``
+    ``enabled``; the trained agent of the inference-budget section:
+    ``environments``, ``epochs``, ``job_tasks`` (tasks of three turns each
+    in the held-out job) and Monte Carlo ``episodes`` per plan
+    (:mod:`rlscale._inference_grounding`).
 ``[proofs]``
     ``enabled``.
 """
@@ -86,6 +91,8 @@ DEFAULTS: dict[str, Any] = {
     },
     "efficiency": {"seeds": [0, 1, 2, 3, 4], "ladder": [0.25, 0.5, 1.0, 2.0],
                    "plan_laws": 100},
+    "inference": {"enabled": True, "environments": 16, "epochs": 4, "job_tasks": 2,
+                  "episodes": 2000},
     "proofs": {"enabled": True},
 }
 
@@ -248,6 +255,9 @@ def validate(config: dict[str, Any]) -> None:
     for factor in eff["ladder"]:
         check_real("efficiency.ladder", factor, low=0.0, low_open=True)
     check_positive_int("efficiency.plan_laws", eff["plan_laws"], minimum=2)
+    inf = config["inference"]
+    for key in ("environments", "epochs", "job_tasks", "episodes"):
+        check_positive_int(f"inference.{key}", inf[key])
 
 
 def to_toml(config: dict[str, Any]) -> str:

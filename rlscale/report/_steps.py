@@ -380,6 +380,22 @@ def proofs_step(config, staging, sections, shared, progress) -> None:
                           "results": [r.as_dict() for r in results]}
 
 
+def inference_step(config, staging, sections, shared, progress) -> None:
+    """Inference-budget plans for a trained agent (:mod:`rlscale._inference_grounding`)."""
+    inf = config["inference"]
+    if not inf["enabled"]:
+        sections["inference"] = {"enabled": False}
+        return
+    from rlscale._inference_grounding import GroundingConfig, ground_inference, write_figures
+
+    cfg = GroundingConfig(environments=inf["environments"], epochs=inf["epochs"],
+                          job_tasks=inf["job_tasks"], episodes=inf["episodes"],
+                          seed=config["seed"])
+    result = ground_inference(cfg)
+    files = [Path(f).name for f in write_figures(result, staging)]
+    sections["inference"] = {"enabled": True, **result.as_dict(), "files": files}
+
+
 #: The steps in order, with the progress bar's labels.
 STEPS = (
     ("reward law", reward_law_step),
@@ -387,5 +403,6 @@ STEPS = (
     ("law fit", fit_step),
     ("allocation", allocation_step),
     ("efficiency", efficiency_step),
+    ("inference budget", inference_step),
     ("proofs", proofs_step),
 )
