@@ -134,6 +134,19 @@ class Law(abc.ABC):
         With ``symbolic=True`` the parameters are sympy symbols too.
         """
 
+    @staticmethod
+    def from_expr(expr: Any, axes: Any, params: Mapping[str, Any] | None = None) -> Any:
+        """A law written as an expression: :class:`~rlscale.theory.ExpressionLaw`.
+
+        Examples
+        --------
+        >>> Law.from_expr("E + A/N**alpha", axes=["N"]).params
+        ('A', 'E', 'alpha')
+        """
+        from rlscale.theory._expr import ExpressionLaw
+
+        return ExpressionLaw(expr, axes, params)
+
     # -- generic machinery --------------------------------------------------
     @property
     def symbols(self) -> dict[str, Any]:
@@ -478,6 +491,7 @@ def law_from_dict(spec: Mapping[str, Any]) -> Law:
     >>> law_from_dict(law.as_dict()) == law
     True
     """
+    from rlscale.theory._expr import PosynomialLaw
     from rlscale.theory._mixture import MixtureLaw
     from rlscale.theory._nested import VarianceComponentsLaw
 
@@ -487,7 +501,7 @@ def law_from_dict(spec: Mapping[str, Any]) -> Law:
     kinds: dict[str, type[Law]] = {
         "additive": AdditiveLaw, "multiplicative": MultiplicativeLaw,
         "pass_rate": PassRateLaw, "variance_components": VarianceComponentsLaw,
-        "mixture": MixtureLaw}
+        "mixture": MixtureLaw, "posynomial": PosynomialLaw}
     if family not in kinds:
         raise ValueError(f"law family must be one of {sorted(kinds)}; got family={family!r}")
     kwargs = {k: v for k, v in spec.items() if k not in ("family", "axes", "properties")}

@@ -108,7 +108,8 @@ def check_real(
     return arr
 
 
-def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
+def check_positive_int(name: str, value: Any, *, minimum: int = 1,
+                       maximum: int | None = None) -> int:
     """Validate an integer count ``>= minimum`` and return it as ``int``.
 
     Examples
@@ -127,6 +128,8 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
             raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}; got {name}={value}")
     return int(value)
 
 
