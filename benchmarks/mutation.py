@@ -1,0 +1,210 @@
+"""Mutation testing of rlscale's core modules: do the tests pin values?
+
+    python -m benchmarks.mutation MODULE --tests TEST [TEST ...] [--sample 40] [--seed 0]
+    python -m benchmarks.mutation --core [--sample 40]     # the modules issue 16 names
+
+A small AST mutator of our own (no dependency): each mutant changes one
+operator or constant of the module — ``+``↔``-``, ``*``↔``/``, a comparison
+flipped, ``and``↔``or``, a unary minus dropped, a numeric constant changed,
+a ``raise`` removed, ``True``↔``False`` — and the module's tests are run
+against it with ``-x``.  A mutant is *killed* when a test fails (or the run
+errors or times out) and *survives* when every test passes.  The score is
+killed / mutants; survivors are listed with their line so that each can be
+killed by a test or argued equivalent.
+
+The mutants run in a private copy of the package laid out as installed
+(``rlscale/theory`` ...), put first on ``PYTHONPATH``, so the working tree
+is never modified.  Not part of CI: it runs the test files once per mutant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CARDS = ("theory", "optimize", "simulate", "proofs")
+
+#: The modules issue 16 scores, with the tests that exercise them.
+CORE = {
+    "simulate/_grpo.py": ["tests/test_train.py", "tests/test_algorithms.py"],
+    "simulate/_rloo.py": ["tests/test_train.py", "tests/test_algorithms.py"],
+    "optimize/_allocate.py": ["tests/test_allocate.py"],
+    "optimize/_fit.py": ["tests/test_fit.py"],
+    "theory/_gaussian.py": ["tests/test_reward_law.py", "tests/test_gaussian_extremes.py"],
+    "theory/_posynomial.py": ["tests/test_posynomial.py"],
+}
+
+_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
+         ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
+         ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.And: ast.Or, ast.Or: ast.And,
+         ast.Pow: ast.Mult}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    index: int  # position in the module's list of mutation points
+    line: int
+    what: str
+
+
+def _points(tree: ast.AST) -> list[tuple[ast.AST, str]]:
+    """Every (node, description) a mutant can change, in a stable order."""
+    out: list[tuple[ast.AST, str]] = []
+    docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                  if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef |
+                                ast.Module) and n.body and isinstance(n.body[0], ast.Expr)
+                  and isinstance(n.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and type(node.op) in _SWAP:
+            out.append((node, f"{type(node.op).__name__} -> {_SWAP[type(node.op)].__name__}"))
+        elif isinstance(node, ast.Compare) and type(node.ops[0]) in _SWAP:
+            out.append((node, f"{type(node.ops[0]).__name__} -> "
+                              f"{_SWAP[type(node.ops[0])].__name__}"))
+        elif isinstance(node, ast.BoolOp):
+            out.append((node, f"{type(node.op).__name__} -> {_SWAP[type(node.op)].__name__}"))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            out.append((node, "drop unary minus"))
+        elif (isinstance(node, ast.Constant) and id(node) not in docstrings
+              and isinstance(node.value, int | float) and not isinstance(node.value, bool)):
+            out.append((node, f"constant {node.value!r} -> {_bumped(node.value)!r}"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            out.append((node, f"{node.value} -> {not node.value}"))
+        elif isinstance(node, ast.Raise):
+            out.append((node, "remove raise"))
+    return out
+
+
+def _bumped(v: float) -> float:
+    if v == 0:
+        return 1
+    return v + 1 if isinstance(v, int) else v * 1.5
+
+
+class _Apply(ast.NodeTransformer):
+    def __init__(self, target: ast.AST) -> None:
+        self.target = target
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if node is not self.target:
+            return self.generic_visit(node)
+        if isinstance(node, ast.BinOp | ast.BoolOp):
+            node.op = _SWAP[type(node.op)]()
+        elif isinstance(node, ast.Compare):
+            node.ops = [_SWAP[type(node.ops[0])](), *node.ops[1:]]
+        elif isinstance(node, ast.UnaryOp):
+            return node.operand
+        elif isinstance(node, ast.Constant) and isinstance(node.value, bool):
+            node.value = not node.value
+        elif isinstance(node, ast.Constant):
+            node.value = _bumped(node.value)
+        elif isinstance(node, ast.Raise):
+            return ast.Pass()
+        return node
+
+
+def mutate(source: str, index: int) -> tuple[str, Mutant]:
+    """The source with mutation point ``index`` changed, and its description."""
+    tree = ast.parse(source)
+    node, what = _points(tree)[index]
+    line = getattr(node, "lineno", 0)
+    tree = ast.fix_missing_locations(_Apply(node).visit(tree))
+    return ast.unparse(tree), Mutant(index, line, what)
+
+
+def _installed_copy(dst: Path) -> None:
+    """The package as installed (rlscale/<card>), plus tests and data the tests read."""
+    shutil.copytree(REPO / "rlscale", dst / "rlscale", ignore=shutil.ignore_patterns(
+        "__pycache__"))
+    for card in CARDS:
+        shutil.copytree(REPO / card, dst / "rlscale" / card,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    for extra in ("tests", "examples", "benchmarks"):
+        shutil.copytree(REPO / extra, dst / extra, ignore=shutil.ignore_patterns(
+            "__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, dst / name)
+    # ../shared beside the repository: the tests look for it there.
+    shared = REPO.parent / "shared"
+    if shared.is_dir() and not (dst.parent / "shared").exists():
+        (dst.parent / "shared").symlink_to(shared)
+
+
+def run(module: str, tests: list[str], sample: int, seed: int, timeout: float,
+        log=print) -> dict:
+    """Score ``module`` (a repository path such as ``optimize/_fit.py``) against ``tests``."""
+    card, name = module.split("/", 1)
+    with tempfile.TemporaryDirectory(prefix="rlscale-mutation-") as tmp:
+        root = Path(tmp) / "repo"
+        _installed_copy(root)
+        target = root / "rlscale" / card / name if card in CARDS else root / module
+        original = target.read_text()
+        points = _points(ast.parse(original))
+        rng = random.Random(seed)
+        chosen = sorted(rng.sample(range(len(points)), min(sample, len(points))))
+        env = {**os.environ, "PYTHONPATH": str(root), "HYPOTHESIS_PROFILE": "dev",
+               "PYTHONDONTWRITEBYTECODE": "1"}
+        tests = [t for t in tests if (root / t).exists()]
+        cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+               "-m", "not slow", *tests]
+        base = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True,
+                              timeout=timeout * 4)
+        if base.returncode != 0:
+            raise RuntimeError(f"the tests fail without any mutant:\n{base.stdout[-2000:]}")
+        killed, survivors = 0, []
+        for i in chosen:
+            text, mutant = mutate(original, i)
+            target.write_text(text)
+            try:
+                rc = subprocess.run(cmd, cwd=root, env=env, capture_output=True,
+                                    timeout=timeout).returncode
+            except subprocess.TimeoutExpired:
+                rc = -1
+            finally:
+                target.write_text(original)
+            if rc == 0:
+                survivors.append(mutant)
+                log(f"  survived: line {mutant.line}: {mutant.what}")
+            else:
+                killed += 1
+        score = killed / len(chosen) if chosen else float("nan")
+        return {"module": module, "points": len(points), "mutants": len(chosen),
+                "killed": killed, "score": score,
+                "survivors": [m.__dict__ for m in survivors]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("module", nargs="?", help="repository path, e.g. optimize/_fit.py")
+    parser.add_argument("--tests", nargs="+", default=[])
+    parser.add_argument("--core", action="store_true", help="every module issue 16 names")
+    parser.add_argument("--sample", type=int, default=40, help="mutants per module")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
+    args = parser.parse_args(argv)
+    jobs = dict(CORE) if args.core else {}
+    if args.module:
+        jobs[args.module] = args.tests or CORE.get(args.module, [])
+    if not jobs:
+        parser.error("give a MODULE (with --tests) or --core")
+    for module, tests in jobs.items():
+        start = time.perf_counter()
+        print(f"{module} ({', '.join(tests)})", flush=True)
+        r = run(module, tests, args.sample, args.seed, args.timeout)
+        print(f"{module}: {r['killed']}/{r['mutants']} killed = {r['score']:.0%} "
+              f"({r['points']} mutation points; {time.perf_counter() - start:.0f} s)",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
