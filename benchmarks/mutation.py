@@ -36,8 +36,8 @@ CARDS = ("theory", "optimize", "simulate", "proofs")
 
 #: The modules issue 16 scores, with the tests that exercise them.
 CORE = {
-    "simulate/_grpo.py": ["tests/test_train.py", "tests/test_algorithms.py"],
-    "simulate/_rloo.py": ["tests/test_train.py", "tests/test_algorithms.py"],
+    "simulate/_grpo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
+    "simulate/_rloo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
     "optimize/_allocate.py": ["tests/test_allocate.py"],
     "optimize/_fit.py": ["tests/test_fit.py"],
     "theory/_gaussian.py": ["tests/test_reward_law.py", "tests/test_gaussian_extremes.py"],
