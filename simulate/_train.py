@@ -193,6 +193,14 @@ class TrainConfig:
         for name in ("unit_cost_environment", "unit_cost_task", "unit_cost_trajectory"):
             check_real(name, getattr(self, name), low=0.0)
         self.family  # noqa: B018 -- validates the family parameters now
+        # An option the chosen algorithm does not take is an error, not silently dropped.
+        takes = {f.name for f in fields(ALGORITHMS[self.algorithm][1])}
+        dropped = [k for k in ("clip", "kl_coef", "update_epochs")
+                   if getattr(self, k) is not None and k not in takes]
+        if dropped:
+            raise ValueError(f"algorithm {self.algorithm!r} takes no option {dropped[0]} "
+                             f"(its options: {', '.join(sorted(takes)) or 'none'}); got "
+                             f"{dropped[0]}={getattr(self, dropped[0])!r}")
 
     @property
     def family(self) -> GridFamily:

@@ -154,3 +154,12 @@ def test_documented_defaults_are_the_configs() -> None:
         _rloo.RLOOConfig().kl_coef = 0.3  # type: ignore[misc]
     with pytest.raises(ValueError, match=r"RLOO needs trajectories_per_task >= 2; got k=1"):
         _rloo.rloo_advantages(np.ones((3, 1)))
+
+
+def test_an_option_the_algorithm_does_not_take_is_refused() -> None:
+    from rlscale.simulate import TrainConfig
+
+    with pytest.raises(ValueError, match=r"algorithm 'reinforce' takes no option clip "
+                                         r"\(its options: .*\); got clip=0.1"):
+        TrainConfig(algorithm="reinforce", clip=0.1)
+    assert TrainConfig(algorithm="grpo", clip=0.1).algorithm_config().clip == 0.1
