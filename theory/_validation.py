@@ -8,6 +8,7 @@ only where ``allow_inf=True``.  Booleans are rejected as numbers because
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -108,26 +109,81 @@ def check_real(
     return arr
 
 
-def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Validate an integer count ``>= minimum`` and return it as ``int``.
+def check_positive_int(name: str, value: Any, *, minimum: int = 1,
+                       maximum: int | None = None) -> int:
+    """Validate an integer count in ``[minimum, maximum]`` and return it as ``int``.
+
+    Integers (Python or numpy) and integer-valued real numbers (``2.0``,
+    ``np.float64(3)``) are accepted; booleans, non-integral numbers, NaN,
+    infinities, strings and arrays (even with one element) are refused with a
+    ``TypeError``.  ``maximum`` bounds the work a count can ask for: every
+    count in rlscale carries a documented upper limit, so ``1e218`` trials are
+    refused up front instead of running for ever.  ``maximum=None`` means no
+    upper limit (use only where the count does not drive work or memory).
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in error messages.
+    value : int or integer-valued float
+        The count to check.
+    minimum : int
+        Smallest valid value (default 1).
+    maximum : int, optional
+        Largest valid value; ``None`` for no upper limit.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer or an integer-valued real number.
+    ValueError
+        If it lies outside ``[minimum, maximum]``.
 
     Examples
     --------
     >>> check_positive_int("steps", 10)
     10
+    >>> check_positive_int("steps", 4.0)
+    4
     >>> check_positive_int("steps", 0)
     Traceback (most recent call last):
     ...
     ValueError: steps must be an integer >= 1; got steps=0
+    >>> check_positive_int("trials", 1e218, maximum=10**8)
+    Traceback (most recent call last):
+    ...
+    ValueError: trials must be an integer >= 1 and <= 100000000; got trials=1e+218
+    >>> check_positive_int("n", True)
+    Traceback (most recent call last):
+    ...
+    TypeError: n must be an integer >= 1, not a boolean; got True
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
+    valid = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be {valid}, not a boolean; got {value!r}")
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype != np.bool_:
+        value = value[()]
+    shown = value
+    if not isinstance(value, numbers.Integral):
+        if isinstance(value, np.ndarray):
+            raise TypeError(f"{name} must be {valid}, not an array; got an array of shape "
+                            f"{value.shape}")
+        if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+            shown = f"{float(value):g}"
             value = int(value)
         else:
-            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value}")
-    return int(value)
+            raise TypeError(f"{name} must be {valid}; got {value!r:.60}")
+    value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        if isinstance(shown, numbers.Integral) and abs(value) >= 10**15:
+            digits = len(str(abs(value)))
+            shown = f"{float(value):g}" if digits < 300 else f"an integer of {digits} digits"
+        raise ValueError(f"{name} must be {valid}; got {name}={shown}")
+    return value
 
 
 def return_like(result: np.ndarray, *inputs: Any) -> float | np.ndarray:
