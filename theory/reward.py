@@ -437,17 +437,28 @@ def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
     """Maximise the pool gain over ``t = log n ∈ [0, t_max(K)]``, vectorised.
 
-    A 33-point grid brackets the maximum (the objective is unimodal in
-    ``t``: a log-concave numerator over a log-convex ``sqrt(1 + a e^t)``);
-    golden-section search then refines the bracket to ~1e-10 in ``t``.
+    The objective is unimodal in ``t`` (a log-concave numerator over a
+    log-convex ``sqrt(1 + a e^t)``), so the best point of *any* grid brackets
+    the maximiser between its neighbours.  The grid is 17 evenly spaced
+    points plus a geometric ladder (ratio 4) from ``t_max/4`` down to
+    ``t = 1e-3``: the maximiser sits near ``log(M/τ²)`` however large the
+    KL budget, and an even grid alone bracketed it in ``[0, t_max/16]``, which
+    for ``K ≥ 1e15`` is too wide to refine (the gain came out 3.6e-237 or 0;
+    issue 10 §4).  Golden-section search then refines the bracket to ~1e-10
+    relative.  The grid depends only on ``max t_max``, so ``G`` is monotone in
+    ``K`` up to that refinement error.
     """
     tmax = _log_pool_limit(method, k)
-    grid = np.linspace(0.0, 1.0, 33)
+    top = float(np.max(tmax, initial=0.0))
+    rungs = max(0, math.ceil((math.log2(top) - math.log2(1e-3)) / 2)) if top > 1e-3 else 0
+    ladder = 4.0 ** -np.arange(rungs + 1, dtype=np.float64)  # 1, 1/4, ..., <= 1e-3/top
+    grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 17), ladder]))
+    last = grid.size - 1
     ts = tmax[..., None] * grid
     vals = _pool_gain(method, ts, m[..., None], tau[..., None], k[..., None])
     j = np.argmax(vals, axis=-1)
     lo = np.take_along_axis(ts, np.maximum(j - 1, 0)[..., None], -1)[..., 0]
-    hi = np.take_along_axis(ts, np.minimum(j + 1, 32)[..., None], -1)[..., 0]
+    hi = np.take_along_axis(ts, np.minimum(j + 1, last)[..., None], -1)[..., 0]
     inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
     c = hi - inv_phi * (hi - lo)
     d = lo + inv_phi * (hi - lo)
