@@ -171,7 +171,8 @@ def test_no_overflow_or_warning_at_extremes() -> None:
         # sqrt(2K) at K = float max is 1.9e154: finite, and reached without noise
         big = np.finfo(float).max
         assert reward.gain(1.0, big, 0.0, "tilt") == pytest.approx(math.sqrt(2) * math.sqrt(big))
-        assert reward.noise_variance(1e300, 1.0, 1e300) == math.inf  # beyond float range
+        with pytest.raises(ValueError, match="noise variance overflows the float range"):
+            reward.noise_variance(1e300, 1.0, 1e300)  # beyond float range: refused
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,8 @@ def test_check_positive_int_refuses_booleans(value):
 
 @pytest.mark.parametrize("value", [1e218, 7.7e165, 10**400, 2**64, 1001])
 def test_check_positive_int_enforces_maximum(value):
-    with pytest.raises(ValueError, match=r"^trials must be an integer >= 1 and <= 1000; got trials="):
+    with pytest.raises(ValueError,
+                       match=r"^trials must be an integer >= 1 and <= 1000; got trials="):
         check_positive_int("trials", value, maximum=1000)
 
 

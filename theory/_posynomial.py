@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._validation import (
-    check_finite_result,
     check_mapping,
     check_real,
     check_scalar,

@@ -225,9 +225,12 @@ def check_scalar(name: str, value: Any, **bounds: Any) -> float:
     TypeError: budget must be a real scalar, not an array of shape (1,)
     """
     if isinstance(value, list | tuple | np.ndarray) and np.ndim(value) != 0:
-        raise TypeError(f"{name} must be a real scalar, not an array of shape "
-                        f"{np.shape(value) if not isinstance(value, list | tuple) else (len(value),)}")
-    arr = check_real(name, value, **bounds)
+        shape = (len(value),) if isinstance(value, list | tuple) else value.shape
+        raise TypeError(f"{name} must be a real scalar, not an array of shape {shape}")
+    try:
+        arr = check_real(name, value, **bounds)
+    except TypeError as exc:
+        raise TypeError(str(exc).replace("a real number or array", "a real scalar")) from None
     if arr.ndim:
         raise TypeError(f"{name} must be a real scalar, not an array of shape {arr.shape}")
     return float(arr)
