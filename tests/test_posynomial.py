@@ -183,7 +183,7 @@ def test_sympy_input_obeys_the_same_limits() -> None:
                  sp.Mul(*[(1 + E) ** 60] * 300, evaluate=False)):
         with pytest.raises(PosynomialError, match=r"power of a sum|exceeds|work limit"):
             parse_posynomial(expr)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 4.0  # ~1.5 s: the limit is ~1 s of work per cost
     # The walk expands like sympy.expand where that is cheap.
     assert _terms(parse_posynomial((E + 2) ** 2 / E)) == {"E": 1.0, "1": 4.0, "E**-1": 4.0}
 

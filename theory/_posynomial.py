@@ -479,6 +479,7 @@ class _Expander:
 
     def __init__(self) -> None:
         self.work = 0
+        self.memo: dict = {}
 
     def _charge(self, work: int, where: str, what: str) -> None:
         if self.work + work > _MAX_WORK:
@@ -490,7 +491,7 @@ class _Expander:
     def mul(self, a: _Poly, b: _Poly, where: str) -> _Poly:
         self._charge(len(a) * len(b), where,
                      f"a product of a {len(a)}-term and a {len(b)}-term sum")
-        out = _mul(a, b)
+        out = _mul(a, b, self.memo)
         if len(out) > _MAX_TERMS:
             raise PosynomialError(f"{where}: expansion exceeds {_MAX_TERMS:,} terms")
         return out
@@ -734,15 +735,25 @@ def _add(a: _Poly, b: _Poly) -> _Poly:
     return out
 
 
-def _mul(a: _Poly, b: _Poly) -> _Poly:
+def _mul(a: _Poly, b: _Poly, memo: dict | None = None) -> _Poly:
+    """``a * b`` expanded; ``memo`` caches merged exponent keys across calls."""
+    memo = {} if memo is None else memo
     out: _Poly = {}
-    for ka, ca in a.items():
-        for kb, cb in b.items():
-            exps = dict(ka)
-            for n, e in kb:
-                exps[n] = exps.get(n, 0.0) + e
-            key = _key(exps)
-            out[key] = out.get(key, 0.0) + ca * cb
+    get = out.get
+    for kb, cb in b.items():
+        for ka, ca in a.items():
+            if not kb:
+                key = ka
+            elif not ka:
+                key = kb
+            else:
+                key = memo.get((ka, kb))
+                if key is None:
+                    exps = dict(ka)
+                    for n, e in kb:
+                        exps[n] = exps.get(n, 0.0) + e
+                    key = memo[(ka, kb)] = _key(exps)
+            out[key] = get(key, 0.0) + ca * cb
     return out
 
 
