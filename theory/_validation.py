@@ -8,6 +8,7 @@ only where ``allow_inf=True``.  Booleans are rejected as numbers because
 
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any
 
@@ -108,8 +109,13 @@ def check_real(
     return arr
 
 
-def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    """Validate an integer count ``>= minimum`` and return it as ``int``.
+def check_positive_int(name: str, value: Any, *, minimum: int = 1,
+                       maximum: int | None = None) -> int:
+    """Validate an integer count ``minimum <= value <= maximum`` and return it as ``int``.
+
+    Integer-valued floats (``16.0``) are accepted and returned as ``int``;
+    booleans are rejected.  ``maximum`` is the documented upper limit of the
+    count (``None``: unbounded).
 
     Examples
     --------
@@ -119,14 +125,20 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
     Traceback (most recent call last):
     ...
     ValueError: steps must be an integer >= 1; got steps=0
+    >>> check_positive_int("trials", 1e12, maximum=10**9)
+    Traceback (most recent call last):
+    ...
+    ValueError: trials must be an integer >= 1 and <= 1000000000; got trials=1000000000000
     """
+    limits = f">= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
+        if (not isinstance(value, bool | np.bool_) and isinstance(value, numbers.Real)
+                and math.isfinite(float(value)) and float(value).is_integer()):
             value = int(value)
         else:
-            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value}")
+            raise TypeError(f"{name} must be an integer {limits}; got {name}={value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be an integer {limits}; got {name}={value}")
     return int(value)
 
 
