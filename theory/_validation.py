@@ -138,7 +138,11 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1,
         else:
             raise TypeError(f"{name} must be an integer {limits}; got {name}={value!r}")
     if value < minimum or (maximum is not None and value > maximum):
-        raise ValueError(f"{name} must be an integer {limits}; got {name}={value}")
+        try:
+            shown = f"{float(value):.4g}" if abs(value) > 10**15 else str(value)
+        except OverflowError:
+            shown = f"a {len(str(abs(value)))}-digit integer"
+        raise ValueError(f"{name} must be an integer {limits}; got {name}={shown}")
     return int(value)
 
 
