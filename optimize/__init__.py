@@ -28,6 +28,10 @@ _EXPORTS: dict[str, str] = {
     "cost_to_reach": "_efficiency",
     "AllocationSpec": "_spec",
     "load_spec": "_spec",
+    # -- planning labels against optimisation on the reward law (issue 12) --
+    "LabelPlan": "_label_plan",
+    "plan_labels": "_label_plan",
+    "plan_labels_numeric": "_label_plan",
 }
 
 # Public sub-modules reachable as attributes.
