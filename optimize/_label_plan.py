@@ -135,7 +135,7 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
         x0 = (B - A * b) / A
         u = x0 - _w_exp(math.log(pm / A) + x0)
         if u < 0.0:  # the label side is already saturated at one comparison
-            if B <= pm:
+            if pm >= B:
                 raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
             u = 0.0
         M = math.exp(u)
@@ -163,7 +163,7 @@ def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, pric
     pm = float(check_real("price_m", price_m, low=0.0, low_open=True))
     pk = float(check_real("price_k", price_k, low=0.0, low_open=True))
     B = float(check_real("budget", budget, low=0.0, low_open=True))
-    if B <= pm:
+    if pm >= B:
         raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
     hi = math.log(min(B / pm, m_max))
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,11 +33,11 @@ def _law_min(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 def _law_smooth(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
-    a, b, c, q = np.exp(p[0]), p[1], np.exp(p[2]), np.exp(p[3])
+    a, b, q = np.exp(p[0]), p[1], np.exp(np.minimum(p[3], 700.0))
     u = np.maximum(lm + b, 1e-12)
-    v = np.maximum(c * k, 1e-300)
+    log_v = p[2] + np.log(np.maximum(k, 1e-300))  # log(cK) without overflowing cK
     # (u^-q + v^-q)^(-1/q) in log space so large q (a sharp min) cannot overflow.
-    lse = np.logaddexp(-q * np.log(u), -q * np.log(v))
+    lse = np.logaddexp(-q * np.log(u), -q * log_v)
     return a * np.exp(-lse / (2.0 * q))
 
 
@@ -48,13 +49,31 @@ class _Model:
     fit: Callable[[np.ndarray, np.ndarray, np.ndarray], Callable[..., np.ndarray]]
 
 
+_EFFORT = {"max_nfev": 4000}
+
+
+@contextmanager
+def fit_effort(max_nfev: int):
+    """Cap the function evaluations of every least-squares fit inside the block.
+
+    The trainer's grids include degenerate groups (a law whose cap is not
+    identified, so ``b, c`` drift to infinity); a smaller cap keeps them cheap.
+    """
+    old = _EFFORT["max_nfev"]
+    _EFFORT["max_nfev"] = int(max_nfev)
+    try:
+        yield
+    finally:
+        _EFFORT["max_nfev"] = old
+
+
 def _least_squares(fn, p0, lm, k, g) -> np.ndarray:
     from scipy.optimize import least_squares
 
     best = None
     for start in p0:
         res = least_squares(lambda p: fn(p, lm, k) - g, np.asarray(start, float), method="trf",
-                            max_nfev=4000)
+                            max_nfev=_EFFORT["max_nfev"])
         if best is None or res.cost < best.cost:
             best = res
     return best.x

@@ -66,7 +66,8 @@ def fit_bradley_terry(delta: Any, y: Any, *, ridge: float = 1e-2, max_iter: int 
     y : array, shape (M,)
         1 where ``A`` was preferred, else 0.
     ridge : float
-        ``λ >= 0``; with ``λ = 0`` separable labels raise ``ValueError``.
+        ``λ >= 0``; with ``λ = 0`` separable labels (no finite maximiser: Newton
+        does not converge, or the fitted probabilities saturate) raise ``ValueError``.
 
     Examples
     --------
@@ -88,6 +89,7 @@ def fit_bradley_terry(delta: Any, y: Any, *, ridge: float = 1e-2, max_iter: int 
     check_positive_int("max_iter", max_iter)
     d = x.shape[1]
     theta = np.zeros(d)
+    converged = False
     for _ in range(max_iter):
         z = x @ theta
         p = 0.5 * (1.0 + np.tanh(0.5 * z))
@@ -107,8 +109,12 @@ def fit_bradley_terry(delta: Any, y: Any, *, ridge: float = 1e-2, max_iter: int 
             t *= 0.5
         theta = theta + t * step
         if np.max(np.abs(t * step)) < tol * (1.0 + np.max(np.abs(theta))):
+            converged = True
             break
-    if not np.all(np.isfinite(theta)) or (lam == 0 and np.max(np.abs(theta)) > 1e6):
+    # Without a ridge, separable labels drive the margins to infinity: Newton stalls once
+    # the fitted probabilities saturate (|θ·Δ| > 30, p within 1e-13 of 0 or 1).
+    saturated = lam == 0 and float(np.max(np.abs(x @ theta), initial=0.0)) > 30.0
+    if not np.all(np.isfinite(theta)) or (lam == 0 and not converged) or saturated:
         raise ValueError("the Bradley-Terry MLE does not exist for these labels (separable); "
                          "use ridge > 0")
     return theta

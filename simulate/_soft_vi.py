@@ -9,8 +9,12 @@ control as inference", §2.3)
     V_h(s)    = β log Σ_a π_ref(a|s) exp(Q_h(s, a)/β),
     π_h(a|s)  = π_ref(a|s) exp((Q_h(s, a) − V_h(s))/β),
 
-and the optimal objective is ``V_H(s_0) = β log E_ref[exp(R̂/β)]`` (Gibbs'
-variational principle: the optimal trajectory law is ``p_ref·e^{R̂/β}/Z``).
+and ``V_H(s_0)`` is the optimal objective (backward induction: the per-state
+problem ``max_π E_π[Q] − β KL(π ‖ π_ref)`` is solved by the Gibbs law above
+with value ``β log E_{π_ref}[e^{Q/β}]``).  Under deterministic dynamics this
+equals ``β log E_ref[exp(R̂/β)]`` over whole trajectories (Gibbs' variational
+principle); under slippery dynamics the policy cannot steer the slips, so the
+optimum is lower than that "optimistic" value — the tests check both.
 :func:`soft_optimum` runs this for a whole grid of ``β`` at once and, in the
 same backward pass, evaluates each optimal policy exactly: its proxy value,
 its gold value and its trajectory KL (:mod:`rlscale.simulate._gold_reward`).
