@@ -60,7 +60,7 @@ _SETTINGS: dict[str, dict[str, Any]] = {
               "bon_pool": 2000, "pg_noises": (1.0,), "pg_m": (100.0, 1e4), "pg_betas": 6,
               "pg_steps": 80, "boot": 30, "max_nfev": 200},
     "full": {"n_opt": 24, "n_rm": 16, "m_per_decade": 2, "n_k": 16, "seeds": 3, "betas": 28,
-             "bon_pool": 6000, "pg_noises": (1.0,), "pg_m": (10.0, 100.0, 1e3, 1e4, 1e5),
+             "bon_pool": 6000, "pg_noises": NOISES, "pg_m": (10.0, 100.0, 1e3, 1e4, 1e5),
              "pg_betas": 6, "pg_steps": 150, "boot": 200, "max_nfev": 1000},
 }
 
@@ -136,8 +136,8 @@ class TrainerRewardLawReport:
 
 
 def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None,
-                              rng: Any = 0, *, figures: bool = True,
-                              progress: bool = False) -> TrainerRewardLawReport:
+                              rng: Any = 0, *, figures: bool = True, progress: bool = False,
+                              jobs: int = 2) -> TrainerRewardLawReport:
     """Run the trainer's reward-law experiment; optionally write files to ``out``.
 
     Parameters
@@ -148,6 +148,11 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
         Directory for ``results.json``, ``grid.csv`` and (with ``figures``) PNGs.
     rng : int
         Seed (>= 0) of everything: environments, comparison pools, labels, policy gradient.
+    jobs : int
+        Worker processes (joblib) over seed × noise tasks.  Every task has its
+        own seed stream, so the same seed and ``jobs`` give bit-identical
+        results; across ``jobs`` the gains agree to rounding (workers use
+        single-threaded BLAS, the parent may not).
 
     Examples
     --------
@@ -158,20 +163,14 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
     from tqdm import tqdm
 
     from rlscale.simulate._gold_reward import sample_trajectories
-    from rlscale.simulate._rm_experiment import (
-        CAPACITIES,
-        comparison_labels,
-        comparison_pool,
-        gold_gains,
-        make_rm_setup,
-        train_proxy,
-    )
+    from rlscale.simulate._rm_experiment import CAPACITIES, comparison_pool, make_rm_setup
     from rlscale.theory._validation import check_positive_int
 
     st = _settings(mode)
     if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
         raise TypeError(f"rng must be an int seed >= 0; got {rng!r}")
     seed = check_positive_int("seed", rng, minimum=0)
+    jobs = check_positive_int("jobs", jobs)
     if out is not None:  # fail before minutes of computing, not after
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
@@ -182,29 +181,28 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
     setup = make_rm_setup(st["n_opt"], st["n_rm"], np.random.default_rng(setup_ss))
     betas = np.geomspace(0.003, 30.0, st["betas"])
     pg_betas = np.geomspace(0.02, 3.0, st["pg_betas"])
-    caps = tuple(CAPACITIES)
     per_env: dict[tuple[str, str, float, float], list[np.ndarray]] = {}
-    n_jobs = st["seeds"] * len(NOISES) * len(caps) * ms.size
-    bar = tqdm(total=n_jobs + 2, desc="reward-law --trainer", disable=not progress,
-               leave=False)
+    tasks = []
     for ss in seed_ss:
-        gen = np.random.default_rng(ss)
+        pool_ss, *noise_ss = ss.spawn(1 + len(NOISES))
+        gen = np.random.default_rng(pool_ss)
         delta, margin = comparison_pool(setup, int(ms.max()), gen)
         ref_feats = sample_trajectories(setup.opt, st["bon_pool"], gen)[0]
-        for s in NOISES:
-            labels = comparison_labels(margin, s, gen)
-            for cap in caps:
-                for m in ms:
-                    theta = train_proxy(delta, labels, int(m), cap)
-                    opts = ("soft_vi", "bon")
-                    if s in st["pg_noises"] and m in st["pg_m"]:
-                        opts += ("pg",)
-                    gains = gold_gains(setup, theta, cap, ks, optimisers=opts, betas=betas,
-                                       ref_features=ref_feats, pg_betas=pg_betas,
-                                       pg_steps=st["pg_steps"], rng=gen)
-                    for opt, g in gains.items():
-                        per_env.setdefault((opt, cap, s, float(m)), []).append(g)
-                    bar.update(1)
+        tasks.extend((delta, margin, ref_feats, s, nss) for s, nss in zip(NOISES, noise_ss))
+    bar = tqdm(total=len(tasks) + 2, desc="reward-law --trainer", disable=not progress,
+               leave=False)
+    kw = {"setup": setup, "st": st, "ms": ms, "ks": ks, "betas": betas, "pg_betas": pg_betas}
+    if jobs == 1:
+        results = (_noise_run(*t, **kw) for t in tasks)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_noise_run)(*t, **kw) for t in tasks)
+    for res in results:  # in task order whatever the workers' timing: deterministic
+        for key, g in res.items():
+            per_env.setdefault(key, []).append(g)
+        bar.update(1)
     # Seed-averaged per-environment gains: (T, nK) per curve.
     curves = {key: np.mean(v, axis=0) for key, v in per_env.items()}
     split_gen = np.random.default_rng(root.spawn(1)[0])
@@ -233,6 +231,33 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
 
         rep = write_files(rep, out, figures)
     return rep
+
+
+def _noise_run(delta, margin, ref_feats, s, ss, *, setup, st, ms, ks, betas, pg_betas,
+               ) -> dict[tuple[str, str, float, float], np.ndarray]:
+    """One seed's comparison pool at one noise level: every capacity, M and optimiser."""
+    from rlscale.simulate._rm_experiment import (
+        CAPACITIES,
+        comparison_labels,
+        gold_gains,
+        train_proxy,
+    )
+
+    gen = np.random.default_rng(ss)
+    labels = comparison_labels(margin, s, gen)
+    out = {}
+    for cap in CAPACITIES:
+        for m in ms:
+            theta = train_proxy(delta, labels, int(m), cap)
+            opts = ("soft_vi", "bon")
+            if s in st["pg_noises"] and m in st["pg_m"]:
+                opts += ("pg",)
+            gains = gold_gains(setup, theta, cap, ks, optimisers=opts, betas=betas,
+                               ref_features=ref_feats, pg_betas=pg_betas,
+                               pg_steps=st["pg_steps"], rng=gen)
+            for opt, g in gains.items():
+                out[(opt, cap, s, float(m))] = g
+    return out
 
 
 def _points(curves, ks, gen) -> list[dict[str, Any]]:

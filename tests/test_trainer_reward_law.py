@@ -118,14 +118,18 @@ _TINY = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas"
          "boot": 3, "max_nfev": 50}
 
 
-@pytest.mark.slow  # about 20 s: dozens of law fits, even on a toy grid
+@pytest.mark.slow  # about 40 s: three runs with dozens of law fits, even on a toy grid
 def test_trainer_verification_is_deterministic_and_the_cli_matches(tmp_path, monkeypatch) -> None:
     import rlscale._trainer_reward_law as tr
     from rlscale._trainer_reward_law import verify_trainer_reward_law
 
     monkeypatch.setitem(tr._SETTINGS, "quick", _TINY)
     monkeypatch.setattr(tr, "NOISES", (1.0,))
-    rep = verify_trainer_reward_law("quick", rng=3, figures=False)
+    rep = verify_trainer_reward_law("quick", rng=3, figures=False, jobs=2)
+    one = verify_trainer_reward_law("quick", rng=3, figures=False, jobs=1)
+    # Workers run single-threaded BLAS, the parent does not: grid values agree to rounding.
+    g2, g1 = (np.array([p["G"] for p in r.points]) for r in (rep, one))
+    assert np.max(np.abs(g2 - g1)) < 1e-12 and np.ptp(g2) > 0.1
     assert {r["optimiser"] for r in rep.r2} == {"soft_vi", "bon", "pg"}
     assert {(r["capacity"], r["noise"]) for r in rep.r2 if r["optimiser"] == "soft_vi"} == {
         ("linear", 1.0), ("partial", 1.0)}
@@ -135,7 +139,7 @@ def test_trainer_verification_is_deterministic_and_the_cli_matches(tmp_path, mon
     assert "held-out R^2" in rep.summary()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         code = main(["verify", "reward-law", "--trainer", "--seed", "3", "--out",
-                     str(tmp_path), "--no-figures"])
+                     str(tmp_path), "--no-figures", "--jobs", "2"])
     assert code == 0
     cli = json.loads((tmp_path / "results.json").read_text())
     first = json.loads(json.dumps(rep.as_dict()))
@@ -152,6 +156,8 @@ def test_trainer_verification_bad_input(tmp_path) -> None:
         verify_trainer_reward_law("medium")
     with pytest.raises(TypeError, match="rng must be an int seed"):
         verify_trainer_reward_law("quick", rng="0")
+    with pytest.raises(ValueError, match="jobs must be"):
+        verify_trainer_reward_law("quick", jobs=0)
     (tmp_path / "file").write_text("x")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):

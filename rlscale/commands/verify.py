@@ -64,6 +64,9 @@ def register(sub: Any) -> None:
                      "KL K by soft value iteration, best-of-n and KL-penalised policy gradient; "
                      "exact gold gains; fits, model comparison, over-optimisation, a label/KL "
                      "plan checked by training (quick: about a minute; full: up to 15 minutes)")
+    law.add_argument("--jobs", type=int, default=2,
+                     help="worker processes for --trainer (default 2; gains agree across "
+                     "values to rounding)")
     law.add_argument("--out", metavar="DIR", default=None,
                      help="output directory (default: ./reward-law-results, or "
                      "./reward-law-trainer-results with --trainer)")
@@ -113,7 +116,7 @@ def _reward_law(args: argparse.Namespace) -> int:
 
         report = verify_trainer_reward_law(
             args.mode, out=args.out or "reward-law-trainer-results", rng=args.seed,
-            figures=not args.no_figures, progress=True)
+            figures=not args.no_figures, progress=True, jobs=args.jobs)
     else:
         from rlscale._reward_verification import verify_reward_law
 
