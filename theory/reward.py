@@ -5,6 +5,18 @@ The seed paper's model and constants are not public, so rlscale states its
 constants for it.  Everything below is about this model; nothing here is a
 claim about the paper's constants.
 
+**Scope: a theorem of this model.**  The band ``C_LO·sqrt(L) <= G <= C_HI·sqrt(L)``
+below is proved for the anchor-comparison pool model only.  Its ``log M`` cap
+comes from one assumption: each candidate's proxy is estimated from its own
+comparisons, so the proxy error ``σ_n² = κτ²n/M`` grows with the pool the
+optimiser selects from (the proxy never generalises beyond it).  A proxy
+whose error does not grow with ``n`` — a linear reward model on ``d`` fixed
+features fitted from ``M`` comparisons
+(``rlscale.simulate._generalising_proxy``) — gives ``G ≈ ρ(M)·sqrt(2K)`` with
+``ρ(M) → 1``: no cap.  Whether a cap appears for learned reward models is an
+empirical question, tested in the RL trainer by ``rlscale verify reward-law
+--trainer``.
+
 The model
 ---------
 * **Gold rewards.**  Under the reference policy, candidates have gold rewards
