@@ -254,7 +254,10 @@ def proved_constants(
     """
     m_min = check_scalar("m_min", m_min, low=1.0, low_open=True)
     tau_min = check_scalar("tau_min", tau_min, low=0.0, low_open=True)
-    tau_max = check_scalar("tau_max", tau_max, low=tau_min)
+    tau_max = check_scalar("tau_max", tau_max, low=0.0, low_open=True)
+    if tau_max < tau_min:
+        raise ValueError(f"tau_max must be >= tau_min; got tau_min={tau_min:g}, "
+                         f"tau_max={tau_max:g}")
     if tau_max >= math.sqrt(m_min / 2.0):  # m_min <= 2 tau_max², without overflowing
         raise ValueError(
             f"m_min must be > 2*tau_max**2 = {2 * tau_max**2 if tau_max < 1e150 else math.inf:g}"
@@ -381,6 +384,8 @@ def _shrink(log_n: np.ndarray, m: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 
 def _method(method: str) -> None:
+    if not isinstance(method, str):
+        raise TypeError(f"method must be one of {', '.join(METHODS)}; got {method!r:.60}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
 
@@ -812,6 +817,8 @@ def gao_expr(kind: str = "bon") -> sp.Expr:
     """
     alpha, beta = sp.symbols("alpha beta", positive=True)
     d = sp.sqrt(K)
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be 'bon' or 'rl'; got {kind!r:.60}")
     if kind == "bon":
         return d * (alpha - beta * d)
     if kind == "rl":
