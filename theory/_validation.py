@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_positive_int", "check_real", "return_like"]
+__all__ = ["check_positive_int", "check_real", "check_scalar", "return_like"]
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -151,3 +151,21 @@ def return_like(result: np.ndarray, *inputs: Any) -> float | np.ndarray:
     if all(np.ndim(x) == 0 for x in inputs):
         return float(np.asarray(result)[()])
     return result
+
+
+def check_scalar(name: str, value: Any, **bounds: Any) -> float:
+    """:func:`check_real` for a single number: returns a ``float``; arrays are refused.
+
+    Examples
+    --------
+    >>> check_scalar("budget", 2)
+    2.0
+    >>> check_scalar("budget", [2.0])
+    Traceback (most recent call last):
+    ...
+    TypeError: budget must be a single number, not an array; got shape (1,)
+    """
+    arr = check_real(name, value, **bounds)
+    if arr.ndim != 0:
+        raise TypeError(f"{name} must be a single number, not an array; got shape {arr.shape}")
+    return float(arr)
