@@ -44,7 +44,7 @@ from rlscale.theory._errors import InfeasibleError, SolverError
 from rlscale.theory._laws import Law
 from rlscale.theory._posynomial import Posynomial, parse_posynomial
 from rlscale.theory._synthetic import SynthesisMethod
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Allocation", "AllocationProblem", "allocate", "kkt_residual", "min_cost"]
 
@@ -180,9 +180,9 @@ def _bounds(bounds: Mapping[str, Any] | None, variables: Sequence[str],
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"bounds[{name!r}] must be (min, max) or {{'min':, 'max':}}; "
                                 f"got {spec!r}") from exc
-        lo = 0.0 if lo is None else float(check_real(f"bounds[{name!r}] min", lo, low=0.0))
-        hi = math.inf if hi is None else float(check_real(f"bounds[{name!r}] max", hi, low=0.0,
-                                                          low_open=True))
+        lo = 0.0 if lo is None else check_scalar(f"bounds[{name!r}] min", lo, low=0.0)
+        hi = math.inf if hi is None else check_scalar(f"bounds[{name!r}] max", hi, low=0.0,
+                                                          low_open=True)
         if lo > hi:
             raise ValueError(f"bounds[{name!r}]: min {lo:g} exceeds max {hi:g}")
         out[name] = (lo, hi)
@@ -429,7 +429,7 @@ class AllocationProblem:
     # -- public solves --------------------------------------------------------
     def allocate(self, budget: float, round_integers: bool = True) -> Allocation:
         """Minimise the loss subject to ``cost <= budget``."""
-        budget = float(check_real("budget", budget, low=0.0, low_open=True))
+        budget = check_scalar("budget", budget, low=0.0, low_open=True)
         cheapest, lows = self.cheapest()
         if budget < cheapest * (1 - 1e-12):
             raise InfeasibleError(
@@ -439,7 +439,7 @@ class AllocationProblem:
 
     def min_cost(self, target: float, round_integers: bool = True) -> Allocation:
         """Minimise the cost subject to ``loss <= target``."""
-        target = float(check_real("target", target))
+        target = check_scalar("target", target)
         floor = self.law.floor
         if target <= floor:
             word = "below" if target < floor else "equal to"

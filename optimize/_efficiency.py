@@ -30,7 +30,7 @@ import numpy as np
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.theory._laws import Law
 from rlscale.theory._synthetic import SynthesisMethod
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "MeasuredCost", "cost_to_reach",
            "efficiency", "efficiency_curve"]
@@ -118,8 +118,8 @@ class Baseline:
         if missing or extra:
             raise ValueError(f"fixed must give a value for every decision variable except "
                              f"{scaled!r}: missing {missing}, unknown {extra}")
-        self.fixed = {v: float(check_real(f"fixed[{v!r}]", fixed[v], low=0.0,
-                                          low_open=v in problem.objective.axes))
+        self.fixed = {v: check_scalar(f"fixed[{v!r}]", fixed[v], low=0.0,
+                                          low_open=v in problem.objective.axes)
                       for v in need}
         self.problem = problem
         self.scaled = scaled
@@ -208,7 +208,7 @@ def efficiency(law: Law, cost: Any, target: float, scaled: str = "trajectories",
     """
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
     base = Baseline(problem, scaled, fixed or {})
-    target = float(check_real("target", target))
+    target = check_scalar("target", target)
     opt = problem.min_cost(target, round_integers=False)
     return _efficiency(problem, base, target, opt.cost, opt.values)
 
@@ -337,7 +337,7 @@ def cost_to_reach(costs: Any, scores: Any, target: float) -> MeasuredCost:
     if c.size == 0 or c.size != s.size:
         raise ValueError(f"costs and scores must be non-empty and of equal length; got "
                          f"{c.size} and {s.size}")
-    target = float(check_real("target", target))
+    target = check_scalar("target", target)
     order = np.argsort(c, kind="stable")
     c, s = c[order], s[order]
     if s[0] >= target:
