@@ -108,9 +108,14 @@ class Baseline:
 
     def __init__(self, problem: AllocationProblem, scaled: str,
                  fixed: Mapping[str, float]) -> None:
-        if scaled not in problem.variables:
+        if not isinstance(problem, AllocationProblem):
+            raise TypeError(f"problem must be an AllocationProblem; got problem={problem!r:.60}")
+        if not isinstance(scaled, str) or scaled not in problem.variables:
             raise ValueError(f"scaled={scaled!r} is not a decision variable; choose from "
                              f"{problem.variables}")
+        if fixed is not None and not isinstance(fixed, Mapping):
+            raise TypeError(f"fixed must be a mapping of decision variable -> value; got "
+                            f"fixed={fixed!r:.60}")
         fixed = dict(fixed or {})
         need = [v for v in problem.variables if v != scaled]
         missing = [v for v in need if v not in fixed]
@@ -128,10 +133,12 @@ class Baseline:
         return {**self.fixed, self.scaled: x}
 
     def loss(self, x: Any) -> Any:
-        return self.problem.loss_at(self._vals(x))
+        """Loss with the scaled variable at ``x`` (> 0) and the others fixed."""
+        return self.problem.loss_at(self._vals(check_real("x", x, low=0.0, low_open=True)))
 
     def cost(self, x: Any) -> Any:
-        return self.problem.cost_at(self._vals(x))
+        """Cost with the scaled variable at ``x`` (> 0) and the others fixed."""
+        return self.problem.cost_at(self._vals(check_real("x", x, low=0.0, low_open=True)))
 
     def limit_loss(self) -> float:
         """Loss as the scaled axis grows without bound (its terms vanish)."""
@@ -170,9 +177,13 @@ class Baseline:
         return ", ".join(f"{k}={v:g}" for k, v in self.fixed.items())
 
     def x_for_loss(self, target: float) -> float:
+        """The scaled variable's value at which the baseline's loss is ``target``."""
+        target = check_scalar("target", target)
         return self._solve(self.loss, target, increasing=False, what="loss")
 
     def x_for_budget(self, budget: float) -> float:
+        """The scaled variable's value at which the baseline costs ``budget``."""
+        budget = check_scalar("budget", budget, low=0.0, low_open=True)
         return self._solve(self.cost, budget, increasing=True, what="budget")
 
 
@@ -259,6 +270,8 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
     """
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
     base = Baseline(problem, scaled, fixed or {})
+    if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
+        raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
     budgets = np.atleast_1d(check_real("budgets", list(budgets), low=0.0, low_open=True))
     n = budgets.size
     out = {k: np.full(n, np.nan) for k in ("base", "opt", "optb", "eta", "ratio")}

@@ -185,9 +185,12 @@ class FitResult:
         ValueError
             When the fit has fewer than 20 usable bootstrap laws.
         """
-        level = self.confidence if confidence is None else float(
-            check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                       high_open=True))
+        level = self.confidence if confidence is None else check_scalar(
+            "confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+        if (isinstance(points, str | bytes | Mapping) or not isinstance(points, Sequence)
+                or not all(isinstance(p, Mapping) for p in points)):
+            raise TypeError(f"points must be a sequence of mappings axis -> value; got "
+                            f"points={points!r:.60}")
         laws = self.bootstrap_laws()
         if len(laws) < 20:
             raise ValueError(f"a prediction band needs at least 20 usable bootstrap laws; "
@@ -521,9 +524,11 @@ def _bootstrap_chunk(obj_args: tuple, seeds: Sequence[np.random.SeedSequence],
 # ---------------------------------------------------------------------------
 
 def _columns(data: Any, axes: Sequence[str], target: str) -> tuple[np.ndarray, np.ndarray]:
-    if not isinstance(data, Mapping) and not hasattr(data, "__getitem__"):
-        raise TypeError(f"data must be a mapping of column name -> values; got "
-                        f"{type(data).__name__}")
+    if not isinstance(data, Mapping) and not hasattr(data, "columns"):
+        raise TypeError(f"data must be a mapping of column name -> values (or a DataFrame); "
+                        f"got {type(data).__name__}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a column name (str); got target={target!r:.60}")
     cols = []
     for name in [*axes, target]:
         try:
@@ -629,7 +634,8 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     start_time = time.perf_counter()
     if not isinstance(law, str) or law not in LAWS:
         raise ValueError(f"law must be one of {LAWS}; got law={law!r}")
-    if axes is None or isinstance(axes, str) or len(axes) == 0:
+    if (axes is None or isinstance(axes, str) or not isinstance(axes, Sequence)
+            or len(axes) == 0 or not all(isinstance(a, str) for a in axes)):
         raise ValueError(f"axes must be a non-empty list of column names; got axes={axes!r}")
     axes = tuple(axes)
     if len(set(axes)) != len(axes):
