@@ -205,3 +205,14 @@ def test_bad_train_flags(flags, capsys):
 ])
 def test_bad_flags_for_the_other_verbs(argv, tmp_path, capsys):
     _raises_exit_2(argv, capsys)
+
+
+def test_run_id_does_not_depend_on_how_a_number_is_written():
+    from rlscale._sweep import expand, parse_spec
+
+    ints = expand(parse_spec({"seeds": [0], "base": {"environments": 2},
+                              "train": {"epochs": 1, "tasks_per_step": 16}}))
+    floats = expand(parse_spec({"seeds": [0], "base": {"environments": 2.0},
+                                "train": {"epochs": 1.0, "tasks_per_step": 16.0}}))
+    assert [r["run_id"] for r in ints] == [r["run_id"] for r in floats]
+    assert type(floats[0]["config"]["tasks_per_step"]) is int
