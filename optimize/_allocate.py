@@ -44,7 +44,7 @@ from rlscale.theory._errors import InfeasibleError, SolverError
 from rlscale.theory._laws import Law
 from rlscale.theory._posynomial import Posynomial, parse_posynomial
 from rlscale.theory._synthetic import SynthesisMethod
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Allocation", "AllocationProblem", "allocate", "kkt_residual", "min_cost"]
 
@@ -142,7 +142,27 @@ def kkt_residual(grad: np.ndarray, constraints: Sequence[tuple[float, np.ndarray
     """
     from scipy.optimize import nnls
 
-    grad = np.asarray(grad, dtype=np.float64)
+    grad = check_real("grad", grad)
+    if grad.ndim != 1 or grad.size == 0:
+        raise ValueError(f"grad must be a non-empty 1-D array; got shape {grad.shape}")
+    if isinstance(constraints, str | bytes) or not isinstance(constraints, Sequence):
+        raise TypeError(f"constraints must be a sequence of (g, grad_g) pairs; got "
+                        f"constraints={constraints!r:.60}")
+    checked = []
+    for i, pair in enumerate(constraints):
+        if not isinstance(pair, Sequence) or len(pair) != 2:
+            raise TypeError(f"constraints[{i}] must be a (g, grad_g) pair; got {pair!r:.60}")
+        g, gg = check_scalar(f"constraints[{i}] g", pair[0]), check_real(
+            f"constraints[{i}] grad_g", pair[1])
+        if gg.shape != grad.shape:
+            raise ValueError(f"constraints[{i}] grad_g must have the shape of grad "
+                             f"{grad.shape}; got {gg.shape}")
+        checked.append((g, gg))
+    constraints = checked
+    if names is not None and (isinstance(names, str | bytes) or not isinstance(names, Sequence)
+                              or len(names) != len(constraints)):
+        raise TypeError(f"names must be a sequence of {len(constraints)} labels; got "
+                        f"names={names!r:.60}")
     names = list(names) if names is not None else [f"c{i}" for i in range(len(constraints))]
     infeas = max([0.0, *(float(g) for g, _ in constraints)])
     active = [i for i, (g, _) in enumerate(constraints) if g >= -_ACTIVE]
@@ -164,6 +184,7 @@ def kkt_residual(grad: np.ndarray, constraints: Sequence[tuple[float, np.ndarray
 def _bounds(bounds: Mapping[str, Any] | None, variables: Sequence[str],
             defaults: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
     out = dict.fromkeys(variables, (0.0, math.inf))
+    _mapping("bounds", bounds)
     merged = {**defaults, **(bounds or {})}
     for name, spec in merged.items():
         if name not in out:
@@ -180,9 +201,9 @@ def _bounds(bounds: Mapping[str, Any] | None, variables: Sequence[str],
             except (TypeError, ValueError) as exc:
                 raise TypeError(f"bounds[{name!r}] must be (min, max) or {{'min':, 'max':}}; "
                                 f"got {spec!r}") from exc
-        lo = 0.0 if lo is None else float(check_real(f"bounds[{name!r}] min", lo, low=0.0))
-        hi = math.inf if hi is None else float(check_real(f"bounds[{name!r}] max", hi, low=0.0,
-                                                          low_open=True))
+        lo = 0.0 if lo is None else check_scalar(f"bounds[{name!r}] min", lo, low=0.0)
+        hi = math.inf if hi is None else check_scalar(f"bounds[{name!r}] max", hi, low=0.0,
+                                                          low_open=True)
         if lo > hi:
             raise ValueError(f"bounds[{name!r}]: min {lo:g} exceeds max {hi:g}")
         out[name] = (lo, hi)
@@ -225,10 +246,15 @@ class AllocationProblem:
         if not isinstance(law, Law):
             raise TypeError(f"law must be a rlscale.theory law (AdditiveLaw, ...); got "
                             f"{type(law).__name__}")
+        _mapping("substitute", substitute)
+        if synthesis is not None and (isinstance(synthesis, str | bytes)
+                                      or not isinstance(synthesis, Iterable)):
+            raise TypeError(f"synthesis must be a list of SynthesisMethod; got "
+                            f"synthesis={synthesis!r:.60}")
         if not law.properties.gp_compatible:
             raise ValueError(f"{type(law).__name__} is not GP-compatible")
         self.law = law
-        self.synthesis = tuple(synthesis or ())
+        self.synthesis = tuple(synthesis) if synthesis is not None else ()
         for m in self.synthesis:
             if not isinstance(m, SynthesisMethod):
                 raise TypeError(f"synthesis entries must be SynthesisMethod; got {m!r}")
@@ -242,6 +268,9 @@ class AllocationProblem:
                 raise ValueError("synthesis and substitute cannot be combined; express the "
                                  "law in the counts you buy")
             for axis, expr in substitute.items():
+                if not isinstance(expr, str):
+                    raise TypeError(f"substitute[{axis!r}] must be a monomial string such as "
+                                    f"'E*t'; got {expr!r:.60}")
                 if axis not in law.axes:
                     raise ValueError(f"substitute names {axis!r}, not an axis of the law "
                                      f"(axes: {list(law.axes)})")
@@ -296,8 +325,18 @@ class AllocationProblem:
     def gp(self) -> bool:
         return not self.synthesis
 
+    def _values(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """``values`` checked: a mapping with every decision variable, each >= 0 and finite."""
+        _mapping("values", values, required=True)
+        missing = [v for v in self.variables if v not in values]
+        if missing:
+            raise ValueError(f"values needs every decision variable {self.variables}; "
+                             f"missing {missing}")
+        return {v: check_real(f"values[{v!r}]", values[v], low=0.0) for v in self.variables}
+
     def effective(self, values: Mapping[str, Any]) -> dict[str, Any]:
         """The law's axis values implied by decision-variable ``values``."""
+        values = self._values(values)
         out: dict[str, Any] = {}
         for axis in self.law.axes:
             if axis in self.substitute:
@@ -322,6 +361,7 @@ class AllocationProblem:
 
     def cost_at(self, values: Mapping[str, Any]) -> Any:
         """Cost at decision-variable ``values`` (vectorised)."""
+        values = self._values(values)
         c = self.cost.evaluate(values)
         for m in self.synthesis:
             c = c + m.unit_cost * np.asarray(values[m.name], dtype=np.float64)
@@ -429,7 +469,7 @@ class AllocationProblem:
     # -- public solves --------------------------------------------------------
     def allocate(self, budget: float, round_integers: bool = True) -> Allocation:
         """Minimise the loss subject to ``cost <= budget``."""
-        budget = float(check_real("budget", budget, low=0.0, low_open=True))
+        budget = check_scalar("budget", budget, low=0.0, low_open=True)
         cheapest, lows = self.cheapest()
         if budget < cheapest * (1 - 1e-12):
             raise InfeasibleError(
@@ -439,7 +479,7 @@ class AllocationProblem:
 
     def min_cost(self, target: float, round_integers: bool = True) -> Allocation:
         """Minimise the cost subject to ``loss <= target``."""
-        target = float(check_real("target", target))
+        target = check_scalar("target", target)
         floor = self.law.floor
         if target <= floor:
             word = "below" if target < floor else "equal to"
@@ -457,7 +497,12 @@ class AllocationProblem:
     def sweep(self, budgets: Iterable[float], round_integers: bool = True,
               progress: bool = False) -> list[Allocation]:
         """:meth:`allocate` for many budgets, reusing one compiled problem."""
+        if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
+            raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
         budgets = check_real("budgets", list(budgets), low=0.0, low_open=True)
+        if budgets.ndim != 1 or budgets.size > 10_000:
+            raise ValueError(f"budgets must be a flat list of at most 10000 budgets; got shape "
+                             f"{budgets.shape}")
         it: Iterable[float] = budgets
         if progress:
             from tqdm import tqdm
@@ -818,6 +863,11 @@ class AllocationProblem:
         best = int(np.argmin(key))
         return {"rounded": {v: int(grid[best, i]) for i, v in enumerate(self.variables)},
                 "rounded_loss": float(loss[best]), "rounded_cost": float(cost[best])}
+
+
+def _mapping(name: str, value: Any, required: bool = False) -> None:
+    if (value is not None or required) and not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping (dict); got {name}={value!r:.60}")
 
 
 #: Largest exponent magnitude the solver is given (cvxpy turns exponents into fractions,

@@ -27,7 +27,7 @@ import numpy as np
 from rlscale.optimize._allocate import Allocation, AllocationProblem
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_scalar
 
 __all__ = ["BaselineComparison", "PlanUncertainty", "baseline_allocations",
            "compare_baselines", "plan_uncertainty"]
@@ -82,12 +82,12 @@ def baseline_allocations(problem: AllocationProblem, budget: float,
     Baselines that cannot be bought at all (the fixed variables alone cost
     more than the budget) are left out.
     """
-    budget = float(check_real("budget", budget, low=0.0, low_open=True))
+    budget = check_scalar("budget", budget, low=0.0, low_open=True)
     missing = [v for v in problem.variables if v not in centre]
     if missing:
         raise ValueError(f"centre must give every decision variable a value; missing "
                          f"{missing}")
-    centre = {v: float(check_real(f"centre[{v!r}]", centre[v], low=0.0, low_open=True))
+    centre = {v: check_scalar(f"centre[{v!r}]", centre[v], low=0.0, low_open=True)
               for v in problem.variables}
     out = {}
     for name, direction in [*((f"{v} only", {v: 1.0}) for v in problem.variables),
@@ -260,8 +260,8 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
     laws = list(laws)
     if len(laws) < 2:
         raise ValueError(f"laws must hold at least 2 bootstrap laws; got {len(laws)}")
-    confidence = float(check_real("confidence", confidence, low=0.0, high=1.0,
-                                  low_open=True, high_open=True))
+    confidence = check_scalar("confidence", confidence, low=0.0, high=1.0,
+                                  low_open=True, high_open=True)
     problem = AllocationProblem(law, cost, bounds, substitute)
     point = compare_baselines(problem, budget, centre)
     plan_values = point.plan.values

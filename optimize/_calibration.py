@@ -26,7 +26,7 @@ import numpy as np
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.optimize._baselines import compare_baselines, plan_uncertainty
 from rlscale.theory._laws import Law
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["EtaCalibration", "calibrate_eta", "star_design"]
 
@@ -123,7 +123,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     """
     from rlscale.optimize._fit import fit_law
 
-    noise = float(check_real("noise", noise, low=0.0))
+    noise = check_scalar("noise", noise, low=0.0)
     replicates = check_positive_int("replicates", replicates)
     n_datasets = check_positive_int("n_datasets", n_datasets)
     plan_laws = check_positive_int("plan_laws", plan_laws, minimum=2)

@@ -30,7 +30,7 @@ import numpy as np
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.theory._laws import Law
 from rlscale.theory._synthetic import SynthesisMethod
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "MeasuredCost", "cost_to_reach",
            "efficiency", "efficiency_curve"]
@@ -110,9 +110,14 @@ class Baseline:
 
     def __init__(self, problem: AllocationProblem, scaled: str,
                  fixed: Mapping[str, float]) -> None:
-        if scaled not in problem.variables:
+        if not isinstance(problem, AllocationProblem):
+            raise TypeError(f"problem must be an AllocationProblem; got problem={problem!r:.60}")
+        if not isinstance(scaled, str) or scaled not in problem.variables:
             raise ValueError(f"scaled={scaled!r} is not a decision variable; choose from "
                              f"{problem.variables}")
+        if fixed is not None and not isinstance(fixed, Mapping):
+            raise TypeError(f"fixed must be a mapping of decision variable -> value; got "
+                            f"fixed={fixed!r:.60}")
         fixed = dict(fixed or {})
         need = [v for v in problem.variables if v != scaled]
         missing = [v for v in need if v not in fixed]
@@ -120,8 +125,8 @@ class Baseline:
         if missing or extra:
             raise ValueError(f"fixed must give a value for every decision variable except "
                              f"{scaled!r}: missing {missing}, unknown {extra}")
-        self.fixed = {v: float(check_real(f"fixed[{v!r}]", fixed[v], low=0.0,
-                                          low_open=v in problem.objective.axes))
+        self.fixed = {v: check_scalar(f"fixed[{v!r}]", fixed[v], low=0.0,
+                                          low_open=v in problem.objective.axes)
                       for v in need}
         self.problem = problem
         self.scaled = scaled
@@ -130,10 +135,12 @@ class Baseline:
         return {**self.fixed, self.scaled: x}
 
     def loss(self, x: Any) -> Any:
-        return self.problem.loss_at(self._vals(x))
+        """Loss with the scaled variable at ``x`` (> 0) and the others fixed."""
+        return self.problem.loss_at(self._vals(check_real("x", x, low=0.0, low_open=True)))
 
     def cost(self, x: Any) -> Any:
-        return self.problem.cost_at(self._vals(x))
+        """Cost with the scaled variable at ``x`` (> 0) and the others fixed."""
+        return self.problem.cost_at(self._vals(check_real("x", x, low=0.0, low_open=True)))
 
     def limit_loss(self) -> float:
         """Loss as the scaled axis grows without bound (its terms vanish)."""
@@ -172,6 +179,8 @@ class Baseline:
         return ", ".join(f"{k}={v:g}" for k, v in self.fixed.items())
 
     def x_for_loss(self, target: float) -> float:
+        """The scaled variable's value at which the baseline's loss is ``target``."""
+        target = check_scalar("target", target)
         return self._solve(self.loss, target, increasing=False, what="loss")
 
     def x_for_budget(self, budget: float) -> float:
@@ -180,6 +189,7 @@ class Baseline:
         A baseline honours the user's bounds: past its bound it cannot buy
         more of the scaled variable and spends less than ``budget``.
         """
+        budget = check_scalar("budget", budget, low=0.0, low_open=True)
         hi = self.problem.bounds[self.scaled][1]
         if math.isfinite(hi) and float(self.cost(hi)) <= budget:
             return float(hi)
@@ -218,7 +228,7 @@ def efficiency(law: Law, cost: Any, target: float, scaled: str = "trajectories",
     """
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
     base = Baseline(problem, scaled, fixed or {})
-    target = float(check_real("target", target))
+    target = check_scalar("target", target)
     opt = problem.min_cost(target, round_integers=False)
     return _efficiency(problem, base, target, opt.cost, opt.values)
 
@@ -269,6 +279,8 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
     """
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
     base = Baseline(problem, scaled, fixed or {})
+    if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
+        raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
     budgets = np.atleast_1d(check_real("budgets", list(budgets), low=0.0, low_open=True))
     n = budgets.size
     out = {k: np.full(n, np.nan) for k in ("base", "opt", "optb", "eta", "ratio")}
@@ -353,7 +365,7 @@ def cost_to_reach(costs: Any, scores: Any, target: float) -> MeasuredCost:
     if c.size == 0 or c.size != s.size:
         raise ValueError(f"costs and scores must be non-empty and of equal length; got "
                          f"{c.size} and {s.size}")
-    target = float(check_real("target", target))
+    target = check_scalar("target", target)
     order = np.argsort(c, kind="stable")
     c, s = c[order], s[order]
     if s[0] >= target:

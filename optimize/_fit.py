@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._laws import AdditiveLaw, Law, MultiplicativeLaw, PassRateLaw, _check_axes
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["FitResult", "fit_law", "huber"]
 
@@ -63,7 +63,7 @@ def huber(r: Any, delta: float = 1e-3) -> np.ndarray:
     >>> huber(np.array([0.0005, 0.01]), delta=1e-3).tolist()
     [1.25e-07, 9.5e-06]
     """
-    d = float(check_real("delta", delta, low=0.0, low_open=True))
+    d = check_scalar("delta", delta, low=0.0, low_open=True)
     r = check_real("r", r)
     a = np.abs(r)
     # Written as c·(|r| − c/2) with c = min(|r|, δ): no r² overflow for |r| near 1e308.
@@ -185,9 +185,12 @@ class FitResult:
         ValueError
             When the fit has fewer than 20 usable bootstrap laws.
         """
-        level = self.confidence if confidence is None else float(
-            check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                       high_open=True))
+        level = self.confidence if confidence is None else check_scalar(
+            "confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
+        if (isinstance(points, str | bytes | Mapping) or not isinstance(points, Sequence)
+                or not all(isinstance(p, Mapping) for p in points)):
+            raise TypeError(f"points must be a sequence of mappings axis -> value; got "
+                            f"points={points!r:.60}")
         laws = self.bootstrap_laws()
         if len(laws) < 20:
             raise ValueError(f"a prediction band needs at least 20 usable bootstrap laws; "
@@ -521,9 +524,11 @@ def _bootstrap_chunk(obj_args: tuple, seeds: Sequence[np.random.SeedSequence],
 # ---------------------------------------------------------------------------
 
 def _columns(data: Any, axes: Sequence[str], target: str) -> tuple[np.ndarray, np.ndarray]:
-    if not isinstance(data, Mapping) and not hasattr(data, "__getitem__"):
-        raise TypeError(f"data must be a mapping of column name -> values; got "
-                        f"{type(data).__name__}")
+    if not isinstance(data, Mapping) and not hasattr(data, "columns"):
+        raise TypeError(f"data must be a mapping of column name -> values (or a DataFrame); "
+                        f"got {type(data).__name__}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a column name (str); got target={target!r:.60}")
     cols = []
     for name in [*axes, target]:
         try:
@@ -627,9 +632,10 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     ValueError: fitting a 1-axis additive law needs at least 4 points (it has 3 parameters); got 2
     """
     start_time = time.perf_counter()
-    if law not in LAWS:
+    if not isinstance(law, str) or law not in LAWS:
         raise ValueError(f"law must be one of {LAWS}; got law={law!r}")
-    if axes is None or isinstance(axes, str) or len(axes) == 0:
+    if (axes is None or isinstance(axes, str) or not isinstance(axes, Sequence)
+            or len(axes) == 0 or not all(isinstance(a, str) for a in axes)):
         raise ValueError(f"axes must be a non-empty list of column names; got axes={axes!r}")
     axes = tuple(axes)
     if len(set(axes)) != len(axes):
@@ -638,14 +644,14 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise ValueError(f"n_jobs must be a non-zero integer (-1: all cores); "
                          f"got n_jobs={n_jobs!r}")
-    if reduction not in ("sum", "mean"):
+    if not isinstance(reduction, str) or reduction not in ("sum", "mean"):
         raise ValueError(f"reduction must be 'sum' or 'mean'; got reduction={reduction!r}")
-    if replicates not in ("keep", "mean"):
+    if not isinstance(replicates, str) or replicates not in ("keep", "mean"):
         raise ValueError(f"replicates must be 'keep' or 'mean'; got replicates={replicates!r}")
-    delta = float(check_real("delta", delta, low=0.0, low_open=True))
-    confidence = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                                  high_open=True))
-    holdout = float(check_real("holdout", holdout, low=0.0, high=0.5))
+    delta = check_scalar("delta", delta, low=0.0, low_open=True)
+    confidence = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                                  high_open=True)
+    holdout = check_scalar("holdout", holdout, low=0.0, high=0.5)
     bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0)
 
     x, y = _columns(data, axes, target)

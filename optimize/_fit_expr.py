@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._expr import BoundLaw, ExpressionLaw
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["ExpressionAllocation", "ExpressionFit", "allocate_expression", "fit_expression"]
 
@@ -210,12 +210,12 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
     elif not isinstance(law, ExpressionLaw):
         raise TypeError(f"law must be an ExpressionLaw or an expression string; got "
                         f"{type(law).__name__}")
-    delta = float(check_real("delta", delta, low=0.0, low_open=True))
+    delta = check_scalar("delta", delta, low=0.0, low_open=True)
     grid = check_positive_int("grid", grid, minimum=2, maximum=1000)
     refine = check_positive_int("refine", refine, maximum=1000)
     bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=100_000)
-    conf = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                            high_open=True))
+    conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                            high_open=True)
     if grid ** len(law.params) > 200_000:
         raise ValueError(f"grid={grid} gives {grid ** len(law.params):,} start evaluations "
                          f"for {len(law.params)} parameters; the limit is 200,000")
@@ -331,7 +331,7 @@ def allocate_expression(law: BoundLaw | ExpressionFit, cost: Any, budget: float,
     if not isinstance(bound, BoundLaw):
         raise TypeError(f"law must be a bound ExpressionLaw or an ExpressionFit; got "
                         f"{type(law).__name__}")
-    budget = float(check_real("budget", budget, low=0.0, low_open=True))
+    budget = check_scalar("budget", budget, low=0.0, low_open=True)
     starts = check_positive_int("starts", starts, maximum=1000)
     poly_law = bound.to_law()
     if poly_law is not None:

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.stats import trim_mean
 
 from rlscale.optimize._efficiency import cost_to_reach
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["RealisedEfficiency", "realised_efficiency"]
 
@@ -113,13 +113,13 @@ def realised_efficiency(path_costs: Sequence[float], path_scores: Sequence[Seque
     scores = [check_real(f"path_scores[{i}]", s).ravel() for i, s in enumerate(path_scores)]
     if any(s.size == 0 for s in scores):
         raise ValueError("path_scores must not hold an empty list of scores")
-    base_cost = float(check_real("baseline_cost", baseline_cost, low=0.0, low_open=True))
+    base_cost = check_scalar("baseline_cost", baseline_cost, low=0.0, low_open=True)
     base = check_real("baseline_scores", baseline_scores).ravel()
     if base.size == 0:
         raise ValueError("baseline_scores must not be empty")
     n_boot = check_positive_int("n_boot", n_boot, minimum=2)
-    conf = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                            high_open=True))
+    conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                            high_open=True)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
     def iqm(x: np.ndarray, axis: int = -1) -> Any:

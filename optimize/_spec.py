@@ -172,6 +172,9 @@ def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> AllocationSpe
 'law', 'synthesis']
     """
     source = ""
+    if not isinstance(spec, Mapping | str | os.PathLike):
+        raise TypeError(f"spec must be a TOML file path, TOML text or a mapping; got "
+                        f"spec={spec!r:.60}")
     if isinstance(spec, Mapping):
         data = dict(spec)
     else:

@@ -54,7 +54,7 @@ import numpy as np
 from scipy.special import logsumexp, rel_entr
 
 from rlscale.simulate._gridworld import as_generator
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_pg"]
 
@@ -249,7 +249,7 @@ def kl_bandit_pg(
     array([[0.3, 0.7],
            [0.6, 0.4]])
     """
-    if algorithm not in BANDIT_ALGORITHMS:
+    if not isinstance(algorithm, str) or algorithm not in BANDIT_ALGORITHMS:
         raise ValueError(
             f"algorithm must be one of {', '.join(BANDIT_ALGORITHMS)}; got algorithm={algorithm!r}"
         )
@@ -266,7 +266,7 @@ def kl_bandit_pg(
         step = 1.0 / b
         lr_out = step if batched else float(step[0])
     else:
-        lr_out = float(check_real("lr", lr, low=0.0, low_open=True))
+        lr_out = check_scalar("lr", lr, low=0.0, low_open=True)
         step = np.full_like(b, lr_out)
     rng = as_generator(rng)
     B, n = r.shape

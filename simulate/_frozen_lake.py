@@ -94,7 +94,7 @@ def frozen_lake(map_name: str = "4x4", slippery: bool = True) -> GridWorld:
     >>> frozen_lake("8x8").max_steps
     200
     """
-    if map_name not in FROZEN_LAKE_MAPS:
+    if not isinstance(map_name, str) or map_name not in FROZEN_LAKE_MAPS:
         raise ValueError(
             f"map_name must be one of {', '.join(FROZEN_LAKE_MAPS)}; got map_name={map_name!r}"
         )

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["FREE", "HOLE", "WALL", "GridFamily", "GridWorld", "VecGridEnv", "Walkers"]
 
@@ -164,7 +164,7 @@ class GridWorld:
         ids = np.asarray(ids)
         if ids.ndim != 1:
             raise ValueError(f"ids must be a 1-D array of task indices; got shape {ids.shape}")
-        if ids.size:
+        if ids.size or ids.dtype.kind not in "iu":
             _check_indices("ids", ids, self.n_tasks)
         return replace(self, task_env=self.task_env[ids], start=self.start[ids],
                        targets=self.targets[ids])
@@ -182,6 +182,7 @@ class GridWorld:
         FFFH
         HFFG
         """
+        task = check_positive_int("task", task, minimum=0, maximum=self.n_tasks - 1)
         e = int(self.task_env[task])
         letters = np.array(["F", "H", "W"])[self.tiles[e]].ravel()
         for cell, ch in ((self.leak[e], "L"), (self.targets[task, 0], "K"),
@@ -320,7 +321,7 @@ class GridFamily:
         for name in ("hole_rate", "wall_rate", "slippery", "subgoal_rate", "diversity"):
             high = 0.5 if name.endswith("_rate") and name != "subgoal_rate" else 1.0
             object.__setattr__(self, name,
-                               float(check_real(name, getattr(self, name), low=0.0, high=high)))
+                               check_scalar(name, getattr(self, name), low=0.0, high=high))
         if self.max_steps is not None:
             object.__setattr__(self, "max_steps", check_positive_int(
                 "max_steps", self.max_steps, maximum=MAX_STEPS))
@@ -357,7 +358,8 @@ class GridFamily:
         E = check_positive_int("n_environments", n_environments, maximum=MAX_TASK_CELLS)
         t = check_positive_int("tasks_per_environment", tasks_per_environment,
                                maximum=MAX_TASK_CELLS)
-        check_world_size(E * t, self.size)
+        check_world_size(E * t, self.size, "the world (n_environments·tasks_per_environment·"
+                         "size²)")
         rng = as_generator(rng)
         tiles, slip = self._layouts(E, rng)
         todo = np.arange(E)
@@ -547,13 +549,18 @@ class VecGridEnv:
     """
 
     def __init__(self, world: GridWorld, task_ids: Any, seed: Any = None) -> None:
+        if not isinstance(world, GridWorld):
+            raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
         task_ids = np.asarray(task_ids)
         if task_ids.ndim != 1 or task_ids.size == 0:
             raise ValueError(f"task_ids must be a non-empty 1-D array of task indices; got shape "
                              f"{task_ids.shape}")
         _check_indices("task_ids", task_ids, world.n_tasks)
         self.world = world
-        self.rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        try:
+            self.rng = as_generator(seed)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(str(exc).replace("rng", "seed")) from None
         self._w = Walkers(world, task_ids)
         self.t = np.zeros(self._w.cell.size, np.int64)
 

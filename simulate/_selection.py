@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_softmax, ndtri, ndtri_exp
 
-from rlscale.theory._validation import check_positive_int, check_real, return_like
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar, return_like
 from rlscale.theory.reward import KAPPA, METHODS
 
 __all__ = [
@@ -133,11 +133,11 @@ def _noise_sd(n: float, noise_sd: Any, m: Any, noise: Any) -> float:
     if noise_sd is not None:
         if m is not None:
             raise ValueError("give either noise_sd or M (with noise), not both")
-        return float(check_real("noise_sd", noise_sd, low=0.0))
+        return check_scalar("noise_sd", noise_sd, low=0.0)
     if m is None:
         raise ValueError("give noise_sd, or M (and noise) to derive it")
-    mm = float(check_real("M", m, low=1.0))
-    tau = float(check_real("noise", noise, low=0.0))
+    mm = check_scalar("M", m, low=1.0)
+    tau = check_scalar("noise", noise, low=0.0)
     return tau * float(np.sqrt(KAPPA * n / mm))
 
 
@@ -210,11 +210,11 @@ def sample_selection(
     >>> abs(s.gold - regressional_gain(1e6, 1.0)) < 3 * s.gold_se
     True
     """
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
-    nn = float(check_real("n", n, low=1.0))
+    nn = check_scalar("n", n, low=1.0)
     sd = _noise_sd(nn, noise_sd, M, noise)
-    kk = float(check_real("K", K, low=0.0, allow_inf=True))
+    kk = check_scalar("K", K, low=0.0, allow_inf=True)
     trials = check_positive_int("trials", trials, minimum=2, maximum=MAX_TRIALS)
     gen = _rng(rng)
     # scale = sqrt(1 + σ²) = proxy sd; shrink = 1/scale is the gold per unit of the
@@ -292,19 +292,19 @@ def brute_force_selection(
     """
     n = check_positive_int("n", n, maximum=MAX_DRAWS)
     trials = check_positive_int("trials", trials, minimum=2, maximum=MAX_DRAWS)
-    if scheme not in ("margin", "bradley_terry"):
+    if not isinstance(scheme, str) or scheme not in ("margin", "bradley_terry"):
         raise ValueError(f"scheme must be 'margin' or 'bradley_terry'; got scheme={scheme!r}")
-    if proxy_error not in ("gaussian", "student_t"):
+    if not isinstance(proxy_error, str) or proxy_error not in ("gaussian", "student_t"):
         raise ValueError(
             f"proxy_error must be 'gaussian' or 'student_t'; got proxy_error={proxy_error!r}"
         )
-    tau = float(check_real("noise", noise, low=0.0))
+    tau = check_scalar("noise", noise, low=0.0)
     gen = _rng(rng)
     direct = noise_sd is not None
     if direct:
-        sd = float(check_real("noise_sd", noise_sd, low=0.0))
+        sd = check_scalar("noise_sd", noise_sd, low=0.0)
         if proxy_error == "student_t":
-            df = float(check_real("df", df, low=2.0, low_open=True))
+            df = check_scalar("df", df, low=2.0, low_open=True)
         m = 0
     else:
         if proxy_error != "gaussian":
@@ -451,8 +451,8 @@ def soft_bon_frontier(
     >>> bool(0 < f.kl[0, 0] < np.log(16))
     True
     """
-    mm = float(check_real("M", M, low=1.0))
-    tau = float(check_real("noise", noise, low=0.0))
+    mm = check_scalar("M", M, low=1.0)
+    tau = check_scalar("noise", noise, low=0.0)
     ns_list = np.atleast_1d(np.asarray(ns, dtype=object)).tolist()
     if not ns_list or len(ns_list) > 1000:
         raise ValueError(f"ns must hold 1 to 1000 pool sizes; got {len(ns_list)}")

@@ -17,7 +17,7 @@ import numpy as np
 from scipy.stats import trim_mean
 
 from rlscale.simulate._gridworld import as_generator
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["Interval", "iqm", "iqm_ci", "iqm_difference_ci"]
 
@@ -99,8 +99,8 @@ def iqm_ci(scores: Any, *, n_boot: int = 2000, confidence: float = 0.95,
     """
     x = _matrix("scores", scores)
     n_boot = check_positive_int("n_boot", n_boot, maximum=MAX_BOOT_DRAWS)
-    conf = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                            high_open=True))
+    conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                            high_open=True)
     rng = as_generator(rng)
     boots = _resample(x, n_boot, rng)
     a = (1.0 - conf) / 2.0
@@ -120,8 +120,8 @@ def iqm_difference_ci(a: Any, b: Any, *, n_boot: int = 2000, confidence: float =
     """
     xa, xb = _matrix("a", a), _matrix("b", b)
     n_boot = check_positive_int("n_boot", n_boot, maximum=MAX_BOOT_DRAWS)
-    conf = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                            high_open=True))
+    conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                            high_open=True)
     rng = as_generator(rng)
     with np.errstate(over="ignore", invalid="ignore"):
         diff = _resample(xa, n_boot, rng) - _resample(xb, n_boot, rng)

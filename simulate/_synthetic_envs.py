@@ -36,7 +36,7 @@ from rlscale.simulate._gridworld import (
     as_generator,
 )
 from rlscale.simulate._value_iteration import optimal_success
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_scalar
 
 __all__ = ["SyntheticWorld", "VerifierReport", "synthetic_world", "verify_world"]
 
@@ -84,7 +84,7 @@ def synthetic_world(family: GridFamily, n_environments: int, tasks_per_environme
     """
     if not isinstance(family, GridFamily):
         raise TypeError(f"family must be a GridFamily; got family={family!r:.80}")
-    rate = float(check_real("defect_rate", defect_rate, low=0.0, high=1.0))
+    rate = check_scalar("defect_rate", defect_rate, low=0.0, high=1.0)
     rng = as_generator(rng)
     world = family.sample(n_environments, tasks_per_environment, rng)
     E, S = world.n_environments, world.size

@@ -51,7 +51,7 @@ from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy,
 from rlscale.simulate._rollout import LOG_REF, group_stats, rollout, state_rows
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._value_iteration import MAX_DP_WORK, optimal_success, policy_success
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
 
@@ -208,16 +208,16 @@ class TrainConfig:
             if not isinstance(value, str) or value not in choices:
                 kind = ValueError if isinstance(value, str) else TypeError
                 raise kind(f"{name} must be one of {', '.join(choices)}; got {name}={value!r}")
-        put("lr", float(check_real("lr", self.lr, low=0.0, low_open=True)))
+        put("lr", check_scalar("lr", self.lr, low=0.0, low_open=True))
         if self.clip is not None:
-            put("clip", float(check_real("clip", self.clip, low=0.0, low_open=True)))
+            put("clip", check_scalar("clip", self.clip, low=0.0, low_open=True))
         if self.kl_coef is not None:
-            put("kl_coef", float(check_real("kl_coef", self.kl_coef, low=0.0)))
+            put("kl_coef", check_scalar("kl_coef", self.kl_coef, low=0.0))
         if self.frontier is not None:
             put("frontier", _check_band(self.frontier))
-        put("defect_rate", float(check_real("defect_rate", self.defect_rate, low=0.0, high=1.0)))
+        put("defect_rate", check_scalar("defect_rate", self.defect_rate, low=0.0, high=1.0))
         for name in ("unit_cost_environment", "unit_cost_task", "unit_cost_trajectory"):
-            put(name, float(check_real(name, getattr(self, name), low=0.0)))
+            put(name, check_scalar(name, getattr(self, name), low=0.0))
         family = self.family  # validates the family parameters now
         for name in ("hole_rate", "wall_rate", "slippery", "subgoal_rate", "diversity"):
             put(name, getattr(family, name))
@@ -233,32 +233,39 @@ class TrainConfig:
 
     def _check_work(self, family: GridFamily) -> None:
         """Refuse up front a run whose worlds or training would not fit (estimated sizes)."""
-        check_world_size(self.tasks, self.grid_size, "the training world")
+        check_world_size(self.tasks, self.grid_size, "the training world (n_environments·"
+                         "tasks_per_environment·grid_size²)")
         eval_tasks = self.eval_environments * self.eval_tasks_per_environment
-        check_world_size(eval_tasks, self.grid_size, "the held-out world")
+        check_world_size(eval_tasks, self.grid_size, "the held-out world (eval_environments·"
+                         "eval_tasks_per_environment·grid_size²)")
         dp = family.horizon * eval_tasks * self.grid_size**2
         if dp > MAX_DP_WORK:
-            raise ValueError(f"exact evaluation needs horizon·tasks·cells = {dp:.3g} > "
+            raise ValueError(f"exact evaluation needs max_steps·eval_environments·"
+                             f"eval_tasks_per_environment·grid_size² = {dp:.3g} > "
                              f"{MAX_DP_WORK:.0e}: use fewer eval_environments or "
                              "eval_tasks_per_environment, or a smaller grid_size or max_steps")
         if self.verify:
             dp = family.horizon * self.tasks * self.grid_size**2
             if dp > MAX_DP_WORK:
-                raise ValueError(f"the verifier needs horizon·tasks·cells = {dp:.3g} > "
+                raise ValueError(f"the verifier needs max_steps·n_environments·"
+                                 f"tasks_per_environment·grid_size² = {dp:.3g} > "
                                  f"{MAX_DP_WORK:.0e}: use fewer environments or tasks, or a "
                                  "smaller grid_size or max_steps")
         B = min(self.tasks_per_step, self.tasks)
         batch = B * self.trajectories_per_task * family.horizon
         if batch > MAX_BATCH_STEPS:
-            raise ValueError(f"one update would hold tasks_per_step·trajectories_per_task·"
-                             f"max_steps = {batch:.3g} > {MAX_BATCH_STEPS:.0e} steps in memory "
+            raise ValueError(f"one update would hold tasks_per_step (or n_environments·"
+                             f"tasks_per_environment)·trajectories_per_task·max_steps = "
+                             f"{batch:.3g} > {MAX_BATCH_STEPS:.0e} steps in memory "
                              f"(about {batch * 100 / 2**30:.2g} GiB): lower tasks_per_step, "
                              "trajectories_per_task or max_steps")
         updates = self.steps or math.ceil(self.epochs * self.tasks / B)
         steps = updates * B * self.trajectories_per_task * family.horizon
         if steps > MAX_ENV_STEPS:
             raise ValueError(f"the run could take up to {steps:.3g} environment steps "
-                             f"(updates·tasks_per_step·trajectories_per_task·max_steps) > "
+                             f"(updates = steps or epochs·n_environments·tasks_per_environment/"
+                             f"tasks_per_step, x tasks_per_step·trajectories_per_task·max_steps)"
+                             f" > "
                              f"{MAX_ENV_STEPS:.0e} (about 4 minutes); lower epochs or steps, "
                              "or the data axes")
 

@@ -247,8 +247,34 @@ ADD = T.AdditiveLaw(0.2, {"E": 2.0, "T": 1.0}, {"E": 0.5, "T": 0.3})
 MUL = T.MultiplicativeLaw(2.0, {"E": 0.3, "T": 0.1}, floor=0.1)
 PASS = T.PassRateLaw(0.8, {"E": 50.0, "T": 5.0}, {"E": 1.0, "T": 0.5})
 VC = T.VarianceComponentsLaw(0.1, 4.0, 1.0, 0.25, axes=("E", "T", "k"))
+MIX = T.MixtureLaw([ADD, T.AdditiveLaw(0.4, {"E": 1.0, "T": 3.0}, {"E": 0.7, "T": 0.2})],
+                   [1.0, 2.0])
+POSY = T.PosynomialLaw(0.2, "2*E**-0.5*T**-0.25 + T**-1")
 LAWS = {"AdditiveLaw": ADD, "MultiplicativeLaw": MUL, "PassRateLaw": PASS,
-        "VarianceComponentsLaw": VC}
+        "VarianceComponentsLaw": VC, "MixtureLaw": MIX, "PosynomialLaw": POSY}
+EXPR = T.ExpressionLaw("E + A/N**alpha + c*exp(-N/100)", axes=["N"],
+                       params={"E": (0.01, 10), "A": (0.1, 1e4), "alpha": (0.05, 2),
+                               "c": (-1, 1)})
+EXPR_PARAMS = {"E": 0.5, "A": 3.0, "alpha": 0.5, "c": 0.2}
+TURN = T.Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)
+
+
+def _log_p_oracle(kw: dict, logp: Any) -> None:
+    """log p(n) <= 0, and -inf exactly where n = 0 (no candidate, no success)."""
+    n = np.arange(kw["lo"], kw["hi"] + 1) if "lo" in kw else _arr(kw["n"])
+    logp = _arr(logp)
+    assert np.all(logp <= 1e-15)
+    assert np.array_equal(np.isneginf(logp), np.broadcast_to(n == 0, logp.shape))
+
+
+def _without_zero_n(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Check log p at n = 0 is -inf (documented), then return the finite rest."""
+    def call(**kw: Any) -> Any:
+        out = fn(**kw)
+        _log_p_oracle(kw, out)
+        arr = _arr(out)
+        return arr[np.isfinite(arr)]
+    return call
 POLY = T.parse_posynomial("100*E + 10*E*T**2 + E**-0.5")
 MONO = POLY.terms[0]
 SAT = T.SynthesisMethod("E", unit_cost=5.0, rho=0.5, saturation=100.0)
@@ -384,6 +410,51 @@ CONTRACTS: dict[str, Contract] = {
     "reward.gao_expr": Contract(reward.gao_expr, {"kind": "bon"}),
     "reward.gao_bon": Contract(reward.gao_bon, {"kl": 4.0, "alpha": 1.0, "beta": 0.1}),
     "reward.gao_rl": Contract(reward.gao_rl, {"kl": 4.0, "alpha": 1.0, "beta": 0.5}),
+    # -- laws written as expressions, mixtures, posynomial laws (issues 11, 15) --
+    "parse_expression": Contract(T.parse_expression, {"text": "E + A/N**alpha"},
+                                 {"text": ("expression",)}),
+    "AdditiveLaw.from_expr": Contract(T.AdditiveLaw.from_expr, {
+        "expr": "E + A/N**alpha", "axes": ["N"], "params": None},
+        {"expr": ("expr", "expression"), "params": ("params",)}),
+    "ExpressionLaw": Contract(T.ExpressionLaw, {"expr": "E + A/N**alpha", "axes": ["N"],
+                                                "params": {"E": (0.1, 2.0)}},
+                              {"expr": ("expr", "expression")}),
+    "ExpressionLaw.evaluate": Contract(
+        lambda N, E: EXPR.evaluate({"N": N}, {**EXPR_PARAMS, "E": E}), {"N": 10.0, "E": 0.5},
+        {"N": ("N", "values"), "E": ("E", "params")}),
+    "ExpressionLaw.gradient": Contract(
+        lambda N: EXPR.gradient({"N": N}, EXPR_PARAMS), {"N": 10.0}, {"N": ("N", "values")}),
+    "ExpressionLaw.bind": Contract(lambda values: EXPR.bind(values).loss({"N": 10.0}),
+                                   {"values": EXPR_PARAMS}, {"values": ("bind", "values")}),
+    "ExpressionLaw.elasticity": Contract(lambda axis: str(EXPR.elasticity(axis)),
+                                         {"axis": "N"}),
+    "ExpressionLaw.inverse": Contract(lambda axis: [str(r) for r in EXPR.inverse(axis)],
+                                      {"axis": "N"}),
+    "ExpressionLaw.asymptote": Contract(lambda axis: str(EXPR.asymptote(axis)), {"axis": "N"}),
+    "ExpressionLaw.symbol": Contract(lambda name: str(EXPR.symbol(name)), {"name": "N"}),
+    "MixtureLaw": Contract(T.MixtureLaw, {"laws": [ADD, MUL], "weights": [1.0, 3.0]},
+                           {"laws": ("laws",), "weights": ("weights",)}),
+    "PosynomialLaw": Contract(T.PosynomialLaw, {"floor": 0.2, "terms": "2*E**-0.5",
+                                                "axes": None},
+                              {"terms": ("terms", "term", "posynomial")}),
+    # -- inference budget across turns (issue 14) --
+    "pass_at_k": Contract(T.pass_at_k, {"n": 20, "c": 5, "k": 4},
+                          oracle=lambda kw, v: np.testing.assert_allclose(
+                              v, 1 - math.comb(15, 4) / math.comb(20, 4), rtol=1e-12)
+                          if (kw["n"], kw["c"], kw["k"]) == (20, 5, 4) else _nonneg(kw, v)),
+    "coverage": Contract(T.coverage, {"q": 0.3, "n": 10.0}, oracle=_nonneg),
+    "log_coverage": Contract(_without_zero_n(T.log_coverage), {"q": 0.3, "n": 10.0}),
+    "episode_success": Contract(T.episode_success, {"turns": [TURN, TURN], "n": [2.0, 3.0]},
+                                oracle=_nonneg),
+    "Turn": Contract(T.Turn, {"kind": "coverage", "q": 0.3}),
+    "Turn.with_coverage": Contract(T.Turn.with_coverage, {"q": 0.3}),
+    "Turn.with_verifier": Contract(T.Turn.with_verifier, {"q": 0.3, "fpr": 0.1, "fnr": 0.2}),
+    "Turn.with_selection": Contract(T.Turn.with_selection, {"q": 0.3, "noise": 1.0}),
+    "Turn.with_empirical": Contract(T.Turn.with_empirical, {"a": -1.0, "b": -0.5}),
+    "Turn.success": Contract(TURN.success, {"n": 10.0}, oracle=_nonneg),
+    "Turn.log_success": Contract(_without_zero_n(TURN.log_success), {"n": 10.0}),
+    "Turn.log_success_range": Contract(_without_zero_n(TURN.log_success_range),
+                                       {"lo": 1, "hi": 20}),
 }
 
 for _cls_name, _method in (("SynthesisMethod", SAT), ("SynthesisMethod(relative)", REL)):
@@ -449,6 +520,10 @@ NO_ARGS: dict[str, Callable[[], Any]] = {
     "reward.upper_bound_expr": reward.upper_bound_expr,
     "reward.lower_bound_expr": reward.lower_bound_expr,
     "ProvedConstants.as_dict": lambda: reward.proved_constants().as_dict(),
+    "ExpressionLaw.latex": EXPR.latex, "ExpressionLaw.positive": lambda: EXPR.positive,
+    "Turn.accept_rate": lambda: TURN.accept_rate, "Turn.precision": lambda: TURN.precision,
+    "Turn.fallback": lambda: TURN.fallback, "Turn.sequential": lambda: TURN.sequential,
+    "Turn.as_dict": TURN.as_dict,
 }
 for _cls_name, _law in LAWS.items():
     for _name in ("as_dict", "params", "reducible_posynomial", "symbols"):
@@ -464,6 +539,10 @@ EXEMPT: dict[str, str] = {
     "CriticalRatio": "result type of critical_synthetic_ratio",
     "FilterThreshold": "result type of optimal_filter_threshold",
     "NestedAllocation": "result type of nested_optimum",
+    "ExpressionError": "exception type",
+    **{f"{c}.from_expr": "the same static method as AdditiveLaw.from_expr, fuzzed there"
+       for c in ("Law", "MultiplicativeLaw", "PassRateLaw", "VarianceComponentsLaw",
+                 "MixtureLaw", "PosynomialLaw")},
 }
 
 

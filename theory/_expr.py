@@ -40,7 +40,7 @@ import sympy as sp
 
 from rlscale.theory._laws import Law, LawProperties
 from rlscale.theory._posynomial import Monomial, Posynomial
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_mapping, check_real, check_scalar
 
 __all__ = ["ExpressionError", "ExpressionLaw", "PosynomialLaw", "parse_expression"]
 
@@ -161,7 +161,7 @@ def _build(node: ast.AST, text: str, depth: int) -> sp.Expr:
 def _range(name: str, spec: Any) -> tuple[float, float]:
     if not isinstance(spec, Sequence) or isinstance(spec, str) or len(spec) != 2:
         raise ValueError(f"params[{name!r}] must be a (low, high) range; got {spec!r}")
-    lo, hi = (float(check_real(f"params[{name!r}]", v)) for v in spec)
+    lo, hi = (check_scalar(f"params[{name!r}]", v) for v in spec)
     if not lo < hi:
         raise ValueError(f"params[{name!r}] must have low < high; got ({lo:g}, {hi:g})")
     return lo, hi
@@ -206,8 +206,11 @@ class ExpressionLaw:
         parsed = parse_expression(expr) if isinstance(expr, str) else sp.sympify(expr)
         if not isinstance(parsed, sp.Expr):
             raise TypeError(f"expr must be a string or a sympy expression; got {expr!r}")
-        if isinstance(axes, str) or not all(isinstance(a, str) for a in axes):
+        if (isinstance(axes, str) or not isinstance(axes, Sequence)
+                or not all(isinstance(a, str) for a in axes)):
             raise TypeError(f"axes must be a sequence of names; got {axes!r}")
+        if params is not None and not isinstance(params, Mapping):
+            raise TypeError(f"params must be a mapping of name -> (low, high); got {params!r}")
         names = {s.name for s in parsed.free_symbols}
         missing = [a for a in axes if a not in names]
         if missing or not axes:
@@ -238,6 +241,9 @@ class ExpressionLaw:
 
     # -- symbolic ----------------------------------------------------------
     def symbol(self, name: str) -> sp.Symbol:
+        """The sympy symbol of an axis or parameter."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be an axis or parameter name (str); got {name!r}")
         if name not in self._sym:
             raise ValueError(f"{name!r} is neither an axis nor a parameter of {self.expr}; "
                              f"axes {list(self.axes)}, params {list(self.params)}")
@@ -286,11 +292,27 @@ class ExpressionLaw:
                             modules="numpy")
         return f, grads
 
+    def _args(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> list[np.ndarray]:
+        """Validated arrays (axes, then parameters) in the lambdified functions' order."""
+        values, params = check_mapping("values", values), check_mapping("params", params)
+        for label, given, need in (("values", values, self.axes),
+                                   ("params", params, self.params)):
+            missing = [n for n in need if n not in given]
+            if missing:
+                raise ValueError(f"{label} must give {list(need)}; missing {missing}")
+        args = [check_real(a, values[a], low=0.0, low_open=True) for a in self.axes]
+        args += [check_real(p, params[p]) for p in self.params]
+        try:
+            np.broadcast_shapes(*(a.shape for a in args))
+        except ValueError:
+            raise ValueError(f"the shapes of the values and params "
+                             f"{[a.shape for a in args]} do not broadcast together") from None
+        return args
+
     def evaluate(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> np.ndarray:
-        """``f`` at axis ``values`` and parameter values (broadcasting)."""
+        """``f`` at axis ``values`` (> 0) and parameter values (broadcasting)."""
         f, _ = self._functions
-        args = [np.asarray(values[a], dtype=float) for a in self.axes]
-        args += [np.asarray(params[p], dtype=float) for p in self.params]
+        args = self._args(values, params)
         with np.errstate(all="ignore"):
             out = f(*args)
         return np.broadcast_to(np.asarray(out, dtype=float), np.broadcast_shapes(
@@ -299,8 +321,7 @@ class ExpressionLaw:
     def gradient(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> np.ndarray:
         """``∂f/∂θ_j`` stacked on the last axis (one column per parameter)."""
         _, g = self._functions
-        args = [np.asarray(values[a], dtype=float) for a in self.axes]
-        args += [np.asarray(params[p], dtype=float) for p in self.params]
+        args = self._args(values, params)
         shape = np.broadcast_shapes(*(np.shape(a) for a in args))
         with np.errstate(all="ignore"):
             cols = [np.broadcast_to(np.asarray(c, dtype=float), shape) for c in g(*args)]
@@ -308,13 +329,13 @@ class ExpressionLaw:
 
     def bind(self, values: Mapping[str, float] | None = None, **kwargs: float) -> BoundLaw:
         """The law at fixed parameter values."""
-        given = dict(values or {}, **kwargs)
+        given = dict(check_mapping("values", values) if values is not None else {}, **kwargs)
         missing = [p for p in self.params if p not in given]
         extra = [p for p in given if p not in self.params]
         if missing or extra:
             raise ValueError(f"bind needs a value for every parameter {list(self.params)}; "
                              f"missing {missing}, unknown {extra}")
-        return BoundLaw(self, {p: float(check_real(p, given[p])) for p in self.params})
+        return BoundLaw(self, {p: check_scalar(p, given[p]) for p in self.params})
 
 
 class BoundLaw:
@@ -327,9 +348,8 @@ class BoundLaw:
         self.expr = law.expr.xreplace({law.symbol(p): sp.Float(v) for p, v in params.items()})
 
     def loss(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        vals = dict(values or {}, **kwargs)
-        for a in self.axes:
-            check_real(a, vals.get(a), low=0.0, low_open=True)
+        """The law's value at axis ``values`` (a mapping or keywords; vectorised)."""
+        vals = dict(check_mapping("values", values) if values is not None else {}, **kwargs)
         out = self.law.evaluate(vals, self.params)
         return float(out) if out.ndim == 0 else out
 
@@ -337,7 +357,12 @@ class BoundLaw:
 
     def elasticities(self, values: Mapping[str, Any]) -> dict[str, float]:
         """``−∂ log f / ∂ log x`` per axis at ``values`` (from the symbolic form)."""
-        subs = {self.law.symbol(a): float(values[a]) for a in self.axes}
+        values = check_mapping("values", values)
+        missing = [a for a in self.axes if a not in values]
+        if missing:
+            raise ValueError(f"values must give {list(self.axes)}; missing {missing}")
+        subs = {self.law.symbol(a): check_scalar(a, values[a], low=0.0, low_open=True)
+                for a in self.axes}
         subs.update({self.law.symbol(p): v for p, v in self.params.items()})
         return {a: float(self.law.elasticity(a).xreplace(subs)) for a in self.axes}
 
@@ -350,10 +375,15 @@ class BoundLaw:
         """
         from scipy.optimize import brentq
 
-        if axis not in self.axes:
+        if not isinstance(axis, str) or axis not in self.axes:
             raise ValueError(f"axis must be one of {list(self.axes)}; got {axis!r}")
-        target = float(check_real("target", target))
-        others = {a: float(values[a]) for a in self.axes if a != axis}
+        target = check_scalar("target", target)
+        values = check_mapping("values", values)
+        missing = [a for a in self.axes if a != axis and a not in values]
+        if missing:
+            raise ValueError(f"values must give the other axes; missing {missing}")
+        others = {a: check_scalar(a, values[a], low=0.0, low_open=True)
+                  for a in self.axes if a != axis}
 
         def gap(t: float) -> float:
             return float(self.law.evaluate({**others, axis: math.exp(t)}, self.params)) - target
@@ -425,8 +455,11 @@ class PosynomialLaw(Law):
             if not m.exponents or any(e >= 0 for _, e in m.exponents):
                 raise ValueError(f"term {m} must decrease in every axis it has (negative "
                                  "exponents only)")
-        self.floor = float(check_real("floor", floor, low=0.0))
+        self.floor = check_scalar("floor", floor, low=0.0)
         self._poly = poly
+        if axes is not None and (isinstance(axes, str) or not isinstance(axes, Sequence)
+                                 or not all(isinstance(a, str) for a in axes)):
+            raise TypeError(f"axes must be a sequence of names; got {axes!r}")
         names = tuple(axes) if axes is not None else poly.axes
         if set(names) != set(poly.axes):
             raise ValueError(f"axes {list(names)} must be the posynomial's axes "

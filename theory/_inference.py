@@ -80,6 +80,10 @@ FAILURES = ("terminal", "retried")
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(24)
 
 
+#: Largest table these functions build in memory (pass@k's k, a range of n): 8e7 bytes.
+MAX_TABLE = 10**7
+
+
 def pass_at_k(n: Any, c: Any, k: Any) -> float | np.ndarray:
     """Unbiased pass@k from ``c`` correct among ``n`` samples (Chen et al. 2021, eq. 1).
 
@@ -114,6 +118,9 @@ def pass_at_k(n: Any, c: Any, k: Any) -> float | np.ndarray:
         raise ValueError(f"c must be <= n ({n_[c_ > n_].ravel()[0]:g}); got c={c_[c_ > n_][0]:g}")
     if np.any(k_ > n_):
         raise ValueError(f"k must be <= n ({n_[k_ > n_].ravel()[0]:g}); got k={k_[k_ > n_][0]:g}")
+    if np.any(k_ > MAX_TABLE):  # the sum below holds k terms in memory
+        raise ValueError(f"k must be <= {MAX_TABLE:.0e} (the log-ratio sums k terms); got "
+                         f"k={k_[k_ > MAX_TABLE].ravel()[0]:g}")
     always = n_ - c_ < k_
     out = np.where(always, 1.0, 0.0)
     todo = ~always & (c_ > 0)
@@ -289,7 +296,7 @@ class Turn:
         [-inf, -0.6931, -0.2877]
         """
         lo = check_positive_int("lo", lo, minimum=0)
-        hi = check_positive_int("hi", hi, minimum=lo)
+        hi = check_positive_int("hi", hi, minimum=lo, maximum=lo + MAX_TABLE)
         return self._log_p(np.arange(lo, hi + 1, dtype=np.float64))
 
     def _log_p(self, n: np.ndarray) -> np.ndarray:

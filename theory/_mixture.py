@@ -57,8 +57,11 @@ class MixtureLaw(Law):
     def __init__(self, laws: Sequence[Law], weights: Sequence[float] | None = None) -> None:
         from rlscale.theory._laws import law_from_dict
 
-        laws = [law_from_dict(x) if isinstance(x, Mapping) else x
-                for x in ([laws] if isinstance(laws, Law) else list(laws))]
+        if isinstance(laws, Law):
+            laws = [laws]
+        elif isinstance(laws, str | bytes) or not isinstance(laws, Sequence):
+            raise TypeError(f"laws must be a sequence of laws; got {type(laws).__name__}")
+        laws = [law_from_dict(x) if isinstance(x, Mapping) else x for x in laws]
         if not laws:
             raise ValueError("laws must hold at least one law; got an empty sequence")
         for i, law in enumerate(laws):
