@@ -33,7 +33,8 @@ def _tilt_m_needed(g: float, k: float, tau: float) -> float:
 
 
 @pytest.mark.parametrize(("m0", "k", "tau"), [(50.0, 4.0, 1.0), (1e6, 3.0, 0.5), (1e6, 30.0, 2.0),
-                                               (1e300, 690.0, 1.0), (1e300, 680.0, 1.0), (1e40, 80.0, 1.0)])
+                                               (1e300, 690.0, 1.0), (1e300, 680.0, 1.0),
+                                               (1e40, 80.0, 1.0)])
 def test_tilt_comparisons_match_closed_form(m0, k, tau) -> None:
     g = float(_tilt_gain_mp(mp.mpf(m0), mp.mpf(k), mp.mpf(tau)))
     m = reward.comparisons_needed(g, k, tau, method="tilt")
