@@ -132,7 +132,7 @@ def check_direction(x: np.ndarray, y: np.ndarray, law: str, target: str) -> None
     >>> check_direction(x, np.array([0.1, 0.2, 0.3, 0.4, 0.5]), "additive", "success")
     Traceback (most recent call last):
     ...
-    ValueError: target 'success' rises as the axes grow ... (--target loss, ...) or ... --law pass_rate
+    ValueError: target 'success' rises ... (--target loss, ...) or ... --law pass_rate
     """
     from scipy.stats import spearmanr
 
