@@ -40,6 +40,14 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._diagnostics import (
+    FitWarning,
+    check_direction,
+    design_warnings,
+    fit_warnings,
+    range_warnings,
+)
+from rlscale.optimize._lbfgs import _batched_lbfgs
 from rlscale.theory._laws import AdditiveLaw, Law, MultiplicativeLaw, PassRateLaw, _check_axes
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -103,6 +111,14 @@ class FitResult:
     bootstrap_samples : numpy.ndarray or None
         The bootstrap estimates, shape ``(n_bootstrap, n_params)``, columns in
         the order of ``params``.
+    warnings : tuple of FitWarning
+        Diagnostics (:mod:`rlscale.optimize._diagnostics`): collinear axes, a
+        parameter at its bound or not identified, correlated estimates, an
+        ill-conditioned Jacobian.  Empty for a clean design and a well-posed law.
+    data_range : dict
+        ``axis -> (min, max)`` of the data, for :meth:`range_warnings`.
+    floor_bounds : tuple or None
+        The ``floor`` (or ``p_max``) bounds the fit was given.
     """
 
     law: Law
@@ -128,6 +144,14 @@ class FitResult:
     replicates: str
     seconds: float
     bootstrap_samples: np.ndarray | None = field(default=None, repr=False)
+    warnings: tuple[FitWarning, ...] = ()
+    data_range: dict[str, tuple[float, float]] = field(default_factory=dict)
+    floor_bounds: tuple[float, float] | None = None
+
+    def range_warnings(self, values: Mapping[str, Any]) -> list[FitWarning]:
+        """``extrapolation`` warnings for predicting at ``values`` (axis -> value(s)):
+        an axis more than 10x beyond the data range."""
+        return range_warnings(self.data_range, values)
 
     def predict(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         """The fitted law's loss (or pass rate, for pass-rate fits) at ``values``."""
@@ -204,6 +228,9 @@ class FitResult:
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items() if k != "bootstrap_samples"}
         out["law"] = self.law.as_dict()
+        out["warnings"] = [w.as_dict() for w in self.warnings]
+        out["data_range"] = {a: list(r) for a, r in self.data_range.items()}
+        out["floor_bounds"] = None if self.floor_bounds is None else list(self.floor_bounds)
         out["residuals"] = self.residuals.tolist()
         out["intervals"] = {k: list(v) for k, v in self.intervals.items()}
         out["axes"] = list(self.axes)
@@ -360,120 +387,6 @@ def _minimise(obj: _Objective, starts: np.ndarray, bounds: list) -> list[tuple[f
     return out
 
 
-def _batched_lbfgs(obj: _Objective, x0: np.ndarray, memory: int = 10, maxiter: int = 1000,
-                   ftol: float = 2.220446049250313e-09, gtol: float = 1e-5,
-                   chunk: int = 1500, merge_tol: float = 1e-3
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """L-BFGS from many starts at once (numpy-vectorised across starts).
-
-    Two-loop recursion per start, Armijo backtracking, and scipy's
-    L-BFGS-B stopping rules (relative reduction ``ftol``, projected gradient
-    ``gtol``).  Every five iterations, runs whose parameters agree to
-    ``merge_tol`` are merged (the lowest is continued): from the same point
-    they would reach the same minimum.  Returns final points, objective
-    values and a converged-or-merged flag.
-    """
-    # Far-off starts overflow; such trial points get a non-finite objective and are
-    # rejected by the line search, so the floating-point warnings carry no news.
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        return _batched_lbfgs_impl(obj, x0, memory, maxiter, ftol, gtol, chunk, merge_tol)
-
-
-def _batched_lbfgs_impl(obj: _Objective, x0: np.ndarray, memory: int, maxiter: int,
-                        ftol: float, gtol: float, chunk: int, merge_tol: float
-                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    X = np.array(x0, dtype=np.float64)
-    S, p = X.shape
-    f = np.empty(S)
-    G = np.empty_like(X)
-    for i in range(0, S, chunk):
-        f[i:i + chunk], G[i:i + chunk] = obj.batch(X[i:i + chunk])
-    sh = np.zeros((S, memory, p))
-    yh = np.zeros((S, memory, p))
-    rh = np.zeros((S, memory))
-    count = np.zeros(S, dtype=np.int64)
-    active = np.ones(S, dtype=bool)
-    converged = np.zeros(S, dtype=bool)
-    merged = np.zeros(S, dtype=bool)
-    for it in range(maxiter):
-        if it % 5 == 4:
-            # Runs that have met (parameters equal to 1e-3) follow the same path
-            # to the same minimum; keep the lowest one and merge the rest.
-            idx = np.flatnonzero(active)
-            keys = np.round(X[idx] / merge_tol).astype(np.int64)
-            order = np.lexsort((f[idx], *keys.T[::-1]))
-            sk = keys[order]
-            dup = np.zeros(idx.size, dtype=bool)
-            dup[1:] = np.all(sk[1:] == sk[:-1], axis=1)
-            gone = idx[order[dup]]
-            active[gone] = False
-            merged[gone] = True
-        idx = np.flatnonzero(active)
-        if idx.size == 0:
-            break
-        g = G[idx]
-        # Two-loop recursion; history slot 0 is the newest pair.
-        q = g.copy()
-        alphas = np.zeros((idx.size, memory))
-        valid = np.arange(memory)[None, :] < count[idx][:, None]
-        for j in range(memory):
-            a_j = np.where(valid[:, j], rh[idx, j] * np.einsum("bp,bp->b", sh[idx, j], q), 0.0)
-            alphas[:, j] = a_j
-            q -= a_j[:, None] * yh[idx, j]
-        yy = np.einsum("bp,bp->b", yh[idx, 0], yh[idx, 0])
-        gamma = np.where(count[idx] > 0, 1.0 / np.where(rh[idx, 0] > 0, rh[idx, 0] * yy, 1.0),
-                         1.0)
-        r = q * gamma[:, None]
-        for j in range(memory - 1, -1, -1):
-            b_j = np.where(valid[:, j], rh[idx, j] * np.einsum("bp,bp->b", yh[idx, j], r), 0.0)
-            r += (alphas[:, j] - b_j)[:, None] * sh[idx, j]
-        d = -r
-        slope = np.einsum("bp,bp->b", g, d)
-        bad = ~(slope < 0)
-        d[bad] = -g[bad]
-        slope[bad] = -np.einsum("bp,bp->b", g[bad], g[bad])
-        gnorm = np.max(np.abs(g), axis=1)
-        step = np.where(count[idx] == 0, np.minimum(1.0, 1.0 / np.maximum(gnorm, 1e-300)), 1.0)
-        f0 = f[idx]
-        new_x = X[idx].copy()
-        new_f = f0.copy()
-        new_g = g.copy()
-        searching = np.ones(idx.size, dtype=bool)
-        for _ls in range(40):
-            k = np.flatnonzero(searching)
-            if k.size == 0:
-                break
-            trial = X[idx[k]] + step[k, None] * d[k]
-            ft, gt = obj.batch(trial)
-            ok = np.isfinite(ft) & (ft <= f0[k] + 1e-4 * step[k] * slope[k])
-            acc = k[ok]
-            new_x[acc], new_f[acc], new_g[acc] = trial[ok], ft[ok], gt[ok]
-            searching[acc] = False
-            step[k[~ok]] *= 0.5
-        stuck = searching  # no decrease found: at a (numerical) minimum
-        s_vec = new_x - X[idx]
-        y_vec = new_g - g
-        sy = np.einsum("bp,bp->b", s_vec, y_vec)
-        upd = (~stuck) & (sy > 1e-12 * np.maximum(
-            np.einsum("bp,bp->b", y_vec, y_vec), 1e-300))
-        u = idx[upd]
-        sh[u] = np.roll(sh[u], 1, axis=1)
-        yh[u] = np.roll(yh[u], 1, axis=1)
-        rh[u] = np.roll(rh[u], 1, axis=1)
-        sh[u, 0], yh[u, 0], rh[u, 0] = s_vec[upd], y_vec[upd], 1.0 / sy[upd]
-        count[u] = np.minimum(count[u] + 1, memory)
-        rel = (f0 - new_f) <= ftol * np.maximum(np.maximum(np.abs(f0), np.abs(new_f)), 1.0)
-        small_g = np.max(np.abs(new_g), axis=1) <= gtol
-        X[idx], f[idx], G[idx] = new_x, new_f, new_g
-        broken = ~np.all(np.isfinite(new_g), axis=1) | ~np.isfinite(new_f)
-        done = stuck | broken | ((rel | small_g) & (count[idx] > 0))
-        stuck = stuck & ~broken
-        converged[idx[done & ~stuck]] = True
-        converged[idx[stuck & (gnorm <= 1e3 * gtol)]] = True
-        active[idx[done]] = False
-    return X, f, converged | merged
-
-
 def _law_from_theta(family: str, theta: np.ndarray, axes: Sequence[str]) -> Law:
     n = len(axes)
     if family in ("additive", "pass_rate"):
@@ -563,7 +476,9 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
             target: str = "loss", *, delta: float = 1e-3, reduction: str = "sum",
             starts: str | int = "auto", bootstrap: int = 0, confidence: float = 0.9,
             holdout: float = 0.1, replicates: str = "keep", seed: int = 0,
-            n_jobs: int = -1, progress: bool = False) -> FitResult:
+            n_jobs: int = -1, progress: bool = False,
+            floor: tuple[float, float] | None = None,
+            p_max: tuple[float, float] | None = None) -> FitResult:
     """Fit a scaling law to data with the Huber/L-BFGS-B method (approach 3).
 
     Parameters
@@ -610,10 +525,37 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         (-1: all cores; results do not depend on it).
     progress : bool
         Show a tqdm bar for the bootstrap on stderr.
+    floor : (low, high), optional
+        Bounds on the additive law's floor ``L_inf`` (``0 <= low <= high``;
+        ``low = 0``/``high = inf`` leave a side open; ``low == high`` fixes
+        it).  Pass what is known to be achievable -- e.g. ``1 −`` the optimal
+        policy's success for a loss ``1 − success`` -- so the fitted floor
+        cannot promise more than the optimum allows.
+    p_max : (low, high), optional
+        Bounds on a pass-rate law's ceiling ``p_max`` (``0 < low <= high <=
+        1``), e.g. the optimal policy's success.
 
     Returns
     -------
     FitResult
+        With :attr:`FitResult.warnings` (see :mod:`rlscale.optimize._diagnostics`).
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, too few points, or a target whose direction
+        contradicts the law (a rising success fitted with a falling law).
+
+    Notes
+    -----
+    Search ranges.  Exponents are bounded below by 0 (a law falls, or is
+    flat, in every axis) and not above; the starts cover ``α ∈ [0, 2]``
+    (Hoffmann et al.'s grid), and an exponent the design cannot resolve --
+    most of its term's decline between the axis's two smallest values, or
+    fewer than three values -- is flagged ``exponent-unresolved`` rather than
+    capped.  The log floor starts on ``[−1, 1]`` (clipped into ``floor``
+    bounds), the log coefficients on ``[0, 25]``; a pass-rate law's floor of
+    ``1/p`` is ``>= 1`` (``p_max <= 1``).
 
     Examples
     --------
@@ -654,11 +596,14 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     holdout = check_scalar("holdout", holdout, low=0.0, high=0.5)
     bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0)
 
+    floor_bounds = _limit_bounds(law, floor, p_max)
     x, y = _columns(data, axes, target)
     if law == "pass_rate" and np.any(y > 1):
         bad = int(np.argmax(y > 1))
         raise ValueError(f"a pass rate must be in (0, 1]; got data[{target!r}]={y[bad]:g} "
                          f"at index {bad}")
+    check_direction(x, y, law, target)
+    y_min = float(y.min())
     if replicates == "mean":
         x, y = _aggregate(x, y)
     if law == "pass_rate":
@@ -674,6 +619,12 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     grid = obj.grid()
     if law == "pass_rate":
         grid = grid[grid[:, 0] >= 0]
+    if floor_bounds is not None:
+        bounds[0] = _log_floor_bounds(law, floor_bounds)
+        lo_e = -np.inf if bounds[0][0] is None else bounds[0][0]
+        hi_e = np.inf if bounds[0][1] is None else bounds[0][1]
+        grid[:, 0] = np.clip(grid[:, 0], lo_e, hi_e)
+        grid = np.unique(grid, axis=0)
     n_points = logy.size
     if starts == "auto":
         auto = len(grid) if len(grid) <= 5000 else 1000
@@ -710,6 +661,14 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
             cands.append(X[i])
         if len(cands) == 5:
             break
+    if floor_bounds is not None:  # stage 1 is unbounded: project, and restart at the mid floor
+        mid = 0.5 * (lo_e + hi_e) if np.isfinite(lo_e + hi_e) else (
+            lo_e if np.isfinite(lo_e) else hi_e)
+        projected = []
+        for c in cands:
+            projected.append(np.concatenate([[np.clip(c[0], lo_e, hi_e)], c[1:]]))
+            projected.append(np.concatenate([[mid], c[1:]]))
+        cands = projected
     results = _minimise(obj, np.array(cands), bounds)
     order = sorted(range(len(results)), key=lambda i: results[i][0])
     best_val, theta, _ = results[order[0]]
@@ -748,6 +707,11 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
                                float(np.quantile(nat[:, j], hi_q)))
         samples = nat
 
+    warnings = design_warnings(x, axes)
+    warnings += fit_warnings(
+        law=law, family=family, theta=theta, x=x, y_min=y_min, target=target, params=params,
+        axes=axes, samples=samples, intervals=intervals, floor_bounds=floor_bounds,
+        collinear=[a for w in warnings for a in w.axes])
     return FitResult(
         law=fitted, params=params, objective=best_val, n_points=n, n_params=k,
         r2=1.0 - rss / tss if tss > 0 else math.nan if rss > 0 else 1.0,
@@ -756,7 +720,41 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         confidence=confidence, n_bootstrap=bootstrap, n_starts=len(grid),
         n_converged=n_conv, axes=axes, target=target, reduction=reduction, delta=delta,
         replicates=replicates, seconds=time.perf_counter() - start_time,
-        bootstrap_samples=samples)
+        bootstrap_samples=samples, warnings=tuple(warnings),
+        data_range={a: (float(x[:, i].min()), float(x[:, i].max())) for i, a in enumerate(axes)},
+        floor_bounds=floor_bounds)
+
+
+def _limit_bounds(law: str, floor: Any, p_max: Any) -> tuple[float, float] | None:
+    """Validate ``floor=(low, high)`` / ``p_max=(low, high)``; the pair for the law."""
+    if floor is not None and p_max is not None:
+        raise ValueError("pass floor= (additive laws) or p_max= (pass-rate laws), not both")
+    if floor is not None and law != "additive":
+        raise ValueError(f"floor=(low, high) bounds an additive law's floor; law={law!r} "
+                         f"{'has p_max= instead' if law == 'pass_rate' else 'has no floor'}")
+    if p_max is not None and law != "pass_rate":
+        raise ValueError(f"p_max=(low, high) bounds a pass-rate law; got law={law!r}")
+    name, pair = ("floor", floor) if floor is not None else ("p_max", p_max)
+    if pair is None:
+        return None
+    if isinstance(pair, str) or not hasattr(pair, "__len__") or len(pair) != 2:
+        raise ValueError(f"{name} must be a pair (low, high); got {name}={pair!r}")
+    top = 1.0 if name == "p_max" else math.inf
+    low = float(check_real(f"{name}[0]", pair[0], low=0.0, high=top,
+                           low_open=(name == "p_max")))
+    high = float(check_real(f"{name}[1]", pair[1], low=0.0, high=top, low_open=True,
+                            allow_inf=(name == "floor")))
+    if low > high:
+        raise ValueError(f"{name} must have low <= high; got {name}=({low:g}, {high:g})")
+    return (low, high)
+
+
+def _log_floor_bounds(law: str, pair: tuple[float, float]) -> tuple[float | None, float | None]:
+    """L-BFGS-B bounds on ``e = log`` of the loss floor (``1/p_max`` for pass rates)."""
+    low, high = pair
+    if law == "pass_rate":  # floor of 1/p is 1/p_max in [1/high, 1/low], and >= 1
+        return (max(0.0, -math.log(high)), -math.log(low))
+    return (math.log(low) if low > 0 else None, math.log(high) if math.isfinite(high) else None)
 
 
 def _grid_stage(obj: _Objective, grid: np.ndarray, n_jobs: int

@@ -1,7 +1,8 @@
 """rlscale.proofs: machine-checked derivations of rlscale's laws and bounds.
 
 Each proof is a statement, its assumptions and steps checked by sympy,
-interval arithmetic or z3.  Imports ``rlscale.theory`` only.
+interval arithmetic or z3, or cited with a reference (``†``, never counted
+as checked).  Imports ``rlscale.theory`` only.
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ _EXPORTS: dict[str, str] = {
     # -- proof framework and the proofs (issue 6) --
     "Proof": "_core",
     "ProofResult": "_core",
-    "StepResult": "_core",
-    "Step": "_core",
-    "Identity": "_core",
-    "Sign": "_core",
-    "Limit": "_core",
-    "Series": "_core",
-    "PolynomialInequality": "_core",
-    "IntervalInequality": "_core",
-    "IntervalCertificate": "_core",
-    "interval_eval": "_core",
+    "StepResult": "_steps",
+    "Step": "_steps",
+    "Cited": "_steps",
+    "Identity": "_steps",
+    "Sign": "_steps",
+    "Limit": "_steps",
+    "Series": "_steps",
+    "PolynomialInequality": "_certified",
+    "IntervalInequality": "_certified",
+    "IntervalCertificate": "_certified",
+    "interval_eval": "_certified",
     "latex_document": "_core",
-    "z3_available": "_core",
+    "z3_available": "_certified",
     "proof_names": "_registry",
     "build_proof": "_registry",
     "check_proof": "_registry",

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rlscale.proofs._core import Identity, Proof, Sign
+from rlscale.proofs._core import Cited, Identity, Proof, Sign
 
 __all__ = ["NAME", "build", "closed_form"]
 
@@ -88,18 +88,25 @@ def build(*, n_exponent: sp.Expr | None = None, share_weights: str = "alpha*ell"
                  N ** (-alpha - 1) * kappa * (N ** (alpha + beta) - alpha * A / kappa),
                  text="L′(N) = N^(−α−1)·βB(6/C)^β·(N^(α+β) − αA/(βB(6/C)^β))"),
         Identity("root-of-factor", N_star ** (alpha + beta), alpha * A / kappa, log_compare=True,
-                 text="N*^(α+β) = αA/(βB(6/C)^β): the bracket changes sign only at N*, "
-                      "so N* is the unique minimiser"),
+                 text="N*^(α+β) = αA/(βB(6/C)^β): N* is the root of the bracket"),
+        Cited("sign-change", "N^(α+β) − αA/(βB(6/C)^β) increases in N and vanishes only at "
+              "N*, so L′ < 0 before N* and > 0 after: N* is the unique minimiser",
+              "first-derivative test, Rudin, Principles of Mathematical Analysis (1976), "
+              "Thm 5.11"),
         Identity("exponents-sum", n_exp + alpha / (alpha + beta), 1,
                  text="β/(α+β) + α/(α+β) = 1: both N* and D* grow as powers of C"),
         *(Sign(f"convex-{i + 1}", sp.diff(a[i] * x[i] ** -al[i], x[i], 2), ">",
-               text=f"d²/dx² a{i + 1}·x^(−α{i + 1}) > 0: the objective is convex")
+               text=f"d²/dx² a{i + 1}·x^(−α{i + 1}) > 0")
           for i in range(axes)),
         *(Identity(f"kkt-{i + 1}",
                    c[i] * x[i] * (al[i] * a[i] * x[i] ** (-al[i] - 1) / c[i]), al[i] * ell[i],
                    text=f"with μ = α{i + 1}a{i + 1}x^(−α{i + 1}−1)/c{i + 1} (stationarity), "
                         f"c{i + 1}·x{i + 1}·μ = α{i + 1}·ℓ{i + 1}")
           for i in range(axes)),
+        Cited("kkt-sufficient", "a sum of terms with positive second derivative is convex, "
+              "and a convex objective under a linear equality constraint with interior feasible "
+              "points (Slater) is minimised exactly where the KKT conditions hold",
+              "Boyd & Vandenberghe, Convex Optimization (2004), §3.1.4 and §5.5.3"),
         Identity("shares", spend[0] / sum(spend), weight(0) / sum(weight(j) for j in range(axes)),
                  text="share_1 = (α1ℓ1/μ)/Σ_j(αjℓj/μ) = α1ℓ1/Σ_j αjℓj (same for every axis)"),
         Identity("shares-sum", sum(spend[i] / sum(spend) for i in range(axes)), 1,
@@ -117,10 +124,8 @@ def build(*, n_exponent: sp.Expr | None = None, share_weights: str = "alpha*ell"
         assumptions=(
             "all constants A, B, α, β, C, a_i, α_i, c_i are positive; N, D, x_i range over "
             "the positive reals (continuous relaxation)",
-            "a convex objective with a linear equality constraint is minimised exactly where "
-            "the KKT conditions hold (Slater holds: the feasible set has interior points)",
         ),
         steps=steps,
-        guarantees=("rlscale.theory.chinchilla_optimal", "rlscale.theory.budget_shares"),
+        concerns=("rlscale.theory.chinchilla_optimal", "rlscale.theory.budget_shares"),
         source="Hoffmann et al. 2022, arXiv 2203.15556; Boyd & Vandenberghe §5.5.3",
     )

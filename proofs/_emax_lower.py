@@ -6,8 +6,8 @@ e(n) ≥ c·√(ln n) with c = 1/√(π ln 2) ≈ 0.6777; the bound is tight at 
 where e(2) = 1/√π.
 
 Derivation (four ranges; every computation is machine-checked, the classical
-facts it uses — concavity of e in n, the layer-cake formula, the Φ series —
-are listed as the proof's assumptions).
+facts it uses — concavity of e in n, the layer-cake formula, the Φ series, the
+elementary tail inequalities — are cited steps, marked †).
 
 * n = 2: sympy integrates e(2) = ∫ z·2φ(z)Φ(z) dz = 1/√π = c·√(ln 2).  With
   e(1) = 0 and concavity this also gives the chord bound e(n) ≥ (n − 1)/√π on
@@ -42,6 +42,7 @@ import functools
 import sympy as sp
 
 from rlscale.proofs._core import (
+    Cited,
     Identity,
     IntervalCertificate,
     Limit,
@@ -200,40 +201,57 @@ def build(*, constant: sp.Expr = CONSTANT, tail_start: int = 64,
         Sign("tight-at-two", 1 / sp.sqrt(sp.pi) - constant * sp.sqrt(sp.log(2)), ">=",
              text="e(2) − c·√(ln 2) ≥ 0 (equality: the bound is tight at n = 2)"),
         Identity("one-sample", sp.Integral(z * phi(z), (z, -sp.oo, sp.oo)), 0,
-                 text="e(1) = 0, so by concavity e(n) ≥ (n − 1)·e(2) = (n − 1)/√π on [1, 2] "
-                      "(where c√(ln n) fails)"),
+                 text="e(1) = ∫ z·φ(z) dz = 0"),
+        Cited("concavity", "e is concave in n: e''(n) = −∫ Φ(z)^n (ln Φ(z))² dz < 0 "
+              "(differentiation under the layer-cake integral); a concave function lies above "
+              "its chords and below its tangents, so e(n) ≥ (n − 1)·e(2) = (n − 1)/√π on "
+              "[1, 2] (where c√(ln n) fails) and e lies above its chord on [2, 3]",
+              "differentiation under the integral sign, Folland, Real Analysis (1999), "
+              "Thm 2.27; chord and tangent inequalities of concave functions, Boyd & "
+              "Vandenberghe, Convex Optimization (2004), §3.1.3"),
         Sign("bound-concave", sp.diff(bound, n, 2).subs(n, 1 + m), "<",
-             text="c·√(ln n) is concave for n > 1, so it lies below its tangent at n = 2"),
+             text="(c·√(ln n))'' < 0 for n > 1: the bound is concave, below its tangent at "
+                  "n = 2"),
         IntervalCertificate(
             "two-to-three", enclose=two_to_three,
-            text="e(3) − e(2) ≥ (d/dn) c√(ln n) at n = 2: on [2, 3] the chord of the concave "
-                 "e(n) stays above the tangent of the bound",
+            text="e(3) − e(2) > (d/dn) c√(ln n) at n = 2 (certified enclosures of e(2), "
+                 "e(3)): the chord's slope exceeds the bound's tangent slope",
             latex_text=r"\underline{e}(3) - e(2) - \left.\tfrac{d}{dn} c\sqrt{\ln n}"
                        r"\right|_{n=2} > 0"),
         IntervalCertificate(
             "finite-range", enclose=finite_range,
-            text=f"certified quadrature: e(n1) − c√(ln n2) > 0 on boxes [n1, n2] covering "
+            text=f"certified enclosures: Σ over cells [a, b] of (b − a)·(1 − Φ(b)^n1 − "
+                 f"(1 − Φ(a))^n1), minus c√(ln n2), is > 0 on boxes [n1, n2] covering "
                  f"3 ≤ n ≤ {tail_start}",
             latex_text=rf"\underline{{e}}(n_1) - c\sqrt{{\ln n_2}} > 0,\ [n_1, n_2] "
                        rf"\subset [3, {tail_start}]"),
+        Cited("layer-cake", "e(n) = ∫_0^∞ [1 − Φ(z)^n − (1 − Φ(z))^n] dz for real n ≥ 1; "
+              "the integrand is ≥ 0 (p^n + (1 − p)^n ≤ 1) and on a cell [a, b] at least "
+              "1 − Φ(b)^n − (1 − Φ(a))^n, which grows with n (Φ increases, p^n decreases in n), "
+              "so the lower sum at n1 bounds e on [n1, n2]; Φ(z) = ½ + φ(z)Σ_k "
+              "z^(2k+1)/(2k+1)!! with term ratio z²/(2k+3) encloses Φ",
+              "layer-cake representation, Lieb & Loss, Analysis (2001), Thm 1.13; Abramowitz "
+              "& Stegun 26.2.11"),
         Identity("gordon-derivative", sp.Derivative(Q - gordon, t),
                  -2 * phi(t) / (1 + t**2) ** 2,
                  text="d/dt [Q(t) − φ(t)t/(1+t²)] = −2φ(t)/(1+t²)²"),
         Sign("gordon-decreasing", -2 * phi(t) / (1 + t**2) ** 2, "<",
              text="the derivative is negative"),
         Limit("gordon-limit", Q - gordon, t, sp.oo, 0,
-              text="Q(t) − φ(t)t/(1+t²) → 0, so (decreasing to 0) it is ≥ 0: Gordon's "
-                   "inequality Q(t) ≥ φ(t)·t/(1+t²)"),
+              text="Q(t) − φ(t)t/(1+t²) → 0 as t → ∞"),
         Identity("negative-part", sp.Integral(Phi(-s), (s, 0, sp.oo)), 1 / sp.sqrt(2 * sp.pi),
-                 text="∫_0^∞ Φ(−s) ds = 1/√(2π); with Φ(−s)^n ≤ 2^(1−n)Φ(−s), "
-                      "E[max(−M,0)] ≤ 2^(1−n)/√(2π)"),
+                 text="∫_0^∞ Φ(−s) ds = 1/√(2π)"),
         Identity("union-at-threshold", n * phi(sp.sqrt(sp.log(n))), sp.sqrt(n) / sp.sqrt(2 * sp.pi),
-                 text="n·φ(√(ln n)) = √n/√(2π), so n·Q(t) ≥ A(t) at t = √(ln n)"),
+                 text="n·φ(√(ln n)) = √n/√(2π)"),
+        Cited("tail-argument", "a function decreasing to 0 is positive, so Q(t) ≥ φ(t)t/(1+t²) "
+              "(Gordon's inequality) and n·Q(t) ≥ A(t) at t = √(ln n); E[M] ≥ t·P(M ≥ t) − "
+              "E[max(−M, 0)] for t ≥ 0; P(M ≥ t) = 1 − (1 − Q(t))^n ≥ 1 − e^(−nQ(t)); "
+              "Φ(−s)^n ≤ 2^(1−n)Φ(−s) for s ≥ 0, so E[max(−M, 0)] ≤ 2^(1−n)/√(2π)",
+              "Gordon, Ann. Math. Stat. 12 (1941) 364-366; 1 − x ≤ e^(−x)"),
         Identity("growth-rate", sp.Derivative(sp.log(A), t), t + 1 / t - 2 * t / (1 + t**2),
                  text="d/dt log A(t) = t + 1/t − 2t/(1+t²)"),
         PolynomialInequality("growth-positive", t + 1 / t - 2 * t / (1 + t**2) > 0, (),
-                             text="t > 0 ⇒ t + 1/t − 2t/(1+t²) > 0: A increases, so the bound "
-                                  "on e(n)/√(ln n) increases with n"),
+                             text="t > 0 ⇒ t + 1/t − 2t/(1+t²) > 0: d log A/dt > 0"),
         IntervalCertificate(
             "tail-threshold", enclose=lambda: [(f"n={tail_start}", interval_eval(threshold, {}))],
             text=f"1 − e^(−A(t0)) − 2^(1−N0)/(√(2π)t0) − c > 0 at N0 = {tail_start}, "
@@ -248,19 +266,11 @@ def build(*, constant: sp.Expr = CONSTANT, tail_start: int = 64,
         statement_latex=r"\mathbb E\big[\max_{i\le n} Z_i\big] \ge \sqrt{\frac{\ln n}"
                         r"{\pi \ln 2}},\quad n \ge 2",
         assumptions=(
-            "e(n) for real n ≥ 1 is the mean of the law with CDF Φ(z)^n; layer-cake formula: "
-            "e(n) = ∫_0^∞ [1 − Φ(z)^n − (1 − Φ(z))^n] dz",
-            "p^n + (1 − p)^n ≤ 1 for p ∈ [0, 1], n ≥ 1; p^n decreases in n for p ∈ [0, 1]; "
-            "Φ is increasing",
-            "e is concave in n: e''(n) = −∫ Φ(z)^n (ln Φ(z))² dz < 0 (differentiation under "
-            "the integral), so on [2, 3] it lies above its chord",
-            "the series Φ(z) = ½ + φ(z)Σ_k z^(2k+1)/(2k+1)!! (Abramowitz & Stegun 26.2.11) "
-            "with successive term ratio z²/(2k+3)",
-            "E[M] ≥ t·P(M ≥ t) − E[max(−M, 0)] for t ≥ 0; P(M ≥ t) = 1 − (1 − Q(t))^n "
-            "≥ 1 − e^(−nQ(t)); a function with negative derivative and limit 0 at ∞ is positive",
+            "e(n) for real n ≥ 1 is the mean of the law with CDF Φ(z)^n (for integers, the "
+            "maximum of n iid N(0, 1))",
         ),
         steps=steps,
-        guarantees=("rlscale.theory.expected_max_normal_bounds",),
+        concerns=("rlscale.theory.expected_max_normal_bounds",),
         source="Kamath, 'Bounds on the expectation of the maximum of samples from a Gaussian' "
                "(statement, integers); this proof (certified quadrature, concavity on [2, 3] "
                "and a Gordon-inequality tail) is rlscale's own and covers real n ≥ 2",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rlscale.proofs._core import Identity, PolynomialInequality, Proof
+from rlscale.proofs._core import Cited, Identity, PolynomialInequality, Proof
 
 __all__ = ["NAME", "build"]
 
@@ -51,14 +51,19 @@ def build(*, bound_coefficient: int = 2, mgf_coefficient: sp.Expr = _HALF) -> Pr
                  text="E[e^{λZ}] = e^{λ²/2}"),
         Identity("log-of-union", sp.log(n * mgf) / lam, sp.log(n) / lam + mgf_coefficient * lam,
                  text="(1/λ)·log(n·e^{λ²/2}) = ln n/λ + λ/2"),
+        Cited("jensen-union", "Jensen (exp convex): exp(λ·E[M]) ≤ E[exp(λM)] ≤ "
+              "Σ_i E[exp(λZ_i)] = n·e^{λ²/2} (exp(λ·max_i Z_i) ≤ Σ_i exp(λZ_i)), so "
+              "e(n) ≤ (1/λ)·log(n·e^{λ²/2}) for every λ > 0",
+              "Jensen 1906; Boucheron, Lugosi & Massart, Concentration Inequalities (2013), "
+              "§2.5"),
         Identity("stationary", sp.Derivative(bound, lam).subs(lam, lam_star), 0,
                  text="d/dλ (L/λ + λ/2) = 0 at λ = √(2L), L = ln n"),
         Identity("optimal-value", bound.subs(lam, lam_star), sp.sqrt(bound_coefficient * L),
                  text="L/λ + λ/2 at λ = √(2L) equals √(2L)"),
         PolynomialInequality("global-minimum", L / lam + mgf_coefficient * lam >= s,
                              (lam > 0, L > 0, s > 0, sp.Eq(s**2, bound_coefficient * L)),
-                             text="λ > 0, s = √(2L) ⇒ L/λ + λ/2 ≥ s: the optimised bound is "
-                                  "the best over all λ"),
+                             text="λ > 0, s = √(2L) ⇒ L/λ + λ/2 ≥ s: λ = √(2L) gives the "
+                                  "smallest bound"),
     )
     return Proof(
         name=NAME,
@@ -66,12 +71,10 @@ def build(*, bound_coefficient: int = 2, mgf_coefficient: sp.Expr = _HALF) -> Pr
         statement="e(n) = E[max of n iid N(0,1)] ≤ √(2 ln n) for n ≥ 1",
         statement_latex=r"\mathbb E\big[\max_{i\le n} Z_i\big] \le \sqrt{2\ln n}",
         assumptions=(
-            "Jensen: exp(λ·E[M]) ≤ E[exp(λM)] for λ > 0 (exp is convex)",
-            "exp(λ·max_i Z_i) ≤ Σ_i exp(λ Z_i) (all terms positive), and E is linear",
             "n = 1 is trivial (e(1) = 0 = √(2 ln 1)); the steps take L = ln n > 0",
         ),
         steps=steps,
-        guarantees=("rlscale.theory.expected_max_normal_bounds",),
+        concerns=("rlscale.theory.expected_max_normal_bounds",),
         source="Chernoff bound; Kamath, 'Bounds on the expectation of the maximum of samples "
                "from a Gaussian'",
     )

@@ -110,6 +110,6 @@ def build(*, t_star: sp.Expr | None = None, k_star: sp.Expr | None = None) -> Pr
             "integers and the constraints t, k ≥ 1 are handled by the optimiser, not here)",
         ),
         steps=steps,
-        guarantees=("rlscale.theory.nested_optimum",),
+        concerns=("rlscale.theory.nested_optimum",),
         source="Cochran, Sampling Techniques, 3rd ed., ch. 10",
     )

@@ -40,6 +40,7 @@ from typing import Any
 import sympy as sp
 
 from rlscale.proofs._core import (
+    Cited,
     Identity,
     IntervalCertificate,
     PolynomialInequality,
@@ -122,30 +123,45 @@ def build(*, c_lo: float | None = None, c_hi: float | None = None,
     steps = (
         # ---------------------------------------------------------- the model
         Identity("proxy-variance", tau**2 / (m_ / n), kappa * tau**2 * n / m_,
-                 text="the mean of m = M/n margins with noise τ has variance τ²n/M = κτ²n/M "
-                      "(κ = 1)"),
+                 text="τ²/(M/n) = κτ²n/M (κ = 1)"),
+        Cited("model-facts", "the mean of m = M/n iid margins with noise variance τ² has "
+              "variance τ²/m; for X ~ N(0, 1) and Ŷ = X + σZ, E[X | Ŷ] = Ŷ/(1+σ²) and "
+              "s = Ŷ/√(1+σ²) ~ N(0, 1), so a rule selecting on Ŷ gains E[s_sel]/√(1+σ²) in gold",
+              "Gaussian conditioning, Bishop, Pattern Recognition and Machine Learning (2006), "
+              "§2.3.1; rlscale.theory.reward module docstring"),
         Identity("regression-factor", (1 / (1 + sig2)) * sp.sqrt(1 + sig2),
                  1 / sp.sqrt(1 + sig2),
-                 text="E[X | Ŷ] = Ŷ/(1+σ²) and s = Ŷ/√(1+σ²) ~ N(0,1): gold gain = "
-                      "E[s_sel]/√(1+σ²)"),
+                 text="(1/(1+σ²))·√(1+σ²) = 1/√(1+σ²)"),
         # ---------------------------------------------------------- upper bound
         Identity("envelope-derivative", sp.Derivative(f, n) * (1 + a * n) ** 2, numerator,
                  text="f(n) = log n/(1+an): f′(n)·(1+an)² = 1/n + a − a log n"),
         Sign("envelope-unimodal", sp.diff(numerator, n), "<",
-             text="the numerator decreases in n, so f rises then falls (one maximum)"),
+             text="d/dn (1/n + a − a log n) < 0: the numerator of f′ decreases in n"),
         Identity("envelope-lambert", W * sp.exp(W), 1 / (sp.E * star[a]),
                  text="with a = e^{−1−W}/W, W e^W = 1/(ea) = M/(eκτ²) = z: W = W(z)"),
         Identity("envelope-root", numerator.subs(star), 0,
                  text="the numerator vanishes at n* = e^{1+W(z)}"),
         Identity("envelope-value", f.subs(star), W, text="max_n f(n) = f(n*) = W(z)"),
+        Cited("per-pool-upper", "on a pool of n with KL ≤ K the standardised proxy gain is at "
+              "most min(e(n), √(2K)) ≤ √(2·min(K, log n)) (the tilted policy dominates "
+              "best-of-n on each pool), so the gold gain squared is at most "
+              "2·min(K, log n)/(1 + an)",
+              "the proofs emax-upper and tilting (checked on their own by rlscale prove)"),
         PolynomialInequality(
             "gain-squared", g2 <= 2 * sp.Min(K, W),
             (g2 <= 2 * sp.Min(K, ln) / d, d >= 1, ln / d <= W),
-            text="per pool G² ≤ 2·min(K, log n)/(1+an) (DV and e(n) ≤ √(2 log n), over the "
-                 "regression factor) and log n/(1+an) ≤ W(z) ⇒ G² ≤ 2·min(K, W(z))"),
+            text="g² ≤ 2·min(K, l)/d, d ≥ 1, l/d ≤ W ⇒ g² ≤ 2·min(K, W) (g: gain on a "
+                 "pool, l = log n, d = 1 + an)"),
         Identity("lambert-log", sp.Derivative((1 + z) * sp.log(1 + z) - z, z), sp.log(1 + z),
-                 text="d/dz[(1+z)log(1+z) − z] = log(1+z) ≥ 0 and it is 0 at z = 0: "
-                      "(1+z)log(1+z) ≥ z, so W(z) ≤ log(1+z) ≤ λ(M) = log(1 + M/(eτ_min²))"),
+                 text="d/dz[(1+z)log(1+z) − z] = log(1+z)"),
+        Cited("calculus", "first-derivative test: f(n) = log n/(1+an) rises then falls (the "
+              "numerator of f′ decreases through 0), so f(n*) = W(z) is its maximum; "
+              "(1+z)log(1+z) − z vanishes at 0 with slope log(1+z) ≥ 0, so (1+z)log(1+z) ≥ z "
+              "and, W increasing on z ≥ 0 with W e^W = z, W(z) ≤ log(1+z) ≤ λ(M); a negative "
+              "derivative makes λ(M)/log M decrease; (n−1)²/2 − KL(n) vanishes at n = 1 with "
+              "slope ≥ 0, so KL(n) ≤ (n−1)²/2; ⌊x⌋ > x − 1; log is increasing",
+              "mean value theorem, Rudin, Principles of Mathematical Analysis (1976), Thm 5.11; "
+              "Corless et al., On the Lambert W function (1996)"),
         Identity("slack-derivative",
                  sp.Derivative(sp.log(1 + m_ / c) / sp.log(m_), m_) * m_ * sp.log(m_) ** 2,
                  m_ * sp.log(m_) / (m_ + c) - sp.log(1 + m_ / c),
@@ -154,8 +170,8 @@ def build(*, c_lo: float | None = None, c_hi: float | None = None,
              text="log c = log(eτ_min²) < 0, so λ(M) ≥ log M − log c > log M"),
         PolynomialInequality(
             "slack-decreasing", m_ * ell / (m_ + c) - lam < 0, (lam >= ell - lc, lc < 0),
-            text="M log M/(M+c) < log M < λ(M): λ(M)/log M decreases on M ≥ M_MIN, so "
-                 "λ(M) ≤ r·log M with r = max(1, λ(M_MIN)/log M_MIN)"),
+            text="λ ≥ log M − log c, log c < 0 ⇒ M log M/(M+c) − λ(M) < 0: the derivative "
+                 "of λ(M)/log M is negative, so λ(M) ≤ r·log M, r = max(1, λ(M_MIN)/log M_MIN)"),
         IntervalCertificate(
             "c-hi-covers", enclose=covers_hi,
             text=f"C_HI² ≥ 2r = 2·max(1, λ(M_MIN)/log M_MIN) for C_HI = {c_hi!r}",
@@ -173,11 +189,11 @@ def build(*, c_lo: float | None = None, c_hi: float | None = None,
         Identity("small-k-kl-slope",
                  sp.Derivative((n - 1) ** 2 / 2 - (sp.log(n) - 1 + 1 / n), n),
                  (n - 1) * (1 - 1 / n**2),
-                 text="d/dn[(n−1)²/2 − KL(n)] = (n−1)(1 − 1/n²), and both vanish at n = 1"),
+                 text="d/dn[(n−1)²/2 − KL(n)] = (n−1)(1 − 1/n²)"),
         PolynomialInequality("small-k-kl", (n - 1) * (1 - 1 / n**2) >= 0, (n >= 1,),
-                             text="n ≥ 1 ⇒ the slope is ≥ 0: KL(n) ≤ (n−1)²/2"),
+                             text="n ≥ 1 ⇒ (n−1)(1 − 1/n²) ≥ 0: the slope is ≥ 0"),
         Identity("small-k-budget", ((n - 1) ** 2 / 2).subs(n, 1 + sp.sqrt(2 * K)), K,
-                 text="n = 1 + √(2K) has KL ≤ K (and n ≤ 2 for K ≤ 1/2)"),
+                 text="(n−1)²/2 = K at n = 1 + √(2K) (and n ≤ 2 for K ≤ 1/2)"),
         PolynomialInequality(
             "small-k-noise", kappa * tau**2 * n / m_ <= 2 * kappa * tau_max**2 / m_min,
             (n <= 2, tau <= tau_max, m_ >= m_min),
@@ -187,15 +203,21 @@ def build(*, c_lo: float | None = None, c_hi: float | None = None,
         Identity("small-k-constant",
                  ((n - 1) / sp.sqrt(sp.pi)).subs(n, 1 + sp.sqrt(2 * K))
                  / sp.sqrt(1 + 2 * kappa * tau_max**2 / m_min), c_small * sp.sqrt(K),
-                 text="e(n) ≥ (n−1)/√π (emax-lower) over √(1+an): G ≥ c_small·√K"),
+                 text="((n−1)/√π)/√(1 + 2κτ_max²/M_MIN) at n = 1 + √(2K) equals "
+                      "c_small·√K"),
+        Cited("emax-lower-bounds", "e(n) ≥ (n−1)/√π on [1, 2] and e(n) ≥ √(log n/(π ln 2)) "
+              "for n ≥ 2, and best-of-n on a pool of n gains e(n)/√(1+an) in gold; KL of "
+              "best-of-n is log n − (n−1)/n",
+              "the proofs emax-lower and bon-kl (checked on their own by rlscale prove)"),
         # ---------------------------------------------------------- lower bound, K >= 1/2
         Sign("two-is-feasible", sp.Rational(1, 2) - (sp.log(2) - sp.Rational(1, 2)), ">",
              text="KL(2) = log 2 − 1/2 < 1/2 ≤ K: the pool n = 2 is always allowed"),
         PolynomialInequality("pool-noise", kappa * tau**2 * n / m_ <= 1, (n * tau**2 <= m_,),
-                             text="n ≤ M/τ² ⇒ an ≤ 1 (else n = 2 and an ≤ 0.8): 1 + an ≤ 2"),
+                             text="n ≤ M/τ² ⇒ an ≤ 1 (κ = 1), so 1 + an ≤ 2 (n = 2 beyond "
+                                  "M/τ²: small-k-noise)"),
         PolynomialInequality("pool-size", n**p_exp >= x**q_exp, (x >= 1, n >= 2, n >= x - 1),
-                             text="n = max(2, ⌊x⌋) ≥ max(2, x − 1) ⇒ n⁵ ≥ x³, i.e. "
-                                  "log n ≥ (3/5)·log x"),
+                             text="x ≥ 1, n ≥ 2, n ≥ x − 1 ⇒ n⁵ ≥ x³, i.e. log n ≥ "
+                                  "(3/5)·log x (n = max(2, ⌊x⌋) meets the hypotheses)"),
         PolynomialInequality(
             "theta", ell - 2 * lt >= theta * ell,
             (ell >= ell_min, lt <= lt_max, lt_max >= 0,
@@ -209,8 +231,7 @@ def build(*, c_lo: float | None = None, c_hi: float | None = None,
         Identity("large-k-constant",
                  sp.sqrt(share * theta * ell / (sp.pi * sp.log(2))) / sp.sqrt(2),
                  sp.sqrt(share * theta / (2 * sp.pi * sp.log(2))) * sp.sqrt(ell),
-                 text="e(n) ≥ √(log n/(π ln 2)) (emax-lower) over √2: "
-                      "G ≥ √(3θ/(10π ln 2))·√L"),
+                 text="√((3/5)·θL/(π ln 2))/√2 = √(3θ/(10π ln 2))·√L"),
         IntervalCertificate(
             "c-lo-covers", enclose=covers_lo,
             text=f"C_LO = {c_lo!r} ≤ min(c_small, √(3θ/(10π ln 2)))",
@@ -235,18 +256,12 @@ def build(*, c_lo: float | None = None, c_hi: float | None = None,
         assumptions=(
             "the selection model of rlscale.theory.reward (anchor comparisons, proxy "
             "Ŷ = X + σ_n Z, σ_n² = κτ²n/M, selection from proxies only)",
-            "Gaussian conditioning E[X | Ŷ] = Ŷ/(1+σ²); the tilted policy dominates best-of-n "
-            "on each pool (e(n) ≤ √(2 min(K, log n)) by the proofs tilting and emax-upper)",
-            "e(n) ≤ √(2 log n) for real n (emax-upper; the density nΦ^{n−1}φ ≤ nφ), "
-            "Donsker–Varadhan (tilting), e(n) ≥ (n−1)/√π on [1, 2] and "
-            "e(n) ≥ √(log n/(π ln 2)) for n ≥ 2 (emax-lower), KL of best-of-n (bon-kl)",
-            "W is increasing on z ≥ 0, log is increasing, ⌊x⌋ > x − 1, and a function with "
-            "nonnegative derivative from a zero is nonnegative",
-            "the quantilizer is not covered: the module's step (L2) for it needs n ≤ e^K, "
-            "which n = 2 violates when 1/2 ≤ K < log 2",
         ),
+        notes="the quantilizer is not covered: the module's step (L2) for it needs n ≤ e^K, "
+              "which n = 2 violates when 1/2 ≤ K < log 2; no proof here checks the "
+              "quantilizer's band",
         steps=steps,
-        guarantees=("rlscale.theory.reward.gain", "rlscale.theory.reward.C_LO",
+        concerns=("rlscale.theory.reward.gain", "rlscale.theory.reward.C_LO",
                     "rlscale.theory.reward.C_HI"),
         source="rlscale.theory.reward (model and the steps U1–U6, L1–L7 of its docstring); "
                "Lambert W envelope; Kamath's bound",

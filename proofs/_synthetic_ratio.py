@@ -28,7 +28,7 @@ from typing import Any
 
 import sympy as sp
 
-from rlscale.proofs._core import Identity, PolynomialInequality, Proof, Sign
+from rlscale.proofs._core import Cited, Identity, PolynomialInequality, Proof, Sign
 
 __all__ = ["NAME", "build", "closed_form"]
 
@@ -90,7 +90,11 @@ def build(*, x_syn_star: sp.Expr | None = None, relative_z: Any = None) -> Proof
         Identity("marginal", marginal, rho * sp.exp(-x / S) - cs / cr,
                  text="d x_eff/d x_syn = ρ·e^{−x_syn/S} − c_syn/c_real along the budget line"),
         Sign("concave", sp.diff(x_eff, x, 2), "<",
-             text="d² x_eff/d x_syn² = −(ρ/S)·e^{−x_syn/S} < 0: strictly concave"),
+             text="d² x_eff/d x_syn² = −(ρ/S)·e^{−x_syn/S} < 0"),
+        Cited("concave-maximum", "a function with negative second derivative is strictly "
+              "concave, and a strictly concave function on an interval is maximised at its "
+              "stationary point, or at the end where its slope points when it has none",
+              "Boyd & Vandenberghe, Convex Optimization (2004), §3.1.3-3.1.4"),
         Identity("stationary", marginal.subs(x, xs), 0,
                  text="the marginal value vanishes at x_syn* = S·ln(ρ c_real/c_syn)"),
         Identity("equal-marginal-value", rho * sp.exp(-xs / S) / cs, 1 / cr,
@@ -119,6 +123,9 @@ def build(*, x_syn_star: sp.Expr | None = None, relative_z: Any = None) -> Proof
                  lambert_rhs,
                  text="y = −s·W(z), z = −((1+ρs)/(ρs))e^{−1−c_real/(c_syn s)}, solves it "
                       "(W e^W = z), so r* = −s·W₋₁(z) − s − c_real/c_syn"),
+        Cited("lambert-branch", "y·e^{−y/s} decreases for y > s, so the root on the W₋₁ "
+              "branch (W ≤ −1, y ≥ s) is the unique maximiser of g(r)/(c_real + c_syn r)",
+              "Corless et al., On the Lambert W function, Adv. Comput. Math. 5 (1996)"),
     )
     return Proof(
         name=NAME,
@@ -134,10 +141,8 @@ def build(*, x_syn_star: sp.Expr | None = None, relative_z: Any = None) -> Proof
             "budget minimises the loss",
             "an interior optimum needs B ≥ c_syn·x_syn* (otherwise all budget goes to "
             "synthetic data)",
-            "relative form: y·e^{−y/s} decreases for y > s, so the root on the W₋₁ branch "
-            "(W ≤ −1, y ≥ s) is the unique maximiser of g(r)/(c_real + c_syn r)",
         ),
         steps=steps,
-        guarantees=("rlscale.theory.critical_synthetic_ratio", "rlscale.theory.SynthesisMethod"),
+        concerns=("rlscale.theory.critical_synthetic_ratio", "rlscale.theory.SynthesisMethod"),
         source="Muennighoff et al. 2023, arXiv 2305.16264 (saturating effective data)",
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rlscale.proofs._core import Identity, PolynomialInequality, Proof
+from rlscale.proofs._core import Cited, Identity, PolynomialInequality, Proof
 
 __all__ = ["NAME", "build"]
 
@@ -72,10 +72,15 @@ def build(*, kl_coefficient: sp.Expr = _HALF, gain_coefficient: int = 2,
                  text="with K = β²/2 the gain β equals √(2K)"),
         Identity("gibbs-identity", sp.log(p / (q * sp.exp(h) / Z)),
                  sp.log(p / q) - h + sp.log(Z),
-                 text="log(π/π_h) = log(π/π0) − h + log E_π0[e^h]: integrated against π it "
-                      "gives KL(π‖π_h) = KL(π‖π0) − E_π[h] + log E_π0[e^h] ≥ 0 (DV)"),
+                 text="log(π/π_h) = log(π/π0) − h + log E_π0[e^h] pointwise, "
+                      "π_h = π0·e^h/E_π0[e^h]"),
+        Cited("donsker-varadhan", "Gibbs' inequality KL(π‖π_h) ≥ 0: integrating the identity "
+              "against π gives E_π[h] ≤ KL(π‖π0) + log E_π0[e^h]; with h = λ(r − E_π0 r), "
+              "KL ≤ K and the 1-sub-Gaussian bound, λ·gain ≤ K + λ²/2 for every λ > 0",
+              "Gibbs' inequality, Cover & Thomas, Elements of Information Theory (2006), "
+              "Thm 2.6.3; Donsker & Varadhan 1975"),
         Identity("dv-objective", (K + subgaussian_coefficient * lam**2) / lam, g,
-                 text="λ·gain ≤ K + λ²/2, i.e. gain ≤ g(λ) = K/λ + λ/2 for all λ > 0"),
+                 text="(K + λ²/2)/λ = K/λ + λ/2 =: g(λ)"),
         Identity("dv-stationary", sp.Derivative(g, lam).subs(lam, sp.sqrt(2 * K)), 0,
                  text="g′(√(2K)) = 0"),
         Identity("dv-value", g.subs(lam, sp.sqrt(2 * K)), gain,
@@ -84,8 +89,8 @@ def build(*, kl_coefficient: sp.Expr = _HALF, gain_coefficient: int = 2,
                  text="g(λ) − √(2K) = (λ − √(2K))²/(2λ)"),
         PolynomialInequality("dv-minimum", K / lam + subgaussian_coefficient * lam >= s,
                              (lam > 0, s > 0, sp.Eq(2 * K, s**2)),
-                             text="λ > 0, s = √(2K) ⇒ K/λ + λ/2 ≥ s: no λ beats √(2K), so "
-                                  "gain ≤ √(2K) for every policy with KL ≤ K"),
+                             text="λ > 0, s = √(2K) ⇒ K/λ + λ/2 ≥ s: the bound g(λ) is "
+                                  "smallest at λ = √(2K), where it is √(2K)"),
     )
     return Proof(
         name=NAME,
@@ -97,11 +102,9 @@ def build(*, kl_coefficient: sp.Expr = _HALF, gain_coefficient: int = 2,
                         r"\mathbb E_{\pi_0} r \le \sqrt{2K}",
         assumptions=(
             "r is 1-sub-Gaussian under π0: log E_π0[e^{λ(r − E r)}] ≤ λ²/2 for all λ",
-            "Gibbs' inequality KL(π ‖ π_h) ≥ 0 and linearity of expectation (integrating the "
-            "checked pointwise identity gives the Donsker–Varadhan inequality)",
             "π is absolutely continuous with respect to π0 (otherwise KL = ∞)",
         ),
         steps=steps,
-        guarantees=("rlscale.theory.tilt_gain", "rlscale.theory.reward.gain_upper"),
+        concerns=("rlscale.theory.tilt_gain", "rlscale.theory.reward.gain_upper"),
         source="Donsker & Varadhan 1975; Mroueh 2024, arXiv 2406.05883",
     )

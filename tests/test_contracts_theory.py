@@ -56,6 +56,8 @@ class Contract:
     oracle: Callable[[dict[str, Any], Any], None] | None = None
     counts: tuple[str, ...] = ()
     extras: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    #: Fewer examples for an entry that is slow per call (``None``: the profile's).
+    examples: int | None = None
 
     def names(self, arg: str) -> tuple[str, ...]:
         return self.labels.get(arg, (arg,))
@@ -259,12 +261,18 @@ EXPR_PARAMS = {"E": 0.5, "A": 3.0, "alpha": 0.5, "c": 0.2}
 TURN = T.Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)
 
 
+def _round_trip(kw: dict, gain: Any) -> None:
+    """The exact inverse reaches its target: gain at the returned value equals it."""
+    np.testing.assert_allclose(gain, kw["target"], rtol=1e-9)
+
+
 def _log_p_oracle(kw: dict, logp: Any) -> None:
-    """log p(n) <= 0, and -inf exactly where n = 0 (no candidate, no success)."""
+    """log p(n) <= 0, and -inf exactly where n = 0 or q = 0 (no success possible)."""
     n = np.arange(kw["lo"], kw["hi"] + 1) if "lo" in kw else _arr(kw["n"])
+    q = _arr(kw.get("q", 0.3))
     logp = _arr(logp)
     assert np.all(logp <= 1e-15)
-    assert np.array_equal(np.isneginf(logp), np.broadcast_to(n == 0, logp.shape))
+    assert np.array_equal(np.isneginf(logp), np.broadcast_to((n == 0) | (q == 0), logp.shape))
 
 
 def _without_zero_n(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -393,14 +401,27 @@ CONTRACTS: dict[str, Contract] = {
                                    {"m": ("M",), "k": ("K",)}, oracle=_band(reward.C_LO)),
     "reward.upper_bound": Contract(reward.upper_bound, {"m": 1e4, "k": 2.0},
                                    {"m": ("M",), "k": ("K",)}, oracle=_band(reward.C_HI)),
-    "reward.comparisons_needed": Contract(
+    "reward.comparisons_needed_theta": Contract(
         lambda target, k, c: _comparisons_inf({"target": target, "k": k, "c": c},
-                                              reward.comparisons_needed(target, k, c)),
+                                              reward.comparisons_needed_theta(target, k, c)),
         {"target": 2.0, "k": 10.0, "c": math.sqrt(2)}, {"k": ("K",)}),
-    "reward.kl_needed": Contract(
+    "reward.kl_needed_theta": Contract(
         lambda target, m, c: _kl_needed_inf({"target": target, "m": m, "c": c},
-                                            reward.kl_needed(target, m, c)),
+                                            reward.kl_needed_theta(target, m, c)),
         {"target": 2.0, "m": 1e6, "c": math.sqrt(2)}, {"m": ("M",)}),
+    # The exact inverses: a root-finder per call (~0.2 s), so fewer examples.
+    "reward.comparisons_needed": Contract(
+        reward.comparisons_needed, {"target": 1.0, "k": 4.0, "noise": 1.0, "method": "bon"},
+        {"k": ("K", "k", "unreachable"), "target": ("target", "g", "unreachable"),
+         "noise": ("noise", "unreachable"), "method": ("method", "unreachable")}, examples=12,
+        oracle=lambda kw, m: _round_trip(kw, reward.gain(m, kw["k"], kw["noise"],
+                                                         kw["method"]))),
+    "reward.kl_needed": Contract(
+        reward.kl_needed, {"target": 1.0, "m": 1e4, "noise": 1.0, "method": "bon"},
+        {"m": ("M", "m", "unreachable"), "target": ("target", "g", "unreachable"),
+         "noise": ("noise", "unreachable"), "method": ("method", "unreachable")}, examples=12,
+        oracle=lambda kw, k: _round_trip(kw, reward.gain(kw["m"], k, kw["noise"],
+                                                         kw["method"]))),
     "reward.proved_constants": Contract(reward.proved_constants, {
         "m_min": 10.0, "tau_min": 0.5, "tau_max": 2.0}),
     "reward.law_piecewise": Contract(reward.law_piecewise, {"c": 1}),
@@ -445,7 +466,7 @@ CONTRACTS: dict[str, Contract] = {
     "coverage": Contract(T.coverage, {"q": 0.3, "n": 10.0}, oracle=_nonneg),
     "log_coverage": Contract(_without_zero_n(T.log_coverage), {"q": 0.3, "n": 10.0}),
     "episode_success": Contract(T.episode_success, {"turns": [TURN, TURN], "n": [2.0, 3.0]},
-                                oracle=_nonneg),
+                                {"turns": ("turns", "n")}, oracle=_nonneg),
     "Turn": Contract(T.Turn, {"kind": "coverage", "q": 0.3}),
     "Turn.with_coverage": Contract(T.Turn.with_coverage, {"q": 0.3}),
     "Turn.with_verifier": Contract(T.Turn.with_verifier, {"q": 0.3, "fpr": 0.1, "fnr": 0.2}),
@@ -454,7 +475,8 @@ CONTRACTS: dict[str, Contract] = {
     "Turn.success": Contract(TURN.success, {"n": 10.0}, oracle=_nonneg),
     "Turn.log_success": Contract(_without_zero_n(TURN.log_success), {"n": 10.0}),
     "Turn.log_success_range": Contract(_without_zero_n(TURN.log_success_range),
-                                       {"lo": 1, "hi": 20}),
+                                       {"lo": 1, "hi": 20}, {"lo": ("lo", "hi")},
+                                       counts=("lo", "hi")),
 }
 
 for _cls_name, _method in (("SynthesisMethod", SAT), ("SynthesisMethod(relative)", REL)):
@@ -601,7 +623,7 @@ def test_contract(name: str) -> None:
     c = CONTRACTS[name]
     args = sorted(c.valid)
 
-    @settings(max_examples=_EXAMPLES)
+    @settings(max_examples=min(_EXAMPLES, c.examples or _EXAMPLES))
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
         arg = data.draw(st.sampled_from(args), label="argument")

@@ -10,7 +10,9 @@ the steps.
 from __future__ import annotations
 
 import json
+import re
 import time
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -23,7 +25,7 @@ from rlscale.proofs import (
     PolynomialInequality,
     Proof,
     Sign,
-    _core,
+    _certified,
     build_proof,
     check_proof,
     check_proofs,
@@ -54,12 +56,17 @@ def test_every_proof_holds_well_within_a_minute(all_results) -> None:
     assert seconds < 60, f"rlscale prove must run in under a minute; took {seconds:.1f} s"
 
 
-def test_every_step_is_machine_checked(all_results) -> None:
+def test_every_step_is_machine_checked_or_cited(all_results) -> None:
     results, _ = all_results
     for result in results.values():
-        assert len(result.steps) >= 4, result.name
+        assert result.checked >= 4, result.name
         for step in result.steps:
-            assert step.status == "passed" and step.reason, (result.name, step.name)
+            if step.status == "cited":
+                assert step.checker == "cited" and step.mark == "†", (result.name, step.name)
+                assert "[cited: " in step.claim and step.reason, (result.name, step.name)
+            else:
+                assert step.status == "passed" and step.reason, (result.name, step.name)
+                assert step.checker in ("sympy", "z3", "interval"), (result.name, step.name)
 
 
 def _nested_symbols():
@@ -176,7 +183,7 @@ def test_vacuous_hypotheses_are_refused(hypotheses) -> None:
 
 
 def test_missing_z3_skips_and_never_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_core, "_import_z3", lambda: None)
+    monkeypatch.setattr(_certified, "_import_z3", lambda: None)
     step = PolynomialInequality("amgm", p**2 + 1 >= 2 * p)
     result = step.check()
     assert result.status == "skipped" and "z3-solver" in result.reason
@@ -185,7 +192,7 @@ def test_missing_z3_skips_and_never_passes(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_missing_z3_uses_the_interval_fallback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_core, "_import_z3", lambda: None)
+    monkeypatch.setattr(_certified, "_import_z3", lambda: None)
     fallback = IntervalInequality("amgm", (x - 1) ** 2 + 1, x, 0, 10, strict=True)
     result = PolynomialInequality("amgm", x**2 + 2 >= 2 * x, (x >= 0, x <= 10),
                                   fallback=fallback).check()
@@ -233,12 +240,14 @@ def test_cli_prove_prints_marks_and_writes_latex_and_json(tmp_path, capsys) -> N
                    str(tmp_path / "tex") + "/", "--json", str(out_json)])
     captured = capsys.readouterr()
     assert status == 0
-    assert "✓ attains-bound" in captured.out and "PROVED" in captured.out
+    assert "✓ attains-bound" in captured.out and "PROVED (" in captured.out
+    assert re.search(r"PROVED \(\d+ checked, \d+ cited, ", captured.out)
     assert "2 of 2 proofs hold" in captured.err
     assert (tmp_path / "tex" / "nested-allocation.tex").is_file()
     data = json.loads(out_json.read_text())
     assert data["passed"] is True and len(data["proofs"]) == 2
-    assert all(s["status"] == "passed" for p in data["proofs"] for s in p["steps"])
+    assert all(s["status"] in ("passed", "cited") for p in data["proofs"] for s in p["steps"])
+    assert all(p["checked"] == p["counts"]["passed"] for p in data["proofs"])
 
     assert main(["prove", "synthetic-ratio", "--quiet", "--latex",
                  str(tmp_path / "all.tex")]) == 0
@@ -248,7 +257,7 @@ def test_cli_prove_prints_marks_and_writes_latex_and_json(tmp_path, capsys) -> N
 
 
 def test_cli_prove_exit_status_is_nonzero_when_a_step_is_skipped(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(_core, "_import_z3", lambda: None)
+    monkeypatch.setattr(_certified, "_import_z3", lambda: None)
     assert main(["prove", "emax-upper"]) == 1  # its z3 step has no interval fallback
     captured = capsys.readouterr()
     assert "– global-minimum" in captured.out and "NOT PROVED" in captured.out
@@ -279,3 +288,67 @@ def test_unknown_constant_names_the_valid_ones() -> None:
 def test_check_proof_accepts_constants() -> None:
     assert check_proof("emax-upper").passed
     assert not check_proof("emax-upper", bound_coefficient=1).passed
+
+
+# ---------------------------------------------------------------- cited steps (issue 11 §8)
+def test_cited_steps_are_counted_apart_never_checked_nor_failed() -> None:
+    from rlscale.proofs import Cited
+
+    step = Cited("gibbs", "KL(p || q) >= 0", "Cover & Thomas, Thm 2.6.3")
+    result = step.check()
+    assert (result.status, result.mark, result.checker) == ("cited", "†", "cited")
+    assert not result.passed and "Cover & Thomas" in result.reason
+    proof = Proof("demo", "demo", "demo", (Identity("one", p / p, 1), step))
+    checked = proof.check()
+    assert checked.passed and (checked.checked, checked.cited) == (1, 1)
+    assert checked.counts_text() == "1 checked, 1 cited"
+    data = checked.as_dict()
+    assert data["checked"] == 1 and data["cited"] == 1 and data["counts"]["cited"] == 1
+    assert [s["checker"] for s in data["steps"]] == ["sympy", "cited"]
+    # a cited step never rescues a failed check
+    bad = Proof("demo", "demo", "demo", (Identity("one", p / p, 2), step)).check()
+    assert not bad.passed and bad.counts_text() == "0 checked, 1 cited, 1 failed"
+    for fact, ref in (("", "a book"), ("a fact", " ")):
+        with pytest.raises(ValueError, match="a cited step needs a"):
+            Cited("empty", fact, ref)
+
+
+def test_each_step_names_its_checker(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Sign("s", p, ">").check().checker == "sympy"
+    assert PolynomialInequality("z", p**2 + 1 >= 2 * p).check().checker == "z3"
+    fallback = IntervalInequality("amgm", (x - 1) ** 2 + 1, x, 0, 10, strict=True)
+    assert fallback.check().checker == "interval"
+    monkeypatch.setattr(_certified, "_import_z3", lambda: None)
+    step = PolynomialInequality("amgm", x**2 + 2 >= 2 * x, (x >= 0, x <= 10), fallback=fallback)
+    assert step.check().checker == "interval"  # the fallback decided it, not z3
+
+
+@pytest.mark.parametrize(("name", "cited"), [
+    ("tilting", "donsker-varadhan"), ("emax-lower", "concavity"), ("emax-lower", "layer-cake"),
+    ("reward-theta", "model-facts"), ("reward-theta", "calculus"), ("emax-upper", "jensen-union"),
+    ("bon-kl", "change-of-variables"), ("chinchilla", "kkt-sufficient"),
+    ("synthetic-ratio", "lambert-branch")])
+def test_classical_facts_are_cited_not_claimed_by_checked_steps(name, cited) -> None:
+    from rlscale.proofs import Cited
+
+    proof = build_proof(name)
+    assert isinstance(proof.step(cited), Cited)
+    words = ("Gibbs", "Jensen", "concavity", "layer-cake", "unimodal", "E[X | Ŷ]",
+             "rises then falls", "Gordon's inequality", "unique minimiser")
+    for step in proof.steps:
+        if not isinstance(step, Cited):
+            assert not any(w in step.claim for w in words), (name, step.name, step.claim)
+
+
+def test_reward_theta_does_not_claim_the_quantilizer() -> None:
+    proof = build_proof("reward-theta")
+    assert "quantil" not in proof.statement
+    assert "quantilizer is not covered" in proof.notes
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    band = readme[readme.index("**Proved band.**"):readme.index("A documented limit")]
+    assert "(the quantilizer for K ≥ ½)" not in band and "best-of-n and the tilted" in band
+
+
+def test_former_guarantees_keyword_still_builds_a_proof() -> None:
+    proof = Proof("d", "d", "d", (Identity("s", 1, 1),), concerns=("a",), guarantees=("b",))
+    assert proof.concerns == ("a", "b") and proof.check().concerns == ("a", "b")

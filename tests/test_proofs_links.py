@@ -1,4 +1,6 @@
-"""Each proof's closed form against the rlscale function whose behaviour it guarantees.
+"""Each proof's closed form against the rlscale function it concerns.
+
+The proofs do not check that code; these tests do.
 
 The proofs in rlscale.proofs derive closed forms symbolically; these tests
 evaluate the *proved* expressions (lambdified from the proof modules) and
@@ -162,15 +164,15 @@ def test_gaussian_functions_match_their_proofs() -> None:
         assert emax_lower_bound(m) <= float(expected_max_normal(m))
 
 
-def test_every_guaranteed_function_exists() -> None:
+def test_every_concerned_function_exists() -> None:
     import importlib
 
     from rlscale.proofs import build_proof, proof_names
 
     for name in proof_names():
         proof = build_proof(name)
-        assert proof.guarantees, f"proof {name} names no function it guarantees"
-        for dotted in proof.guarantees:
+        assert proof.concerns, f"proof {name} names no function it concerns"
+        for dotted in proof.concerns:
             module, _, attr = dotted.rpartition(".")
             try:
                 obj = getattr(importlib.import_module(module), attr)

@@ -220,12 +220,12 @@ def test_elasticities_match_finite_differences() -> None:
 
 def test_inverses_round_trip() -> None:
     c = math.sqrt(2)
-    m_need = reward.comparisons_needed(3.0, 20.0, c)
+    m_need = reward.comparisons_needed_theta(3.0, 20.0, c)
     assert c * math.sqrt(min(math.log(m_need), 20.0)) == pytest.approx(3.0)
-    k_need = reward.kl_needed(3.0, 1e6, c)
+    k_need = reward.kl_needed_theta(3.0, 1e6, c)
     assert c * math.sqrt(min(math.log(1e6), k_need)) == pytest.approx(3.0)
-    assert reward.comparisons_needed(10.0, 1.0) == math.inf
-    assert reward.kl_needed(10.0, 100.0) == math.inf
+    assert reward.comparisons_needed_theta(10.0, 1.0) == math.inf
+    assert reward.kl_needed_theta(10.0, 100.0) == math.inf
     # the symbolic inverses: the law at the needed M (or K) returns the target
     g = sp.Symbol("G", positive=True)
     inv = reward.inverses()

@@ -446,9 +446,12 @@ class PosynomialLaw(Law):
 
     def __init__(self, floor: float, terms: Posynomial | str,
                  axes: Sequence[str] | None = None) -> None:
-        from rlscale.theory._posynomial import parse_posynomial
+        from rlscale.theory._posynomial import PosynomialError, parse_posynomial
 
-        poly = parse_posynomial(terms) if isinstance(terms, str) else terms
+        try:
+            poly = parse_posynomial(terms) if isinstance(terms, str) else terms
+        except PosynomialError as exc:
+            raise ValueError(f"terms {terms!r:.80} is not a posynomial: {exc}") from None
         if not isinstance(poly, Posynomial) or not poly.terms:
             raise TypeError(f"terms must be a non-empty Posynomial or its text; got {terms!r}")
         for m in poly.terms:

@@ -62,13 +62,19 @@ out of n samples, evaluated in log space as a sum of log1p terms.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-from rlscale.theory._validation import check_positive_int, check_real, return_like
+from rlscale.theory._validation import (
+    check_positive_int,
+    check_real,
+    check_scalar,
+    return_like,
+)
 
 __all__ = ["KINDS", "Turn", "coverage", "episode_success", "log_coverage", "pass_at_k"]
 
@@ -212,7 +218,13 @@ class Turn:
         if self.failures not in FAILURES:
             raise ValueError(f"failures must be 'terminal' or 'retried'; "
                              f"got failures={self.failures!r}")
-        object.__setattr__(self, "cost", check_positive_int("cost", self.cost))
+        if not isinstance(self.kind, str) or not isinstance(self.failures, str):
+            raise TypeError(f"kind and failures must be strings; got kind={self.kind!r}, "
+                            f"failures={self.failures!r}")
+        object.__setattr__(self, "cost", check_positive_int("cost", self.cost,
+                                                            maximum=MAX_TABLE))
+        for name in ("q", "fpr", "fnr", "noise", "a", "b"):
+            object.__setattr__(self, name, check_scalar(name, getattr(self, name)))
         if self.kind != "empirical":
             check_real("q", self.q, low=0.0, high=1.0, low_open=True)
         if self.kind == "verifier":
@@ -231,24 +243,25 @@ class Turn:
     @classmethod
     def with_coverage(cls, q: float, *, cost: int = 1) -> Turn:
         """Perfect verifier: p(n) = 1 − (1 − q)^n."""
-        return cls("coverage", q=float(q), cost=cost)
+        return cls("coverage", q=check_scalar("q", q), cost=cost)
 
     @classmethod
     def with_verifier(cls, q: float, *, fpr: float, fnr: float, cost: int = 1,
                       failures: str = "terminal") -> Turn:
         """Noisy verifier with false-positive rate ``fpr`` and false-negative rate ``fnr``."""
-        return cls("verifier", q=float(q), fpr=float(fpr), fnr=float(fnr), cost=cost,
-                   failures=failures)
+        return cls("verifier", q=check_scalar("q", q), fpr=check_scalar("fpr", fpr),
+                   fnr=check_scalar("fnr", fnr), cost=cost, failures=failures)
 
     @classmethod
     def with_selection(cls, q: float, *, noise: float, cost: int = 1) -> Turn:
         """Best-of-n on a Gaussian proxy score with noise ``noise`` (the reward-law model)."""
-        return cls("selection", q=float(q), noise=float(noise), cost=cost)
+        return cls("selection", q=check_scalar("q", q), noise=check_scalar("noise", noise),
+                   cost=cost)
 
     @classmethod
     def with_empirical(cls, a: float, b: float, *, cost: int = 1) -> Turn:
         """Fitted coverage curve exp(a·n^b), a < 0, b < 0 (Brown et al. 2024)."""
-        return cls("empirical", a=float(a), b=float(b), cost=cost)
+        return cls("empirical", a=check_scalar("a", a), b=check_scalar("b", b), cost=cost)
 
     # ------------------------------------------------------------------ verifier parts
     @property
@@ -363,6 +376,9 @@ def episode_success(turns: Any, n: Any) -> float:
     >>> round(episode_success(turns, [2, 3]), 6)   # 0.75 * 0.488
     0.366
     """
+    if isinstance(turns, str | bytes) or not isinstance(turns, Sequence) or not all(
+            isinstance(t, Turn) for t in turns):
+        raise TypeError(f"turns must be a sequence of Turn; got {turns!r:.80}")
     turns = list(turns)
     n_ = check_real("n", n, low=0.0)
     if n_.shape != (len(turns),):

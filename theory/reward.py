@@ -193,6 +193,7 @@ __all__ = [
     "M",
     "asymptotic_regimes",
     "comparisons_needed",
+    "comparisons_needed_theta",
     "crossover",
     "elasticities",
     "gain",
@@ -203,6 +204,7 @@ __all__ = [
     "gao_rl",
     "inverses",
     "kl_needed",
+    "kl_needed_theta",
     "latex",
     "law",
     "law_piecewise",
@@ -711,19 +713,22 @@ def crossover() -> sp.Expr:
     return sp.log(M)
 
 
-def comparisons_needed(target: Any, k: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
-    """Smallest ``M`` with ``c sqrt(min(log M, K)) >= target``: ``exp(target²/c²)``.
+def comparisons_needed_theta(target: Any, k: Any, c: float = math.sqrt(2.0)
+                             ) -> float | np.ndarray:
+    """Θ-form inverse: smallest ``M`` with ``c sqrt(min(log M, K)) >= target``, ``exp(target²/c²)``.
 
-    ``inf`` when the KL budget alone caps the gain below ``target``
-    (``c sqrt(K) < target``), and where ``exp(target²/c²)`` exceeds the float
-    range (the one documented non-finite result: "more than 1.8e308").  The
-    default ``c = sqrt 2`` is the asymptotic constant of the exact gain.
+    This inverts the *shape* ``c sqrt(min(log M, K))``, not the model's gain;
+    :func:`comparisons_needed` inverts the exact gain.  ``inf`` when the KL
+    budget alone caps the Θ form below ``target`` (``c sqrt(K) < target``),
+    and where ``exp(target²/c²)`` exceeds the float range (the one documented
+    non-finite result: "more than 1.8e308").  The default ``c = sqrt 2`` is
+    the asymptotic constant of the exact gain.
 
     Examples
     --------
-    >>> round(comparisons_needed(2.0, 10.0), 4)  # e^2
+    >>> round(comparisons_needed_theta(2.0, 10.0), 4)  # e^2
     7.3891
-    >>> comparisons_needed(2.0, 1.0)
+    >>> comparisons_needed_theta(2.0, 1.0)
     inf
     """
     g = check_real("target", target, low=0.0)
@@ -736,15 +741,17 @@ def comparisons_needed(target: Any, k: Any, c: float = math.sqrt(2.0)) -> float 
     return return_like(out, target, k)
 
 
-def kl_needed(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
-    """Smallest ``K`` with ``c sqrt(min(log M, K)) >= target``: ``target²/c²`` (``inf`` if
-    the comparisons cap the gain below ``target``).
+def kl_needed_theta(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
+    """Θ-form inverse: smallest ``K`` with ``c sqrt(min(log M, K)) >= target``, ``target²/c²``.
+
+    ``inf`` if the comparisons cap the Θ form below ``target``.  This inverts
+    the shape, not the model's gain; :func:`kl_needed` inverts the exact gain.
 
     Examples
     --------
-    >>> round(kl_needed(2.0, 1e6), 12)
+    >>> round(kl_needed_theta(2.0, 1e6), 12)
     2.0
-    >>> kl_needed(10.0, 1e6)
+    >>> kl_needed_theta(10.0, 1e6)
     inf
     """
     g = check_real("target", target, low=0.0)
@@ -762,8 +769,9 @@ def inverses(c: Any = None) -> dict[str, sp.Piecewise]:
     ``"M"``: comparisons needed at budget ``K``, ``exp(G²/c²)`` if
     ``G²/c² <= K`` else ``oo``; ``"K"``: budget needed at ``M``, ``G²/c²`` if
     ``G²/c² <= log M`` else ``oo``.  The default ``c = sqrt 2`` is the exact
-    gain's asymptotic constant; :func:`comparisons_needed` and
-    :func:`kl_needed` are their numeric forms.
+    gain's asymptotic constant; :func:`comparisons_needed_theta` and
+    :func:`kl_needed_theta` are their numeric forms (:func:`comparisons_needed`
+    and :func:`kl_needed` invert the exact gain instead).
 
     Examples
     --------
@@ -904,3 +912,7 @@ def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
         out = np.where(d > 0, d * (a - b * np.log(np.where(d > 0, d, 1.0))), 0.0)
     check_finite_result(out, "the Gao et al. RL score", kl=kl, alpha=alpha, beta=beta)
     return return_like(out, kl, alpha, beta)
+
+
+# Exact inverses of gain() live in their own module (bisection in log space).
+from rlscale.theory._reward_inverse import comparisons_needed, kl_needed  # noqa: E402

@@ -5,6 +5,12 @@ CSV of ``rlscale sweep`` feeds it directly), fits the law with
 :func:`rlscale.optimize.fit_law` (Hoffmann et al. approach 3 with the summed
 Huber loss) and prints the result as JSON.  Rows that repeat the same axis
 values (seeds) are kept as separate observations unless ``--replicates mean``.
+
+Diagnostics (collinear axes, a parameter at its bound or not identified,
+correlated estimates, an ill-conditioned fit) are printed on stderr, one
+``warning [code] ... Fix: ...`` line each, and stored under ``"warnings"`` in
+the JSON.  ``--floor LOW,HIGH`` (additive) and ``--p-max LOW,HIGH``
+(pass rate) bound the law by a known achievable optimum.
 """
 
 from __future__ import annotations
@@ -44,6 +50,12 @@ def register(sub: Any) -> None:
                         "error (default 0.1)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--jobs", type=int, default=-1, help="bootstrap workers (default all)")
+    parser.add_argument("--floor", metavar="LOW,HIGH",
+                        help="bounds on the additive law's floor, e.g. 1 - optimal success "
+                        "for a loss 1 - success ('0.25,0.26'; 'inf' leaves HIGH open)")
+    parser.add_argument("--p-max", metavar="LOW,HIGH",
+                        help="bounds on a pass-rate law's ceiling p_max in (0, 1], e.g. the "
+                        "optimal policy's success")
     parser.add_argument("--out", metavar="FILE.json", help="also write the JSON to a file")
     parser.set_defaults(func=_fit)
 
@@ -89,14 +101,31 @@ def _fit(args: argparse.Namespace) -> int:
         except ValueError:
             raise ValueError(f"--starts must be 'grid', 'auto' or a positive integer; "
                              f"got {starts!r}") from None
+    floor = _pair("--floor", args.floor)
+    p_max = _pair("--p-max", args.p_max)
     data = read_columns(args.csv, [*axes, args.target])
     result = fit_law(data, law=args.law, axes=axes, target=args.target, starts=starts,
                      bootstrap=args.bootstrap, confidence=args.confidence,
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,
-                     n_jobs=args.jobs, progress=args.bootstrap > 0)
+                     n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max)
+    for warning in result.warnings:
+        print(f"warning {warning}", file=sys.stderr)
     payload = {"data": args.csv, **result.as_dict()}
     json.dump(to_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
     if args.out:
         write_json_atomic(args.out, payload)
     return 0
+
+
+def _pair(flag: str, text: str | None) -> tuple[float, float] | None:
+    """``"LOW,HIGH"`` -> (low, high); ranges are checked by :func:`fit_law`."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        return (float(parts[0]), float(parts[1]))
+    except ValueError:
+        raise ValueError(f"{flag} must be LOW,HIGH (two numbers); got {text!r}") from None

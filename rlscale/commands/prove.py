@@ -1,9 +1,12 @@
 """``rlscale prove``: run the machine-checked proofs of rlscale's laws and bounds.
 
 Each proof (:mod:`rlscale.proofs`) prints its steps with ✓ (checked), ✗
-(failed) or – (skipped, e.g. a z3 step without the ``proofs`` extra) and,
-when every step passed, the statement proved.  The exit status is 0 only if
-every step of every selected proof passed: a skipped step is not a pass.
+(failed), – (skipped, e.g. a z3 step without the ``proofs`` extra) or †
+(cited with its reference, not machine-checked), each labelled with its
+checker (sympy, z3, interval or cited), and, when no step failed or was
+skipped, the statement proved with the count of checked and cited steps:
+``PROVED (10 checked, 2 cited)``.  The exit status is 0 only if every
+checked step of every selected proof passed: a skipped step is not a pass.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ def register(sub: Any) -> None:
         "prove",
         help="check the machine-checked derivations of rlscale's laws and bounds",
         description="Check the proofs in rlscale.proofs step by step (sympy identities, "
-        "interval arithmetic, z3). Exit status 0 only if every step of every selected "
-        "proof holds; skipped steps (z3 missing) are not passes.",
+        "interval arithmetic, z3); cited facts are marked † and counted apart. Exit status "
+        "0 only if every checked step of every selected proof holds; skipped steps (z3 "
+        "missing) are not passes.",
     )
     parser.add_argument("names", nargs="*", metavar="NAME",
                         help="proofs to check (default: all; see --list)")
@@ -43,8 +47,8 @@ def _prove(args: argparse.Namespace) -> int:
         for name in proof_names():
             proof = build_proof(name)
             print(f"{name:20s} {proof.statement}")
-            if proof.guarantees:
-                print(f"{'':20s} guarantees: {', '.join(proof.guarantees)}")
+            if proof.concerns:
+                print(f"{'':20s} concerns: {', '.join(proof.concerns)}")
         return 0
     names = list(args.names) or list(proof_names())
     unknown = [n for n in names if n not in proof_names()]
@@ -63,24 +67,24 @@ def _prove(args: argparse.Namespace) -> int:
 
         def show(step: Any) -> None:
             if not args.quiet:
-                print(f"  {step.mark} {step.name:24s} {step.claim}", flush=True)
-                if not step.passed:
+                print(f"  {step.mark} {step.name:24s} [{step.checker}] {step.claim}", flush=True)
+                if step.status in ("failed", "skipped"):
                     print(f"      {step.status}: {step.reason}", flush=True)
 
         result = proof.check(on_step=show)
         results.append(result)
         fragments.append((name, proof.to_latex(result)))
-        counts = f"{result.count('passed')}/{len(result.steps)} steps"
-        if result.passed:
-            print(f"  PROVED ({counts}, {result.seconds:.1f} s): {proof.statement}", flush=True)
-        else:
-            print(f"  NOT PROVED ({counts} passed, {result.count('failed')} failed, "
-                  f"{result.count('skipped')} skipped): {proof.statement}", flush=True)
+        verdict = "PROVED" if result.passed else "NOT PROVED"
+        lead = f"{proof.name}: " if args.quiet else "  "
+        print(f"{lead}{verdict} ({result.counts_text()}, {result.seconds:.1f} s): "
+              f"{proof.statement}", flush=True)
         if not args.quiet:
             print()
     elapsed = time.perf_counter() - start
     proved = sum(r.passed for r in results)
-    print(f"{proved} of {len(results)} proofs hold ({elapsed:.1f} s)", file=sys.stderr)
+    checked, cited = sum(r.checked for r in results), sum(r.cited for r in results)
+    print(f"{proved} of {len(results)} proofs hold ({checked} steps checked, {cited} cited; "
+          f"{elapsed:.1f} s)", file=sys.stderr)
 
     if args.latex:
         from rlscale._io import write_text_atomic
