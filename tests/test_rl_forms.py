@@ -224,3 +224,23 @@ def test_cli_gao_and_errors(tmp_path, capsys) -> None:
     assert "one --axes column" in capsys.readouterr().err
     assert main(["fit", str(data), "--law", "sigmoid", "--axes", "kl", "--target", "gold",
                  "--holdout", "0"]) == 2
+
+
+def test_sympy_expression_agrees_with_the_numeric_law() -> None:
+    import sympy as sp
+
+    expr = ComputeSigmoid.expr()
+    c_sym = next(s for s in expr.free_symbols if s.name == "C")
+    values = {s: v for s in expr.free_symbols
+              for name, v in (("R0", 0.3), ("A", 0.645), ("C_mid", 8000), ("B", 1.7))
+              if s.name == name}
+    for c in (100.0, 8000.0, 1e6):
+        assert float(expr.subs(values).subs(c_sym, c)) == pytest.approx(TRUTH(c), rel=1e-12)
+        slope = sp.diff(expr, c_sym).subs(values).subs(c_sym, c)
+        assert float(slope) == pytest.approx(TRUTH.derivative(c), rel=1e-10)
+
+
+def test_power_law_needs_room_above_the_data() -> None:
+    c = np.geomspace(5, 5e4, 10)
+    with pytest.raises(ValueError, match="asymptote_max must exceed"):
+        fit_power_law(c, np.linspace(0.5, 1.0, 10))
