@@ -215,8 +215,10 @@ def test_cli_gao_and_errors(tmp_path, capsys) -> None:
     data = tmp_path / "gold.csv"
     kl = np.linspace(0.1, 30, 20)
     data.write_text("kl,gold\n" + "".join(f"{k},{gao_bon(k, 0.913, 0.122)}\n" for k in kl))
+    fig = tmp_path / "gao.png"
     assert main(["fit", str(data), "--law", "gao_bon", "--axes", "kl", "--target", "gold",
-                 "--bootstrap", "50"]) == 0
+                 "--bootstrap", "50", "--figure", str(fig)]) == 0
+    assert fig.stat().st_size > 1000
     out = json.loads(capsys.readouterr().out)
     assert out["fit"]["peak"]["d"] == pytest.approx(0.913 / 0.244, rel=1e-8)
     assert main(["fit", str(data), "--law", "gao_rl", "--axes", "kl,gold", "--target",
