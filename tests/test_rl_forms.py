@@ -13,7 +13,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from scipy.optimize import minimize_scalar
+from scipy.optimize import brentq, minimize_scalar
 
 from rlscale.cli import main
 from rlscale.optimize import fit_gao, fit_power_law, fit_sigmoid, sigmoid_audit
@@ -37,11 +37,11 @@ def test_sigmoid_values_derivative_elasticity_inverse() -> None:
         el = mpmath.diff(lambda t: mpmath.log(0.345 / (1 + (8000 / mpmath.e**t) ** 1.7)),
                          math.log(c))
         assert TRUTH.elasticity(c) == pytest.approx(float(el), rel=1e-9, abs=1e-15)
-    # inverse: C(R) solves R(C) = R for R strictly inside (R0, A), by bisection
+    # inverse: C(R) solves R(C) = R for R strictly inside (R0, A), by Brent's root finder
     for r in (0.31, 0.4725, 0.64):
-        root = mpmath.findroot(lambda x, r=r: 0.3 + 0.345 / (1 + (8000 / x) ** 1.7) - r,
-                               (1e-3, 1e12), solver="bisect")
-        assert TRUTH.inverse(r) == pytest.approx(float(root), rel=1e-8)
+        log_root = brentq(lambda t, r=r: _by_hand(math.exp(t)) - r, math.log(1e-3),
+                          math.log(1e12), xtol=1e-14, rtol=1e-15)
+        assert TRUTH.inverse(r) == pytest.approx(math.exp(log_root), rel=1e-8)
     assert TRUTH(np.inf) == 0.645
     assert TRUTH(8000.0) == pytest.approx(0.3 + 0.345 / 2)
 
