@@ -59,6 +59,15 @@ _EXPORTS: dict[str, str] = {
     "LabelPlan": "_label_plan",
     "plan_labels": "_label_plan",
     "plan_labels_numeric": "_label_plan",
+    # -- named RL laws: compute sigmoid and its audit, Gao et al. (issue 15, section 2) --
+    "GaoFit": "_rl_fit",
+    "PowerLawFit": "_rl_fit",
+    "SigmoidAudit": "_rl_fit",
+    "SigmoidFit": "_rl_fit",
+    "fit_gao": "_rl_fit",
+    "fit_power_law": "_rl_fit",
+    "fit_sigmoid": "_rl_fit",
+    "sigmoid_audit": "_rl_fit",
 }
 
 # Public sub-modules reachable as attributes.

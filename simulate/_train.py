@@ -127,6 +127,9 @@ class TrainConfig:
         independent stream, the same for every training seed).
     unit_cost_environment, unit_cost_task, unit_cost_trajectory : float
         Unit costs of the data design (``cost`` column).
+    eval_every : int, optional
+        Also evaluate the held-out success every this many updates (and after
+        the last), giving ``TrainResult.curve``; ``None`` (default): only at the end.
 
     Examples
     --------
@@ -174,6 +177,8 @@ class TrainConfig:
     unit_cost_environment: float = 1.0
     unit_cost_task: float = 1.0
     unit_cost_trajectory: float = 1.0
+    # Held-out success against compute during training (opt-in, issue 15).
+    eval_every: int | None = None
 
     def __post_init__(self) -> None:
         # Every field is checked and stored in its declared type (16.0 -> 16, 1 -> 1.0 for a
@@ -218,6 +223,8 @@ class TrainConfig:
         put("defect_rate", check_scalar("defect_rate", self.defect_rate, low=0.0, high=1.0))
         for name in ("unit_cost_environment", "unit_cost_task", "unit_cost_trajectory"):
             put(name, check_scalar(name, getattr(self, name), low=0.0))
+        if self.eval_every is not None:
+            count("eval_every")
         family = self.family  # validates the family parameters now
         for name in ("hole_rate", "wall_rate", "slippery", "subgoal_rate", "diversity"):
             put(name, getattr(family, name))
@@ -347,6 +354,9 @@ class TrainResult:
     environments_kept: int
     seconds: float
     params: dict[str, np.ndarray] = field(repr=False)
+    #: With ``eval_every``: rows (update, env_steps, rollouts, held-out success)
+    #: after every ``eval_every`` updates and the last; shape (0, 4) otherwise.
+    curve: np.ndarray = field(default_factory=lambda: np.empty((0, 4)), repr=False)
 
     @property
     def loss(self) -> float:
@@ -458,6 +468,7 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
     order = np.empty(0, np.int64)
     hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl", "clip")}
     env_steps = 0
+    curve: list[tuple[float, float, float, float]] = []
     bar = None
     if progress:
         import sys
@@ -499,6 +510,11 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
         # E_{a~π}[log π(a|s)/π_ref(a|s)] = KL(π‖π_ref), estimated at the sampled steps (k1).
         hist["kl"][step] = float(np.mean(logp_old[batch.row, batch.action])) - LOG_REF
         env_steps += batch.env_steps
+        if config.eval_every is not None and ((step + 1) % config.eval_every == 0
+                                              or step + 1 == updates):
+            held, _, _ = _held_out(config)
+            now = float(np.mean(policy_success(held, _policy_table(policy, held))))
+            curve.append((step + 1, env_steps, (step + 1) * B * k, now))
         if bar is not None:
             bar.update(1)
     if bar is not None:
@@ -515,4 +531,5 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
         rollouts=updates * B * k, updates=updates, environments_kept=kept,
         seconds=time.perf_counter() - start_time,
         params={name: value.copy() for name, value in policy.params.items()},
+        curve=np.array(curve, dtype=float).reshape(-1, 4),
     )

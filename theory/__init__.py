@@ -63,6 +63,10 @@ _EXPORTS: dict[str, str] = {
     "episode_success": "_inference",
     "log_coverage": "_inference",
     "pass_at_k": "_inference",
+    # -- named RL laws: ScaleRL compute sigmoid, Gao et al. peaks (issue 15, section 2) --
+    "ComputeSigmoid": "_rl_forms",
+    "GaoPeak": "_rl_forms",
+    "gao_peak": "_rl_forms",
 }
 
 # Public sub-modules reachable as attributes.

@@ -31,9 +31,12 @@ def register(sub: Any) -> None:
     parser.add_argument("csv", metavar="DATA.csv", help="CSV with a header row")
     parser.add_argument("--axes", required=True,
                         help="comma-separated axis columns, e.g. environments,tasks,trajectories")
-    parser.add_argument("--law", choices=("additive", "multiplicative", "pass_rate"),
+    parser.add_argument("--law", choices=("additive", "multiplicative", "pass_rate",
+                                          "sigmoid", "gao_bon", "gao_rl"),
                         default="additive",
-                        help="law family (default additive; pass_rate for a success column)")
+                        help="law family (default additive; pass_rate for a success column; "
+                        "sigmoid: compute curve with extrapolation audit, one axis = compute; "
+                        "gao_bon/gao_rl: Gao et al. forms, one axis = KL)")
     parser.add_argument("--target", default="loss", help="column to fit (default loss)")
     parser.add_argument("--replicates", choices=("keep", "mean"), default="keep",
                         help="rows with equal axis values: keep each (default) or average them")
@@ -57,6 +60,8 @@ def register(sub: Any) -> None:
                         help="bounds on a pass-rate law's ceiling p_max in (0, 1], e.g. the "
                         "optimal policy's success")
     parser.add_argument("--out", metavar="FILE.json", help="also write the JSON to a file")
+    parser.add_argument("--figure", metavar="FILE.png",
+                        help="sigmoid/gao laws: write a figure of the data and fit (matplotlib)")
     parser.set_defaults(func=_fit)
 
 
@@ -104,6 +109,10 @@ def _fit(args: argparse.Namespace) -> int:
     floor = _pair("--floor", args.floor)
     p_max = _pair("--p-max", args.p_max)
     data = read_columns(args.csv, [*axes, args.target])
+    if args.law in ("sigmoid", "gao_bon", "gao_rl"):  # named RL laws (issue 15)
+        from rlscale.commands._fit_forms import run
+
+        return run(args, axes, data)
     result = fit_law(data, law=args.law, axes=axes, target=args.target, starts=starts,
                      bootstrap=args.bootstrap, confidence=args.confidence,
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,

@@ -46,6 +46,12 @@ def register(sub: Any) -> None:
                         metavar="FIELD=VALUE",
                         help="any other TrainConfig field, e.g. --set grid_size=8 (repeatable)")
     parser.add_argument("--json", metavar="FILE", help="write the full result as JSON")
+    parser.add_argument("--curve", metavar="FILE.csv",
+                        help="write held-out success against compute during training "
+                        "(columns update, env_steps, rollouts, success) for "
+                        "'rlscale fit --law sigmoid'")
+    parser.add_argument("--eval-every", type=int, default=None, metavar="N",
+                        help="with --curve: evaluate every N updates (default: 30 points)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_train)
 
@@ -92,7 +98,16 @@ def _train(args: argparse.Namespace) -> int:
     for dest in ("algorithm", "policy", "frontier", "verify"):
         if getattr(args, dest) is not None:
             values[dest] = getattr(args, dest)
+    if args.eval_every is not None:
+        values["eval_every"] = args.eval_every
     config = TrainConfig.from_dict(values)
+    if args.curve and config.eval_every is None:
+        import math
+        from dataclasses import replace
+
+        updates = config.steps or math.ceil(config.epochs * config.tasks
+                                            / min(config.tasks_per_step, config.tasks))
+        config = replace(config, eval_every=max(1, updates // 30))
     res = train(config, progress=not args.no_progress)
     c = res.config
     print(f"trained {c.algorithm} ({c.policy}) on E={c.n_environments} environments × "
@@ -106,6 +121,13 @@ def _train(args: argparse.Namespace) -> int:
           f"{res.seconds:.2f} s")
     if c.verify:
         print(f"verifier kept {res.environments_kept} of {c.n_environments} environments")
+    if args.curve:
+        from rlscale._io import write_text_atomic
+
+        lines = ["update,env_steps,rollouts,success"]
+        lines += [f"{int(u)},{int(e)},{int(r)},{s!r}" for u, e, r, s in res.curve.tolist()]
+        write_text_atomic(args.curve, "\n".join(lines) + "\n")
+        print(f"wrote {args.curve} ({len(res.curve)} points)", file=sys.stderr)
     if args.json:
         from rlscale._io import write_json_atomic
 

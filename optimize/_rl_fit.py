@@ -1,0 +1,415 @@
+"""Fitting the ScaleRL compute sigmoid, its extrapolation audit, and Gao et al.'s forms.
+
+Compute sigmoid R(C) = R0 + (A − R0)/(1 + (C_mid/C)^B)
+(:class:`rlscale.theory.ComputeSigmoid`; Khatri et al. 2025, arXiv 2510.13786,
+section 2 and appendix): their recipe, made scale-free —
+
+1. drop early compute: points with C below ``drop_fraction`` of the largest
+   compute (default 0.03 ≈ their first 1.5k of 50k GPU-hours) are not fitted;
+2. R0 is held fixed at the success of the smallest-compute point (or given);
+3. grid the asymptote A in steps of 0.005 over (R0, ``asymptote_max``] (theirs:
+   0.450…0.800) and C_mid over 100 values (theirs: linear in [100, 40000]
+   GPU-hours; here log-spaced over [C_min/10, 10·C_max] so any compute unit
+   works), and fit B at every (A, C_mid) pair (theirs: ``curve_fit``; here
+   the best of 120 log-spaced B in [0.05, 20], vectorised: the squared error
+   is a quadratic in A whose coefficients are formed once per (C_mid, B));
+4. refine (A, C_mid, B) jointly from the best grid point
+   (``scipy.optimize.least_squares``);
+5. intervals: percentile bootstrap over points (resampled with replacement,
+   refitted jointly from the point estimate).
+
+Extrapolation audit (their figure on the 8B run: the sigmoid fitted on
+1.5k–50k GPU-hours gives A = 0.645, a power law fitted to the same points
+extrapolates to 1.0): fit on the first part of a curve (C ≤ ``fit_fraction``
+of the largest compute), predict the rest, and compare with the bounded power
+law R = A − D·C^(−b) — the sigmoid's large-C form — fitted to the same
+points (A on the same grid, then log(A − R) = log D − b·log C by least
+squares, then a joint refinement).
+
+Gao, Schulman & Hilton 2022 (arXiv 2210.10760): gold = α·d − β·d² (best of n)
+or α·d − β·d·log d (RL), d = √KL — linear in (α, β), so ordinary least squares
+(no intercept: both forms vanish at d = 0); peaks from
+:func:`rlscale.theory.gao_peak`, intervals by the percentile bootstrap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.theory._rl_forms import ComputeSigmoid, GaoPeak, gao_peak
+from rlscale.theory._validation import check_positive_int, check_real
+
+__all__ = ["GaoFit", "PowerLawFit", "SigmoidAudit", "SigmoidFit", "fit_gao", "fit_power_law",
+           "fit_sigmoid", "sigmoid_audit"]
+
+_STEP = 0.005  # their asymptote grid spacing
+
+
+def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(draws, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def _gen(rng: Any) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+@dataclass(frozen=True)
+class SigmoidFit:
+    """A fitted compute sigmoid: the law, bootstrap intervals, the points fitted."""
+
+    law: ComputeSigmoid
+    asymptote_interval: tuple[float, float] | None
+    exponent_interval: tuple[float, float] | None
+    midpoint_interval: tuple[float, float] | None
+    compute: np.ndarray
+    success: np.ndarray
+    dropped: int
+    rmse: float
+
+    def predict(self, compute: Any) -> float | np.ndarray:
+        return self.law(compute)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k != "law"}
+        return {**self.law.as_dict(), **out, "latex": self.law.latex()}
+
+
+@dataclass(frozen=True)
+class PowerLawFit:
+    """The bounded power law R(C) = A − D·C^(−b) (the sigmoid's C ≫ C_mid form)."""
+
+    asymptote: float
+    scale: float
+    exponent: float
+    rmse: float
+
+    def predict(self, compute: Any) -> np.ndarray:
+        c = check_real("compute", compute, low=0.0, low_open=True)
+        return self.asymptote - self.scale * c ** (-self.exponent)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SigmoidAudit:
+    """Fit on C ≤ ``split``, predict the tail C > ``split``: sigmoid vs bounded power law."""
+
+    split: float
+    sigmoid: SigmoidFit
+    power_law: PowerLawFit
+    tail_compute: np.ndarray
+    tail_success: np.ndarray
+    sigmoid_tail: np.ndarray
+    power_law_tail: np.ndarray
+
+    @property
+    def sigmoid_tail_rmse(self) -> float:
+        return float(np.sqrt(np.mean((self.sigmoid_tail - self.tail_success) ** 2)))
+
+    @property
+    def power_law_tail_rmse(self) -> float:
+        return float(np.sqrt(np.mean((self.power_law_tail - self.tail_success) ** 2)))
+
+    @property
+    def sigmoid_final_error(self) -> float:
+        """Predicted minus observed success at the largest compute."""
+        return float(self.sigmoid_tail[-1] - self.tail_success[-1])
+
+    @property
+    def power_law_final_error(self) -> float:
+        return float(self.power_law_tail[-1] - self.tail_success[-1])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"split": self.split, "sigmoid": self.sigmoid.as_dict(),
+                "power_law": self.power_law.as_dict(), "tail_compute": self.tail_compute,
+                "tail_success": self.tail_success, "sigmoid_tail": self.sigmoid_tail,
+                "power_law_tail": self.power_law_tail,
+                "sigmoid_tail_rmse": self.sigmoid_tail_rmse,
+                "power_law_tail_rmse": self.power_law_tail_rmse,
+                "sigmoid_final_error": self.sigmoid_final_error,
+                "power_law_final_error": self.power_law_final_error}
+
+
+def _curve(compute: Any, success: Any) -> tuple[np.ndarray, np.ndarray]:
+    c = check_real("compute", compute, low=0.0, low_open=True).ravel()
+    y = check_real("success", success).ravel()
+    if c.shape != y.shape:
+        raise ValueError(f"compute and success must have equal lengths; got {c.size} "
+                         f"and {y.size}")
+    order = np.argsort(c, kind="stable")
+    return c[order], y[order]
+
+
+def _sigmoid(c: np.ndarray, r0: float, a: Any, c_mid: Any, b: Any) -> np.ndarray:
+    u = np.exp(np.clip(b * (np.log(c_mid) - np.log(c)), -700, 700))
+    return r0 + (a - r0) / (1.0 + u)
+
+
+def _grid_b(c: np.ndarray, y: np.ndarray, r0: float, a: np.ndarray, c_mid: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """B and SSE at every (A, C_mid) pair, B the best of a fine log grid.
+
+    With s = 1/(1 + (C_mid/C)^B), the residual is y − R0 − (A − R0)·s, so
+    SSE = Σ(y−R0)² − 2(A−R0)·Σ(y−R0)s + (A−R0)²·Σs²: the sums are formed once
+    per (C_mid, B) and every A of the grid costs three multiplications.
+    """
+    b_grid = _B_GRID
+    x = np.log(c_mid)[:, None, None] - np.log(c)[None, None, :]        # (M, 1, n)
+    s = 1.0 / (1.0 + np.exp(np.clip(b_grid[None, :, None] * x, -700, 700)))  # (M, nB, n)
+    dy = y - r0
+    sys_, sss = s @ dy, np.einsum("mbn,mbn->mb", s, s)                 # (M, nB)
+    da = (a - r0)[:, None, None]                                        # (nA, 1, 1)
+    sse = float(dy @ dy) - 2.0 * da * sys_[None] + da * da * sss[None]  # (nA, M, nB)
+    best = np.argmin(sse, axis=-1)
+    return b_grid[best], np.take_along_axis(sse, best[..., None], axis=-1)[..., 0]
+
+
+#: B values searched at each (A, C_mid): 120 log-spaced over [0.05, 20] (3 % apart).
+_B_GRID = np.geomspace(0.05, 20.0, 120)
+
+
+def _refine_sigmoid(c: np.ndarray, y: np.ndarray, r0: float, start: tuple[float, float, float],
+                    a_max: float) -> tuple[float, float, float]:
+    from scipy.optimize import least_squares
+
+    a0, m0, b0 = start
+    lo, hi = [r0 + 1e-6, np.log(c[0]) - 10, np.log(0.05)], [a_max, np.log(c[-1]) + 10, np.log(20.)]
+    x0 = np.clip([a0, np.log(m0), np.log(b0)], np.array(lo) + 1e-9, np.array(hi) - 1e-9)
+    sol = least_squares(lambda p: _sigmoid(c, r0, p[0], np.exp(p[1]), np.exp(p[2])) - y, x0,
+                        bounds=(lo, hi), method="trf", x_scale="jac")
+    return float(sol.x[0]), float(np.exp(sol.x[1])), float(np.exp(sol.x[2]))
+
+
+def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
+                drop_fraction: float = 0.03, min_compute: float | None = None,
+                asymptote_max: float = 1.0, bootstrap: int = 200, confidence: float = 0.95,
+                rng: Any = 0) -> SigmoidFit:
+    """Fit R(C) = R0 + (A − R0)/(1 + (C_mid/C)^B) with the ScaleRL recipe (module docstring).
+
+    Parameters
+    ----------
+    compute, success : array_like
+        The curve: compute > 0 (any unit: GPU-hours, environment steps) and
+        held-out success.
+    start : float, optional
+        R0; default the success at the smallest compute (before dropping).
+    drop_fraction, min_compute : float
+        Points with compute < ``min_compute`` (default
+        ``drop_fraction·max(compute)``) are not fitted.
+    asymptote_max : float
+        Upper end of the asymptote grid (1 for success rates).
+    bootstrap, confidence, rng
+        Percentile-bootstrap resamples (0: no intervals), level, seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rlscale.theory import ComputeSigmoid
+    >>> truth = ComputeSigmoid(asymptote=0.645, exponent=1.7, midpoint=8000.0, start=0.3)
+    >>> c = np.linspace(500, 50000, 60)
+    >>> y = truth(c) + np.random.default_rng(1).normal(0, 0.005, c.size)
+    >>> fit = fit_sigmoid(c, y, start=0.3, bootstrap=100)
+    >>> lo, hi = fit.asymptote_interval
+    >>> lo <= 0.645 <= hi, abs(fit.law.exponent - 1.7) < 0.2
+    (True, True)
+    """
+    c, y = _curve(compute, success)
+    r0 = float(y[0]) if start is None else float(check_real("start", start))
+    frac = float(check_real("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True))
+    cut = frac * c[-1] if min_compute is None else float(check_real("min_compute", min_compute))
+    a_max = float(check_real("asymptote_max", asymptote_max, low=r0 + _STEP))
+    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0)
+    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                             high_open=True))
+    keep = c >= cut
+    cf, yf = c[keep], y[keep]
+    if cf.size < 4:
+        raise ValueError(f"need at least 4 points with compute >= {cut:g} to fit the sigmoid; "
+                         f"got {cf.size} (lower drop_fraction or add points)")
+    a_grid = np.arange(r0 + _STEP, a_max + 1e-12, _STEP)
+    m_grid = np.geomspace(cf[0] / 10, cf[-1] * 10, 100)
+    b_grid, sse = _grid_b(cf, yf, r0, a_grid, m_grid)
+    i, j = np.unravel_index(int(np.argmin(sse)), sse.shape)
+    a, m, b = _refine_sigmoid(cf, yf, r0, (a_grid[i], m_grid[j], b_grid[i, j]), a_max)
+    rmse = float(np.sqrt(np.mean((_sigmoid(cf, r0, a, m, b) - yf) ** 2)))
+    ints: list[tuple[float, float] | None] = [None, None, None]
+    if n_boot:
+        gen = _gen(rng)
+        draws = np.empty((n_boot, 3))
+        for t in range(n_boot):
+            idx = np.sort(gen.integers(0, cf.size, cf.size))
+            draws[t] = _refine_sigmoid(cf[idx], yf[idx], r0, (a, m, b), a_max)
+        ints = [_interval(draws[:, k], level) for k in range(3)]
+    return SigmoidFit(law=ComputeSigmoid(asymptote=a, exponent=b, midpoint=m, start=r0),
+                      asymptote_interval=ints[0], midpoint_interval=ints[1],
+                      exponent_interval=ints[2], compute=cf, success=yf,
+                      dropped=int((~keep).sum()), rmse=rmse)
+
+
+def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> PowerLawFit:
+    """Fit the bounded power law R = A − D·C^(−b): A on a 0.005 grid, log-linear D and b, refine.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> c = np.geomspace(10, 1e4, 30)
+    >>> fit = fit_power_law(c, 0.9 - 2.0 * c**-0.5)
+    >>> round(fit.asymptote, 4), round(fit.exponent, 4)
+    (0.9, 0.5)
+    """
+    from scipy.optimize import least_squares
+
+    c, y = _curve(compute, success)
+    a_max = float(check_real("asymptote_max", asymptote_max))
+    if c.size < 3:
+        raise ValueError(f"need at least 3 points to fit a power law; got {c.size}")
+    if a_max <= y.max():
+        raise ValueError(f"asymptote_max must exceed the largest success; got "
+                         f"asymptote_max={a_max!r}, max success={y.max()!r}")
+    a_grid = np.arange(y.max() + _STEP, a_max + 1e-12, _STEP)
+    if a_grid.size == 0:
+        a_grid = np.array([a_max])
+    lc = np.log(c)
+    best: tuple[float, float, float, float] | None = None
+    for a in a_grid:
+        slope, icpt = np.polyfit(lc, np.log(a - y), 1)
+        pred = a - np.exp(icpt + slope * lc)
+        sse = float(np.sum((pred - y) ** 2))
+        if best is None or sse < best[0]:
+            best = (sse, float(a), float(icpt), float(-slope))
+    assert best is not None
+    _, a0, ld0, b0 = best
+    hi_a = max(a_max, a0 + 1e-9)
+    sol = least_squares(lambda p: p[0] - np.exp(p[1] - p[2] * lc) - y,
+                        [a0, ld0, max(b0, 1e-6)], bounds=([y.min(), -np.inf, 0.0],
+                                                          [hi_a, np.inf, np.inf]))
+    a, ld, b = (float(v) for v in sol.x)
+    rmse = float(np.sqrt(np.mean((a - np.exp(ld - b * lc) - y) ** 2)))
+    return PowerLawFit(asymptote=a, scale=float(np.exp(ld)), exponent=b, rmse=rmse)
+
+
+def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
+                  drop_fraction: float = 0.03, start: float | None = None,
+                  asymptote_max: float = 1.0, bootstrap: int = 200, confidence: float = 0.95,
+                  rng: Any = 0) -> SigmoidAudit:
+    """Fit the sigmoid and the bounded power law on C ≤ ``fit_fraction``·max C; predict the rest.
+
+    Early compute is dropped relative to the whole curve's largest compute
+    (as their fixed 1.5k GPU-hours), R0 from the whole curve's first point.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rlscale.theory import ComputeSigmoid
+    >>> truth = ComputeSigmoid(asymptote=0.645, exponent=1.7, midpoint=8000.0, start=0.3)
+    >>> c = np.linspace(500, 50000, 60)
+    >>> y = truth(c) + np.random.default_rng(1).normal(0, 0.005, c.size)
+    >>> audit = sigmoid_audit(c, y, start=0.3, bootstrap=0)
+    >>> audit.sigmoid_tail_rmse < audit.power_law_tail_rmse
+    True
+    """
+    c, y = _curve(compute, success)
+    frac = float(check_real("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
+                            high_open=True))
+    split = frac * c[-1]
+    head, tail = c <= split, c > split
+    if tail.sum() < 1:
+        raise ValueError(f"no points above fit_fraction·max compute = {split:g} to audit")
+    r0 = float(y[0]) if start is None else float(check_real("start", start))
+    fit = fit_sigmoid(c[head], y[head], start=r0, min_compute=drop_fraction * c[-1],
+                      asymptote_max=asymptote_max, bootstrap=bootstrap, confidence=confidence,
+                      rng=rng)
+    power = fit_power_law(fit.compute, fit.success, asymptote_max=asymptote_max)
+    return SigmoidAudit(split=float(split), sigmoid=fit, power_law=power,
+                        tail_compute=c[tail], tail_success=y[tail],
+                        sigmoid_tail=np.asarray(fit.law(c[tail])),
+                        power_law_tail=power.predict(c[tail]))
+
+
+@dataclass(frozen=True)
+class GaoFit:
+    """Fitted Gao et al. form with its peak; intervals from the percentile bootstrap."""
+
+    kind: str
+    alpha: float
+    beta: float
+    alpha_interval: tuple[float, float] | None
+    beta_interval: tuple[float, float] | None
+    peak: GaoPeak | None
+    peak_kl_interval: tuple[float, float] | None
+    peak_gain_interval: tuple[float, float] | None
+    rmse: float
+    n_points: int
+
+    def as_dict(self) -> dict[str, Any]:
+        out = dict(self.__dict__)
+        out["peak"] = None if self.peak is None else dict(self.peak.__dict__)
+        return out
+
+
+def _gao_design(kind: str, kl: np.ndarray) -> np.ndarray:
+    d = np.sqrt(kl)
+    if kind == "bon":
+        return np.stack([d, -d * d], axis=-1)
+    if kind == "rl":
+        return np.stack([d, -d * np.log(np.where(d > 0, d, 1.0))], axis=-1)
+    raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r}")
+
+
+def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
+            confidence: float = 0.95, rng: Any = 0) -> GaoFit:
+    """Fit gold = d(α − βd) (``bon``) or d(α − β log d) (``rl``), d = √KL; derive the peak.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from rlscale.theory.reward import gao_bon
+    >>> kl = np.linspace(0.1, 30, 40)
+    >>> gold = gao_bon(kl, 0.913, 0.122) + np.random.default_rng(0).normal(0, 0.01, 40)
+    >>> fit = fit_gao(kl, gold, "bon", bootstrap=200)
+    >>> lo, hi = fit.peak_kl_interval
+    >>> lo <= (0.913 / (2 * 0.122)) ** 2 <= hi
+    True
+    """
+    x = check_real("kl", kl, low=0.0).ravel()
+    y = check_real("gold", gold).ravel()
+    if x.shape != y.shape or x.size < 3:
+        raise ValueError(f"kl and gold must be equal-length with at least 3 points; got "
+                         f"{x.size} and {y.size}")
+    X = _gao_design(kind, x)
+    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0)
+    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                             high_open=True))
+    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    alpha, beta = float(coef[0]), float(coef[1])
+    rmse = float(np.sqrt(np.mean((X @ coef - y) ** 2)))
+    peak = gao_peak(kind, alpha, beta) if beta > 0 and (kind == "rl" or alpha > 0) else None
+    a_int = b_int = kl_int = g_int = None
+    if n_boot:
+        idx = _gen(rng).integers(0, x.size, (n_boot, x.size))
+        Xb, yb = X[idx], y[idx]                                       # (n_boot, n, 2), (n_boot, n)
+        xtx = np.einsum("bni,bnj->bij", Xb, Xb)
+        xty = np.einsum("bni,bn->bi", Xb, yb)
+        ok = np.abs(np.linalg.det(xtx)) > 1e-12 * np.abs(xtx).max()
+        draws = np.linalg.solve(xtx[ok], xty[ok][..., None])[..., 0]
+        a_int, b_int = _interval(draws[:, 0], level), _interval(draws[:, 1], level)
+        if peak is not None:
+            da, db = draws[:, 0], draws[:, 1]
+            valid = db > 0
+            if kind == "bon":
+                d = np.where(valid, da / (2 * np.where(valid, db, 1.0)), np.inf)
+                gain = np.where(valid, da * da / (4 * np.where(valid, db, 1.0)), np.inf)
+            else:
+                d = np.where(valid, np.exp(np.minimum(da / np.where(valid, db, 1.0) - 1, 700)),
+                             np.inf)
+                gain = np.where(valid, db * d, np.inf)
+            kl_int, g_int = _interval(d * d, level), _interval(gain, level)
+    return GaoFit(kind=kind, alpha=alpha, beta=beta, alpha_interval=a_int, beta_interval=b_int,
+                  peak=peak, peak_kl_interval=kl_int, peak_gain_interval=g_int, rmse=rmse,
+                  n_points=int(x.size))
