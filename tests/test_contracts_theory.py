@@ -259,6 +259,12 @@ EXPR = T.ExpressionLaw("E + A/N**alpha + c*exp(-N/100)", axes=["N"],
                                "c": (-1, 1)})
 EXPR_PARAMS = {"E": 0.5, "A": 3.0, "alpha": 0.5, "c": 0.2}
 TURN = T.Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)
+SIG = T.ComputeSigmoid(asymptote=0.6, exponent=1.5, midpoint=1e4, start=0.1)
+
+
+def _between(r: Any, lo: float, hi: float) -> None:
+    r = _arr(r)
+    assert np.all((r >= lo - 1e-12) & (r <= hi + 1e-12))
 
 
 def _round_trip(kw: dict, gain: Any) -> None:
@@ -458,6 +464,18 @@ CONTRACTS: dict[str, Contract] = {
     "PosynomialLaw": Contract(T.PosynomialLaw, {"floor": 0.2, "terms": "2*E**-0.5",
                                                 "axes": None},
                               {"terms": ("terms", "term", "posynomial")}),
+    # -- the RL compute sigmoid and Gao et al.'s peaks (issue 15) --
+    "ComputeSigmoid": Contract(T.ComputeSigmoid, {"asymptote": 0.6, "exponent": 1.5,
+                                                  "midpoint": 1e4, "start": 0.1}),
+    "ComputeSigmoid.__call__": Contract(SIG, {"compute": 1e3},
+                                        oracle=lambda kw, r: _between(r, 0.1, 0.6)),
+    "ComputeSigmoid.derivative": Contract(SIG.derivative, {"compute": 1e3}, oracle=_nonneg),
+    "ComputeSigmoid.elasticity": Contract(SIG.elasticity, {"compute": 1e3}, oracle=_nonneg),
+    "ComputeSigmoid.inverse": Contract(SIG.inverse, {"success": 0.3},
+                                       oracle=lambda kw, c: np.testing.assert_allclose(
+                                           0.1 + 0.5 / (1 + (1e4 / _arr(c)) ** 1.5),
+                                           kw["success"], rtol=1e-9)),
+    "gao_peak": Contract(T.gao_peak, {"kind": "bon", "alpha": 1.0, "beta": 0.2}),
     # -- inference budget across turns (issue 14) --
     "pass_at_k": Contract(T.pass_at_k, {"n": 20, "c": 5, "k": 4},
                           oracle=lambda kw, v: np.testing.assert_allclose(
@@ -546,6 +564,9 @@ NO_ARGS: dict[str, Callable[[], Any]] = {
     "Turn.accept_rate": lambda: TURN.accept_rate, "Turn.precision": lambda: TURN.precision,
     "Turn.fallback": lambda: TURN.fallback, "Turn.sequential": lambda: TURN.sequential,
     "Turn.as_dict": TURN.as_dict,
+    "ComputeSigmoid.as_dict": SIG.as_dict, "ComputeSigmoid.latex": SIG.latex,
+    "ComputeSigmoid.expr": T.ComputeSigmoid.expr,
+    "ComputeSigmoid.tail_power_law": SIG.tail_power_law,
 }
 for _cls_name, _law in LAWS.items():
     for _name in ("as_dict", "params", "reducible_posynomial", "symbols"):
@@ -562,6 +583,7 @@ EXEMPT: dict[str, str] = {
     "FilterThreshold": "result type of optimal_filter_threshold",
     "NestedAllocation": "result type of nested_optimum",
     "ExpressionError": "exception type",
+    "GaoPeak": "result type of gao_peak",
     **{f"{c}.from_expr": "the same static method as AdditiveLaw.from_expr, fuzzed there"
        for c in ("Law", "MultiplicativeLaw", "PassRateLaw", "VarianceComponentsLaw",
                  "MixtureLaw", "PosynomialLaw")},

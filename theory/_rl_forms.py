@@ -32,7 +32,12 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from rlscale.theory._validation import check_real, return_like
+from rlscale.theory._validation import (
+    check_finite_result,
+    check_real,
+    check_scalar,
+    return_like,
+)
 
 __all__ = ["ComputeSigmoid", "GaoPeak", "gao_peak"]
 
@@ -71,10 +76,9 @@ class ComputeSigmoid:
     start: float = 0.0
 
     def __post_init__(self) -> None:
-        check_real("asymptote", self.asymptote)
-        check_real("exponent", self.exponent, low=0.0, low_open=True)
-        check_real("midpoint", self.midpoint, low=0.0, low_open=True)
-        check_real("start", self.start)
+        for name, bounds in (("asymptote", {}), ("exponent", {"low": 0.0, "low_open": True}),
+                             ("midpoint", {"low": 0.0, "low_open": True}), ("start", {})):
+            object.__setattr__(self, name, check_scalar(name, getattr(self, name), **bounds))
         if not self.asymptote > self.start:
             raise ValueError(f"asymptote must be > start; got asymptote={self.asymptote!r}, "
                              f"start={self.start!r}")
@@ -92,9 +96,13 @@ class ComputeSigmoid:
     def derivative(self, compute: Any) -> float | np.ndarray:
         """dR/dC = (A − R0)·B·u/(C(1 + u)²), u = (C_mid/C)^B."""
         c = check_real("compute", compute, low=0.0, low_open=True)
-        u = self._u(c)
-        out = (self.asymptote - self.start) * self.exponent * u / (c * (1.0 + u) ** 2)
-        return return_like(out, compute)
+        # (A − R0)·B·u/(C(1+u)²) in log space: log u − log C − 2·log(1 + u), with
+        # log(1 + u) = logaddexp(0, log u), so neither tiny nor huge C overflows.
+        log_u = self.exponent * (math.log(self.midpoint) - np.log(c))
+        with np.errstate(under="ignore"):
+            out = (self.asymptote - self.start) * self.exponent * np.exp(
+                log_u - np.log(c) - 2.0 * np.logaddexp(0.0, log_u))
+        return return_like(check_finite_result(out, "dR/dC", compute=compute), compute)
 
     def elasticity(self, compute: Any) -> float | np.ndarray:
         """d log(R − R0)/d log C = B·u/(1 + u): B early, → 0 as C ≫ C_mid."""
@@ -165,17 +173,25 @@ def gao_peak(kind: str, alpha: float, beta: float) -> GaoPeak:
     >>> round(p.d, 6) == round(math.e, 6), round(p.gain, 6)
     (True, 1.359141)
     """
-    a = float(check_real("alpha", alpha))
-    b = float(check_real("beta", beta, low=0.0, low_open=True))
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be 'bon' or 'rl'; got kind={kind!r:.60}")
+    a = check_scalar("alpha", alpha)
+    b = check_scalar("beta", beta, low=0.0, low_open=True)
     if kind == "bon":
         d = a / (2.0 * b)
         if d <= 0:
             raise ValueError(f"alpha must be > 0 for a best-of-n peak at d > 0; got alpha={a!r}")
-        return GaoPeak("bon", d, d * d, a * a / (4.0 * b))
+        if not math.isfinite(d * d * a):  # d*² = KL and R* = α·d*/2 must stay in range
+            raise ValueError(f"the best-of-n peak overflows float64 for alpha={a!r}, "
+                             f"beta={b!r} (d* = alpha/(2 beta) = {d:.3g})")
+        return GaoPeak("bon", d, d * d, a * d / 2.0)
     if kind == "rl":
         if a / b - 1.0 > 700:
             raise ValueError(f"alpha/beta must be <= 701 (the RL peak e^(alpha/beta - 1) "
                              f"overflows); got alpha={a!r}, beta={b!r}")
         d = math.exp(a / b - 1.0)
+        if not math.isfinite(d * d):
+            raise ValueError(f"the RL peak's KL d*² overflows float64 for alpha={a!r}, "
+                             f"beta={b!r}")
         return GaoPeak("rl", d, d * d, b * d)
     raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r}")
