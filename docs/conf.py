@@ -121,6 +121,8 @@ sphinx_gallery_conf = {
     "min_reported_time": 1,
     "within_subsection_order": "FileNameSortKey",
     "reset_modules": ("matplotlib",),
+    # Results render themselves: the last expression of a block shows its HTML table.
+    "capture_repr": ("_repr_html_", "__repr__"),
 }
 
 # -- HTML ------------------------------------------------------------------------------
