@@ -21,7 +21,7 @@ cost = "100*E + 10*E*t + E*t*k"
 nested = {"environments": "E", "tasks": "E*t", "trajectories": "E*t*k"}
 bounds = {"E": (1, 500), "t": (1, None), "k": (1, None)}
 
-budgets = np.geomspace(1e4, 1e7, 8)
+budgets = np.geomspace(1e5, 1e7, 9)
 problem = AllocationProblem(law, cost, bounds, substitute=nested)
 plans = problem.sweep(budgets)
 curve = efficiency_curve(law, cost, budgets, scaled="k", fixed={"E": 200, "t": 20},

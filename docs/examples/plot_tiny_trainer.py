@@ -3,8 +3,8 @@ A tiny scaling sweep with the RL trainer
 ========================================
 
 Train a linear softmax policy with GRPO (:func:`rlscale.simulate.train`) on generated
-FrozenLake-like gridworlds, scaling the number of training environments E with t = 2 tasks per
-environment and k = 4 trajectories per task, and read the **exact** held-out success (dynamic
+FrozenLake-like gridworlds, scaling the number of training environments E with t = 4 tasks per
+environment and k = 8 trajectories per task, and read the **exact** held-out success (dynamic
 programming on 16 unseen environments) against the untrained and the optimal policy. Two seeds
 per point keep it to a few seconds.
 """
@@ -14,9 +14,9 @@ import numpy as np
 
 from rlscale.simulate import train
 
-environments = [1, 2, 4, 8, 16]
+environments = [1, 2, 4, 8, 16, 32]
 seeds = [0, 1]
-success = np.array([[train(n_environments=E, tasks_per_environment=2, trajectories_per_task=4,
+success = np.array([[train(n_environments=E, tasks_per_environment=4, trajectories_per_task=8,
                            eval_environments=16, seed=s).success for s in seeds]
                     for E in environments])
 ref = train(n_environments=1, tasks_per_environment=1, trajectories_per_task=2,
