@@ -113,3 +113,21 @@ def test_to_frame_without_pandas_names_the_extra(monkeypatch) -> None:
 def test_html_cells_are_escaped() -> None:
     page = html_table("<t>", ["a&b"], [["<script>"]])
     assert "<script>" not in page and "&lt;script&gt;" in page and "a&amp;b" in page
+
+
+def test_expression_fit_and_allocation_render_and_convert() -> None:
+    from rlscale.optimize import allocate_expression, fit_expression
+
+    N = np.geomspace(10, 1e5, 12)
+    fit = fit_expression("E + A/N**alpha", {"N": N, "loss": 2.0 + 30.0 * N ** -0.4},
+                         axes=["N"], params={"E": (0.1, 10), "A": (1, 1e3), "alpha": (0.05, 2)})
+    frame = fit.to_frame()
+    assert frame.loc["alpha", "value"] == pytest.approx(0.4, rel=1e-4)
+    assert frame.loc["E", "value"] == pytest.approx(2.0, rel=1e-4)
+    assert "<td>alpha</td>" in fit._repr_html_()
+    # Symmetric law and cost: x = y = 100 at budget 200.
+    law = fit_expression("E + A/x**0.5 + A/y**0.5", {"x": N, "y": N, "loss": 1 + 2 / N ** 0.5},
+                         axes=["x", "y"], params={"E": (0.1, 10), "A": (0.1, 10)}).bound
+    plan = allocate_expression(law, "x + y", 200.0)
+    np.testing.assert_allclose(plan.to_frame()["value"].to_numpy(), [100.0, 100.0], rtol=1e-6)
+    assert "<caption>ExpressionAllocation</caption>" in plan._repr_html_()
