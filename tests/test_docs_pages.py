@@ -33,3 +33,25 @@ def test_page_python_examples(page: Path) -> None:
     with np.printoptions(legacy="1.25"):
         runner.run(test)
     assert runner.summarize(verbose=False).failed == 0, "doctest(s) failed (output above)"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's (and MyST's) anchor of a heading: lower case, punctuation dropped, '-' for ' '."""
+    kept = "".join(c for c in heading.strip().lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+@pytest.mark.parametrize("source", ["README.md", *(f"docs/{p.name}" for p in _PAGES)])
+def test_relative_links_reach_a_file_and_heading(source: str) -> None:
+    import re
+
+    path = DOCS.parent / source
+    for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text()):
+        if "://" in target or target.startswith("mailto:"):
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        assert dest.exists(), f"{source}: link to {target!r} reaches no file"
+        if anchor and dest.suffix == ".md":
+            slugs = {_slug(h) for h in re.findall(r"(?m)^#+ (.+)$", dest.read_text())}
+            assert anchor in slugs, f"{source}: link to {target!r}: no heading #{anchor}"
