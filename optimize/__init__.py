@@ -55,6 +55,10 @@ _EXPORTS: dict[str, str] = {
     "integer_plan": "_inference",
     "CoverageFit": "_coverage_fit",
     "fit_coverage": "_coverage_fit",
+    # -- planning labels against optimisation on the reward law (issue 12) --
+    "LabelPlan": "_label_plan",
+    "plan_labels": "_label_plan",
+    "plan_labels_numeric": "_label_plan",
 }
 
 # Public sub-modules reachable as attributes.

@@ -281,8 +281,10 @@ class AllocationProblem:
             objective = objective.substitute(subs)
         self.substitute = subs
         self.objective = objective
+        _check_exponents("the law (in the decision variables)", objective)
         law_vars = list(objective.axes)
         self.cost = parse_posynomial(cost)
+        _check_exponents("the cost", self.cost)
         unknown = [a for a in self.cost.axes if a not in law_vars]
         if unknown:
             raise ValueError(f"cost {self.cost.source or self.cost!s} mentions unknown axis "
@@ -339,7 +341,12 @@ class AllocationProblem:
 
     def loss_at(self, values: Mapping[str, Any]) -> Any:
         """Loss at decision-variable ``values`` (vectorised)."""
-        return self.law.floor + self.law.reducible_posynomial().evaluate(self.effective(values))
+        return self.law.floor + self._reducible_at(values)
+
+    def _reducible_at(self, values: Mapping[str, Any]) -> Any:
+        """Loss above the floor at decision-variable ``values`` (the law is written in its
+        own axes: decision variables go through :meth:`effective` first)."""
+        return self.law.reducible_posynomial().evaluate(self.effective(values))
 
     def cost_at(self, values: Mapping[str, Any]) -> Any:
         """Cost at decision-variable ``values`` (vectorised)."""
@@ -503,8 +510,8 @@ class AllocationProblem:
                     prob.solve(gp=True, solver=cp.CLARABEL)
                 else:
                     prob.solve(solver=cp.CLARABEL)
-        except cp.error.SolverError as exc:
-            raise SolverError(f"solver failed on the {mode} problem: {exc}") from exc
+        except (cp.error.SolverError, ArithmeticError) as exc:
+            raise SolverError(self._solver_failure(mode, bound, exc)) from exc
         status = prob.status
         if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
             raise InfeasibleError(f"the {mode} problem is infeasible (solver status {status}); "
@@ -513,7 +520,7 @@ class AllocationProblem:
             raise InfeasibleError(f"the {mode} problem is unbounded (solver status {status}); "
                                   "some axis can grow for free")
         if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise SolverError(f"solver returned status {status} on the {mode} problem")
+            raise SolverError(self._solver_failure(mode, bound, f"status {status}"))
         values = {v: float(var.value) for v, var in x.items()}
         values, polished = self._polish(mode, bound, values)
         if self._kkt(mode, bound, values)[0] > 1e-9:
@@ -525,6 +532,15 @@ class AllocationProblem:
         residual, duals = self._kkt(mode, bound, values)
         loss = float(self.loss_at(values))
         cost = float(self.cost_at(values))
+        if mode == "allocate" and self.gp and cost < bound * (1 - 1e-6) and any(
+                values[v] < hi * (1 - 1e-9) for v, (_, hi) in self.bounds.items()):
+            # The loss falls strictly with every costed variable, so an optimum leaves
+            # budget unspent only where float64 can no longer resolve the loss: refuse.
+            raise InfeasibleError(
+                f"budget {bound:g} is beyond what float64 can resolve for this law: the loss "
+                f"stops changing at {loss:.10g} once about {cost:.3g} is spent (the rest of "
+                f"the budget moves it by less than its rounding); use budgets up to about "
+                f"{cost:.2g}")
         shares = self._shares(values)
         alloc = {"values": values, "effective": {k: float(v) for k, v in
                                                self.effective(values).items()},
@@ -536,6 +552,18 @@ class AllocationProblem:
             alloc.update(self._round(mode, bound, values))
         alloc["seconds"] = time.perf_counter() - start
         return Allocation(**alloc)
+
+    def _solver_failure(self, mode: str, bound: float, why: Any) -> str:
+        """What rlscale tried and what the user can change, in place of cvxpy's advice."""
+        text = " ".join(str(why).split())
+        text = text.split(" Try another solver")[0].split(" Try re-solving")[0].rstrip(". ")
+        kind = "geometric program (cvxpy gp=True)" if self.gp else "convex program (cvxpy DCP)"
+        what = "budget" if mode == "allocate" else "target loss"
+        text = text or "no reason given"
+        return (f"the {mode} problem at {what} {bound:g} could not be solved: rlscale posed it "
+                f"as a {kind} and ran the CLARABEL solver, which failed ({text}); try a "
+                f"{what} nearer the spec's typical scale, rescale the law's coefficients and "
+                "the cost toward 1, or tighten the bounds")
 
     def _shares(self, values: Mapping[str, float]) -> dict[str, float]:
         terms = self.cost.term_values(values) if self.cost.axes else np.array(
@@ -692,15 +720,12 @@ class AllocationProblem:
 
         p0, to_values, obj_grad, main, _bound_cons, lo, hi = self._space(mode, bound, values)
         before, _ = self._kkt(mode, bound, values)
-        scale_val = float(self.objective.evaluate(self.effective(values))) if mode == \
-            "allocate" else float(self.cost_at(values))
+        scale_val = float(self._reducible_at(values)) if mode == "allocate" \
+            else float(self.cost_at(values))
 
         def fun(p: np.ndarray) -> tuple[float, np.ndarray]:
             vals = to_values(p)
-            if mode == "allocate":
-                f = float(self.objective.evaluate(self.effective(vals)))
-            else:
-                f = float(self.cost_at(vals))
+            f = float(self._reducible_at(vals) if mode == "allocate" else self.cost_at(vals))
             if self.gp:
                 return math.log(f), obj_grad(p)
             return f / scale_val, obj_grad(p)
@@ -821,6 +846,20 @@ class AllocationProblem:
         best = int(np.argmin(key))
         return {"rounded": {v: int(grid[best, i]) for i, v in enumerate(self.variables)},
                 "rounded_loss": float(loss[best]), "rounded_cost": float(cost[best])}
+
+
+#: Largest exponent magnitude the solver is given (cvxpy turns exponents into fractions,
+#: and 1e4 already fails inside it with a ZeroDivisionError; 1000 solves exactly).
+MAX_EXPONENT = 1000.0
+
+
+def _check_exponents(what: str, poly: Posynomial) -> None:
+    for term in poly.terms:
+        for axis, e in term.exponents:
+            if not abs(e) <= MAX_EXPONENT:
+                raise ValueError(f"{what} has exponent {e:g} on {axis!r} in term {term}; the "
+                                 f"solver handles exponents up to {MAX_EXPONENT:g} in magnitude: "
+                                 "rescale the axis (x -> x^p) or use a smaller exponent")
 
 
 def _cp_posynomial(cp: Any, poly: Posynomial, x: Mapping[str, Any]) -> Any:

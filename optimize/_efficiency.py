@@ -182,12 +182,17 @@ class Baseline:
         hi = self.problem.bounds[self.scaled][1]
         return float(self.loss(hi if math.isfinite(hi) else 1e300))
 
-    def _solve(self, fn: Any, level: float, increasing: bool) -> float:
-        """The ``x`` with ``fn(x) = level`` by bisection in ``log x``."""
+    def _solve(self, fn: Any, level: float, increasing: bool, what: str) -> float:
+        """The ``x`` with ``fn(x) = level`` by bisection in ``log x``.
+
+        ``x`` is searched in ``[e^-700, e^690]`` (float64's range); a level the
+        baseline does not reach there is refused naming the range it covers.
+        """
         from scipy.optimize import brentq
 
         def h(t: float) -> float:
-            v = float(fn(math.exp(t))) - level
+            with np.errstate(over="ignore"):
+                v = float(fn(math.exp(t))) - level
             return v if increasing else -v
 
         lo, hi = -50.0, 50.0
@@ -195,10 +200,21 @@ class Baseline:
             lo -= 50.0
         while h(hi) < 0 and hi < 690:
             hi += 50.0
+        if h(lo) > 0 or h(hi) < 0 or not (math.isfinite(h(lo)) and math.isfinite(h(hi))):
+            with np.errstate(over="ignore"):
+                ends = sorted(float(fn(math.exp(t))) for t in (lo, hi))
+            raise ValueError(
+                f"{what} {level:g} is beyond what the baseline (scaling {self.scaled} alone, "
+                f"{self._fmt_fixed()}) can represent in float64: as {self.scaled} runs over "
+                f"[{math.exp(lo):.3g}, {math.exp(hi):.3g}] its {what} covers only "
+                f"[{ends[0]:.6g}, {ends[1]:.6g}]")
         return math.exp(brentq(h, lo, hi, xtol=1e-13, rtol=1e-15))
 
+    def _fmt_fixed(self) -> str:
+        return ", ".join(f"{k}={v:g}" for k, v in self.fixed.items())
+
     def x_for_loss(self, target: float) -> float:
-        return self._solve(self.loss, target, increasing=False)
+        return self._solve(self.loss, target, increasing=False, what="loss")
 
     def x_for_budget(self, budget: float) -> float:
         """The scaled variable's value that spends ``budget``, capped at its upper bound.
@@ -209,7 +225,7 @@ class Baseline:
         hi = self.problem.bounds[self.scaled][1]
         if math.isfinite(hi) and float(self.cost(hi)) <= budget:
             return float(hi)
-        return self._solve(self.cost, budget, increasing=True)
+        return self._solve(self.cost, budget, increasing=True, what="budget")
 
 
 def efficiency(law: Law, cost: Any, target: float, scaled: str = "trajectories",

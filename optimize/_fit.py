@@ -63,8 +63,12 @@ def huber(r: Any, delta: float = 1e-3) -> np.ndarray:
     >>> huber(np.array([0.0005, 0.01]), delta=1e-3).tolist()
     [1.25e-07, 9.5e-06]
     """
+    d = float(check_real("delta", delta, low=0.0, low_open=True))
+    r = check_real("r", r)
     a = np.abs(r)
-    return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+    # Written as c·(|r| − c/2) with c = min(|r|, δ): no r² overflow for |r| near 1e308.
+    c = np.minimum(a, d)
+    return c * (a - 0.5 * c)
 
 
 @dataclass(frozen=True)
@@ -236,6 +240,14 @@ class FitResult:
 # objective
 # ---------------------------------------------------------------------------
 
+#: Largest (starts x points) block one vectorised evaluation holds: about ten work
+#: arrays of this many float64 (2e6 elements: 16 MB each).
+MAX_BATCH_CELLS = 2 * 10**6
+#: Upper limit on starts x points of the multistart stage (about a minute of
+#: L-BFGS at most); ``starts="auto"`` lowers the number of starts to fit it.
+MAX_FIT_WORK = 10**7
+
+
 class _Objective:
     """Huber loss of log residuals and its gradient for one parameterisation."""
 
@@ -296,7 +308,19 @@ class _Objective:
         return float(loss) * self.scale, g * self.scale
 
     def batch(self, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Objective and gradient for many parameter vectors at once, shape (B, p)."""
+        """Objective and gradient for many parameter vectors at once, shape (B, p).
+
+        Evaluated in blocks of starts so that no work array exceeds
+        :data:`MAX_BATCH_CELLS` (starts x points) elements: memory stays bounded
+        however many points and starts there are.
+        """
+        rows = max(1, MAX_BATCH_CELLS // max(self.logy.size, 1))
+        if thetas.shape[0] <= rows:
+            return self._batch_block(thetas)
+        parts = [self._batch_block(thetas[i:i + rows]) for i in range(0, thetas.shape[0], rows)]
+        return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+    def _batch_block(self, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = self.n_axes
         d = self.delta
         if self.family == "additive":
@@ -587,7 +611,10 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         ``"grid"``: L-BFGS from every grid point (Hoffmann et al.'s grid;
         4,500 starts for two axes, 135,000 for three).  An integer ``m``: from
         the ``m`` grid points with the lowest objective.  ``"auto"`` (default):
-        the full grid up to 5,000 points, else the best 1,000.
+        the full grid up to 5,000 points, else the best 1,000, and at most
+        ``MAX_FIT_WORK / points`` (1e7 starts x points); more is refused.
+        Memory is bounded: starts are evaluated in blocks of
+        ``MAX_BATCH_CELLS`` (2e6) starts x points.
     bootstrap : int
         Number of bootstrap resamples for the intervals (0: none; use at
         least 1,000 for published intervals).
@@ -670,11 +697,29 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     grid = obj.grid()
     if law == "pass_rate":
         grid = grid[grid[:, 0] >= 0]
+    n_points = logy.size
     if starts == "auto":
-        starts = "grid" if len(grid) <= 5000 else 1000
+        auto = len(grid) if len(grid) <= 5000 else 1000
+        auto = max(1, min(auto, MAX_FIT_WORK // n_points))
+        starts = "grid" if auto >= len(grid) else auto
+    n_starts = len(grid) if starts == "grid" else check_positive_int("starts", starts)
+    if n_starts * n_points > MAX_FIT_WORK:
+        raise ValueError(
+            f"starts x points = {min(n_starts, len(grid))} x {n_points} = "
+            f"{min(n_starts, len(grid)) * n_points:.3g} exceeds the multistart limit "
+            f"{MAX_FIT_WORK:.0e}: pass fewer starts (starts='auto' picks "
+            f"{max(1, MAX_FIT_WORK // n_points)}) or average replicates (replicates='mean')")
+    if bootstrap * n_points > 20 * MAX_FIT_WORK:
+        raise ValueError(f"bootstrap x points = {bootstrap} x {n_points} exceeds "
+                         f"{20 * MAX_FIT_WORK:.0e}: use fewer resamples or average replicates")
     if starts != "grid":
-        m = check_positive_int("starts", starts)
-        vals = _grid_values(obj, grid)
+        m = n_starts
+        # Rank the grid on at most MAX_FIT_WORK/len(grid) evenly spaced points: the
+        # ranking only picks starting points; the fit itself uses every point.
+        step = max(1, -(-len(grid) * n_points // MAX_FIT_WORK))
+        ranker = obj if step == 1 else _Objective(family, logx[::step], logy[::step], delta,
+                                                  reduction)
+        vals = _grid_values(ranker, grid)
         grid = grid[np.argsort(vals, kind="stable")[:m]]
     # Stage 1: L-BFGS from every start, vectorised across starts (and split over
     # joblib workers when the grid is large).

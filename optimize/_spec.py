@@ -52,9 +52,69 @@ from rlscale.theory._synthetic import SynthesisMethod
 __all__ = ["AllocationSpec", "load_spec"]
 
 _TABLES = {"law", "cost", "bounds", "synthesis", "baseline"}
-_LAW_KEYS = {"family", "floor", "coefficients", "exponents", "coefficient", "p_max",
-             "sigma2_env", "sigma2_task", "sigma2_traj", "axes"}
-_SYN_KEYS = {"axis", "unit_cost", "rho", "saturation", "kind", "name"}
+#: The keys each law family takes, with their TOML types: "number", "table" (of
+#: numbers), "string", "strings" (an array of strings).
+_LAW_SCHEMA: dict[str, dict[str, str]] = {
+    "additive": {"floor": "number", "coefficients": "table", "exponents": "table"},
+    "multiplicative": {"coefficient": "number", "exponents": "table", "floor": "number"},
+    "pass_rate": {"p_max": "number", "coefficients": "table", "exponents": "table"},
+    "variance_components": {"floor": "number", "sigma2_env": "number",
+                            "sigma2_task": "number", "sigma2_traj": "number",
+                            "axes": "strings"},
+}
+_LAW_KEYS = {"family"} | {k for keys in _LAW_SCHEMA.values() for k in keys}
+_SYN_SCHEMA = {"axis": "string", "unit_cost": "number", "rho": "number",
+               "saturation": "number", "kind": "string", "name": "string"}
+_SYN_KEYS = set(_SYN_SCHEMA)
+_EXPECTED = {"number": "a number", "table": "a table of numbers such as { E = 0.3 }",
+             "string": "a string", "strings": "an array of strings",
+             "strtable": "a table of strings such as { tasks = \"E*t\" }"}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_type(where: str, value: Any, kind: str) -> None:
+    """Refuse a value of the wrong TOML type, naming the key and the type expected."""
+    ok = {
+        "number": _is_number(value),
+        "table": isinstance(value, Mapping) and all(_is_number(v) for v in value.values()),
+        "string": isinstance(value, str),
+        "strings": isinstance(value, list) and all(isinstance(v, str) for v in value),
+        "strtable": isinstance(value, Mapping) and all(isinstance(v, str)
+                                                       for v in value.values()),
+    }[kind]
+    if not ok:
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise TypeError(f"{where} must be {_EXPECTED[kind]}; got {type(value).__name__} "
+                        f"{shown}")
+
+
+def _law(tab: Mapping[str, Any]) -> Law:
+    """The [law] table, checked key by key against its family's schema."""
+    family = tab.get("family")
+    if not isinstance(family, str) or family not in _LAW_SCHEMA:
+        raise ValueError(f"[law] family must be one of {sorted(_LAW_SCHEMA)}; got "
+                         f"family={family!r}")
+    schema = _LAW_SCHEMA[family]
+    bad = sorted(set(tab) - set(schema) - {"family"})
+    if bad:
+        why = "is not a parameter of" if bad[0] in _LAW_KEYS else "is unknown for"
+        raise ValueError(f"[law] key {bad[0]!r} {why} the {family} law; its keys: "
+                         f"{sorted(schema)}")
+    for key, value in tab.items():
+        if key != "family":
+            _check_type(f"[law] {key}", value, schema[key])
+    if family == "variance_components" and "axes" in tab:
+        from rlscale.theory._nested import VarianceComponentsLaw
+
+        kwargs = {k: v for k, v in tab.items() if k != "family"}
+        try:
+            return VarianceComponentsLaw(**kwargs)
+        except TypeError as exc:
+            raise TypeError(f"bad parameters for the {family} law: {exc}") from exc
+    return law_from_dict(tab)
 
 
 @dataclass(frozen=True)
@@ -136,28 +196,30 @@ def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> AllocationSpe
     for required in ("law", "cost"):
         if required not in data or not isinstance(data[required], Mapping):
             raise ValueError(f"the spec needs a [{required}] table")
-    law_tab = data["law"]
-    _unknown("law", law_tab, _LAW_KEYS)
-    law = law_from_dict(law_tab)
+    law = _law(data["law"])
     cost_tab = data["cost"]
     _unknown("cost", cost_tab, {"expression", "substitute"})
     if not isinstance(cost_tab.get("expression"), str):
         raise ValueError("[cost] needs expression = \"...\" (a string such as \"6*N*D\")")
+    _check_type("[cost] substitute", cost_tab.get("substitute", {}), "strtable")
     substitute = dict(cost_tab.get("substitute", {}))
-    for k, v in substitute.items():
-        if not isinstance(v, str):
-            raise TypeError(f"[cost] substitute.{k} must be a string monomial such as 'E*t'; "
-                            f"got {v!r}")
+    if not isinstance(data.get("bounds", {}), Mapping):
+        raise TypeError(f"[bounds] must be a table of {{ min = ..., max = ... }} per variable; "
+                        f"got {data['bounds']!r:.60}")
     bounds = dict(data.get("bounds", {}))
     for k, v in bounds.items():
         if not isinstance(v, Mapping):
             raise TypeError(f"[bounds] {k} must be a table such as {{ min = 1, max = 500 }}; "
                             f"got {v!r}")
         _unknown(f"bounds.{k}", v, {"min", "max"})
+        for side, x in v.items():
+            _check_type(f"[bounds] {k}.{side}", x, "number")
     synthesis = []
     syn = data.get("synthesis", [])
     if isinstance(syn, Mapping):
         syn = [syn]
+    if not isinstance(syn, list):
+        raise TypeError(f"[[synthesis]] must be an array of tables; got {syn!r:.60}")
     for i, entry in enumerate(syn):
         if not isinstance(entry, Mapping):
             raise TypeError(f"[[synthesis]] entry {i} must be a table")
@@ -165,6 +227,8 @@ def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> AllocationSpe
         missing = [k for k in ("axis", "unit_cost", "rho") if k not in entry]
         if missing:
             raise ValueError(f"[[synthesis]] entry {i} needs {missing}")
+        for key, value in entry.items():
+            _check_type(f"[[synthesis]] entry {i} {key}", value, _SYN_SCHEMA[key])
         synthesis.append(SynthesisMethod(**entry))
     baseline = data.get("baseline")
     if baseline is not None:
@@ -173,6 +237,8 @@ def load_spec(spec: str | os.PathLike[str] | Mapping[str, Any]) -> AllocationSpe
         _unknown("baseline", baseline, {"scaled", "fixed"})
         if "scaled" not in baseline:
             raise ValueError("[baseline] needs scaled = \"<axis>\"")
+        _check_type("[baseline] scaled", baseline["scaled"], "string")
+        _check_type("[baseline] fixed", baseline.get("fixed", {}), "table")
         baseline = {"scaled": baseline["scaled"], "fixed": dict(baseline.get("fixed", {}))}
     out = AllocationSpec(law, cost_tab["expression"], bounds, substitute, tuple(synthesis),
                          baseline, source)

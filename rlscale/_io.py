@@ -7,6 +7,7 @@ and Windows within one file system).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -118,3 +119,25 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
     """
     text = json.dumps(to_jsonable(obj), indent=2, sort_keys=False, allow_nan=False)
     return write_text_atomic(path, text + "\n")
+
+
+#: Longest CSV field rlscale reads (1 MiB; Python's default limit is 128 KiB).
+CSV_FIELD_LIMIT = 1 << 20
+
+
+@contextlib.contextmanager
+def csv_field_limit(path: Any):
+    """Read CSV fields up to :data:`CSV_FIELD_LIMIT`; a longer one is refused naming ``path``.
+
+    The module-wide limit is restored afterwards.
+    """
+    import csv
+
+    old = csv.field_size_limit(CSV_FIELD_LIMIT)
+    try:
+        yield
+    except csv.Error as exc:
+        raise ValueError(f"{path}: not a readable CSV ({exc}); fields longer than "
+                         f"{CSV_FIELD_LIMIT} characters are refused") from exc
+    finally:
+        csv.field_size_limit(old)

@@ -41,12 +41,15 @@ import csv
 import io
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# The law models, fits and model comparison live in rlscale._law_models, shared with
+# the trainer's verification (rlscale._trainer_reward_law).
+from rlscale._law_models import _r2, _regime  # noqa: F401  (_r2 re-exported for tests)
 
 __all__ = ["RewardLawReport", "reward_grid", "verify_reward_law", "write_reward_figures"]
 
@@ -95,132 +98,6 @@ def _settings(mode: str) -> dict[str, Any]:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got mode={mode!r}")
     return _SETTINGS[mode]
-
-
-# ----------------------------------------------------------------------------- models
-
-
-def _law_min(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
-    a, b, c = np.exp(p[0]), p[1], np.exp(p[2])
-    return a * np.sqrt(np.maximum(np.minimum(lm + b, c * k), 0.0))
-
-
-def _law_smooth(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
-    a, b, c, q = np.exp(p[0]), p[1], np.exp(p[2]), np.exp(p[3])
-    u = np.maximum(lm + b, 1e-12)
-    v = np.maximum(c * k, 1e-300)
-    # (u^-q + v^-q)^(-1/q) in log space so large q (a sharp min) cannot overflow.
-    lse = np.logaddexp(-q * np.log(u), -q * np.log(v))
-    return a * np.exp(-lse / (2.0 * q))
-
-
-@dataclass(frozen=True)
-class _Model:
-    name: str
-    formula: str
-    n_params: Callable[[int], int]  # given the number of distinct M
-    fit: Callable[[np.ndarray, np.ndarray, np.ndarray], Callable[..., np.ndarray]]
-
-
-def _least_squares(fn, p0, lm, k, g) -> np.ndarray:
-    from scipy.optimize import least_squares
-
-    best = None
-    for start in p0:
-        res = least_squares(lambda p: fn(p, lm, k) - g, np.asarray(start, float), method="trf",
-                            max_nfev=4000)
-        if best is None or res.cost < best.cost:
-            best = res
-    return best.x
-
-
-def _fit_min(lm, k, g):
-    p = _least_squares(_law_min, [(0.0, 0.0, 0.0), (0.3, -1.0, 0.5), (-0.3, 1.0, -0.5)],
-                       lm, k, g)
-
-    def predict(lm2, k2, _m=None):
-        return _law_min(p, lm2, k2)
-
-    predict.params = p
-    return predict
-
-
-def _fit_smooth(lm, k, g):
-    p = _least_squares(_law_smooth, [(0.0, 0.0, 0.0, 1.0), (0.3, -1.0, 0.5, 0.0),
-                                     (0.0, 0.5, 0.0, 2.0)], lm, k, g)
-    return lambda lm2, k2, _m=None: _law_smooth(p, lm2, k2)
-
-
-def _fit_sqrt_k(lm, k, g):
-    a = np.dot(np.sqrt(k), g) / np.dot(k, np.ones_like(k))
-    return lambda lm2, k2, _m=None: a * np.sqrt(k2)
-
-
-def _fit_sqrt_logm(lm, k, g):
-    def fn(p, lm_, k_):
-        return np.exp(p[0]) * np.sqrt(np.maximum(lm_ + p[1], 0.0))
-
-    p = _least_squares(fn, [(0.0, 0.0), (0.5, -1.0)], lm, k, g)
-    return lambda lm2, k2, _m=None: fn(p, lm2, k2)
-
-
-def _fit_power(lm, k, g):
-    ok = g > 0
-    x = np.column_stack([np.ones(ok.sum()), lm[ok], np.log(k[ok])])
-    coef, *_ = np.linalg.lstsq(x, np.log(g[ok]), rcond=None)
-    return lambda lm2, k2, _m=None: np.exp(coef[0] + coef[1] * lm2 + coef[2] * np.log(k2))
-
-
-def _gao(kind: str):
-    def basis(k):
-        d = np.sqrt(k)
-        return np.column_stack([d, -d * d if kind == "bon" else -d * np.log(d)])
-
-    def fit(lm, k, g):
-        coefs = {}
-        for key in np.unique(lm):
-            sel = lm == key
-            if sel.sum() >= 2:
-                coefs[key] = np.linalg.lstsq(basis(k[sel]), g[sel], rcond=None)[0]
-
-        def predict(lm2, k2, _m=None):
-            out = np.full(lm2.shape, np.nan)
-            for key, c in coefs.items():
-                sel = lm2 == key
-                if sel.any():
-                    out[sel] = basis(k2[sel]) @ c
-            return out
-
-        return predict
-
-    return fit
-
-
-_MODELS = (
-    _Model("law_min", "a*sqrt(min(log M + b, c*K))", lambda nm: 3, _fit_min),
-    _Model("law_smooth_min", "a*((log M + b)^-p + (c*K)^-p)^(-1/(2p))", lambda nm: 4,
-           _fit_smooth),
-    _Model("sqrt_K", "a*sqrt(K)", lambda nm: 1, _fit_sqrt_k),
-    _Model("sqrt_log_M", "a*sqrt(log M + b)", lambda nm: 2, _fit_sqrt_logm),
-    _Model("gao_bon_per_M", "d*(alpha_M - beta_M*d), d = sqrt(K)", lambda nm: 2 * nm,
-           _gao("bon")),
-    _Model("gao_rl_per_M", "d*(alpha_M - beta_M*log d), d = sqrt(K)", lambda nm: 2 * nm,
-           _gao("rl")),
-    _Model("power_law", "a*M^p*K^q", lambda nm: 3, _fit_power),
-)
-
-
-def _r2(y: np.ndarray, yhat: np.ndarray) -> float | None:
-    """Held-out R²; ``None`` (JSON null) where it is undefined: constant ``y``."""
-    ok = np.isfinite(yhat)
-    y, yhat = y[ok], yhat[ok]
-    ss_tot = float(np.sum((y - y.mean()) ** 2)) if y.size else 0.0
-    return float(1.0 - np.sum((y - yhat) ** 2) / ss_tot) if ss_tot > 0 else None
-
-
-def _regime(lm: np.ndarray, k: np.ndarray) -> np.ndarray:
-    return np.where(k < 0.5 * lm, "kl_limited", np.where(k > 2.0 * lm, "data_limited",
-                                                          "crossover"))
 
 
 # ----------------------------------------------------------------------------- report
@@ -482,59 +359,25 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
 
 
 def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from rlscale._law_models import compare_models, finish_comparison, fit_law_group, new_totals
+
     groups: dict[tuple[float, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["noise"], r["method"]), []).append(r)
     r2_rows = []
-    totals = {m.name: {"rss": 0.0, "n": 0, "k": 0, "loro": []} for m in _MODELS}
+    totals = new_totals()
     for (tau, meth), grp in groups.items():
         lm = np.log([r["M"] for r in grp])
         k = np.array([r["K"] for r in grp])
         g = np.array([r["G"] for r in grp])
         train = np.array([r["split"] == "train" for r in grp])
-        test = ~train
-        f_min = _fit_min(lm[train], k[train], g[train])
-        f_smooth = _fit_smooth(lm[train], k[train], g[train])
-        p_min = f_min.params
-        pred_all = f_min(lm, k)
+        row, pred_all = fit_law_group(lm, k, g, train)
         for r, v in zip(grp, pred_all):
             r["fit_law_min"] = float(v)
-        r2_rows.append({
-            "noise": tau, "method": meth, "r2_min": _r2(g[test], f_min(lm[test], k[test])),
-            "r2_smooth": _r2(g[test], f_smooth(lm[test], k[test])),
-            "a": float(np.exp(p_min[0])), "b": float(p_min[1]), "c": float(np.exp(p_min[2])),
-            "n_train": int(train.sum()), "n_test": int(test.sum()),
-        })
+        r2_rows.append({"noise": tau, "method": meth, **row})
         # Model comparison on all points of the group, plus leave-one-regime-out.
-        reg = np.array([r["regime"] for r in grp])
-        n_m = np.unique(lm).size
-        for model in _MODELS:
-            pred = model.fit(lm, k, g)(lm, k)
-            ok = np.isfinite(pred)
-            t = totals[model.name]
-            t["rss"] += float(np.sum((g[ok] - pred[ok]) ** 2))
-            t["n"] += int(ok.sum())
-            t["k"] += model.n_params(n_m)
-            for held in ("kl_limited", "crossover", "data_limited"):
-                tr, te = reg != held, reg == held
-                if tr.sum() < 4 or te.sum() == 0:
-                    continue
-                pr = model.fit(lm[tr], k[tr], g[tr])(lm[te], k[te])
-                okp = np.isfinite(pr)
-                if okp.any():
-                    t["loro"].append(float(np.sqrt(np.mean((g[te][okp] - pr[okp]) ** 2))))
-    comparison = []
-    for model in _MODELS:
-        t = totals[model.name]
-        n, rss = max(t["n"], 1), max(t["rss"], 1e-300)
-        comparison.append({
-            "model": model.name, "formula": model.formula, "params": t["k"],
-            "aic": n * math.log(rss / n) + 2 * t["k"],
-            "bic": n * math.log(rss / n) + t["k"] * math.log(n),
-            "loro_rmse": float(np.mean(t["loro"])) if t["loro"] else float("nan"),
-            "rss": rss, "points": t["n"],
-        })
-    return r2_rows, comparison
+        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), totals)
+    return r2_rows, finish_comparison(totals)
 
 
 def _write(report: RewardLawReport, out: Path, figures: bool) -> RewardLawReport:

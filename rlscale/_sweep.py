@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlscale._io import write_text_atomic
+from rlscale._io import csv_field_limit, write_text_atomic
 
 __all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
            "summarise"]
@@ -69,6 +69,8 @@ _AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
 _AXIS_FIELD = {"environments": "n_environments", "tasks_per_environment": "tasks_per_environment",
                "trajectories_per_task": "trajectories_per_task"}
 _TOP_KEYS = {"design", "seeds", "algorithms", "base", "axes", "train"}
+#: Most runs one spec may hold (each run is validated up front, ~0.1 ms each).
+MAX_RUNS = 100_000
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,18 @@ class SweepSpec:
 
 def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
     if not isinstance(value, list) or not value:
-        raise ValueError(f"{name} must be a non-empty list of integers; got {value!r}")
+        raise TypeError(f"{name} must be a non-empty list (TOML array) of integers; got "
+                        f"{type(value).__name__} {value!r:.60}")
+    out = []
     for v in value:
+        # 16.0 is read as 16 (as TrainConfig does), so a spec has one canonical form.
+        if isinstance(v, float) and v.is_integer() and v >= minimum:
+            v = int(v)
         if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise ValueError(f"{name} must hold integers >= {minimum}; got {name}={value!r}")
-    return _distinct(name, value)
+            raise ValueError(f"{name} must hold integers >= {minimum}; got {name}="
+                             f"{value!r:.80}")
+        out.append(v)
+    return _distinct(name, out)
 
 
 def _distinct(name: str, value: list[Any]) -> tuple[Any, ...]:
@@ -152,6 +161,12 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
         raise ValueError(f"[train] must not set {clash}: they are sweep axes, seeds or "
                          "algorithms")
     spec = SweepSpec(design, seeds, _distinct("algorithms", algorithms), base, axes, train)
+    n_runs = len(seeds) * len(spec.algorithms) * (
+        math.prod(len(axes.get(a, (1,))) for a in _AXES) if design == "grid"
+        else 1 + sum(len(v) for v in axes.values()))
+    if n_runs > MAX_RUNS:
+        raise ValueError(f"the spec has {n_runs} runs (at most); the limit is {MAX_RUNS}: "
+                         "fewer seeds, algorithms or axis values")
     expand(spec)  # validates every configuration before anything runs
     return spec
 
@@ -238,7 +253,11 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         message names the file and the line.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    with csv_field_limit(path):
+        return _read_results(path, path.read_text(encoding="utf-8-sig"))
+
+
+def _read_results(path: Path, text: str) -> list[dict[str, Any]]:
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if header is None:
@@ -249,6 +268,7 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
                          f"{','.join(header)[:80]!r}...); refusing to touch it: move it "
                          "away or choose another --out")
     rows = []
+    seen: dict[str, int] = {}
     for line_no, values in enumerate(reader, start=2):
         if len(values) != len(COLUMNS):
             raise ValueError(f"{path} is corrupt: line {line_no} has {len(values)} fields, "
@@ -264,6 +284,12 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if not math.isfinite(row["success"]) or len(row["run_id"]) != 16:
             raise ValueError(f"{path} is corrupt: line {line_no} has success={row['success']} "
                              f"run_id={row['run_id']!r}; refusing to overwrite it")
+        if row["run_id"] in seen:
+            # One run counted twice would inflate the run count and weigh twice in the IQM.
+            raise ValueError(f"{path} is corrupt: line {line_no} repeats run_id "
+                             f"{row['run_id']} of line {seen[row['run_id']]}; remove the "
+                             "duplicated row")
+        seen[row["run_id"]] = line_no
         rows.append(row)
     return rows
 

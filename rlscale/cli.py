@@ -5,14 +5,15 @@ Verbs live in :mod:`rlscale.commands`, one module per verb, each exposing
 touches this file.  Handlers import their heavy dependencies lazily, which
 keeps ``rlscale --help`` fast.
 
-Errors a user can cause (``ValueError``, ``TypeError``, ``OSError`` and
-rlscale's own errors) are printed as one line on stderr with exit status 2;
-``--debug`` shows the traceback instead.
+Errors a user can cause (``ValueError``, ``TypeError``, ``OSError``,
+``csv.Error``, ``MemoryError`` and rlscale's own errors) are printed as one
+line on stderr with exit status 2; ``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib
 import io
 import os
@@ -105,7 +106,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Point stdout at /dev/null so the interpreter's final flush is silent.
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a shell reports a process the pipe killed
-    except _USER_ERRORS as exc:
+    except MemoryError:
+        if args.debug:
+            raise
+        sys.stderr.write(f"rlscale {args.command}: error: out of memory; the request is too "
+                         "large for this machine: use smaller sizes (see the documented "
+                         "limits in the README)\n")
+        return 2
+    except (*_USER_ERRORS, csv.Error) as exc:
         if args.debug:
             raise
         sys.stderr.write(f"rlscale {args.command}: error: {_one_line(exc)}\n")

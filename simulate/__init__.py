@@ -50,6 +50,24 @@ _EXPORTS: dict[str, str] = {
     "subtask_success": "_subtasks",
     "trained_policy_table": "_subtasks",
     "wilson_interval": "_subtasks",
+    # -- reward-optimisation law in the trainer (issue 12) --
+    "RewardWorld": "_gold_reward",
+    "make_reward_world": "_gold_reward",
+    "sample_trajectories": "_gold_reward",
+    "SoftOptimum": "_soft_vi",
+    "soft_optimum": "_soft_vi",
+    "PgResult": "_mdp_policy_gradient",
+    "kl_policy_gradient": "_mdp_policy_gradient",
+    "bt_labels": "_reward_model",
+    "fit_bradley_terry": "_reward_model",
+    "RmSetup": "_rm_experiment",
+    "make_rm_setup": "_rm_experiment",
+    "comparison_pool": "_rm_experiment",
+    "comparison_labels": "_rm_experiment",
+    "train_proxy": "_rm_experiment",
+    "gold_gains": "_rm_experiment",
+    "GeneralisingProxyGain": "_generalising_proxy",
+    "generalising_proxy_gain": "_generalising_proxy",
 }
 
 # Public sub-modules reachable as attributes.

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp, rel_entr
 
+from rlscale.simulate._gridworld import as_generator
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_pg"]
@@ -60,6 +61,9 @@ __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_
 BANDIT_ALGORITHMS = ("exact", "npg", "reinforce", "rloo", "grpo", "dr_grpo")
 _GRPO_EPS = 1e-6
 _MAX_SPREAD = 1e300
+#: Upper limit on the work ``steps · problems · (pool size + batch_size)`` of one
+#: :func:`kl_bandit_pg` call (about ten seconds on one core).
+MAX_BANDIT_WORK = 5 * 10**7
 
 
 @dataclass(frozen=True)
@@ -131,8 +135,14 @@ def kl_bandit_optimum(rewards: Any, beta: Any, ref_probs: Any = None) -> np.ndar
     [0.268941, 0.731059]
     """
     r, b, log_ref, batched = _prepare(rewards, beta, ref_probs)
-    out = np.exp(_log_softmax(log_ref + r / b[:, None]))
+    out = np.exp(_log_softmax(log_ref + _scaled(r, b)))
     return out if batched else out[0]
+
+
+def _scaled(r: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``(r − max r)/β`` per row: the optimum's logits up to a constant, finite even where
+    ``r/β`` itself overflows (rewards near 1e308); ``_prepare`` bounds the spread."""
+    return (r - r.max(axis=1, keepdims=True)) / b[:, None]
 
 
 def _prepare(rewards: Any, beta: Any, ref_probs: Any) -> tuple[np.ndarray, ...]:
@@ -153,6 +163,11 @@ def _prepare(rewards: Any, beta: Any, ref_probs: Any) -> tuple[np.ndarray, ...]:
         worst = int(np.argmax(np.where(np.isfinite(spread), spread, np.inf)))
         raise ValueError(f"reward range / beta must be <= {_MAX_SPREAD:g} (float64 logits); "
                          f"got {spread[worst]:g} for beta={b[worst]:g}")
+    with np.errstate(over="ignore"):
+        span = np.ptp(r2, axis=1)
+    if not np.all(span <= _MAX_SPREAD):
+        raise ValueError(f"rewards must span at most {_MAX_SPREAD:g} (max − min per problem); "
+                         f"got rewards spanning {np.max(span):g}")
     if ref_probs is None:
         log_ref = np.full((B, n), -np.log(n))
     else:
@@ -207,7 +222,8 @@ def kl_bandit_pg(
         Reference policy (strictly positive, sums to 1); uniform by default.
         Training starts from it.
     steps : int
-        Number of updates.
+        Number of updates; ``steps·B·(n + batch_size)`` is limited to
+        ``MAX_BANDIT_WORK`` (5e7, about ten seconds).
     lr : float, optional
         Step size on the logits; default ``1/β`` (per problem), which makes
         the step scale-free: ``lr·β`` is the contraction of the NPG update.
@@ -238,17 +254,27 @@ def kl_bandit_pg(
             f"algorithm must be one of {', '.join(BANDIT_ALGORITHMS)}; got algorithm={algorithm!r}"
         )
     r, b, log_ref, batched = _prepare(rewards, beta, ref_probs)
-    steps = check_positive_int("steps", steps)
-    batch_size = check_positive_int("batch_size", batch_size, minimum=2)
+    steps = check_positive_int("steps", steps, maximum=MAX_BANDIT_WORK)
+    batch_size = check_positive_int("batch_size", batch_size, minimum=2,
+                                    maximum=MAX_BANDIT_WORK)
+    work = steps * r.shape[0] * (r.shape[1] + batch_size)
+    if work > MAX_BANDIT_WORK:
+        raise ValueError(f"steps·problems·(pool + batch_size) must be <= {MAX_BANDIT_WORK:.0e} "
+                         f"(about 10 s); got steps={steps} x {r.shape[0]} problems x "
+                         f"({r.shape[1]} + {batch_size}) = {work:.3g}")
     if lr is None:
         step = 1.0 / b
         lr_out = step if batched else float(step[0])
     else:
         lr_out = float(check_real("lr", lr, low=0.0, low_open=True))
         step = np.full_like(b, lr_out)
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     B, n = r.shape
+    # Every update is invariant to a per-row shift of the rewards (each advantage subtracts
+    # a baseline or the policy's mean), so the dynamics run on r − max r, which keeps the
+    # sums finite for rewards near ±1e308; the shift is added back to the reported rewards.
+    r_top = r.max(axis=1)
+    r = r - r_top[:, None]
     m = batch_size
     rows = np.arange(B)[:, None]
     sampled = algorithm not in ("exact", "npg")
@@ -263,7 +289,7 @@ def kl_bandit_pg(
     def record(t: int, logp: np.ndarray) -> np.ndarray:
         p = np.exp(logp)
         kl_hist[t] = np.sum(rel_entr(p, np.exp(log_ref)), axis=1)
-        rew_hist[t] = np.sum(p * r, axis=1)
+        rew_hist[t] = np.sum(p * r, axis=1) + r_top
         return p
 
     logp = _log_softmax(theta)
@@ -299,10 +325,10 @@ def kl_bandit_pg(
         logp = _log_softmax(theta)
         p = record(t + 1, logp)
 
-    opt_logp = _log_softmax(log_ref + r / b[:, None])
+    opt_logp = _log_softmax(log_ref + _scaled(r, b))
     opt = np.exp(opt_logp)
     opt_kl = np.sum(rel_entr(opt, np.exp(log_ref)), axis=1)
-    opt_rew = np.sum(opt * r, axis=1)
+    opt_rew = np.sum(opt * r, axis=1) + r_top
     obj_hist = rew_hist - b[None, :] * kl_hist
 
     def out(x: np.ndarray) -> Any:

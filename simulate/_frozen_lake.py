@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlscale.simulate._gridworld import HOLE, N_STAGES, GridWorld
+from rlscale.simulate._gridworld import HOLE, MAX_SIZE, MAX_STEPS, N_STAGES, GridWorld
 from rlscale.theory._validation import check_positive_int
 
 __all__ = ["FROZEN_LAKE_MAPS", "frozen_lake", "world_from_text"]
@@ -49,11 +49,17 @@ def world_from_text(rows: str | list[str] | tuple[str, ...], *, slippery: bool =
     >>> w.shortest_path().tolist()
     [8]
     """
-    rows = rows.split() if isinstance(rows, str) else list(rows)  # one string: one row a line
+    if isinstance(rows, str):
+        rows = rows.split()  # one string: one row a line
+    elif not isinstance(rows, list | tuple) or not all(isinstance(r, str) for r in rows):
+        raise TypeError(f"rows must be a string or a list of strings; got rows={rows!r:.80}")
+    rows = list(rows)
     if not isinstance(slippery, bool | np.bool_):
         raise TypeError(f"slippery must be True or False; got slippery={slippery!r}")
-    max_steps = check_positive_int("max_steps", max_steps)
+    max_steps = check_positive_int("max_steps", max_steps, maximum=MAX_STEPS)
     S = len(rows)
+    if S > MAX_SIZE:
+        raise ValueError(f"rows must form a map of side <= {MAX_SIZE}; got side {S}")
     if S < 2 or any(len(r) != S for r in rows):
         raise ValueError(f"rows must form a square map of side >= 2; got {rows!r}")
     text = "".join(rows)

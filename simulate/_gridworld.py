@@ -49,6 +49,23 @@ N_STAGES = 3  # key, door, goal
 _TASK_TRIES = 50
 _LAYOUT_TRIES = 100
 
+#: Documented limits of the environment family, so that drawing a world finishes
+#: in seconds and its arrays fit in memory: the grid side, the time limit, and
+#: ``tasks·S²`` (tasks times cells) of one drawn world (about 5 s to draw).
+MAX_SIZE = 256
+MAX_STEPS = 100_000
+MAX_TASK_CELLS = 5 * 10**6
+
+
+def check_world_size(n_tasks: int, size: int, what: str = "the world") -> None:
+    """Refuse a world of more than :data:`MAX_TASK_CELLS` task cells, naming its size."""
+    cells = n_tasks * size * size
+    if cells > MAX_TASK_CELLS:
+        raise ValueError(
+            f"{what} would hold {n_tasks} tasks x {size}x{size} cells = {cells:.3g} task cells "
+            f"(about {cells * 200 / 2**30:.2g} GiB of work arrays); the limit is "
+            f"{MAX_TASK_CELLS:.0e}: use fewer environments or tasks, or a smaller grid_size")
+
 
 def move_table(tiles: np.ndarray) -> np.ndarray:
     """Next cell for each (environment, cell, action) of ``tiles`` (E, S, S).
@@ -298,13 +315,17 @@ class GridFamily:
     base_seed: int = 0
 
     def __post_init__(self) -> None:
-        check_positive_int("size", self.size, minimum=3)
-        for name in ("hole_rate", "wall_rate"):
-            check_real(name, getattr(self, name), low=0.0, high=0.5)
-        for name in ("slippery", "subgoal_rate", "diversity"):
-            check_real(name, getattr(self, name), low=0.0, high=1.0)
+        object.__setattr__(self, "size",
+                           check_positive_int("size", self.size, minimum=3, maximum=MAX_SIZE))
+        for name in ("hole_rate", "wall_rate", "slippery", "subgoal_rate", "diversity"):
+            high = 0.5 if name.endswith("_rate") and name != "subgoal_rate" else 1.0
+            object.__setattr__(self, name,
+                               float(check_real(name, getattr(self, name), low=0.0, high=high)))
         if self.max_steps is not None:
-            check_positive_int("max_steps", self.max_steps)
+            object.__setattr__(self, "max_steps", check_positive_int(
+                "max_steps", self.max_steps, maximum=MAX_STEPS))
+        object.__setattr__(self, "base_seed",
+                           check_positive_int("base_seed", self.base_seed, minimum=0))
 
     @property
     def horizon(self) -> int:
@@ -331,12 +352,13 @@ class GridFamily:
         """Draw ``n_environments`` layouts with ``tasks_per_environment`` solvable tasks each.
 
         Follows the module's no-path rule.  The same ``rng`` seed gives
-        bit-identical worlds.
+        bit-identical worlds.  ``E·t·size²`` is limited to :data:`MAX_TASK_CELLS`.
         """
-        E = check_positive_int("n_environments", n_environments)
-        t = check_positive_int("tasks_per_environment", tasks_per_environment)
-        if not isinstance(rng, np.random.Generator):
-            rng = np.random.default_rng(rng)
+        E = check_positive_int("n_environments", n_environments, maximum=MAX_TASK_CELLS)
+        t = check_positive_int("tasks_per_environment", tasks_per_environment,
+                               maximum=MAX_TASK_CELLS)
+        check_world_size(E * t, self.size)
+        rng = as_generator(rng)
         tiles, slip = self._layouts(E, rng)
         todo = np.arange(E)
         start = np.zeros((E, t), np.int64)
@@ -390,6 +412,19 @@ class GridFamily:
         ok_env = np.ones(E, bool)
         ok_env[env_of[pending]] = False
         return start.reshape(E, t), targets.reshape(E, t, N_STAGES), ok_env
+
+
+def as_generator(rng: Any) -> np.random.Generator:
+    """``rng`` as a Generator: a Generator, a non-negative int seed or None."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative int seed; got rng={rng}")
+        return np.random.default_rng(rng)
+    raise TypeError(f"rng must be a numpy Generator, an int seed or None; got rng={rng!r}")
 
 
 def _draw_tiles(rng, shape, hole_rate, wall_rate):

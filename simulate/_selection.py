@@ -78,6 +78,14 @@ __all__ = [
 
 _CHUNK = 1 << 13  # trials per block: work arrays stay in L2 cache (~3x faster than 1 << 18)
 
+#: Documented upper limits on the work of one call (each about ten seconds on one
+#: core): Monte Carlo trials of :func:`sample_selection`; normal draws
+#: ``trials·n·max(M/n, 1)`` of :func:`brute_force_selection`; proxy draws
+#: ``trials·Σ ns`` (times ``len(lambdas)`` softmaxes) of :func:`soft_bon_frontier`.
+MAX_TRIALS = 10**8
+MAX_DRAWS = 10**8
+MAX_POOL_DRAWS = 10**7  # soft best-of-n holds (trials, n) arrays: 80 MB each at most
+
 
 @dataclass(frozen=True)
 class SelectionSample:
@@ -112,7 +120,11 @@ class SelectionSample:
 def _rng(rng: Any) -> np.random.Generator:
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, int | np.integer):
+    if rng is None:
+        return np.random.default_rng()
+    if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_):
+        if rng < 0:
+            raise ValueError(f"rng must be a non-negative int seed; got rng={rng}")
         return np.random.default_rng(rng)
     raise TypeError(f"rng must be a numpy Generator, an int seed or None; got {rng!r}")
 
@@ -187,6 +199,7 @@ def sample_selection(
     K : float
         KL cap for ``tilt`` (``β = sqrt(2 min(K, log n))``); ignored otherwise.
     trials : int
+        At most ``MAX_TRIALS`` (1e8, about ten seconds).
     rng : numpy.random.Generator or int
         Same seed, bit-identical result.
 
@@ -202,7 +215,7 @@ def sample_selection(
     nn = float(check_real("n", n, low=1.0))
     sd = _noise_sd(nn, noise_sd, M, noise)
     kk = float(check_real("K", K, low=0.0, allow_inf=True))
-    trials = check_positive_int("trials", trials, minimum=2)
+    trials = check_positive_int("trials", trials, minimum=2, maximum=MAX_TRIALS)
     gen = _rng(rng)
     # scale = sqrt(1 + σ²) = proxy sd; shrink = 1/scale is the gold per unit of the
     # standardised proxy and resid = σ/scale the sd of X given the proxy.  Written
@@ -267,6 +280,7 @@ def brute_force_selection(
         Error law when ``noise_sd`` is given; ``student_t`` is scaled to unit
         variance and needs ``df > 2``.
     trials : int
+        ``trials·n·max(M/n, 1)`` (the normal draws) at most ``MAX_DRAWS`` (1e8).
     rng : numpy.random.Generator or int
 
     Examples
@@ -276,8 +290,8 @@ def brute_force_selection(
     >>> abs(s.gold - regressional_gain(8, 8 ** 0.5 / 8)) < 3 * s.gold_se
     True
     """
-    n = check_positive_int("n", n)
-    trials = check_positive_int("trials", trials, minimum=2)
+    n = check_positive_int("n", n, maximum=MAX_DRAWS)
+    trials = check_positive_int("trials", trials, minimum=2, maximum=MAX_DRAWS)
     if scheme not in ("margin", "bradley_terry"):
         raise ValueError(f"scheme must be 'margin' or 'bradley_terry'; got scheme={scheme!r}")
     if proxy_error not in ("gaussian", "student_t"):
@@ -297,7 +311,7 @@ def brute_force_selection(
             raise ValueError("proxy_error='student_t' needs noise_sd (a direct proxy error)")
         if M is None:
             raise ValueError("M is required unless noise_sd is given")
-        M = check_positive_int("M", M)
+        M = check_positive_int("M", M, maximum=MAX_DRAWS)
         if M % n:
             raise ValueError(f"M must be a multiple of n={n} (M/n comparisons each); got M={M}")
         m = M // n
@@ -305,6 +319,10 @@ def brute_force_selection(
         if scheme == "bradley_terry" and tau == 0.0:
             raise ValueError(f"noise must be > 0 for scheme='bradley_terry' (logistic scale "
                              f"noise/2); got noise={tau:g}")
+    draws = trials * n * max(m, 1)
+    if draws > MAX_DRAWS:
+        raise ValueError(f"trials·n·max(M/n, 1) must be <= {MAX_DRAWS:.0e} normal draws (about "
+                         f"10 s); got trials={trials}, n={n}, M/n={max(m, 1)}: {draws:.3g}")
     rows_per_block = max(1, (1 << 22) // max(n * max(m, 1), 1))
     acc = _Moments()
     for start in range(0, trials, rows_per_block):
@@ -424,6 +442,9 @@ def soft_bon_frontier(
     ``Σ_i Ŷ_i/(n(1+σ²))`` (the reference's gain, mean zero: a control variate
     that removes most of the noise at small KL).
 
+    ``trials·sum(ns)·len(lambdas)`` is limited to ``MAX_DRAWS`` (1e8) and
+    ``trials·max(ns)`` to ``MAX_POOL_DRAWS`` (1e7).
+
     Examples
     --------
     >>> f = soft_bon_frontier(1e4, 1.0, ns=(16,), lambdas=(0.5,), trials=200, rng=0)
@@ -432,9 +453,23 @@ def soft_bon_frontier(
     """
     mm = float(check_real("M", M, low=1.0))
     tau = float(check_real("noise", noise, low=0.0))
-    ns_arr = np.asarray([check_positive_int("ns", v) for v in np.atleast_1d(ns).tolist()])
+    ns_list = np.atleast_1d(np.asarray(ns, dtype=object)).tolist()
+    if not ns_list or len(ns_list) > 1000:
+        raise ValueError(f"ns must hold 1 to 1000 pool sizes; got {len(ns_list)}")
+    ns_arr = np.asarray([check_positive_int("ns", v, maximum=MAX_DRAWS) for v in ns_list])
     lam = check_real("lambdas", np.atleast_1d(lambdas), low=0.0, low_open=True)
-    trials = check_positive_int("trials", trials, minimum=4)
+    if lam.ndim != 1 or not 1 <= lam.size <= 1000:
+        raise ValueError(f"lambdas must be 1 to 1000 temperatures; got shape {lam.shape}")
+    trials = check_positive_int("trials", trials, minimum=4, maximum=MAX_DRAWS)
+    if trials * int(ns_arr.max()) > MAX_POOL_DRAWS:
+        raise ValueError(f"trials·max(ns) must be <= {MAX_POOL_DRAWS:.0e} (one pool's array); "
+                         f"got trials={trials}, max(ns)={int(ns_arr.max())}")
+    draws = trials * int(ns_arr.sum()) * lam.size
+    if draws > MAX_DRAWS:
+        raise ValueError(f"trials·sum(ns)·len(lambdas) must be <= {MAX_DRAWS:.0e} (about "
+                         f"10 s); "
+                         f"got trials={trials}, sum(ns)={int(ns_arr.sum())}, "
+                         f"len(lambdas)={lam.size}: {draws:.3g}")
     gen = _rng(rng)
     kl = np.empty((ns_arr.size, lam.size))
     gold = np.empty_like(kl)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import trim_mean
 
+from rlscale.simulate._gridworld import as_generator
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["Interval", "iqm", "iqm_ci", "iqm_difference_ci"]
@@ -48,7 +49,17 @@ def iqm(scores: Any) -> float:
     x = check_real("scores", scores).ravel()
     if x.size == 0:
         raise ValueError("scores must not be empty")
-    return float(trim_mean(x, 0.25))
+    return float(_trim_mean(x))
+
+
+def _trim_mean(x: np.ndarray, axis: int | None = None) -> Any:
+    """``trim_mean(x, 0.25)`` computed on ``x / max|x|``: a sum of scores near 1e308
+    would overflow, the mean of the scaled scores cannot (and scaling back is exact
+    up to rounding, since the mean lies within the scores' range)."""
+    scale = float(np.max(np.abs(x))) if x.size else 0.0
+    if scale == 0.0 or scale < 1e300:
+        return trim_mean(x, 0.25, axis=axis)
+    return trim_mean(x / scale, 0.25, axis=axis) * scale
 
 
 def _matrix(name: str, scores: Any) -> np.ndarray:
@@ -60,12 +71,20 @@ def _matrix(name: str, scores: Any) -> np.ndarray:
     return x
 
 
+#: Upper limit on the bootstrap's work ``n_boot · runs · tasks`` (values drawn and
+#: held in memory at once: 160 MB at most, about two seconds).
+MAX_BOOT_DRAWS = 2 * 10**7
+
+
 def _resample(x: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """IQM of ``n_boot`` stratified resamples: rows redrawn independently per column."""
     runs, tasks = x.shape
+    if n_boot * runs * tasks > MAX_BOOT_DRAWS:
+        raise ValueError(f"n_boot·runs·tasks must be <= {MAX_BOOT_DRAWS:.0e}; got n_boot={n_boot} "
+                         f"x {runs} runs x {tasks} tasks = {n_boot * runs * tasks:.3g}")
     idx = rng.integers(0, runs, size=(n_boot, runs, tasks))
     samples = x[idx, np.arange(tasks)[None, None, :]].reshape(n_boot, -1)
-    return trim_mean(samples, 0.25, axis=1)
+    return _trim_mean(samples, axis=1)
 
 
 def iqm_ci(scores: Any, *, n_boot: int = 2000, confidence: float = 0.95,
@@ -79,10 +98,10 @@ def iqm_ci(scores: Any, *, n_boot: int = 2000, confidence: float = 0.95,
     (0.35, True)
     """
     x = _matrix("scores", scores)
-    n_boot = check_positive_int("n_boot", n_boot)
+    n_boot = check_positive_int("n_boot", n_boot, maximum=MAX_BOOT_DRAWS)
     conf = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
                             high_open=True))
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = as_generator(rng)
     boots = _resample(x, n_boot, rng)
     a = (1.0 - conf) / 2.0
     low, high = np.quantile(boots, [a, 1.0 - a])
@@ -100,11 +119,16 @@ def iqm_difference_ci(a: Any, b: Any, *, n_boot: int = 2000, confidence: float =
     (0.205, True)
     """
     xa, xb = _matrix("a", a), _matrix("b", b)
-    n_boot = check_positive_int("n_boot", n_boot)
+    n_boot = check_positive_int("n_boot", n_boot, maximum=MAX_BOOT_DRAWS)
     conf = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
                             high_open=True))
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    diff = _resample(xa, n_boot, rng) - _resample(xb, n_boot, rng)
+    rng = as_generator(rng)
+    with np.errstate(over="ignore", invalid="ignore"):
+        diff = _resample(xa, n_boot, rng) - _resample(xb, n_boot, rng)
+        estimate = iqm(xa) - iqm(xb)
+    if not (np.all(np.isfinite(diff)) and np.isfinite(estimate)):
+        raise ValueError("IQM(a) − IQM(b) overflows float64: the scores of a and b must differ "
+                         "by less than 1.8e308")
     q = (1.0 - conf) / 2.0
     low, high = np.quantile(diff, [q, 1.0 - q])
-    return Interval(iqm(xa) - iqm(xb), float(low), float(high), conf)
+    return Interval(float(estimate), float(low), float(high), conf)

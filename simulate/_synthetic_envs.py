@@ -26,7 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.simulate._gridworld import DCOL, DROW, FREE, HOLE, GridFamily, GridWorld
+from rlscale.simulate._gridworld import (
+    DCOL,
+    DROW,
+    FREE,
+    HOLE,
+    GridFamily,
+    GridWorld,
+    as_generator,
+)
 from rlscale.simulate._value_iteration import optimal_success
 from rlscale.theory._validation import check_real
 
@@ -74,9 +82,10 @@ def synthetic_world(family: GridFamily, n_environments: int, tasks_per_environme
     >>> bool((report.keep == ~syn.defective).all())
     True
     """
+    if not isinstance(family, GridFamily):
+        raise TypeError(f"family must be a GridFamily; got family={family!r:.80}")
     rate = float(check_real("defect_rate", defect_rate, low=0.0, high=1.0))
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+    rng = as_generator(rng)
     world = family.sample(n_environments, tasks_per_environment, rng)
     E, S = world.n_environments, world.size
     bad = rng.random(E) < rate
@@ -108,6 +117,8 @@ def synthetic_world(family: GridFamily, n_environments: int, tasks_per_environme
 
 def verify_world(world: GridWorld) -> VerifierReport:
     """Keep the environments whose tasks are all solvable and reward-clean."""
+    if not isinstance(world, GridWorld):
+        raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
     E = world.n_environments
     task_ok = world.shortest_path() > 0
     solvable = np.ones(E, bool)

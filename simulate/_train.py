@@ -46,11 +46,11 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate import _dr_grpo, _grpo, _reinforce, _rlds, _rloo
-from rlscale.simulate._gridworld import N_STAGES, GridFamily
+from rlscale.simulate._gridworld import MAX_SIZE, MAX_STEPS, N_STAGES, GridFamily, check_world_size
 from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy, state_features
 from rlscale.simulate._rollout import LOG_REF, group_stats, rollout, state_rows
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
-from rlscale.simulate._value_iteration import optimal_success, policy_success
+from rlscale.simulate._value_iteration import MAX_DP_WORK, optimal_success, policy_success
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
@@ -65,11 +65,23 @@ ALGORITHMS: dict[str, tuple[Any, type]] = {
 }
 
 
+#: Documented limits of a training run: counts, hidden units, the env steps of one
+#: update held in memory, and the env steps of the whole run (an upper bound:
+#: every rollout running to the time limit; 1e9 is about four minutes at the
+#: measured 4e6 env steps/s).  Worlds are limited by ``MAX_TASK_CELLS``.
+MAX_COUNT = 10**9
+MAX_HIDDEN = 4096
+MAX_BATCH_STEPS = 10**7
+MAX_ENV_STEPS = 10**9
+
+
 def _check_band(frontier: Any) -> tuple[float, float]:
     """``frontier`` as a ``(low, high)`` pair of floats with ``0 <= low <= high <= 1``."""
     text = f"frontier must be (low, high) with 0 <= low <= high <= 1; got frontier={frontier!r}"
     if isinstance(frontier, str) or not isinstance(frontier, tuple | list | np.ndarray):
         raise TypeError(text)
+    if any(isinstance(x, bool | np.bool_ | str | bytes) for x in frontier):
+        raise ValueError(text)
     try:
         band = tuple(float(x) for x in frontier)
     except (TypeError, ValueError):
@@ -164,35 +176,91 @@ class TrainConfig:
     unit_cost_trajectory: float = 1.0
 
     def __post_init__(self) -> None:
+        # Every field is checked and stored in its declared type (16.0 -> 16, 1 -> 1.0 for a
+        # float field), so a configuration has one canonical form: results and run ids
+        # never depend on how a number was written.
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        def count(name: str, minimum: int = 1, maximum: int | None = MAX_COUNT) -> None:
+            put(name, check_positive_int(name, getattr(self, name), minimum=minimum,
+                                         maximum=maximum))
+
         for name in ("n_environments", "tasks_per_environment", "epochs", "tasks_per_step",
-                     "hidden", "eval_environments", "eval_tasks_per_environment"):
-            check_positive_int(name, getattr(self, name))
-        check_positive_int("trajectories_per_task", self.trajectories_per_task, minimum=2)
-        check_positive_int("grid_size", self.grid_size, minimum=3)
+                     "eval_environments", "eval_tasks_per_environment"):
+            count(name)
+        count("hidden", maximum=MAX_HIDDEN)
+        count("trajectories_per_task", minimum=2)
+        count("grid_size", minimum=3, maximum=MAX_SIZE)
         for name in ("seed", "base_seed", "eval_seed"):
-            check_positive_int(name, getattr(self, name), minimum=0)
+            count(name, minimum=0, maximum=None)
         if not isinstance(self.verify, bool | np.bool_):
             raise TypeError(f"verify must be True or False; got verify={self.verify!r}")
+        put("verify", bool(self.verify))
         if self.steps is not None:
-            check_positive_int("steps", self.steps)
+            count("steps")
         if self.update_epochs is not None:
-            check_positive_int("update_epochs", self.update_epochs)
+            count("update_epochs", maximum=1000)
+        if self.max_steps is not None:
+            count("max_steps", maximum=MAX_STEPS)
         for name, choices in (("algorithm", tuple(ALGORITHMS)), ("policy", ("linear", "mlp"))):
             value = getattr(self, name)
-            if value not in choices:
+            if not isinstance(value, str) or value not in choices:
                 kind = ValueError if isinstance(value, str) else TypeError
                 raise kind(f"{name} must be one of {', '.join(choices)}; got {name}={value!r}")
-        check_real("lr", self.lr, low=0.0, low_open=True)
+        put("lr", float(check_real("lr", self.lr, low=0.0, low_open=True)))
         if self.clip is not None:
-            check_real("clip", self.clip, low=0.0, low_open=True)
+            put("clip", float(check_real("clip", self.clip, low=0.0, low_open=True)))
         if self.kl_coef is not None:
-            check_real("kl_coef", self.kl_coef, low=0.0)
+            put("kl_coef", float(check_real("kl_coef", self.kl_coef, low=0.0)))
         if self.frontier is not None:
-            object.__setattr__(self, "frontier", _check_band(self.frontier))
-        check_real("defect_rate", self.defect_rate, low=0.0, high=1.0)
+            put("frontier", _check_band(self.frontier))
+        put("defect_rate", float(check_real("defect_rate", self.defect_rate, low=0.0, high=1.0)))
         for name in ("unit_cost_environment", "unit_cost_task", "unit_cost_trajectory"):
-            check_real(name, getattr(self, name), low=0.0)
-        self.family  # noqa: B018 -- validates the family parameters now
+            put(name, float(check_real(name, getattr(self, name), low=0.0)))
+        family = self.family  # validates the family parameters now
+        for name in ("hole_rate", "wall_rate", "slippery", "subgoal_rate", "diversity"):
+            put(name, getattr(family, name))
+        # An option the chosen algorithm does not take is an error, not silently dropped.
+        takes = {f.name for f in fields(ALGORITHMS[self.algorithm][1])}
+        dropped = [k for k in ("clip", "kl_coef", "update_epochs")
+                   if getattr(self, k) is not None and k not in takes]
+        if dropped:
+            raise ValueError(f"algorithm {self.algorithm!r} takes no option {dropped[0]} "
+                             f"(its options: {', '.join(sorted(takes)) or 'none'}); got "
+                             f"{dropped[0]}={getattr(self, dropped[0])!r}")
+        self._check_work(family)
+
+    def _check_work(self, family: GridFamily) -> None:
+        """Refuse up front a run whose worlds or training would not fit (estimated sizes)."""
+        check_world_size(self.tasks, self.grid_size, "the training world")
+        eval_tasks = self.eval_environments * self.eval_tasks_per_environment
+        check_world_size(eval_tasks, self.grid_size, "the held-out world")
+        dp = family.horizon * eval_tasks * self.grid_size**2
+        if dp > MAX_DP_WORK:
+            raise ValueError(f"exact evaluation needs horizon·tasks·cells = {dp:.3g} > "
+                             f"{MAX_DP_WORK:.0e}: use fewer eval_environments or "
+                             "eval_tasks_per_environment, or a smaller grid_size or max_steps")
+        if self.verify:
+            dp = family.horizon * self.tasks * self.grid_size**2
+            if dp > MAX_DP_WORK:
+                raise ValueError(f"the verifier needs horizon·tasks·cells = {dp:.3g} > "
+                                 f"{MAX_DP_WORK:.0e}: use fewer environments or tasks, or a "
+                                 "smaller grid_size or max_steps")
+        B = min(self.tasks_per_step, self.tasks)
+        batch = B * self.trajectories_per_task * family.horizon
+        if batch > MAX_BATCH_STEPS:
+            raise ValueError(f"one update would hold tasks_per_step·trajectories_per_task·"
+                             f"max_steps = {batch:.3g} > {MAX_BATCH_STEPS:.0e} steps in memory "
+                             f"(about {batch * 100 / 2**30:.2g} GiB): lower tasks_per_step, "
+                             "trajectories_per_task or max_steps")
+        updates = self.steps or math.ceil(self.epochs * self.tasks / B)
+        steps = updates * B * self.trajectories_per_task * family.horizon
+        if steps > MAX_ENV_STEPS:
+            raise ValueError(f"the run could take up to {steps:.3g} environment steps "
+                             f"(updates·tasks_per_step·trajectories_per_task·max_steps) > "
+                             f"{MAX_ENV_STEPS:.0e} (about 4 minutes); lower epochs or steps, "
+                             "or the data axes")
 
     @property
     def family(self) -> GridFamily:
@@ -228,8 +296,11 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
         """Build from a mapping, rejecting unknown keys with the valid ones listed."""
+        if not isinstance(values, dict):
+            raise TypeError(f"values must be a mapping of TrainConfig fields; got "
+                            f"values={values!r:.80}")
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(map(str, set(values) - known))
         if unknown:
             raise ValueError(f"unknown TrainConfig field(s) {unknown}; valid: {sorted(known)}")
         values = dict(values)

@@ -108,8 +108,8 @@ def test_rloo_gradient_folds_the_kl_into_the_reward() -> None:
     batch, logp = _batch(), _logp(Z)
     spy = _Spy()
     beta = 0.3
-    _rloo.update(_Table(Z), spy, None, logp, batch, _rloo.RLOOConfig(kl_coef=beta),
-                 max_steps=10)
+    stats = _rloo.update(_Table(Z), spy, None, logp, batch, _rloo.RLOOConfig(kl_coef=beta),
+                         max_steps=10)
     # By hand: shaped reward r̃_i = r_i − β·Σ_t (log π − log π_ref) over trajectory i;
     # A_i = r̃_i − mean of the other trajectory's r̃ in the group (k = 2);
     # gradient Σ_t (A_i / N)(e_a − π).
@@ -127,6 +127,8 @@ def test_rloo_gradient_folds_the_kl_into_the_reward() -> None:
     (got,) = spy.grads
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
     assert abs(kl).max() > 0.1  # the KL term matters in this batch
+    # Its log: the mean sequence KL, and no clipping (RLOO takes one plain step).
+    assert stats == {"kl": pytest.approx(kl.mean(), rel=1e-12), "clip_fraction": 0.0}
 
 
 def test_advantage_helpers_against_their_definitions() -> None:
@@ -137,3 +139,27 @@ def test_advantage_helpers_against_their_definitions() -> None:
     assert _grpo.grpo_advantages(r)[1].tolist() == [0.0, 0.0, 0.0]
     # RLOO = k/(k − 1) × (r − mean): (3 − 1.5, 1 − 2.5, 2 − 2).
     assert _rloo.rloo_advantages(r)[0].tolist() == [1.5, -1.5, 0.0]
+
+
+def test_documented_defaults_are_the_configs() -> None:
+    import dataclasses
+
+    # README / module docstrings: clip ε = 0.2, k3 KL β = 0.001, 2 epochs per batch (GRPO);
+    # no KL shaping by default (RLOO).
+    assert dataclasses.astuple(_grpo.GRPOConfig()) == (0.2, 0.001, 2)
+    assert dataclasses.astuple(_rloo.RLOOConfig()) == (0.0,)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _grpo.GRPOConfig().clip = 0.3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _rloo.RLOOConfig().kl_coef = 0.3  # type: ignore[misc]
+    with pytest.raises(ValueError, match=r"RLOO needs trajectories_per_task >= 2; got k=1"):
+        _rloo.rloo_advantages(np.ones((3, 1)))
+
+
+def test_an_option_the_algorithm_does_not_take_is_refused() -> None:
+    from rlscale.simulate import TrainConfig
+
+    with pytest.raises(ValueError, match=r"algorithm 'reinforce' takes no option clip "
+                                         r"\(its options: .*\); got clip=0.1"):
+        TrainConfig(algorithm="reinforce", clip=0.1)
+    assert TrainConfig(algorithm="grpo", clip=0.1).algorithm_config().clip == 0.1

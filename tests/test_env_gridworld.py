@@ -179,7 +179,8 @@ def test_map_text_as_one_string_and_bad_map_arguments():
     assert optimal_success(one) == 1.0
     with pytest.raises(TypeError, match="slippery must be True or False; got slippery='yes'"):
         world_from_text(["SF", "FG"], slippery="yes")
-    with pytest.raises(ValueError, match="max_steps must be an integer >= 1; got max_steps=0"):
+    with pytest.raises(ValueError,
+                       match="max_steps must be an integer >= 1 and <= 100000; got max_steps=0"):
         world_from_text(["SF", "FG"], max_steps=0)
 
 

@@ -7,6 +7,7 @@ around the location ``Φ(μ)^n = 1/e``), closed forms, or brute-force sampling.
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import mpmath as mp
@@ -99,7 +100,10 @@ def test_huge_n_no_overflow_or_warning() -> None:
         quantile_mean_normal(1e300)
         regressional_gain(1e300, 1e3)
         assert regressional_gain(2.0, 1e300) == pytest.approx(1 / np.sqrt(np.pi) / 1e300)
-        bon_n_for_kl(np.finfo(float).max)
+        assert bon_n_for_kl(708.0) < np.finfo(float).max
+        with pytest.raises(ValueError, match="kl must be >= 0 and <= 708"):
+            bon_n_for_kl(np.finfo(float).max)  # n = e^kl beyond the float range: refused
+        assert tilt_gain(1e308) == pytest.approx(math.sqrt(2) * 1e154, rel=1e-15)
     assert np.isfinite(v)
 
 

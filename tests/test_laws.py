@@ -147,7 +147,12 @@ def test_extreme_axis_values_give_the_limits_without_warnings(law) -> None:
         point = dict.fromkeys(law.axes, value)
         exact = sp.N(expr.subs({law.symbols[a]: sp.Float(value, 50) for a in law.axes}), 40)
         want = math.inf if exact > sp.Float("1.7976931348623157e308") else float(exact)
-        assert law.loss(point) == pytest.approx(want, rel=1e-12)
+        if want == math.inf:  # a loss beyond the float range is refused (issue 10 §4)
+            with pytest.raises(ValueError, match=r"loss of \w+ overflows the float range"):
+                law.loss(point)
+            assert law.log_loss(point) == pytest.approx(float(sp.log(exact)), rel=1e-12)
+        else:
+            assert law.loss(point) == pytest.approx(want, rel=1e-12)
         if isinstance(law, PassRateLaw):
             assert law.pass_rate(point) == pytest.approx(1 / want if want else 0, rel=1e-12)
 

@@ -143,7 +143,80 @@ def test_costly_expansions_are_refused_quickly(text: str) -> None:
     import time
 
     start = time.perf_counter()
-    with pytest.raises(PosynomialError, match=r"expansion exceeds|power of a sum"):
+    with pytest.raises(PosynomialError, match=r"expansion exceeds|power of a sum|work limit"):
         parse_posynomial(text)
     # Before the limits these took 20 s and more; the refusal itself is instant.
     assert time.perf_counter() - start < 2.0
+
+
+# -- issue 10: total expansion work is bounded, for strings and sympy alike ---------
+
+@pytest.mark.parametrize("copies", [5, 625])
+def test_total_expansion_work_is_bounded_and_predicted(copies: int) -> None:
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(PosynomialError, match=r"work limit of 500,000 per cost"):
+        parse_posynomial("+".join(["((1+E)**99)**19"] * copies))
+    # Before the total budget, 5 copies took 12 s and 625 copies ~25 min; the
+    # power is predicted (100-term sum to the 19th) and refused before expanding.
+    assert time.perf_counter() - start < 1.0
+
+
+def test_many_cheap_expansions_add_up_to_the_limit() -> None:
+    # Each (1+E)**60 alone is cheap (1,830 products); 300 of them exceed the budget.
+    with pytest.raises(PosynomialError, match=r"work limit"):
+        parse_posynomial("+".join(["(1+E)**60"] * 300))
+    # The prediction counts collapsing univariate terms: (1+E)**99 has 100 terms.
+    assert len(parse_posynomial("(1+E)**99").terms) == 100
+    assert math.isclose(parse_posynomial("(1+E)**99").terms[-1].coefficient, 1.0)
+
+
+def test_sympy_input_obeys_the_same_limits() -> None:
+    import time
+
+    E = sp.Symbol("E", positive=True)
+    ys = sp.symbols("y0:30", positive=True)
+    start = time.perf_counter()
+    for expr in (sp.Add(*[((1 + E) ** 99) ** 19] * 5),   # sympy folds it to (1+E)**1881
+                 sp.Mul(*[(1 + E + y) for y in ys], evaluate=False),
+                 sp.Mul(*[(1 + E) ** 60] * 300, evaluate=False)):
+        with pytest.raises(PosynomialError, match=r"power of a sum|exceeds|work limit"):
+            parse_posynomial(expr)
+    # ~1.5 s idle (6.5 s seen on a loaded 2-core machine); before the limit: 12 s to 25 min.
+    assert time.perf_counter() - start < 10.0
+    # The walk expands like sympy.expand where that is cheap.
+    assert _terms(parse_posynomial((E + 2) ** 2 / E)) == {"E": 1.0, "1": 4.0, "E**-1": 4.0}
+
+
+@pytest.mark.parametrize("axes", ["ET", b"ET"])
+def test_axes_as_a_single_string_is_refused(axes) -> None:
+    with pytest.raises(TypeError, match=r"axes must be a list of axis names .* not the single "
+                                        r"string"):
+        parse_posynomial("E", axes=axes)
+    assert parse_posynomial("E", axes=["E", "T"]).axes == ("E",)
+
+
+@pytest.mark.parametrize("value", [-1e80, -1.0, math.nan, math.inf, "1", None, 1 + 1j])
+def test_evaluate_refuses_bad_axis_values_naming_the_axis(value) -> None:
+    p = parse_posynomial("E**2 + T")
+    with pytest.raises((ValueError, TypeError), match=r"^E must be"):
+        p.evaluate({"E": value, "T": 1.0})
+    with pytest.raises(ValueError, match=r"no value for axis 'T'"):
+        p.evaluate({"E": 1.0})
+    with pytest.raises(TypeError, match=r"values must be a mapping"):
+        p.evaluate([("E", 1.0)])
+
+
+def test_monomials_and_posynomials_validate_their_fields() -> None:
+    from rlscale.theory import Monomial
+
+    with pytest.raises(ValueError, match=r"coefficient must be > 0"):
+        Monomial(-1.0, (("E", 1.0),))
+    with pytest.raises(ValueError, match=r"exponents\['E'\] must be finite"):
+        Monomial(1.0, (("E", math.inf),))
+    with pytest.raises(TypeError, match=r"terms must be a non-empty tuple of Monomial"):
+        Posynomial(())
+    big = parse_posynomial("1e300*E")
+    with pytest.raises(PosynomialError, match=r"leave the float range"):
+        big.substitute({"E": parse_posynomial("1e300*T")})

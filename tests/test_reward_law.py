@@ -171,7 +171,8 @@ def test_no_overflow_or_warning_at_extremes() -> None:
         # sqrt(2K) at K = float max is 1.9e154: finite, and reached without noise
         big = np.finfo(float).max
         assert reward.gain(1.0, big, 0.0, "tilt") == pytest.approx(math.sqrt(2) * math.sqrt(big))
-        assert reward.noise_variance(1e300, 1.0, 1e300) == math.inf  # beyond float range
+        with pytest.raises(ValueError, match="noise variance overflows the float range"):
+            reward.noise_variance(1e300, 1.0, 1e300)  # beyond float range: refused
 
 
 @pytest.mark.parametrize(
@@ -268,3 +269,52 @@ def test_gao_expressions_match_numeric_forms() -> None:
         assert float(value) == pytest.approx(fn(7.0, 1.3, 0.2), rel=1e-12)
     with pytest.raises(ValueError, match="kind must be"):
         reward.gao_expr("ppo")
+
+
+# -- issue 10 §4: huge KL budgets (the gain fell to 3.6e-237 at K = 1e15, 0 from 1e16) ---
+
+def _mp_top(method: str, t: float) -> mp.mpf:
+    """Independent mpmath gold gain of a pool ``n = e^t`` without noise (20 digits)."""
+    n = mp.exp(t)
+    if method == "quantile":  # n φ(Φ⁻¹(1 - 1/n))
+        return n * mp.npdf(mp.sqrt(2) * mp.erfinv(1 - 2 / n))
+    # e(n) = ∫_0^∞ (1 - Φ^n) dx - ∫_{-∞}^0 Φ^n dx, Φ^n = exp(n log Φ)
+    up = mp.quad(lambda x: -mp.expm1(n * mp.log(mp.ncdf(x))), [0, mp.sqrt(2 * t), 12, mp.inf])
+    down = mp.quad(lambda x: mp.exp(n * mp.log(mp.ncdf(x))), [-mp.inf, -4, 0])
+    return up - down
+
+
+def _mp_plateau(method: str, m: float, tau: float) -> float:
+    """``sup_t top(t)/sqrt(1 + τ² e^t/M)``: the gain once the KL budget no longer binds."""
+    from scipy.optimize import minimize_scalar
+
+    with mp.workdps(20):
+        def neg(t: float) -> float:
+            return -float(_mp_top(method, t) / mp.sqrt(1 + tau**2 * mp.exp(t) / m))
+
+        hi = math.log(m / tau**2) + 8.0
+        res = minimize_scalar(neg, bounds=(0.5, hi), method="bounded",
+                              options={"xatol": 1e-7})
+        return -res.fun
+
+
+@pytest.mark.parametrize("method", ["bon", "quantile"])
+def test_gain_at_huge_kl_budgets_matches_mpmath(method: str) -> None:
+    m, tau = 1e6, 1.0
+    want = _mp_plateau(method, m, tau)
+    got = reward.gain(m, np.array([1e3, 1e15, 1e16, 1e100, 1e300]), tau, method)
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+@pytest.mark.parametrize("method", reward.METHODS)
+def test_gain_is_monotone_in_k_and_in_the_band_up_to_1e300(method: str) -> None:
+    ks = np.concatenate([np.geomspace(0.5 if method == "quantile" else 1e-6, 1e300, 100),
+                         [1e15, 1e16]])
+    ks.sort()
+    for m in (10.0, 1e6, 1e300):
+        for tau in (0.5, 2.0):
+            g = reward.gain(m, ks, tau, method)
+            # non-decreasing in K (to the golden-section refinement, 1e-10 relative)
+            assert np.all(np.diff(g) >= -1e-10 * g[1:]), (method, m, tau)
+            ratio = g / np.sqrt(np.minimum(np.log(m), ks))
+            assert ratio.min() >= reward.C_LO and ratio.max() <= reward.C_HI, (method, m, tau)

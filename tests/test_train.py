@@ -196,7 +196,7 @@ def test_verifier_filters_exactly_the_defective_environments():
         ({"seed": -1}, "seed must be an integer >= 0; got seed=-1"),
         ({"eval_seed": -3}, "eval_seed must be an integer >= 0"),
         ({"base_seed": -2}, "base_seed must be an integer >= 0"),
-        ({"grid_size": 2}, "grid_size must be an integer >= 3; got grid_size=2"),
+        ({"grid_size": 2}, "grid_size must be an integer >= 3 and <= 256; got grid_size=2"),
         ({"frontier": (0.1, 0.5, 0.9)}, "frontier must be"),
         ({"frontier": ("a", "b")}, "frontier must be"),
     ],

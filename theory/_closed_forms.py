@@ -19,7 +19,7 @@ import math
 from typing import Any
 
 from rlscale.theory._laws import AdditiveLaw
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_mapping, check_scalar
 
 __all__ = ["budget_shares", "chinchilla_optimal"]
 
@@ -28,21 +28,35 @@ def chinchilla_optimal(A: float, B: float, alpha: float, beta: float, compute: f
                        flops_per_param_token: float = 6.0) -> tuple[float, float]:
     """Compute-optimal ``(N, D)`` for ``E + A/N**alpha + B/D**beta`` at ``C = 6 N D``.
 
+    Everything is computed in log space; an optimum beyond the float range
+    (``N`` or ``D`` above 1.8e308 or below 1e-307) is refused with a ``ValueError``.
+
     Examples
     --------
     >>> N, D = chinchilla_optimal(406.4, 410.7, 0.34, 0.28, 5.76e23)
     >>> f"{N:.3e}", f"{D:.3e}"
     ('3.219e+10', '2.982e+12')
+    >>> chinchilla_optimal(1e308, 410.7, 0.34, 0.28, 1e21)
+    Traceback (most recent call last):
+    ...
+    ValueError: the optimum N = e^1156, D = e^-1109 is outside the float range for A=1e+308, \
+B=410.7, alpha=0.34, beta=0.28, compute=1e+21
     """
-    A, B, alpha, beta = (float(check_real(n, v, low=0.0, low_open=True)) for n, v in
+    A, B, alpha, beta = (check_scalar(n, v, low=0.0, low_open=True) for n, v in
                          (("A", A), ("B", B), ("alpha", alpha), ("beta", beta)))
-    C = float(check_real("compute", compute, low=0.0, low_open=True))
-    k = float(check_real("flops_per_param_token", flops_per_param_token, low=0.0,
-                         low_open=True))
-    s = alpha + beta
-    log_g = (math.log(alpha * A) - math.log(beta * B)) / s
-    log_c = math.log(C / k)
-    return math.exp(log_g + beta / s * log_c), math.exp(alpha / s * log_c - log_g)
+    C = check_scalar("compute", compute, low=0.0, low_open=True)
+    k = check_scalar("flops_per_param_token", flops_per_param_token, low=0.0, low_open=True)
+    # alpha/(alpha+beta) and beta/(alpha+beta) as ratios: alpha + beta may overflow,
+    # and then log G = (log(alpha A) - log(beta B))/(alpha + beta) tends to 0.
+    a_share, b_share = 1.0 / (1.0 + beta / alpha), 1.0 / (1.0 + alpha / beta)
+    log_g = ((math.log(alpha) + math.log(A)) - (math.log(beta) + math.log(B))) / (alpha + beta)
+    log_c = math.log(C) - math.log(k)
+    log_n, log_d = log_g + b_share * log_c, a_share * log_c - log_g
+    if max(log_n, log_d) > 709.0 or min(log_n, log_d) < -708.0:
+        raise ValueError(
+            f"the optimum N = e^{log_n:.4g}, D = e^{log_d:.4g} is outside the float range for "
+            f"A={A:g}, B={B:g}, alpha={alpha:g}, beta={beta:g}, compute={C:g}")
+    return math.exp(log_n), math.exp(log_d)
 
 
 def budget_shares(law: AdditiveLaw, values: dict[str, Any]) -> dict[str, float]:
@@ -56,7 +70,16 @@ def budget_shares(law: AdditiveLaw, values: dict[str, Any]) -> dict[str, float]:
     """
     if not isinstance(law, AdditiveLaw):
         raise TypeError(f"law must be an AdditiveLaw; got {type(law).__name__}")
-    terms = law.term_values(values)
-    weights = {a: law.exponents[a] * float(terms[a]) for a in law.axes}
-    total = sum(weights.values())
+    check_mapping("values", values)
+    vals = law._values(values, {})
+    for a, v in vals.items():
+        if v.ndim:
+            raise TypeError(f"{a} must be a real scalar, not an array of shape {v.shape}")
+    # log(alpha_i l_i) = log alpha_i + log a_i - alpha_i log x_i: shares by a softmax,
+    # so terms that overflow or underflow on their own still give exact shares.
+    logs = {a: math.log(law.exponents[a]) + math.log(law.coefficients[a])
+            - law.exponents[a] * math.log(float(vals[a])) for a in law.axes}
+    top = max(logs.values())
+    weights = {a: math.exp(v - top) for a, v in logs.items()}
+    total = math.fsum(weights.values())
     return {a: w / total for a, w in weights.items()}

@@ -244,21 +244,25 @@ def _kl_of_log_n(t: np.ndarray) -> np.ndarray:
     return np.where(small, series, t + np.expm1(-np.where(small, 1.0, t)))
 
 
+#: Largest KL whose best-of-n pool size e^t is a finite float (t - 1 + e^-t <= 708).
+_BON_KL_MAX = 708.0
+
+
 def bon_n_for_kl(kl: Any) -> float | np.ndarray:
     """The real pool size ``n >= 1`` whose best-of-n KL equals ``kl`` (inverse of :func:`bon_kl`).
 
     Solved by Newton's method in ``t = log n`` (``d KL/dt = 1 - 1/n``), started
     above the root where the map is convex, so it converges monotonically.
+    ``kl`` is limited to 708 (``n`` stays below the float maximum, 1.8e308);
+    larger budgets are refused rather than returned as ``inf``.
 
     Examples
     --------
     >>> round(bon_n_for_kl(bon_kl(7.5)), 9)
     7.5
     """
-    k = check_real("kl", kl, low=0.0)
-    t = _bon_log_n_for_kl(k)
-    with np.errstate(over="ignore"):  # KL > ~709: n beyond float range is inf
-        return return_like(np.exp(t), kl)
+    k = check_real("kl", kl, low=0.0, high=_BON_KL_MAX)
+    return return_like(np.exp(_bon_log_n_for_kl(k)), kl)
 
 
 def _bon_log_n_for_kl(k: np.ndarray) -> np.ndarray:
@@ -282,9 +286,13 @@ def tilt_gain(K: Any) -> float | np.ndarray:
     --------
     >>> tilt_gain(2.0)
     2.0
+    >>> f"{tilt_gain(1e308):.6e}"  # sqrt(2) * 1e154, no overflow in 2K
+    '1.414214e+154'
     """
     k = check_real("K", K, low=0.0)
-    return return_like(np.sqrt(2.0 * k), K)
+    # sqrt(2K), with 2K formed only where it cannot overflow (K up to 1.8e308)
+    out = np.where(k < 1e300, np.sqrt(2.0 * np.minimum(k, 1e300)), np.sqrt(2.0) * np.sqrt(k))
+    return return_like(out, K)
 
 
 def regressional_gain(n: Any, noise_sd: Any) -> float | np.ndarray:
@@ -297,6 +305,11 @@ def regressional_gain(n: Any, noise_sd: Any) -> float | np.ndarray:
     """
     e = np.asarray(expected_max_normal(n))
     s = check_real("noise_sd", noise_sd, low=0.0)
+    try:
+        np.broadcast_shapes(e.shape, s.shape)
+    except ValueError:
+        raise ValueError(f"the shapes of n {e.shape} and noise_sd {s.shape} do not "
+                         "broadcast together") from None
     return return_like(e / np.hypot(1.0, s), n, noise_sd)  # hypot: no overflow at σ = 1e300
 
 

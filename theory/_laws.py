@@ -41,7 +41,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rlscale.theory._posynomial import Monomial, Posynomial
-from rlscale.theory._validation import check_real, return_like
+from rlscale.theory._validation import (
+    check_bool,
+    check_finite_result,
+    check_mapping,
+    check_real,
+    check_scalar,
+    return_like,
+)
 
 __all__ = ["AdditiveLaw", "Law", "LawProperties", "MultiplicativeLaw", "PassRateLaw",
            "law_from_dict"]
@@ -82,7 +89,12 @@ _POSITIVE_ORTHANT = "every axis value finite and > 0"
 
 
 def _check_axes(axes: Any) -> tuple[str, ...]:
-    axes = tuple(axes)
+    if isinstance(axes, str | bytes):
+        raise TypeError(f"axes must be a list of axis names, not the single string {axes!r:.40}")
+    try:
+        axes = tuple(axes)
+    except TypeError:
+        raise TypeError(f"axes must be a list of axis names; got {type(axes).__name__}") from None
     if not axes:
         raise ValueError("a law needs at least one axis; got none")
     for a in axes:
@@ -101,7 +113,7 @@ def _check_map(name: str, mapping: Any, axes: tuple[str, ...] | None = None) -> 
         extra = sorted(set(mapping) - set(axes))
         raise ValueError(f"{name} must give one value per axis {list(axes)}; "
                          f"missing {missing}, unknown {extra}")
-    return {a: float(check_real(f"{name}[{a!r}]", v, low=0.0, low_open=True))
+    return {a: check_scalar(f"{name}[{a!r}]", v, low=0.0, low_open=True)
             for a, v in mapping.items()}
 
 
@@ -156,24 +168,40 @@ class Law(abc.ABC):
         return {a: sp.Symbol(a, positive=True) for a in self.axes}
 
     def _values(self, values: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> dict:
-        merged = dict(values or {}, **kwargs)
+        merged = dict(check_mapping("values", {} if values is None else values), **kwargs)
         missing = [a for a in self.axes if a not in merged]
         unknown = [a for a in merged if a not in self.axes]
         if missing or unknown:
             raise ValueError(f"{type(self).__name__} needs values for axes {list(self.axes)}; "
                              f"missing {missing}, unknown {unknown}")
-        return {a: check_real(a, merged[a], low=0.0, low_open=True) for a in self.axes}
+        out = {a: check_real(a, merged[a], low=0.0, low_open=True) for a in self.axes}
+        try:
+            np.broadcast_shapes(*(v.shape for v in out.values()))
+        except ValueError:
+            shapes = ", ".join(f"{a} {v.shape}" for a, v in out.items())
+            raise ValueError(f"axis values of shapes {shapes} do not broadcast together") from None
+        return out
+
+    def _finite(self, result: Any, what: str, vals: Mapping[str, Any]) -> Any:
+        """Refuse a value that overflowed (e.g. ``E = 5e-324`` under a negative power)."""
+        return check_finite_result(result, f"{what} of {type(self).__name__}", **vals)
 
     def reducible(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
         """``L(x) - floor`` (vectorised over broadcastable arrays)."""
         vals = self._values(values, kwargs)
-        return return_like(self.reducible_posynomial().evaluate(vals), *vals.values())
+        out = self._finite(self.reducible_posynomial().evaluate(vals), "the reducible loss", vals)
+        return return_like(out, *vals.values())
 
     def loss(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        """The loss ``L(x)`` at axis values given as a mapping or keywords."""
+        """The loss ``L(x)`` at axis values given as a mapping or keywords.
+
+        Axis values must be finite and ``> 0``; a loss beyond the float range
+        (a tiny axis value under a negative power) is refused with a
+        ``ValueError`` -- :meth:`log_loss` computes it in log space.
+        """
         vals = self._values(values, kwargs)
         out = self.floor + self.reducible_posynomial().evaluate(vals)
-        return return_like(out, *vals.values())
+        return return_like(self._finite(out, "the loss", vals), *vals.values())
 
     __call__ = loss
 
@@ -203,14 +231,39 @@ class Law(abc.ABC):
     def floor_at_bounds(self, upper: Mapping[str, float]) -> float:
         """Infimum of the loss when each axis in ``upper`` is capped there.
 
-        Terms involving an uncapped axis can be driven to zero; terms whose
-        axes are all capped are smallest at the caps.
+        Terms involving an uncapped axis (absent, or ``inf``) can be driven to
+        zero; terms whose axes are all capped are smallest at the caps.  Caps
+        must be ``> 0`` and name axes of the law; each term is computed in log
+        space, and a floor beyond the float range is refused.
+
+        Examples
+        --------
+        >>> law = AdditiveLaw(1.0, {"E": 4.0, "k": 1.0}, {"E": 0.5, "k": 1.0})
+        >>> law.floor_at_bounds({"E": 16.0})   # 1 + 4/sqrt(16); k uncapped
+        2.0
+        >>> law.floor_at_bounds({"E": 0.0})
+        Traceback (most recent call last):
+        ...
+        ValueError: upper['E'] must be > 0; got upper['E']=0
         """
+        check_mapping("upper", upper)
+        unknown = [a for a in upper if a not in self.axes]
+        if unknown:
+            raise ValueError(f"upper names {unknown[0]!r}, not an axis of the law "
+                             f"(axes: {list(self.axes)})")
+        caps = {a: check_scalar(f"upper[{a!r}]", v, low=0.0, low_open=True, allow_inf=True)
+                for a, v in upper.items()}
         total = self.floor
         for m in self.reducible_posynomial().terms:
-            if all(a in upper and math.isfinite(upper[a]) for a in m.axes):
-                total += m.coefficient * math.prod(upper[a] ** e for a, e in m.exponents)
-        return total
+            if all(a in caps and math.isfinite(caps[a]) for a in m.axes):
+                log_term = math.log(m.coefficient) + sum(e * math.log(caps[a])
+                                                         for a, e in m.exponents)
+                if log_term > 709.0:
+                    raise ValueError(f"the floor at upper={dict(upper)} overflows the float "
+                                     f"range (term {m} is e^{log_term:.4g})")
+                total += math.exp(log_term)
+        return float(check_finite_result(total, "the floor at the bounds", **{
+            f"upper[{a!r}]": v for a, v in caps.items()}))
 
     def as_dict(self) -> dict[str, Any]:
         """Family, axes, parameters and declared properties (JSON-ready)."""
@@ -266,7 +319,7 @@ class AdditiveLaw(Law):
 
     def __init__(self, floor: float, coefficients: Mapping[str, float],
                  exponents: Mapping[str, float]) -> None:
-        self.floor = float(check_real("floor", floor, low=0.0))
+        self.floor = check_scalar("floor", floor, low=0.0)
         self.axes = _check_axes(coefficients.keys() if isinstance(coefficients, Mapping)
                                 else coefficients)
         self.coefficients = _check_map("coefficients", coefficients, self.axes)
@@ -284,12 +337,16 @@ class AdditiveLaw(Law):
                     **kwargs: Any) -> dict[str, Any]:
         """Each axis' term ``l_i = a_i * x_i**(-alpha_i)``."""
         vals = self._values(values, kwargs)
-        return {a: return_like(self.coefficients[a] * vals[a] ** -self.exponents[a], vals[a])
-                for a in self.axes}
+        with np.errstate(over="ignore"):
+            terms = {a: self.coefficients[a] * vals[a] ** -self.exponents[a] for a in self.axes}
+        for a in self.axes:
+            check_finite_result(terms[a], f"the term of axis {a!r}", **{a: vals[a]})
+        return {a: return_like(terms[a], vals[a]) for a in self.axes}
 
     def expression(self, symbolic: bool = False) -> Any:
         import sympy as sp
 
+        check_bool("symbolic", symbolic)
         x = self.symbols
         if symbolic:
             floor = sp.Symbol("L_inf", nonnegative=True)
@@ -322,7 +379,7 @@ class AdditiveLaw(Law):
         ...
         ValueError: fix must leave at least one axis free; axes are ['E', 'k']
         """
-        held = {**(values or {}), **kwargs}
+        held = {**check_mapping("values", {} if values is None else values), **kwargs}
         unknown = [a for a in held if a not in self.axes]
         if unknown:
             raise ValueError(f"fix names {unknown[0]!r}, not an axis of the law "
@@ -331,9 +388,10 @@ class AdditiveLaw(Law):
         if not free:
             raise ValueError(f"fix must leave at least one axis free; axes are "
                              f"{list(self.axes)}")
-        terms = self.term_values({a: check_real(f"fix[{a!r}]", v, low=0.0, low_open=True)
+        terms = self.term_values({a: check_scalar(f"fix[{a!r}]", v, low=0.0, low_open=True)
                                   for a, v in held.items()} | dict.fromkeys(free, 1.0))
-        floor = self.floor + sum(float(terms[a]) for a in held)
+        floor = check_finite_result(self.floor + sum(float(terms[a]) for a in held),
+                                    "the fixed law's floor", **held)
         return AdditiveLaw(floor, {a: self.coefficients[a] for a in free},
                            {a: self.exponents[a] for a in free})
 
@@ -363,8 +421,8 @@ class MultiplicativeLaw(Law):
 
     def __init__(self, coefficient: float, exponents: Mapping[str, float],
                  floor: float = 0.0) -> None:
-        self.coefficient = float(check_real("coefficient", coefficient, low=0.0, low_open=True))
-        self.floor = float(check_real("floor", floor, low=0.0))
+        self.coefficient = check_scalar("coefficient", coefficient, low=0.0, low_open=True)
+        self.floor = check_scalar("floor", floor, low=0.0)
         self.axes = _check_axes(exponents.keys() if isinstance(exponents, Mapping)
                                 else exponents)
         self.exponents = _check_map("exponents", exponents, self.axes)
@@ -380,6 +438,7 @@ class MultiplicativeLaw(Law):
     def expression(self, symbolic: bool = False) -> Any:
         import sympy as sp
 
+        check_bool("symbolic", symbolic)
         x = self.symbols
         if symbolic:
             c = sp.Symbol("C", positive=True)
@@ -430,12 +489,15 @@ class PassRateLaw(Law):
 
     def __init__(self, p_max: float, coefficients: Mapping[str, float],
                  exponents: Mapping[str, float]) -> None:
-        self.p_max = float(check_real("p_max", p_max, low=0.0, high=1.0, low_open=True))
+        self.p_max = check_scalar("p_max", p_max, low=0.0, high=1.0, low_open=True)
         self.axes = _check_axes(coefficients.keys() if isinstance(coefficients, Mapping)
                                 else coefficients)
         self.coefficients = _check_map("coefficients", coefficients, self.axes)
         self.exponents = _check_map("exponents", exponents, self.axes)
-        self.floor = 1.0 / self.p_max
+        self.floor = check_finite_result(1.0 / self.p_max, "1/p_max", p_max=self.p_max)
+        for a, c in self.coefficients.items():  # the loss 1/p has coefficients c/p_max
+            check_finite_result(c / self.p_max, f"coefficients[{a!r}]/p_max", p_max=self.p_max,
+                                **{f"coefficients[{a!r}]": c})
 
     def to_additive(self) -> AdditiveLaw:
         """The loss ``1/p`` as an :class:`AdditiveLaw` (same axes and exponents)."""
@@ -445,6 +507,8 @@ class PassRateLaw(Law):
     @classmethod
     def from_additive(cls, law: AdditiveLaw) -> PassRateLaw:
         """Inverse of :meth:`to_additive`; needs ``law.floor >= 1`` (``p_max <= 1``)."""
+        if not isinstance(law, AdditiveLaw):
+            raise TypeError(f"law must be an AdditiveLaw; got {type(law).__name__}")
         if not law.floor >= 1.0:
             raise ValueError(f"an attempts-per-success law needs floor >= 1 (p_max <= 1); "
                              f"got floor={law.floor:g}")
@@ -471,8 +535,10 @@ class PassRateLaw(Law):
         return 1 / self.pass_rate_expression(symbolic)
 
     def pass_rate_expression(self, symbolic: bool = False) -> Any:
+        """The pass rate ``p`` as a sympy expression (parameters as symbols if ``symbolic``)."""
         import sympy as sp
 
+        check_bool("symbolic", symbolic)
         x = self.symbols
         if symbolic:
             p = sp.Symbol("p_max", positive=True)

@@ -27,12 +27,20 @@ and convex along a chain, and pooling does not depend on the multiplier.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
+
 from rlscale.theory._laws import Law, LawProperties
 from rlscale.theory._posynomial import Monomial, Posynomial
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import (
+    check_bool,
+    check_finite_result,
+    check_real,
+    check_scalar,
+)
 
 __all__ = ["NestedAllocation", "VarianceComponentsLaw", "nested_cost", "nested_optimum",
            "nested_totals"]
@@ -41,12 +49,45 @@ __all__ = ["NestedAllocation", "VarianceComponentsLaw", "nested_cost", "nested_o
 def nested_totals(E: Any, t: Any, k: Any) -> dict[str, Any]:
     """Totals ``{"environments": E, "tasks": E*t, "trajectories": E*t*k}``.
 
+    ``E``, ``t`` and ``k`` are real numbers ``>= 0`` or arrays of them (the
+    continuous optimum is fractional); integers stay integers.  Totals beyond
+    the float range are refused.
+
     Examples
     --------
     >>> nested_totals(10, 5, 4)
     {'environments': 10, 'tasks': 50, 'trajectories': 200}
+    >>> nested_totals("a", 2, 2)
+    Traceback (most recent call last):
+    ...
+    TypeError: E must be a real number or array; got str
     """
-    return {"environments": E, "tasks": E * t, "trajectories": E * t * k}
+    arrays = {n: check_real(n, v, low=0.0) for n, v in (("E", E), ("t", t), ("k", k))}
+    if all(isinstance(v, numbers.Integral) for v in (E, t, k)):
+        return {"environments": int(E), "tasks": int(E) * int(t),
+                "trajectories": int(E) * int(t) * int(k)}
+    try:
+        np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    except ValueError:
+        raise ValueError("the shapes of E, t and k do not broadcast together") from None
+    e, tt, kk = arrays.values()
+    with np.errstate(over="ignore"):
+        tasks = e * tt
+        trajectories = tasks * kk
+    check_finite_result(trajectories, "the trajectory total E*t*k", E=E, t=t, k=k)
+    scalar = all(np.ndim(v) == 0 for v in (E, t, k))
+    conv = (lambda x: float(x)) if scalar else (lambda x: x)
+    return {"environments": conv(e), "tasks": conv(tasks), "trajectories": conv(trajectories)}
+
+
+def _check_nested_axes(axes: Any) -> tuple[str, str, str]:
+    if isinstance(axes, str | bytes) or not isinstance(axes, tuple | list):
+        raise TypeError(f"axes must be a tuple of three axis names such as ('E', 't', 'k'); "
+                        f"got {axes!r:.40}")
+    if len(axes) != 3 or len(set(axes)) != 3 or not all(
+            isinstance(a, str) and a.isidentifier() for a in axes):
+        raise ValueError(f"axes must be three distinct identifiers (E, t, k); got {axes!r:.60}")
+    return tuple(axes)  # type: ignore[return-value]
 
 
 def nested_cost(c_env: float, c_task: float, c_traj: float,
@@ -58,8 +99,8 @@ def nested_cost(c_env: float, c_task: float, c_traj: float,
     >>> str(nested_cost(100, 10, 1))
     '100*E + 10*E*t + E*k*t'
     """
-    e, t, k = axes
-    cs = [float(check_real(n, c, low=0.0, low_open=True))
+    e, t, k = _check_nested_axes(axes)
+    cs = [check_scalar(n, c, low=0.0, low_open=True)
           for n, c in (("c_env", c_env), ("c_task", c_task), ("c_traj", c_traj))]
     terms = (Monomial(cs[0], ((e, 1.0),)),
              Monomial(cs[1], tuple(sorted(((e, 1.0), (t, 1.0))))),
@@ -96,15 +137,11 @@ class VarianceComponentsLaw(Law):
 
     def __init__(self, floor: float, sigma2_env: float, sigma2_task: float, sigma2_traj: float,
                  axes: tuple[str, str, str] | list[str] = ("E", "t", "k")) -> None:
-        self.floor = float(check_real("floor", floor, low=0.0))
-        self.sigma2_env = float(check_real("sigma2_env", sigma2_env, low=0.0, low_open=True))
-        self.sigma2_task = float(check_real("sigma2_task", sigma2_task, low=0.0, low_open=True))
-        self.sigma2_traj = float(check_real("sigma2_traj", sigma2_traj, low=0.0, low_open=True))
-        axes = tuple(axes)
-        if len(axes) != 3 or len(set(axes)) != 3 or not all(
-                isinstance(a, str) and a.isidentifier() for a in axes):
-            raise ValueError(f"axes must be three distinct identifiers (E, t, k); got {axes!r}")
-        self.axes = axes
+        self.floor = check_scalar("floor", floor, low=0.0)
+        self.sigma2_env = check_scalar("sigma2_env", sigma2_env, low=0.0, low_open=True)
+        self.sigma2_task = check_scalar("sigma2_task", sigma2_task, low=0.0, low_open=True)
+        self.sigma2_traj = check_scalar("sigma2_traj", sigma2_traj, low=0.0, low_open=True)
+        self.axes = _check_nested_axes(axes)
 
     @property
     def variances(self) -> tuple[float, float, float]:
@@ -130,6 +167,7 @@ class VarianceComponentsLaw(Law):
     def expression(self, symbolic: bool = False) -> Any:
         import sympy as sp
 
+        check_bool("symbolic", symbolic)
         x = self.symbols
         e, t, k = (x[a] for a in self.axes)
         if symbolic:
@@ -188,24 +226,39 @@ def nested_optimum(law: VarianceComponentsLaw, c_env: float, c_task: float, c_tr
     """
     if not isinstance(law, VarianceComponentsLaw):
         raise TypeError(f"law must be a VarianceComponentsLaw; got {type(law).__name__}")
-    costs = [float(check_real(n, c, low=0.0, low_open=True))
+    costs = [check_scalar(n, c, low=0.0, low_open=True)
              for n, c in (("c_env", c_env), ("c_task", c_task), ("c_traj", c_traj))]
-    budget = float(check_real("budget", budget, low=0.0, low_open=True))
-    # Pool adjacent violators on v = sqrt(S/C); blocks are [levels, S, C].
+    budget = check_scalar("budget", budget, low=0.0, low_open=True)
+    # Pool adjacent violators on v = sqrt(S/C), compared as log S - log C (S/C may
+    # overflow); blocks are [levels, S, C].  Everything below runs in log space.
     blocks: list[list[Any]] = []
     for i, (s, c) in enumerate(zip(law.variances, costs)):
         blocks.append([[i], s, c])
-        while len(blocks) > 1 and (math.sqrt(blocks[-2][1] / blocks[-2][2])
-                                   > math.sqrt(blocks[-1][1] / blocks[-1][2])):
+        while len(blocks) > 1 and (math.log(blocks[-2][1]) - math.log(blocks[-2][2])
+                                   > math.log(blocks[-1][1]) - math.log(blocks[-1][2])):
             last = blocks.pop()
             blocks[-1] = [blocks[-1][0] + last[0], blocks[-1][1] + last[1],
                           blocks[-1][2] + last[2]]
-    total = sum(math.sqrt(s * c) for _, s, c in blocks)
-    n = [0.0, 0.0, 0.0]
+    for b in blocks:
+        if not (math.isfinite(b[1]) and math.isfinite(b[2])):
+            raise ValueError(f"pooled variances or costs overflow the float range (costs "
+                             f"c_env={c_env}, c_task={c_task}, c_traj={c_traj})")
+    # log total = log sum_j sqrt(S_j C_j); log n_i = log B + (log S - log C)/2 - log total
+    halves = [0.5 * (math.log(s) + math.log(c)) for _, s, c in blocks]
+    top = max(halves)
+    log_total = top + math.log(math.fsum(math.exp(h - top) for h in halves))
+    log_n = [0.0, 0.0, 0.0]
     for levels, s, c in blocks:
         for i in levels:
-            n[i] = budget * math.sqrt(s / c) / total
+            log_n[i] = math.log(budget) + 0.5 * (math.log(s) - math.log(c)) - log_total
     e_ax, t_ax, k_ax = law.axes
-    values = {e_ax: n[0], t_ax: n[1] / n[0], k_ax: n[2] / n[1]}
-    return NestedAllocation(values, law.floor + total * total / budget, budget,
-                            tuple(tuple(b[0]) for b in blocks))
+    logs = {e_ax: log_n[0], t_ax: log_n[1] - log_n[0], k_ax: log_n[2] - log_n[1]}
+    log_red = 2.0 * log_total - math.log(budget)  # (sum_j sqrt(S_j C_j))^2 / B
+    worst = max([*logs.values(), log_red])
+    if worst > 709.0 or logs[e_ax] < -708.0:
+        raise ValueError(f"the optimum leaves the float range for budget={budget:g}, "
+                         f"c_env={costs[0]:g}, c_task={costs[1]:g}, c_traj={costs[2]:g}")
+    values = {a: math.exp(v) for a, v in logs.items()}
+    loss = check_finite_result(law.floor + math.exp(log_red), "the optimal loss",
+                               budget=budget)
+    return NestedAllocation(values, loss, budget, tuple(tuple(b[0]) for b in blocks))

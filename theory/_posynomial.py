@@ -32,17 +32,26 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.theory._validation import (
+    check_mapping,
+    check_real,
+    check_scalar,
+)
+
 __all__ = ["Monomial", "Posynomial", "PosynomialError", "parse_posynomial"]
 
 _MAX_CHARS = 10_000
 _MAX_TERMS = 10_000
-# Work limits that keep pathological text from exhausting the stack or the CPU:
-# parentheses, unary signs and exponent towers nest at most _MAX_DEPTH deep, a
-# sum is raised to at most _MAX_SUM_POWER, and one product of two sums forms at
-# most _MAX_PRODUCTS pairs of terms.
+# Work limits that keep pathological input from exhausting the stack or the CPU
+# (issue 10 §2): parentheses, unary signs and exponent towers nest at most
+# _MAX_DEPTH deep, a sum is raised to at most _MAX_SUM_POWER, any intermediate
+# sum has at most _MAX_TERMS terms, and the whole expansion of one cost -- every
+# product and power together -- forms at most _MAX_WORK pairs of terms
+# (about a second of work on one core).  Each product and power is *predicted* against the
+# remaining work before it is expanded; strings and sympy input share them.
 _MAX_DEPTH = 100
 _MAX_SUM_POWER = 100
-_MAX_PRODUCTS = 200_000
+_MAX_WORK = 500_000
 
 
 class PosynomialError(ValueError):
@@ -68,12 +77,30 @@ class Monomial:
     coefficient: float
     exponents: tuple[tuple[str, float], ...] = ()
 
+    def __post_init__(self) -> None:
+        c = check_scalar("coefficient", self.coefficient, low=0.0, low_open=True)
+        if not isinstance(self.exponents, tuple | list):
+            raise TypeError(f"exponents must be a tuple of (axis, exponent) pairs; got "
+                            f"{type(self.exponents).__name__}")
+        pairs = []
+        for pair in self.exponents:
+            if (not isinstance(pair, tuple | list) or len(pair) != 2
+                    or not isinstance(pair[0], str) or not pair[0].isidentifier()):
+                raise TypeError(f"exponents must be (axis name, exponent) pairs; got {pair!r:.60}")
+            pairs.append((pair[0], check_scalar(f"exponents[{pair[0]!r}]", pair[1])))
+        if len({a for a, _ in pairs}) != len(pairs):
+            raise ValueError(f"exponents name an axis twice: {[a for a, _ in pairs]}")
+        object.__setattr__(self, "coefficient", c)
+        object.__setattr__(self, "exponents", tuple(sorted((a, e) for a, e in pairs if e != 0)))
+
     @property
     def axes(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.exponents)
 
     def power_of(self, axis: str) -> float:
         """Exponent of ``axis`` in this monomial (0 when absent)."""
+        if not isinstance(axis, str):
+            raise TypeError(f"axis must be an axis name (str); got {axis!r:.60}")
         return dict(self.exponents).get(axis, 0.0)
 
     def label(self) -> str:
@@ -88,10 +115,26 @@ class Monomial:
         return lab if self.coefficient == 1 else f"{_num(self.coefficient)}*{lab}"
 
     def log_evaluate(self, log_values: Mapping[str, Any]) -> np.ndarray:
-        """``log`` of the monomial from the logs of the axis values (no overflow)."""
+        """``log`` of the monomial from the logs of the axis values (no overflow).
+
+        ``log_values`` maps each axis to ``log x`` (``-inf`` for ``x = 0``
+        is allowed where the exponent is positive, giving ``-inf``).
+        """
+        check_mapping("log_values", log_values)
         out = np.asarray(math.log(self.coefficient), dtype=np.float64)
         for name, e in self.exponents:
-            out = out + e * np.asarray(log_values[name], dtype=np.float64)
+            if name not in log_values:
+                raise ValueError(f"log_values has no value for axis {name!r} of {self}")
+            lv = check_real(f"log_values[{name!r}]", log_values[name], high=math.inf,
+                            allow_inf=True)
+            if np.any(np.isposinf(lv)) or (e < 0 and np.any(np.isneginf(lv))):
+                raise ValueError(f"log_values[{name!r}] must be finite (or -inf where the "
+                                 f"exponent is positive); got exponent {e:g}")
+            with np.errstate(over="ignore", invalid="ignore"):
+                out = out + e * lv
+        if np.any(np.isnan(out) | np.isposinf(out)):
+            raise ValueError(f"the log of the monomial {self} overflows the float range at "
+                             f"these log_values")
         return out
 
 
@@ -121,6 +164,31 @@ class Posynomial:
     terms: tuple[Monomial, ...]
     source: str = ""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.terms, tuple | list) or not self.terms or not all(
+                isinstance(m, Monomial) for m in self.terms):
+            raise TypeError(f"terms must be a non-empty tuple of Monomial; got "
+                            f"{self.terms!r:.80}")
+        if not isinstance(self.source, str):
+            raise TypeError(f"source must be a str; got {type(self.source).__name__}")
+        object.__setattr__(self, "terms", tuple(self.terms))
+
+    def _arrays(self, values: Mapping[str, Any], positive: bool) -> dict[str, np.ndarray]:
+        """Checked axis values: real, finite, ``> 0`` (``>= 0`` unless ``positive``)."""
+        check_mapping("values", values)
+        arrays = {}
+        for name in self.axes:
+            if name not in values:
+                raise ValueError(f"values has no value for axis {name!r} of {self}")
+            arrays[name] = check_real(name, values[name], low=0.0, low_open=positive)
+        try:
+            np.broadcast_shapes(*(a.shape for a in arrays.values()))
+        except ValueError:
+            raise ValueError(f"values for axes {list(arrays)} have shapes "
+                             f"{[a.shape for a in arrays.values()]} that do not "
+                             "broadcast") from None
+        return arrays
+
     @property
     def axes(self) -> tuple[str, ...]:
         return tuple(sorted({a for m in self.terms for a in m.axes}))
@@ -137,18 +205,26 @@ class Posynomial:
         return " + ".join(str(m) for m in self.terms)
 
     def log_terms(self, values: Mapping[str, Any]) -> np.ndarray:
-        """Logs of each term, stacked on the first axis (shape ``(n_terms, ...)``)."""
-        logs = {}
-        for name in self.axes:
-            if name not in values:
-                raise KeyError(f"no value for axis {name!r} of {self}")
-            logs[name] = np.log(np.asarray(values[name], dtype=np.float64))
+        """Logs of each term, stacked on the first axis (shape ``(n_terms, ...)``).
+
+        Axis values must be finite and ``> 0``; the logs never overflow.
+        """
+        logs = {n: np.log(a) for n, a in self._arrays(values, positive=True).items()}
         return np.stack([np.broadcast_to(m.log_evaluate(logs), np.broadcast_shapes(
             *(np.shape(v) for v in logs.values()))) for m in self.terms])
 
     def evaluate(self, values: Mapping[str, Any]) -> np.ndarray:
-        """The posynomial's value at strictly positive axis ``values`` (vectorised)."""
-        return self.term_values(values).sum(axis=0)
+        """The posynomial's value at axis ``values`` (vectorised).
+
+        Values must be finite and ``>= 0`` (``ValueError`` naming the axis
+        otherwise).  A zero value gives the term's limit -- 0 for a positive
+        exponent, ``+inf`` for a negative one (solvers probe slack synthetic
+        counts at 0) -- and ``+inf`` is also returned where the true value
+        exceeds the float range; use :meth:`log_terms` there.  These are the
+        only non-finite results (documented limitation of the input contract).
+        """
+        with np.errstate(over="ignore"):
+            return self.term_values(values).sum(axis=0)
 
     def term_values(self, values: Mapping[str, Any]) -> np.ndarray:
         """Value of each term (shape ``(n_terms, ...)``).
@@ -157,11 +233,7 @@ class Posynomial:
         underflows (``1e-200**-2``), the term is recomputed as ``exp`` of its
         log, so a finite value stays finite and only a true overflow is ``inf``.
         """
-        arrays = {}
-        for name in self.axes:
-            if name not in values:
-                raise KeyError(f"no value for axis {name!r} of {self}")
-            arrays[name] = np.asarray(values[name], dtype=np.float64)
+        arrays = self._arrays(values, positive=False)
         shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
         out = np.empty((len(self.terms), *shape))
         # A zero axis value (a slack synthetic count) has log -inf: same limit as x**e.
@@ -190,6 +262,7 @@ class Posynomial:
 
     def substitute(self, mapping: Mapping[str, Posynomial]) -> Posynomial:
         """Replace axes by monomials (e.g. ``tasks -> E*t``); other axes stay."""
+        check_mapping("mapping", mapping)
         for name, sub in mapping.items():
             if not isinstance(sub, Posynomial) or not sub.is_monomial:
                 raise PosynomialError(
@@ -202,20 +275,27 @@ class Posynomial:
             for name, e in m.exponents:
                 if name in mapping:
                     sub = mapping[name].terms[0]
-                    coef *= sub.coefficient ** e
+                    try:
+                        coef *= sub.coefficient ** e
+                    except OverflowError:
+                        coef = math.inf
+                    if not 0 < coef < math.inf:
+                        raise PosynomialError(
+                            f"substituting {name!r} -> {mapping[name]} makes the coefficient "
+                            f"of {m} leave the float range")
                     for n2, e2 in sub.exponents:
                         exps[n2] = exps.get(n2, 0.0) + e * e2
                 else:
                     exps[name] = exps.get(name, 0.0) + e
             key = _key(exps)
             out[key] = out.get(key, 0.0) + coef
-        return Posynomial(tuple(Monomial(c, k) for k, c in out.items()), self.source)
+        return _build(((dict(k), c) for k, c in out.items()), self.source or str(self))
 
     def to_sympy(self, symbols: Mapping[str, Any] | None = None) -> Any:
         """The posynomial as a sympy expression (positive symbols by default)."""
         import sympy as sp
 
-        symbols = dict(symbols or {})
+        symbols = dict(check_mapping("symbols", {} if symbols is None else symbols))
         for a in self.axes:
             symbols.setdefault(a, sp.Symbol(a, positive=True))
         return sp.Add(*[sp.nsimplify(m.coefficient, rational=False) * sp.Mul(
@@ -225,43 +305,80 @@ class Posynomial:
     def from_sympy(cls, expr: Any) -> Posynomial:
         """Convert a sympy expression that is a posynomial (after expansion).
 
-        The expression is inspected structurally; no text is evaluated.
+        The expression tree is walked structurally (no text is evaluated, and
+        ``sympy.expand`` is not called): sums, products and constant powers
+        are expanded by the same code and under the same work limits as a
+        cost string (:func:`parse_posynomial`), so a sympy input cannot ask
+        for more work than a string can.
         """
         import sympy as sp
 
         if not isinstance(expr, sp.Basic):
-            raise TypeError(f"cost must be a string or a sympy expression; got {expr!r}")
+            raise TypeError(f"cost must be a string or a sympy expression; got {expr!r:.80}")
         bad = [s for s in expr.free_symbols if not isinstance(s, sp.Symbol)]
         if bad:
             raise PosynomialError(f"cost {expr} has non-symbol atoms {bad}")
-        terms = []
-        for term in sp.Add.make_args(sp.expand(expr)):
-            coef, rest = term.as_coeff_Mul()
-            if not coef.is_number or not coef.is_real:
-                raise PosynomialError(f"term {term} of cost {expr} has a non-real coefficient")
-            exps: dict[str, float] = {}
-            for factor in sp.Mul.make_args(rest):
-                base, e = factor.as_base_exp()
-                if base == 1:
-                    continue
-                if base.is_number and e.is_number:
-                    coef = coef * factor
-                    continue
-                if not isinstance(base, sp.Symbol) or not e.is_number or not e.is_real:
-                    raise PosynomialError(
-                        f"term {term} of cost {expr}: factor {factor} is not a power of an "
-                        "axis with a constant exponent, so the cost is not a posynomial")
-                exps[base.name] = exps.get(base.name, 0.0) + float(e)
-            if not (coef.is_real and coef.is_finite):
-                raise PosynomialError(f"term {term} of cost {expr} has coefficient {coef}, "
-                                      "not a finite real number")
-            c = float(coef)
-            if not c > 0:
-                raise PosynomialError(
-                    f"term {term} of cost {expr} has coefficient {c:g} <= 0: a posynomial "
-                    "needs positive coefficients (no subtraction)")
-            terms.append((exps, c))
-        return _build(terms, str(expr))
+        source = str(expr)[:200]
+        poly = _SympyWalker(source).walk(expr)
+        return _build(((dict(k), c) for k, c in poly.items() if c != 0), source)
+
+
+class _SympyWalker:
+    """Expand a sympy tree into a :data:`_Poly` under the shared work limits."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.expander = _Expander()
+        self.depth = 0
+
+    def fail(self, node: Any, why: str) -> PosynomialError:
+        return PosynomialError(f"cost {self.source}: {str(node)[:80]}: {why}")
+
+    def constant(self, node: Any) -> float:
+        import sympy as sp
+
+        value = sp.N(node, 17)
+        if not (value.is_real and value.is_finite):
+            raise self.fail(node, "not a finite real number")
+        c = float(value)
+        if not math.isfinite(c):
+            raise self.fail(node, "outside the float range")
+        return c
+
+    def walk(self, node: Any) -> _Poly:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.fail(node, f"nested deeper than {_MAX_DEPTH} levels")
+        try:
+            return self._walk(node)
+        finally:
+            self.depth -= 1
+
+    def _walk(self, node: Any) -> _Poly:
+        import sympy as sp
+
+        if isinstance(node, sp.Symbol):
+            return {((node.name, 1.0),): 1.0}
+        if not node.free_symbols:
+            return {(): self.constant(node)}
+        if isinstance(node, sp.Add):
+            out: _Poly = {}
+            for arg in node.args:
+                out = _add(out, self.walk(arg))
+            return out
+        if isinstance(node, sp.Mul):
+            out = {(): 1.0}
+            for arg in node.args:
+                out = self.expander.mul(out, self.walk(arg), f"cost {self.source}: product")
+            return out
+        if isinstance(node, sp.Pow):
+            base, e = node.args
+            if e.free_symbols:
+                raise self.fail(node, "a power with a variable exponent is not a posynomial")
+            return self.expander.power(self.walk(base), self.constant(e),
+                                       f"cost {self.source}: power {str(node)[:60]}")
+        raise self.fail(node, "not a power of an axis with a constant exponent (only sums, "
+                        "products and constant powers of axes form a posynomial)")
 
 
 def _build(terms: Iterable[tuple[Mapping[str, float], float]], source: str) -> Posynomial:
@@ -326,9 +443,93 @@ def _tokenize(text: str) -> list[_Tok]:
     return toks
 
 
-# -- parser: values are dicts {exponent-key: coefficient} --------------------
+# -- expansion under a work budget --------------------------------------------
 
 _Poly = dict[tuple[tuple[str, float], ...], float]
+
+
+def _power_terms_bound(base: _Poly, j: int) -> int:
+    """An upper bound on the number of terms of ``base**j`` (predicted, not expanded).
+
+    At most the number of multisets of ``j`` terms, ``C(n+j-1, j)``; and at most
+    the product over axes of the distinct exponent sums that axis can take --
+    for integer exponents ``j*(max-min)+1``, which is what makes ``(1+E)**99``
+    (100 terms, not ``C(100, 99)``) cheap to predict.
+    """
+    n = len(base)
+    bound = math.comb(n + j - 1, j)
+    per_axis = 1
+    for a in {name for key in base for name, _ in key}:
+        exps = {dict(key).get(a, 0.0) for key in base}
+        if all(float(e).is_integer() for e in exps):
+            per_axis *= j * int(max(exps) - min(exps)) + 1
+        else:
+            per_axis *= math.comb(len(exps) + j - 1, j)
+        if per_axis >= bound:
+            return bound
+    return min(bound, per_axis)
+
+
+class _Expander:
+    """Products and powers of :data:`_Poly`, refused *before* they exceed the limits.
+
+    ``work`` counts pairs of terms multiplied so far; every operation predicts
+    its own work and refuses when the total would pass :data:`_MAX_WORK`.
+    """
+
+    def __init__(self) -> None:
+        self.work = 0
+        self.memo: dict = {}
+
+    def _charge(self, work: int, where: str, what: str) -> None:
+        if self.work + work > _MAX_WORK:
+            raise PosynomialError(
+                f"{where}: expanding {what} needs up to {work:,} term products, over the "
+                f"work limit of {_MAX_WORK:,} per cost ({self.work:,} already used)")
+        self.work += work
+
+    def mul(self, a: _Poly, b: _Poly, where: str) -> _Poly:
+        self._charge(len(a) * len(b), where,
+                     f"a product of a {len(a)}-term and a {len(b)}-term sum")
+        out = _mul(a, b, self.memo)
+        if len(out) > _MAX_TERMS:
+            raise PosynomialError(f"{where}: expansion exceeds {_MAX_TERMS:,} terms")
+        return out
+
+    def power(self, base: _Poly, e: float, where: str) -> _Poly:
+        if len(base) == 1:
+            (key, c), = base.items()
+            if c < 0 and not float(e).is_integer():
+                raise PosynomialError(f"{where}: a negative number to a non-integer power "
+                                      "is not real")
+            try:
+                ce = c ** e
+            except (OverflowError, ZeroDivisionError):
+                ce = math.inf
+            if isinstance(ce, complex) or not math.isfinite(ce) or ce == 0:
+                raise PosynomialError(f"{where}: power {c:g}**{e:g} overflows or underflows")
+            keyed = _key({n: p * e for n, p in key})
+            if any(not math.isfinite(x) for _, x in keyed):
+                raise PosynomialError(f"{where}: exponent {e:g} makes an exponent infinite")
+            return {keyed: ce}
+        if not float(e).is_integer() or e < 1:
+            raise PosynomialError(f"{where}: a sum raised to {e:g} is not a posynomial (only "
+                                  "positive integer powers of sums expand)")
+        if e > _MAX_SUM_POWER:
+            raise PosynomialError(f"{where}: power of a sum {e:g} is above {_MAX_SUM_POWER}; "
+                                  "expanding it is refused")
+        k = int(e)
+        predicted = sum(min(_power_terms_bound(base, j), _MAX_TERMS) for j in range(1, k))
+        self._charge(predicted * len(base), where,
+                     f"a {len(base)}-term sum to the power {k}")
+        self.work -= predicted * len(base)  # charged again, exactly, by each product
+        value: _Poly = dict(base)
+        for _ in range(k - 1):
+            value = self.mul(value, base, where)
+        return value
+
+
+# -- parser: values are dicts {exponent-key: coefficient} --------------------
 
 
 class _Parser:
@@ -338,6 +539,7 @@ class _Parser:
         self.i = 0
         self.axes = axes
         self.depth = 0
+        self.expander = _Expander()
 
     def fail(self, tok: _Tok, why: str) -> PosynomialError:
         shown = tok.text or "end of input"
@@ -349,15 +551,12 @@ class _Parser:
         if self.depth > _MAX_DEPTH:
             raise self.fail(tok, f"nested deeper than {_MAX_DEPTH} levels")
 
+    def where(self, tok: _Tok) -> str:
+        return f"cost {self.text[:200]!r}: {tok.text!r} at position {tok.pos}"
+
     def mul(self, a: _Poly, b: _Poly, op: _Tok) -> _Poly:
         """``a * b`` expanded, refusing expansions beyond the work and term limits."""
-        if len(a) * len(b) > _MAX_PRODUCTS:
-            raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms (a product of a "
-                            f"{len(a)}-term and a {len(b)}-term sum)")
-        out = _mul(a, b)
-        if len(out) > _MAX_TERMS:
-            raise self.fail(op, f"expansion exceeds {_MAX_TERMS} terms")
-        return out
+        return self.expander.mul(a, b, self.where(op))
 
     def peek(self) -> _Tok:
         return self.toks[self.i]
@@ -404,7 +603,8 @@ class _Parser:
                     raise self.fail(op, f"division by the sum {self.text[start:self.peek().pos]!r}"
                                     " is not a posynomial (divide by monomials only)")
                 (key, c), = rhs.items()
-                value = _mul(value, {_key({n: -e for n, e in key}): 1.0 / c})
+                value = self.expander.mul(value, {_key({n: -e for n, e in key}): 1.0 / c},
+                                          self.where(op))
         return value
 
     def power(self) -> _Poly:
@@ -416,25 +616,10 @@ class _Parser:
             return base
         op = self.take()
         e = self.exponent()
-        if len(base) == 1:
-            (key, c), = base.items()
-            try:
-                ce = c ** e
-            except OverflowError:
-                ce = math.inf
-            if not math.isfinite(ce) or ce == 0:
-                raise self.fail(op, f"power {c:g}**{e:g} overflows or underflows")
-            return {_key({n: p * e for n, p in key}): ce}
-        if e != int(e) or e < 1:
+        if len(base) > 1 and (not float(e).is_integer() or e < 1):
             raise self.fail(op, f"the sum starting at {base_tok.text!r} raised to {e:g} is not "
                             "a posynomial (only positive integer powers of sums expand)")
-        if e > _MAX_SUM_POWER:
-            raise self.fail(op, f"power of a sum {e:g} is above {_MAX_SUM_POWER}; expanding "
-                            "it is refused")
-        value: _Poly = {(): 1.0}
-        for _ in range(int(e)):
-            value = self.mul(value, base, op)
-        return value
+        return self.expander.power(base, e, self.where(op))
 
     def exponent(self) -> float:
         """A constant exponent: signed numbers, ``+ - * / **`` and parentheses.
@@ -550,16 +735,41 @@ def _add(a: _Poly, b: _Poly) -> _Poly:
     return out
 
 
-def _mul(a: _Poly, b: _Poly) -> _Poly:
+def _mul(a: _Poly, b: _Poly, memo: dict | None = None) -> _Poly:
+    """``a * b`` expanded; ``memo`` caches merged exponent keys across calls."""
+    memo = {} if memo is None else memo
     out: _Poly = {}
-    for ka, ca in a.items():
-        for kb, cb in b.items():
-            exps = dict(ka)
-            for n, e in kb:
-                exps[n] = exps.get(n, 0.0) + e
-            key = _key(exps)
-            out[key] = out.get(key, 0.0) + ca * cb
+    get = out.get
+    for kb, cb in b.items():
+        for ka, ca in a.items():
+            if not kb:
+                key = ka
+            elif not ka:
+                key = kb
+            else:
+                key = memo.get((ka, kb))
+                if key is None:
+                    exps = dict(ka)
+                    for n, e in kb:
+                        exps[n] = exps.get(n, 0.0) + e
+                    key = memo[(ka, kb)] = _key(exps)
+            out[key] = get(key, 0.0) + ca * cb
     return out
+
+
+def _check_axes_arg(axes: Any) -> frozenset[str]:
+    """The ``axes`` argument of :func:`parse_posynomial`: an iterable of identifiers."""
+    if isinstance(axes, str | bytes):
+        raise TypeError(f"axes must be a list of axis names such as ['E', 'T'], not the "
+                        f"single string {axes!r:.40}")
+    try:
+        names = list(axes)
+    except TypeError:
+        raise TypeError(f"axes must be a list of axis names; got {type(axes).__name__}") from None
+    for a in names:
+        if not isinstance(a, str) or not a.isidentifier():
+            raise ValueError(f"axes must be identifiers such as 'E'; got axes entry {a!r:.40}")
+    return frozenset(names)
 
 
 def parse_posynomial(text: Any, axes: Iterable[str] | None = None) -> Posynomial:
@@ -573,7 +783,9 @@ def parse_posynomial(text: Any, axes: Iterable[str] | None = None) -> Posynomial
         expression is converted structurally; a :class:`Posynomial` is returned
         as is (after the axis check).
     axes : iterable of str, optional
-        Allowed axis names; any other name is an error naming it.
+        Allowed axis names; any other name is an error naming it.  A single
+        string is refused (``axes="ET"`` would otherwise read as ``{E, T}``):
+        pass ``["E", "T"]``.
 
     Returns
     -------
@@ -600,8 +812,17 @@ subtraction after '100*E' is not allowed: a cost must be a posynomial (a sum of 
     ...
     rlscale.theory._posynomial.PosynomialError: cost 'E + K': 'K' at position 4: unknown axis \
 name; the axes are ['E', 'T']
+
+    Expansion is bounded before it is done (at most 10,000 terms, powers of
+    sums up to 100, and 500,000 term products per cost in all):
+
+    >>> parse_posynomial("+".join(["((1+E)**99)**19"] * 5))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    rlscale.theory._posynomial.PosynomialError: cost ...: expanding a 100-term sum to the power \
+19 needs up to ... term products, over the work limit of 500,000 per cost (... already used)
     """
-    allowed = None if axes is None else frozenset(axes)
+    allowed = None if axes is None else _check_axes_arg(axes)
     if isinstance(text, Posynomial):
         result = text
     elif isinstance(text, str):

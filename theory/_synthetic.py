@@ -53,7 +53,12 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._validation import check_real, return_like
+from rlscale.theory._validation import (
+    check_finite_result,
+    check_real,
+    check_scalar,
+    return_like,
+)
 
 __all__ = ["CriticalRatio", "FilterThreshold", "SynthesisMethod", "critical_synthetic_ratio",
            "filter_price", "optimal_filter_threshold", "uniform_filter_threshold"]
@@ -98,22 +103,27 @@ class SynthesisMethod:
 
     def __post_init__(self) -> None:
         if not isinstance(self.axis, str) or not self.axis.isidentifier():
-            raise ValueError(f"axis must be an identifier; got axis={self.axis!r}")
-        check_real("unit_cost", self.unit_cost, low=0.0, low_open=True)
-        check_real("rho", self.rho, low=0.0, low_open=True)
+            raise ValueError(f"axis must be an identifier; got axis={self.axis!r:.60}")
+        unit_cost = check_scalar("unit_cost", self.unit_cost, low=0.0, low_open=True)
+        rho = check_scalar("rho", self.rho, low=0.0, low_open=True)
+        if not isinstance(self.kind, str):
+            raise TypeError(f"kind must be one of {_KINDS}; got kind={self.kind!r:.60}")
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be an identifier; got name={self.name!r:.60}")
         kind = self.kind or ("linear" if self.saturation is None else "saturating")
         if kind not in _KINDS:
             raise ValueError(f"kind must be one of {_KINDS}; got kind={self.kind!r}")
         if kind != "linear":
             if self.saturation is None:
                 raise ValueError(f"a {kind} synthesis method needs saturation > 0; got None")
-            check_real("saturation", self.saturation, low=0.0, low_open=True)
+            object.__setattr__(self, "saturation", check_scalar(
+                "saturation", self.saturation, low=0.0, low_open=True))
         elif self.saturation is not None:
             raise ValueError("a linear synthesis method takes no saturation; got "
-                             f"saturation={self.saturation}")
+                             f"saturation={self.saturation!r:.60}")
         object.__setattr__(self, "kind", kind)
-        object.__setattr__(self, "unit_cost", float(self.unit_cost))
-        object.__setattr__(self, "rho", float(self.rho))
+        object.__setattr__(self, "unit_cost", unit_cost)
+        object.__setattr__(self, "rho", rho)
         if not self.name:
             object.__setattr__(self, "name", f"{self.axis}_synthetic")
         elif not self.name.isidentifier():
@@ -121,32 +131,43 @@ class SynthesisMethod:
 
     def effective(self, real: Any, synthetic: Any) -> Any:
         """Effective real units from ``real`` and ``synthetic`` counts (vectorised)."""
-        r = check_real("real", real, low=0.0)
-        s = check_real("synthetic", synthetic, low=0.0)
-        if self.kind == "linear":
-            out = r + self.rho * s
-        elif self.kind == "saturating":
-            S = float(self.saturation)  # type: ignore[arg-type]
-            out = r - self.rho * S * np.expm1(-s / S)
-        else:
-            S = float(self.saturation) * r  # type: ignore[arg-type]
-            with np.errstate(divide="ignore", invalid="ignore"):
+        r, s = self._counts(real, synthetic, real_positive=False)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            if self.kind == "linear":
+                out = r + self.rho * s
+            elif self.kind == "saturating":
+                S = float(self.saturation)  # type: ignore[arg-type]
+                out = r - self.rho * S * np.expm1(-s / S)
+            else:
+                S = float(self.saturation) * r  # type: ignore[arg-type]
                 gain = np.where(S > 0, -self.rho * S * np.expm1(-s / np.where(S > 0, S, 1.0)),
                                 0.0)
-            out = r + gain
+                out = r + gain
+        check_finite_result(out, f"the effective count of {self.name}", real=real,
+                            synthetic=synthetic)
         return return_like(out, real, synthetic)
+
+    def _counts(self, real: Any, synthetic: Any, *, real_positive: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+        r = check_real("real", real, low=0.0, low_open=real_positive)
+        s = check_real("synthetic", synthetic, low=0.0)
+        try:
+            np.broadcast_shapes(r.shape, s.shape)
+        except ValueError:
+            raise ValueError(f"the shapes of real {r.shape} and synthetic {s.shape} do not "
+                             "broadcast together") from None
+        return r, s
 
     def marginal(self, real: Any, synthetic: Any) -> Any:
         """``d x_eff / d x_syn``: effective units per extra synthetic unit."""
-        r = check_real("real", real, low=0.0)
-        s = check_real("synthetic", synthetic, low=0.0)
-        if self.kind == "linear":
-            out = np.full(np.broadcast_shapes(r.shape, s.shape), self.rho)
-        elif self.kind == "saturating":
-            out = self.rho * np.exp(-s / float(self.saturation))  # type: ignore[arg-type]
-        else:
-            S = float(self.saturation) * r  # type: ignore[arg-type]
-            with np.errstate(divide="ignore", invalid="ignore"):
+        r, s = self._counts(real, synthetic, real_positive=False)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            if self.kind == "linear":
+                out = np.full(np.broadcast_shapes(r.shape, s.shape), self.rho)
+            elif self.kind == "saturating":
+                out = self.rho * np.exp(-s / float(self.saturation))  # type: ignore[arg-type]
+            else:
+                S = float(self.saturation) * r  # type: ignore[arg-type]
                 out = np.where(S > 0, self.rho * np.exp(-s / np.where(S > 0, S, 1.0)), 0.0)
         return return_like(out, real, synthetic)
 
@@ -157,19 +178,28 @@ class SynthesisMethod:
         the real pool: ``rho s (1 - e^{-q}) - rho (x_syn/x_real) e^{-q}``,
         ``q = x_syn / (s x_real)``.
         """
-        r = check_real("real", real, low=0.0, low_open=True)
-        s = check_real("synthetic", synthetic, low=0.0)
+        r, s = self._counts(real, synthetic, real_positive=True)
         if self.kind != "relative":
             return return_like(np.zeros(np.broadcast_shapes(r.shape, s.shape)), real, synthetic)
         sat = float(self.saturation)  # type: ignore[arg-type]
-        q = s / (sat * r)
-        out = -self.rho * sat * np.expm1(-q) - self.rho * (s / r) * np.exp(-q)
+        with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+            ratio = s / r                 # may overflow to inf: then q = inf and e^-q = 0
+            q = ratio / sat
+            # rho s (1 - e^-q) - rho ratio e^-q; the second term -> 0 as q -> inf
+            tail = np.where(np.isfinite(q), ratio * np.exp(-np.where(np.isfinite(q), q, 0.0)),
+                            0.0)
+            out = -self.rho * sat * np.expm1(-q) - self.rho * tail
+        check_finite_result(out, f"the real-count derivative of {self.name}", real=real,
+                            synthetic=synthetic)
         return return_like(out, real, synthetic)
 
     def price(self, real: Any = 1.0, synthetic: Any = 0.0) -> Any:
         """Marginal effective real units per unit of cost."""
-        return return_like(np.asarray(self.marginal(real, synthetic)) / self.unit_cost,
-                           real, synthetic)
+        with np.errstate(over="ignore"):
+            out = np.asarray(self.marginal(real, synthetic)) / self.unit_cost
+        check_finite_result(out, f"the price of {self.name}", unit_cost=self.unit_cost,
+                            rho=self.rho)
+        return return_like(out, real, synthetic)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -225,39 +255,73 @@ def critical_synthetic_ratio(method: SynthesisMethod, real_cost: float,
     """
     if not isinstance(method, SynthesisMethod):
         raise TypeError(f"method must be a SynthesisMethod; got {type(method).__name__}")
-    c_r = float(check_real("real_cost", real_cost, low=0.0, low_open=True))
+    c_r = check_scalar("real_cost", real_cost, low=0.0, low_open=True)
     if real is not None:
-        real = float(check_real("real", real, low=0.0, low_open=True))
+        real = check_scalar("real", real, low=0.0, low_open=True)
     c_s, rho = method.unit_cost, method.rho
-    edge = rho * c_r / c_s  # synthetic's initial price relative to real's
+    # log of synthetic's initial price relative to real's (the ratio may overflow)
+    log_edge = math.log(rho) + math.log(c_r) - math.log(c_s)
     if method.kind == "linear":
-        if edge > 1:
+        if log_edge > 0:
             return CriticalRatio(math.inf, math.inf, f"synthetic is always cheaper per effective "
                                  f"unit ({rho:g}/{c_s:g} > 1/{c_r:g}); only bounds limit it")
         return CriticalRatio(0.0, 0.0, f"real data is at least as cheap per effective unit "
                              f"(1/{c_r:g} >= {rho:g}/{c_s:g}); buy no synthetic")
-    if edge <= 1:
+    if log_edge <= 0:
         return CriticalRatio(0.0, 0.0, "synthetic's initial price rho/c_syn does not exceed "
                              "real's 1/c_real; buy no synthetic")
     S = float(method.saturation)  # type: ignore[arg-type]
     if method.kind == "saturating":
-        amount = S * math.log(edge)
-        ratio = amount / real if real is not None else math.nan
+        amount = _finite_or_refuse(S * log_edge, "the critical synthetic amount", method,
+                                   c_r, real)
         reason = (f"marginal synthetic value rho*exp(-x/S*) per cost falls to real's at "
                   f"x = S* ln(rho c_real/c_syn) = {amount:.6g}")
         if real is None:
             reason += "; pass real= for the ratio"
-            ratio = math.inf if amount > 0 else 0.0
-            return CriticalRatio(ratio, amount, reason)
+            return CriticalRatio(math.inf if amount > 0 else 0.0, amount, reason)
+        ratio = _finite_or_refuse(amount / real, "the critical ratio", method, c_r, real)
         return CriticalRatio(ratio, amount, reason)
-    from scipy.special import lambertw
-
-    z = -((1 + rho * S) / (rho * S)) * math.exp(-1.0 - c_r / (c_s * S))
-    w = float(lambertw(z, k=-1).real)
-    ratio = -S * w - S - c_r / c_s
-    amount = ratio * real if real is not None else math.inf
+    ratio = _relative_critical_ratio(rho, S, c_r, c_s)
+    amount = math.inf if real is None else _finite_or_refuse(
+        ratio * real, "the critical synthetic amount", method, c_r, real)
     return CriticalRatio(ratio, amount, "maximises effective units per cost g(r)/(c_real + "
                          "c_syn r) (Lambert-W closed form; scale-free)")
+
+
+def _finite_or_refuse(value: float, what: str, method: SynthesisMethod, real_cost: float,
+                      real: float | None) -> float:
+    return float(check_finite_result(value, what, real_cost=real_cost, real=real,
+                                     unit_cost=method.unit_cost, rho=method.rho,
+                                     saturation=method.saturation))
+
+
+def _relative_critical_ratio(rho: float, S: float, c_r: float, c_s: float) -> float:
+    """``r* = -S W_{-1}(z) - S - c_r/c_s`` without cancellation or overflow.
+
+    With ``z = -e^{-L}``, ``L = 1 + c_r/(c_s S) - log1p(1/(rho S))`` (``L > 1``
+    when ``rho c_r > c_s``), ``u = -W_{-1}(z) > 1`` solves ``u - log u = L``, so
+    ``S u - S - c_r/c_s = S (u - L) - S log1p(1/(rho S)) = S (log u - log1p(1/(rho S)))``:
+    the large terms cancel exactly on paper instead of in floating point (the
+    direct form lost every digit once ``c_r/(c_s S)`` reached 1e17).
+    """
+    log1p_inv = float(np.logaddexp(0.0, -(math.log(rho) + math.log(S))))  # log(1 + 1/(rho S))
+    log_q = math.log(c_r) - math.log(c_s) - math.log(S)                    # log(c_r/(c_s S))
+    if log_q > 690.0:
+        # L ~ e^log_q: u = L + log L + o(1), and log u = log L to within log L / L < 1e-290.
+        log_u = log_q
+    else:
+        big_l = 1.0 + math.exp(log_q) - log1p_inv
+        # Newton on f(u) = u - log u - L from u0 = 2L >= root (f convex, increasing on u > 1).
+        u = 2.0 * big_l
+        for _ in range(200):
+            step = (u - math.log(u) - big_l) / (1.0 - 1.0 / u)
+            u_next = max(u - step, 1.0 + 1e-300)
+            if abs(u_next - u) <= 1e-15 * u:
+                u = u_next
+                break
+            u = u_next
+        log_u = math.log(u)
+    return max(S * (log_u - log1p_inv), 0.0)
 
 
 # -- quality filter ----------------------------------------------------------
@@ -348,22 +412,26 @@ def filter_price(threshold: Any, quality: Any, gen_cost: float, train_cost: floa
     >>> filter_price([0.5, 0.8], np.array([0.0, 0.25, 0.5, 0.75]), 1.0, 1.0).round(6).tolist()
     [0.208333, 0.0]
     """
-    c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
-    c_t = float(check_real("train_cost", train_cost, low=0.0))
+    c_g = check_scalar("gen_cost", gen_cost, low=0.0, low_open=True)
+    c_t = check_scalar("train_cost", train_cost, low=0.0)
     q = _quality(quality)
     taus = check_real("threshold", threshold)
-    if isinstance(q, np.ndarray):
-        # Tail sums of the sorted samples answer every threshold at once.
-        srt = np.sort(q)
-        tail = np.concatenate([np.cumsum(srt[::-1])[::-1], [0.0]])
-        first = np.searchsorted(srt, taus, side="left")
-        a = (srt.size - first) / srt.size
-        out = tail[first] / srt.size / (c_g + c_t * a)
-    else:
-        out = np.empty(taus.shape)
-        for idx, tau in np.ndenumerate(taus):  # one quadrature per threshold
-            a_i, m_i = _tail(q, float(tau))
-            out[idx] = m_i / (c_g + c_t * a_i)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if isinstance(q, np.ndarray):
+            # Tail means of the sorted samples answer every threshold at once
+            # (each sample divided by n first, so the sums stay in float range).
+            srt = np.sort(q)
+            tail = np.concatenate([np.cumsum((srt / srt.size)[::-1])[::-1], [0.0]])
+            first = np.searchsorted(srt, taus, side="left")
+            a = (srt.size - first) / srt.size
+            out = tail[first] / (c_g + c_t * a)
+        else:
+            out = np.empty(taus.shape)
+            for idx, tau in np.ndenumerate(taus):  # one quadrature per threshold
+                a_i, m_i = _tail(q, float(tau))
+                out[idx] = m_i / (c_g + c_t * a_i)
+    check_finite_result(out, "the filtered price", gen_cost=c_g, train_cost=c_t,
+                        threshold=threshold)
     return return_like(out, threshold)
 
 
@@ -382,19 +450,22 @@ def optimal_filter_threshold(quality: Any, gen_cost: float,
     >>> round(f.threshold, 6), round(uniform_filter_threshold(1.0, 1.0), 6)
     (0.267949, 0.267949)
     """
-    c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
-    c_t = float(check_real("train_cost", train_cost, low=0.0))
+    c_g = check_scalar("gen_cost", gen_cost, low=0.0, low_open=True)
+    c_t = check_scalar("train_cost", train_cost, low=0.0)
     q = _quality(quality)
     if isinstance(q, np.ndarray):
         order = np.sort(q)[::-1]
         n = order.size
         j = np.arange(1, n + 1)
-        prices = np.cumsum(order) / (n * c_g + c_t * j)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # M_j / (c_gen + c_train a_j) with M_j, a_j per generated unit (sums stay finite)
+            prices = np.cumsum(order / n) / (c_g + c_t * (j / n))
+        check_finite_result(prices, "the filtered price", gen_cost=c_g, train_cost=c_t)
         best = int(np.argmax(prices))
         if prices[best] <= 0:
             raise ValueError("no synthetic unit has positive quality; nothing is worth keeping")
         tau = float(order[best])
-        a, m = (best + 1) / n, float(order[: best + 1].sum()) / n
+        a, m = (best + 1) / n, float(np.sum(order[: best + 1] / n))
     else:
         from scipy.optimize import brentq
 
@@ -415,18 +486,29 @@ def optimal_filter_threshold(quality: Any, gen_cost: float,
         a, m = _tail(q, tau)
         if m <= 0:
             raise ValueError("the quality distribution has no positive mass worth keeping")
-    return FilterThreshold(tau, a, m / a, m / (c_g + c_t * a), c_g / a + c_t)
+    with np.errstate(over="ignore"):
+        fields = (tau, a, m / a, m / (c_g + c_t * a), c_g / a + c_t)
+    check_finite_result(np.array(fields), "the filter threshold", gen_cost=c_g,
+                        train_cost=c_t)
+    return FilterThreshold(*(float(f) for f in fields))
 
 
 def uniform_filter_threshold(gen_cost: float, train_cost: float) -> float:
     """Closed-form optimal threshold for quality ``q ~ U(0, 1)`` (module docstring).
 
+    With ``r = c_train/(c_gen + c_train)`` in ``(0, 1)`` the root is
+    ``(1 - sqrt(1 - r²))/r = r/(1 + sqrt(1 - r²))``; the second form neither
+    overflows (``s²`` did at ``c = 1e218``, giving NaN) nor cancels.
+
     Examples
     --------
     >>> round(uniform_filter_threshold(gen_cost=0.5, train_cost=2.0), 6)
     0.5
+    >>> round(uniform_filter_threshold(1.0, 1e218), 6)  # training dominates: keep the best
+    1.0
     """
-    c_g = float(check_real("gen_cost", gen_cost, low=0.0, low_open=True))
-    c_t = float(check_real("train_cost", train_cost, low=0.0, low_open=True))
-    s = c_g + c_t
-    return (s - math.sqrt(s * s - c_t * c_t)) / c_t
+    c_g = check_scalar("gen_cost", gen_cost, low=0.0, low_open=True)
+    c_t = check_scalar("train_cost", train_cost, low=0.0, low_open=True)
+    r = 1.0 / (1.0 + c_g / c_t)        # c_t/(c_g + c_t) without forming the sum
+    one_minus_r = 1.0 / (1.0 + c_t / c_g)  # c_g/(c_g + c_t), accurate where r ~ 1
+    return r / (1.0 + math.sqrt(one_minus_r * (1.0 + r)))

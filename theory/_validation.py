@@ -4,16 +4,34 @@ Errors name the argument, the offending value and the valid range, e.g.
 ``ValueError: n must be >= 1; got n=0.5``.  NaN is always rejected; infinity
 only where ``allow_inf=True``.  Booleans are rejected as numbers because
 ``True`` for a count is nearly always a bug.
+
+Policy (issue 10), decided once for every function of rlscale:
+
+* **Scalars.**  An argument documented as a scalar takes a 0-d value only
+  (``check_scalar``).  A 1-element array or list is *refused* with a
+  ``TypeError`` naming the argument and the shape, not squeezed: silently
+  accepting ``[x]`` would hide shape bugs in the caller.  Arguments documented
+  as ``array_like`` (``check_real``) broadcast as before.
+* **Counts.**  ``check_positive_int`` takes integers and integer-valued reals
+  and refuses booleans; every count that drives work or memory passes a
+  documented ``maximum``.
+* **Magnitudes.**  Python integers beyond the float range (``10**400``) are
+  refused with a ``ValueError``; results that would leave the float range are
+  refused by ``check_finite_result`` with a ``ValueError`` naming the inputs,
+  never returned as ``inf``/NaN.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_positive_int", "check_real", "return_like"]
+__all__ = ["check_bool", "check_finite_result", "check_mapping", "check_positive_int",
+           "check_real", "check_scalar", "return_like"]
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -23,6 +41,9 @@ def _range_text(low: float | None, high: float | None, low_open: bool, high_open
     if high is not None:
         parts.append(f"{'<' if high_open else '<='} {high:g}")
     return " and ".join(parts) if parts else "finite"
+
+
+_FLOAT_MAX_INT = int(np.finfo(np.float64).max)
 
 
 def check_real(
@@ -71,6 +92,9 @@ def check_real(
     """
     if isinstance(value, bool | np.bool_ | str | bytes):
         raise TypeError(f"{name} must be a real number or array; got {type(value).__name__}")
+    if isinstance(value, numbers.Integral) and abs(int(value)) > _FLOAT_MAX_INT:
+        raise ValueError(f"{name} must be finite (within the float range); got an integer "
+                         f"of {len(str(abs(int(value))))} digits")
     try:
         arr = np.asarray(value)
     except Exception as exc:  # ragged input and the like
@@ -110,27 +134,169 @@ def check_real(
 
 def check_positive_int(name: str, value: Any, *, minimum: int = 1,
                        maximum: int | None = None) -> int:
-    """Validate an integer count ``>= minimum`` and return it as ``int``.
+    """Validate an integer count in ``[minimum, maximum]`` and return it as ``int``.
+
+    Integers (Python or numpy) and integer-valued real numbers (``2.0``,
+    ``np.float64(3)``) are accepted; booleans, non-integral numbers, NaN,
+    infinities, strings and arrays (even with one element) are refused with a
+    ``TypeError``.  ``maximum`` bounds the work a count can ask for: every
+    count in rlscale carries a documented upper limit, so ``1e218`` trials are
+    refused up front instead of running for ever.  ``maximum=None`` means no
+    upper limit (use only where the count does not drive work or memory).
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in error messages.
+    value : int or integer-valued float
+        The count to check.
+    minimum : int
+        Smallest valid value (default 1).
+    maximum : int, optional
+        Largest valid value; ``None`` for no upper limit.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not an integer or an integer-valued real number.
+    ValueError
+        If it lies outside ``[minimum, maximum]``.
 
     Examples
     --------
     >>> check_positive_int("steps", 10)
     10
+    >>> check_positive_int("steps", 4.0)
+    4
     >>> check_positive_int("steps", 0)
     Traceback (most recent call last):
     ...
     ValueError: steps must be an integer >= 1; got steps=0
+    >>> check_positive_int("trials", 1e218, maximum=10**8)
+    Traceback (most recent call last):
+    ...
+    ValueError: trials must be an integer >= 1 and <= 100000000; got trials=1e+218
+    >>> check_positive_int("n", True)
+    Traceback (most recent call last):
+    ...
+    TypeError: n must be an integer >= 1, not a boolean; got True
     """
-    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
+    valid = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be {valid}, not a boolean; got {value!r}")
+    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype != np.bool_:
+        value = value[()]
+    shown = value
+    if not isinstance(value, numbers.Integral):
+        if isinstance(value, np.ndarray):
+            raise TypeError(f"{name} must be {valid}, not an array; got an array of shape "
+                            f"{value.shape}")
+        if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+            shown = f"{float(value):g}"
             value = int(value)
         else:
-            raise TypeError(f"{name} must be an integer >= {minimum}; got {value!r}")
-    if value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {name}={value}")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be an integer <= {maximum}; got {name}={value}")
-    return int(value)
+            raise TypeError(f"{name} must be {valid}; got {value!r:.60}")
+    value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        if isinstance(shown, numbers.Integral) and abs(value) >= 10**15:
+            digits = len(str(abs(value)))
+            shown = f"{float(value):g}" if digits < 300 else f"an integer of {digits} digits"
+        raise ValueError(f"{name} must be {valid}; got {name}={shown}")
+    return value
+
+
+def check_scalar(name: str, value: Any, **bounds: Any) -> float:
+    """Validate a real *scalar* (see :func:`check_real` for ``bounds``) and return a float.
+
+    A 0-d value only: arrays and lists, even with one element, are refused
+    with a ``TypeError`` naming the argument (module docstring, "Scalars").
+
+    Examples
+    --------
+    >>> check_scalar("budget", 1e3, low=0.0, low_open=True)
+    1000.0
+    >>> check_scalar("budget", [1e3])
+    Traceback (most recent call last):
+    ...
+    TypeError: budget must be a real scalar, not an array of shape (1,)
+    """
+    if isinstance(value, list | tuple | np.ndarray) and np.ndim(value) != 0:
+        shape = (len(value),) if isinstance(value, list | tuple) else value.shape
+        raise TypeError(f"{name} must be a real scalar, not an array of shape {shape}")
+    try:
+        arr = check_real(name, value, **bounds)
+    except TypeError as exc:
+        raise TypeError(str(exc).replace("a real number or array", "a real scalar")) from None
+    if arr.ndim:
+        raise TypeError(f"{name} must be a real scalar, not an array of shape {arr.shape}")
+    return float(arr)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Validate a flag: ``True``/``False`` (or numpy booleans) only.
+
+    Examples
+    --------
+    >>> check_bool("symbolic", "yes")
+    Traceback (most recent call last):
+    ...
+    TypeError: symbolic must be True or False; got 'yes'
+    """
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be True or False; got {value!r:.60}")
+    return bool(value)
+
+
+def check_mapping(name: str, value: Any) -> Mapping:
+    """Validate a mapping argument (``{axis: value}``) with string keys.
+
+    Examples
+    --------
+    >>> check_mapping("values", [("E", 1.0)])
+    Traceback (most recent call last):
+    ...
+    TypeError: values must be a mapping axis -> value; got list
+    """
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a mapping axis -> value; got {type(value).__name__}")
+    for key in value:
+        if not isinstance(key, str):
+            raise TypeError(f"{name} keys must be axis names (str); got {key!r:.60}")
+    return value
+
+
+def check_finite_result(result: Any, what: str, **inputs: Any) -> Any:
+    """Refuse a result that left the float range (``inf``/NaN) with a ``ValueError``.
+
+    The message names ``what`` was computed and the ``inputs`` that led there
+    (scalars shown as numbers, arrays by their shape), so the caller knows
+    which argument to shrink.  Returns ``result`` unchanged when it is finite.
+
+    Examples
+    --------
+    >>> check_finite_result(2.0, "the loss", E=1.0)
+    2.0
+    >>> check_finite_result(np.inf, "the loss", E=5e-324)
+    Traceback (most recent call last):
+    ...
+    ValueError: the loss overflows the float range at E=4.94066e-324
+    """
+    if np.all(np.isfinite(result)):
+        return result
+    shown = []
+    for key, v in inputs.items():
+        if np.ndim(v) == 0:
+            try:
+                shown.append(f"{key}={float(v):g}")
+            except (TypeError, ValueError, OverflowError):
+                shown.append(f"{key}={v!r:.40}")
+        else:
+            shown.append(f"{key} (an array of shape {np.shape(v)})")
+    raise ValueError(f"{what} overflows the float range at {', '.join(shown)}")
 
 
 def return_like(result: np.ndarray, *inputs: Any) -> float | np.ndarray:

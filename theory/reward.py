@@ -5,6 +5,18 @@ The seed paper's model and constants are not public, so rlscale states its
 constants for it.  Everything below is about this model; nothing here is a
 claim about the paper's constants.
 
+**Scope: a theorem of this model.**  The band ``C_LO·sqrt(L) <= G <= C_HI·sqrt(L)``
+below is proved for the anchor-comparison pool model only.  Its ``log M`` cap
+comes from one assumption: each candidate's proxy is estimated from its own
+comparisons, so the proxy error ``σ_n² = κτ²n/M`` grows with the pool the
+optimiser selects from (the proxy never generalises beyond it).  A proxy
+whose error does not grow with ``n`` — a linear reward model on ``d`` fixed
+features fitted from ``M`` comparisons
+(``rlscale.simulate._generalising_proxy``) — gives ``G ≈ ρ(M)·sqrt(2K)`` with
+``ρ(M) → 1``: no cap.  Whether a cap appears for learned reward models is an
+empirical question, tested in the RL trainer by ``rlscale verify reward-law
+--trainer``.
+
 The model
 ---------
 * **Gold rewards.**  Under the reference policy, candidates have gold rewards
@@ -167,7 +179,7 @@ from rlscale.theory._gaussian import (
     expected_max_normal_log,
     quantile_mean_normal,
 )
-from rlscale.theory._validation import check_real, return_like
+from rlscale.theory._validation import check_finite_result, check_real, check_scalar, return_like
 
 __all__ = [
     "C_HI",
@@ -252,12 +264,13 @@ def proved_constants(
     >>> round(proved_constants(m_min=1e4, tau_min=1.0, tau_max=1.0).c_hi, 4)
     1.4142
     """
-    m_min = float(check_real("m_min", m_min, low=1.0, low_open=True))
-    tau_min = float(check_real("tau_min", tau_min, low=0.0, low_open=True))
-    tau_max = float(check_real("tau_max", tau_max, low=tau_min))
-    if m_min <= 2.0 * tau_max**2 or m_min <= tau_max**2:
+    m_min = check_scalar("m_min", m_min, low=1.0, low_open=True)
+    tau_min = check_scalar("tau_min", tau_min, low=0.0, low_open=True)
+    tau_max = check_scalar("tau_max", tau_max, low=tau_min)
+    if tau_max >= math.sqrt(m_min / 2.0):  # m_min <= 2 tau_max², without overflowing
         raise ValueError(
-            f"m_min must be > 2*tau_max**2 = {2 * tau_max**2:g}; got m_min={m_min:g}"
+            f"m_min must be > 2*tau_max**2 = {2 * tau_max**2 if tau_max < 1e150 else math.inf:g}"
+            f"; got m_min={m_min:g}"
         )
     # (U4) needs 1 + log(1 + M/(e tau_min^2)) > log M, true for tau_min <= 1.
     if tau_min > 1.0:
@@ -309,7 +322,16 @@ def _check_mk(m: Any, k: Any, noise: Any) -> tuple[np.ndarray, np.ndarray, np.nd
     mm = check_real("M", m, low=1.0)
     kk = check_real("K", k, low=0.0)
     tt = check_real("noise", noise, low=0.0)
-    return np.broadcast_arrays(mm, kk, tt)
+    return _broadcast(M=mm, K=kk, noise=tt)
+
+
+def _broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
+    """``np.broadcast_arrays`` with an error that names the arguments."""
+    try:
+        return np.broadcast_arrays(*arrays.values())
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"the shapes of {shapes} do not broadcast together") from None
 
 
 def noise_variance(n: Any, m: Any, noise: Any = 1.0) -> float | np.ndarray:
@@ -323,10 +345,12 @@ def noise_variance(n: Any, m: Any, noise: Any = 1.0) -> float | np.ndarray:
     nn = check_real("n", n, low=1.0)
     mm = check_real("M", m, low=1.0)
     tt = check_real("noise", noise, low=0.0)
+    _broadcast(n=nn, M=mm, noise=tt)
     with np.errstate(over="ignore", invalid="ignore"):
         var = KAPPA * tt * tt * nn / mm
-        # Where τ² or τ²n overflow, log space (inf only if the variance itself is > 1.8e308).
+        # Where τ² or τ²n overflow, log space; a variance beyond 1.8e308 is refused.
         var = np.where(np.isfinite(var), var, np.exp(_log_noise_factor(mm, tt) + np.log(nn)))
+    check_finite_result(var, "the noise variance", n=n, M=m, noise=noise)
     return return_like(var, n, m, noise)
 
 
@@ -347,6 +371,7 @@ def gain_at_pool(n: Any, m: Any, noise: Any = 1.0, method: str = "bon",
     mm = check_real("M", m, low=1.0)
     tt = check_real("noise", noise, low=0.0)
     kk = check_real("K", K, low=0.0, allow_inf=True)
+    _broadcast(n=nn, M=mm, noise=tt, K=kk)
     if method == "bon":
         top = np.asarray(expected_max_normal(nn))
     elif method == "quantile":
@@ -437,17 +462,28 @@ def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
     """Maximise the pool gain over ``t = log n ∈ [0, t_max(K)]``, vectorised.
 
-    A 33-point grid brackets the maximum (the objective is unimodal in
-    ``t``: a log-concave numerator over a log-convex ``sqrt(1 + a e^t)``);
-    golden-section search then refines the bracket to ~1e-10 in ``t``.
+    The objective is unimodal in ``t`` (a log-concave numerator over a
+    log-convex ``sqrt(1 + a e^t)``), so the best point of *any* grid brackets
+    the maximiser between its neighbours.  The grid is 17 evenly spaced
+    points plus a geometric ladder (ratio 4) from ``t_max/4`` down to
+    ``t = 1e-3``: the maximiser sits near ``log(M/τ²)`` however large the
+    KL budget, and an even grid alone bracketed it in ``[0, t_max/16]``, which
+    for ``K ≥ 1e15`` is too wide to refine (the gain came out 3.6e-237 or 0;
+    issue 10 §4).  Golden-section search then refines the bracket to ~1e-10
+    relative.  The grid depends only on ``max t_max``, so ``G`` is monotone in
+    ``K`` up to that refinement error.
     """
     tmax = _log_pool_limit(method, k)
-    grid = np.linspace(0.0, 1.0, 33)
+    top = float(np.max(tmax, initial=0.0))
+    rungs = max(0, math.ceil((math.log2(top) - math.log2(1e-3)) / 2)) if top > 1e-3 else 0
+    ladder = 4.0 ** -np.arange(rungs + 1, dtype=np.float64)  # 1, 1/4, ..., <= 1e-3/top
+    grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 17), ladder]))
+    last = grid.size - 1
     ts = tmax[..., None] * grid
     vals = _pool_gain(method, ts, m[..., None], tau[..., None], k[..., None])
     j = np.argmax(vals, axis=-1)
     lo = np.take_along_axis(ts, np.maximum(j - 1, 0)[..., None], -1)[..., 0]
-    hi = np.take_along_axis(ts, np.minimum(j + 1, 32)[..., None], -1)[..., 0]
+    hi = np.take_along_axis(ts, np.minimum(j + 1, last)[..., None], -1)[..., 0]
     inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
     c = hi - inv_phi * (hi - lo)
     d = lo + inv_phi * (hi - lo)
@@ -554,6 +590,24 @@ def law() -> sp.Expr:
     return sp.sqrt(sp.Min(sp.log(M), K))
 
 
+def _check_constant(c: Any, default: sp.Expr, rational: bool = False) -> sp.Expr:
+    """The constant ``c`` of ``c sqrt(min(log M, K))``: a positive number or sympy expression.
+
+    Numbers go through :func:`check_scalar` (finite, ``> 0``; booleans refused);
+    a sympy expression must not be known to be non-positive, infinite or NaN.
+    """
+    if c is None:
+        return default
+    if isinstance(c, sp.Basic):
+        if not isinstance(c, sp.Expr) or c.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or \
+                c.is_positive is False or (c.is_number and not (c.is_real and c.is_positive)):
+            raise ValueError(f"c must be a positive real constant or symbol; got c={c}")
+        return c
+    value = check_scalar("c", c, low=0.0, low_open=True)
+    return sp.nsimplify(value) if rational else sp.Float(value) if not float(
+        value).is_integer() else sp.Integer(int(value))
+
+
 def law_piecewise(c: Any = 1) -> sp.Piecewise:
     """``c sqrt(K)`` below the crossover ``K = log M``, ``c sqrt(log M)`` above.
 
@@ -562,7 +616,7 @@ def law_piecewise(c: Any = 1) -> sp.Piecewise:
     >>> law_piecewise().subs({M: 100, K: 1})
     1
     """
-    c = sp.sympify(c) if isinstance(c, int | float) else c
+    c = _check_constant(c, sp.Integer(1))
     return sp.Piecewise((c * sp.sqrt(K), sp.log(M) > K), (c * sp.sqrt(sp.log(M)), True))
 
 
@@ -622,8 +676,9 @@ def comparisons_needed(target: Any, k: Any, c: float = math.sqrt(2.0)) -> float 
     """Smallest ``M`` with ``c sqrt(min(log M, K)) >= target``: ``exp(target²/c²)``.
 
     ``inf`` when the KL budget alone caps the gain below ``target``
-    (``c sqrt(K) < target``).  The default ``c = sqrt 2`` is the asymptotic
-    constant of the exact gain.
+    (``c sqrt(K) < target``), and where ``exp(target²/c²)`` exceeds the float
+    range (the one documented non-finite result: "more than 1.8e308").  The
+    default ``c = sqrt 2`` is the asymptotic constant of the exact gain.
 
     Examples
     --------
@@ -634,9 +689,10 @@ def comparisons_needed(target: Any, k: Any, c: float = math.sqrt(2.0)) -> float 
     """
     g = check_real("target", target, low=0.0)
     kk = check_real("K", k, low=0.0)
-    cc = float(check_real("c", c, low=0.0, low_open=True))
-    need = (g / cc) ** 2
+    cc = check_scalar("c", c, low=0.0, low_open=True)
+    _broadcast(target=g, K=kk)
     with np.errstate(over="ignore"):
+        need = (g / cc) ** 2
         out = np.where(need <= kk, np.exp(need), np.inf)
     return return_like(out, target, k)
 
@@ -654,8 +710,10 @@ def kl_needed(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndar
     """
     g = check_real("target", target, low=0.0)
     mm = check_real("M", m, low=1.0)
-    cc = float(check_real("c", c, low=0.0, low_open=True))
-    need = (g / cc) ** 2
+    cc = check_scalar("c", c, low=0.0, low_open=True)
+    _broadcast(target=g, M=mm)
+    with np.errstate(over="ignore"):
+        need = (g / cc) ** 2
     return return_like(np.where(need <= np.log(mm), need, np.inf), target, m)
 
 
@@ -676,7 +734,7 @@ def inverses(c: Any = None) -> dict[str, sp.Piecewise]:
     >>> inverses()["K"].subs({g: 2, M: 5})  # log 5 < G²/2: M caps the gain
     oo
     """
-    c = sp.sqrt(2) if c is None else sp.nsimplify(c) if isinstance(c, int | float) else c
+    c = _check_constant(c, sp.sqrt(2), rational=True)
     g = sp.Symbol("G", positive=True)
     need = g**2 / c**2
     return {
@@ -727,7 +785,7 @@ def latex(expr: sp.Expr | None = None) -> str:
     >>> latex()
     '\\\\sqrt{\\\\min\\\\left(K, \\\\log{\\\\left(M \\\\right)}\\\\right)}'
     """
-    return sp.latex(law() if expr is None else expr)
+    return sp.latex(law() if expr is None else _check_expr(expr))
 
 
 def to_numpy(expr: sp.Expr | None = None):
@@ -739,7 +797,14 @@ def to_numpy(expr: sp.Expr | None = None):
     >>> [round(float(v), 6) for v in f(np.array([10.0, 1e6]), np.array([1.0, 1.0]))]
     [1.0, 1.0]
     """
-    return sp.lambdify((M, K), law() if expr is None else expr, modules="numpy")
+    return sp.lambdify((M, K), law() if expr is None else _check_expr(expr), modules="numpy")
+
+
+def _check_expr(expr: Any) -> sp.Expr:
+    if not isinstance(expr, sp.Expr):
+        raise TypeError(f"expr must be a sympy expression (or None for the Θ form); got "
+                        f"{type(expr).__name__}")
+    return expr
 
 
 def gao_expr(kind: str = "bon") -> sp.Expr:
@@ -775,8 +840,12 @@ def gao_bon(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
     1.6
     """
     d = np.sqrt(check_real("kl", kl, low=0.0))
-    alpha, beta = check_real("alpha", alpha), check_real("beta", beta)
-    return return_like(d * (alpha - beta * d), kl, alpha, beta)
+    a, b = check_real("alpha", alpha), check_real("beta", beta)
+    _broadcast(kl=d, alpha=a, beta=b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = d * (a - b * d)
+    check_finite_result(out, "the Gao et al. best-of-n score", kl=kl, alpha=alpha, beta=beta)
+    return return_like(out, kl, alpha, beta)
 
 
 def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
@@ -788,6 +857,9 @@ def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
     1.359141
     """
     d = np.sqrt(check_real("kl", kl, low=0.0))
-    alpha, beta = check_real("alpha", alpha), check_real("beta", beta)
-    out = np.where(d > 0, d * (alpha - beta * np.log(np.where(d > 0, d, 1.0))), 0.0)
+    a, b = check_real("alpha", alpha), check_real("beta", beta)
+    _broadcast(kl=d, alpha=a, beta=b)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.where(d > 0, d * (a - b * np.log(np.where(d > 0, d, 1.0))), 0.0)
+    check_finite_result(out, "the Gao et al. RL score", kl=kl, alpha=alpha, beta=beta)
     return return_like(out, kl, alpha, beta)

@@ -37,6 +37,10 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=_allocate)
 
 
+#: Most budgets one ``--sweep`` solves (about ten minutes at ~50 ms a solve).
+MAX_SWEEP = 10_000
+
+
 def parse_sweep(text: str) -> list[float]:
     """``"1e4:1e8:20"`` -> 20 log-spaced budgets from 1e4 to 1e8."""
     import numpy as np
@@ -45,12 +49,16 @@ def parse_sweep(text: str) -> list[float]:
     if len(parts) != 3:
         raise ValueError(f"--sweep must be START:STOP:NUM such as 1e4:1e8:20; got {text!r}")
     try:
-        start, stop, num = float(parts[0]), float(parts[1]), int(parts[2])
-    except ValueError:
+        start, stop, num_f = float(parts[0]), float(parts[1]), float(parts[2])
+        if not num_f.is_integer():
+            raise ValueError
+        num = int(num_f)
+    except (ValueError, OverflowError):
         raise ValueError(f"--sweep must be START:STOP:NUM such as 1e4:1e8:20; got {text!r}") \
             from None
-    if not (0 < start < stop and math.isfinite(stop)) or num < 2:
-        raise ValueError(f"--sweep needs 0 < START < STOP and NUM >= 2; got {text!r}")
+    if not (0 < start < stop and math.isfinite(stop)) or not 2 <= num <= MAX_SWEEP:
+        raise ValueError(f"--sweep needs 0 < START < STOP and 2 <= NUM <= {MAX_SWEEP} (each "
+                         f"budget is one solve, ~50 ms); got {text!r}")
     return np.logspace(math.log10(start), math.log10(stop), num).tolist()
 
 

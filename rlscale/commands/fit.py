@@ -52,7 +52,10 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
     """The named numeric columns of a CSV; errors name the line and column."""
     import csv
 
-    with open(path, newline="") as fh:
+    from rlscale._io import csv_field_limit
+
+    # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column name.
+    with open(path, newline="", encoding="utf-8-sig") as fh, csv_field_limit(path):
         reader = csv.DictReader(fh)
         header = reader.fieldnames or []
         missing = [c for c in columns if c not in header]

@@ -7,7 +7,10 @@ Targets:
 ``reward-law``
     Verify ``G(M, K) = Θ(sqrt(min{log M, K}))`` on a grid: fits, held-out R²,
     the band against the proved constants, model comparison, files
-    (:mod:`rlscale._reward_verification`).
+    (:mod:`rlscale._reward_verification`); with ``--trainer``, the same law in
+    the RL trainer: a Bradley–Terry reward model from M comparisons optimised
+    within KL K on gridworlds, gold gain measured exactly
+    (:mod:`rlscale._trainer_reward_law`).
 """
 
 from __future__ import annotations
@@ -55,8 +58,18 @@ def register(sub: Any) -> None:
                       help="coarse grid, under a minute (default)")
     size.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="dense grid and 1e6-trial Monte Carlo checks, a few minutes")
-    law.add_argument("--out", metavar="DIR", default="reward-law-results",
-                     help="output directory (default: ./reward-law-results)")
+    law.add_argument("--trainer", action="store_true",
+                     help="run the experiment in the RL trainer instead: Bradley-Terry reward "
+                     "models from M comparisons (two capacities, noise 0.5/1/2) optimised within "
+                     "KL K by soft value iteration, best-of-n and KL-penalised policy gradient; "
+                     "exact gold gains; fits, model comparison, over-optimisation, a label/KL "
+                     "plan checked by training (quick: about a minute; full: up to 15 minutes)")
+    law.add_argument("--jobs", type=int, default=2,
+                     help="worker processes for --trainer (default 2; gains agree across "
+                     "values to rounding)")
+    law.add_argument("--out", metavar="DIR", default=None,
+                     help="output directory (default: ./reward-law-results, or "
+                     "./reward-law-trainer-results with --trainer)")
     law.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     law.add_argument("--no-figures", action="store_true",
                      help="skip the PNG figures (no matplotlib needed)")
@@ -98,10 +111,17 @@ def _properties(args: argparse.Namespace) -> int:
 
 
 def _reward_law(args: argparse.Namespace) -> int:
-    from rlscale._reward_verification import verify_reward_law
+    if args.trainer:
+        from rlscale._trainer_reward_law import verify_trainer_reward_law
 
-    report = verify_reward_law(args.mode, out=args.out, rng=args.seed,
-                               figures=not args.no_figures, progress=True)
+        report = verify_trainer_reward_law(
+            args.mode, out=args.out or "reward-law-trainer-results", rng=args.seed,
+            figures=not args.no_figures, progress=True, jobs=args.jobs)
+    else:
+        from rlscale._reward_verification import verify_reward_law
+
+        report = verify_reward_law(args.mode, out=args.out or "reward-law-results",
+                                   rng=args.seed, figures=not args.no_figures, progress=True)
     print(report.summary())
     for kind, path in sorted(report.files.items()):
         print(f"wrote {kind}: {path}")

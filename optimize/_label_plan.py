@@ -1,0 +1,184 @@
+r"""Planning labels against optimisation: the cheapest ``(M, K)`` on the reward law.
+
+With the fitted law ``G(M, K) = a·sqrt(min(log M + b, c·K))`` and prices
+``c_M`` per comparison and ``c_K`` per nat of KL (or per RL step divided by
+the measured KL per step), the cost of a plan is ``c_M·M + c_K·K``.
+
+**Cheapest plan for a target gain** ``g``.  ``G >= g`` iff both
+``log M + b >= L`` and ``c·K >= L`` with ``L = (g/a)²``, and the cost rises in
+each of ``M`` and ``K``, so the unique cheapest plan is the corner
+``M = e^{L − b}``, ``K = L/c`` (``M >= 1``: where ``L < b`` one comparison
+already suffices for the label side).  Gains ``g >= a·sqrt(log M_max + b)``
+are unreachable when ``M`` is capped.
+
+**Best gain for a budget** ``B``.  At the optimum the two arguments of the min
+are equal (otherwise money moves from the slack axis to the binding one):
+``log M + b = c·K``, so with ``A = c_K/c`` and ``u = log M``
+
+.. math::  c_M e^{u} + A (u + b) = B
+    \;\Longrightarrow\; u = \frac{B − A b}{A} − W\!\Big(\frac{c_M}{A} e^{(B − A b)/A}\Big),
+
+``W`` the principal Lambert function (substitute ``v = (B − Ab)/A − u``:
+``v e^v = (c_M/A) e^{(B−Ab)/A}``); it is evaluated as the root of
+``w + log w = x`` in log space, so huge budgets do not overflow.  Where this
+gives ``M < 1`` the plan is ``M = 1`` and the rest on ``K``.
+
+:func:`plan_labels_numeric` solves the same problems for any gain function
+(the smooth-min variant, a saturating fit) by bounded 1-D search over
+``log M`` on the budget line, and the tests check the closed forms against it
+and against brute-force grids.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.theory._validation import check_real
+
+__all__ = ["LabelPlan", "plan_labels", "plan_labels_numeric"]
+
+
+@dataclass(frozen=True)
+class LabelPlan:
+    """A plan of comparisons and KL budget.
+
+    Attributes
+    ----------
+    M, K : float
+        Comparisons and KL budget (nats).
+    cost : float
+        ``c_M·M + c_K·K``.
+    gain : float
+        The law's gain at ``(M, K)``.
+    label_cost_share : float
+        ``c_M·M/cost``.
+    """
+
+    M: float
+    K: float
+    cost: float
+    gain: float
+    label_cost_share: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"M": self.M, "K": self.K, "cost": self.cost, "gain": self.gain,
+                "label_cost_share": self.label_cost_share}
+
+
+def _law(a: float, b: float, c: float, M: Any, K: Any) -> Any:
+    return a * np.sqrt(np.maximum(np.minimum(np.log(M) + b, c * np.asarray(K)), 0.0))
+
+
+def _w_exp(x: float) -> float:
+    """``W(e^x)``: the root of ``w + log w = x`` (Newton from an asymptotic start)."""
+    if x > 2.0:
+        w = x - math.log(x)
+    elif x < -2.0:
+        w = math.exp(x)  # W(z) ≈ z for small z
+    else:
+        w = 0.5 + 0.25 * x
+    w = max(w, 1e-300)
+    for _ in range(100):
+        step = (w + math.log(w) - x) / (1.0 + 1.0 / w)
+        w_new = max(w - step, w / 10.0)
+        if abs(w_new - w) <= 1e-15 * max(1.0, w):
+            return w_new
+        w = w_new
+    return w
+
+
+def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
+                target: float | None = None, budget: float | None = None) -> LabelPlan:
+    """Cheapest ``(M, K)`` reaching ``target``, or the best gain for ``budget`` (closed form).
+
+    Parameters
+    ----------
+    a, b, c : float
+        The fitted law ``a·sqrt(min(log M + b, c·K))`` (``a, c > 0``).
+    price_m, price_k : float
+        Price per comparison and per nat of KL, > 0.
+    target, budget : float
+        Exactly one: the gold gain to reach, or the money to spend.
+
+    Examples
+    --------
+    >>> p = plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=100.0, target=2.0)
+    >>> round(p.M, 3), p.K, round(p.cost, 2)          # L = 4: M = e^4, K = 4
+    (54.598, 4.0, 454.6)
+    >>> q = plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=100.0, budget=p.cost)
+    >>> round(q.gain, 6)
+    2.0
+    """
+    a = float(check_real("a", a, low=0.0, low_open=True))
+    b = float(check_real("b", b))
+    c = float(check_real("c", c, low=0.0, low_open=True))
+    pm = float(check_real("price_m", price_m, low=0.0, low_open=True))
+    pk = float(check_real("price_k", price_k, low=0.0, low_open=True))
+    if (target is None) == (budget is None):
+        raise ValueError("give exactly one of target= and budget=")
+    if target is not None:
+        g = float(check_real("target", target, low=0.0, low_open=True))
+        L = (g / a) ** 2
+        M = max(math.exp(L - b), 1.0) if L - b < 700 else math.inf
+        if not math.isfinite(M):
+            raise ValueError(f"target={g} needs log M = {L - b:.4g} comparisons' worth; "
+                             "out of floating range")
+        K = L / c
+    else:
+        B = float(check_real("budget", budget, low=0.0, low_open=True))
+        A = pk / c
+        x0 = (B - A * b) / A
+        u = x0 - _w_exp(math.log(pm / A) + x0)
+        if u < 0.0:  # the label side is already saturated at one comparison
+            if pm >= B:
+                raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
+            u = 0.0
+        M = math.exp(u)
+        K = max((B - pm * M) / pk, 0.0)
+    cost = pm * M + pk * K
+    return LabelPlan(M, K, cost, float(_law(a, b, c, M, K)), pm * M / cost)
+
+
+def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, price_k: float,
+                        budget: float, m_max: float = 1e12) -> LabelPlan:
+    """Best gain for ``budget`` under any vectorised ``gain(M, K)`` (1-D search on the budget line).
+
+    A dense log grid of ``M`` brackets the best point, then bounded Brent
+    refines it (``scipy.optimize.minimize_scalar``).
+
+    Examples
+    --------
+    >>> num = plan_labels_numeric(lambda M, K: _law(1.0, 0.0, 1.0, M, K),
+    ...                           price_m=1.0, price_k=100.0, budget=454.6)
+    >>> round(num.gain, 4)
+    2.0
+    """
+    from scipy.optimize import minimize_scalar
+
+    pm = float(check_real("price_m", price_m, low=0.0, low_open=True))
+    pk = float(check_real("price_k", price_k, low=0.0, low_open=True))
+    B = float(check_real("budget", budget, low=0.0, low_open=True))
+    if pm >= B:
+        raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
+    hi = math.log(min(B / pm, m_max))
+
+    def neg(u: float) -> float:
+        M = math.exp(u)
+        return -float(gain(M, max((B - pm * M) / pk, 0.0)))
+
+    grid = np.linspace(0.0, hi, 400)
+    vals = np.array([neg(u) for u in grid])
+    i = int(np.argmin(vals))
+    lo_u, hi_u = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    res = minimize_scalar(neg, bounds=(lo_u, hi_u), method="bounded",
+                          options={"xatol": 1e-10})
+    u = float(res.x) if res.fun <= vals[i] else float(grid[i])
+    M = math.exp(u)
+    K = max((B - pm * M) / pk, 0.0)
+    cost = pm * M + pk * K
+    return LabelPlan(M, K, cost, -neg(u), pm * M / cost)

@@ -1,0 +1,170 @@
+"""Files, figures and the text summary of the trainer's reward-law verification.
+
+``grid.csv`` (one row per optimiser × capacity × noise × M × K), ``results.json``
+(everything but the rows) and, with matplotlib, ``gold_vs_kl.png`` (gold gain
+against the KL budget per M, noise 1, one panel per capacity × optimiser),
+``collapse.png`` (G against sqrt(min(log M, K)) per capacity) and ``gao.png``
+(the misspecified reward model's curves with Gao et al.'s forms fitted per M).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["summary_text", "write_files", "write_trainer_figures"]
+
+_COLS = ["optimiser", "capacity", "noise", "M", "K", "G", "G_lo", "G_hi", "L", "regime",
+         "split", "fit_law_min"]
+
+
+def _fmt(v: float | None, w: int = 7) -> str:
+    return f"{'n/a':>{w}}" if v is None else f"{v:{w}.3f}"
+
+
+def summary_text(rep: Any) -> str:
+    lines = ["trainer: held-out R^2 of G = a*sqrt(min(log M + b, c*K)) [smooth-min]; "
+             "a, b, c on all points with bootstrap 95% intervals over environments",
+             f"{'optimiser':>9} {'capacity':>8} {'s':>4} {'R2':>7} {'[smooth]':>8}  "
+             f"{'a [CI]':>20} {'b [CI]':>22} {'c [CI]':>20}"]
+    for r in rep.r2:
+        lines.append(
+            f"{r['optimiser']:>9} {r['capacity']:>8} {r['noise']:4.1f} {_fmt(r['r2_min'])} "
+            f"{_fmt(r['r2_smooth'], 8)}  {r['a_all']:6.3f} [{r['a_ci'][0]:5.2f},"
+            f"{r['a_ci'][1]:5.2f}] {r['b_all']:7.2f} [{r['b_ci'][0]:6.2f},{r['b_ci'][1]:6.2f}] "
+            f"{r['c_all']:6.3f} [{r['c_ci'][0]:5.2f},{r['c_ci'][1]:5.2f}]")
+    lines.append("Gaussian model on the same grid (tau = 2s; in-sample R^2)")
+    for t in rep.theory:
+        lines.append(f"  {t['model']:>16} {t['method']:>4} s={t['noise_s']:.1f}: a={t['a']:.3f} "
+                     f"b={t['b']:.2f} c={t['c']:.3f} R2={_fmt(t['r2_in_sample'])}")
+    for cap, rows in rep.comparison.items():
+        lines.append(f"model comparison, capacity {cap} (lower is better)")
+        for row in rows:
+            lines.append(f"  {row['model']:>15} params {row['params']:4d} AIC {row['aic']:9.1f} "
+                         f"BIC {row['bic']:9.1f} LORO {row['loro_rmse']:.4f}")
+    lines.append(f"gold falling past its peak (> 2 SE): {len(rep.breaks)} curves")
+    for b in rep.breaks:
+        lines.append(f"  {b['optimiser']:>8} {b['capacity']:>8} s={b['noise']:.1f} "
+                     f"M={b['M']:.0f}: peak {b['G_peak']:.3f} at K={b['K_peak']:.2f}, "
+                     f"{b['G_at_K_max']:.3f} at K max (drop {b['drop']:.3f} ± {b['drop_se']:.3f})")
+    p = rep.plan
+    lines.append(f"planning (law from {p['law']['from']}; price_m={p['price_m']}, "
+                 f"price_k={p['price_k']}, budget={p['budget']})")
+    for name, q in p["plans"].items():
+        extra = ""
+        if "planned_minus_this" in q:
+            lo, hi = q["planned_minus_this_ci"]
+            extra = f"  planned - this = {q['planned_minus_this']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+        lines.append(f"  {name:>17}: M={q['M']:9.0f} K={q['K']:6.2f} predicted "
+                     f"{q['predicted_gain']:.3f} trained {q['trained_gain']:.3f} "
+                     f"[{q['trained_ci'][0]:.3f}, {q['trained_ci'][1]:.3f}]{extra}")
+    lines.append(f"{len(rep.points)} grid points, {rep.seconds:.1f} s")
+    return "\n".join(lines)
+
+
+def write_files(rep: Any, out: Path, figures: bool) -> Any:
+    from rlscale._io import write_json_atomic, write_text_atomic
+
+    out.mkdir(parents=True, exist_ok=True)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=_COLS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rep.points)
+    files = {"csv": str(write_text_atomic(out / "grid.csv", buf.getvalue()))}
+    if figures:
+        files.update(write_trainer_figures(rep, out))
+    files["json"] = str(out / "results.json")
+    rep = replace(rep, files=files)
+    write_json_atomic(out / "results.json", rep.as_dict())
+    return rep
+
+
+def _curve(points, opt, cap, s):
+    sel = [r for r in points if r["optimiser"] == opt and r["capacity"] == cap
+           and r["noise"] == s]
+    by_m: dict[float, list[dict[str, Any]]] = {}
+    for r in sel:
+        by_m.setdefault(r["M"], []).append(r)
+    return {m: sorted(v, key=lambda r: r["K"]) for m, v in sorted(by_m.items())}
+
+
+def write_trainer_figures(rep: Any, out: str | Path) -> dict[str, str]:
+    """Write ``gold_vs_kl.png``, ``collapse.png`` and ``gao.png`` (matplotlib, Agg)."""
+    from rlscale._io import write_bytes_atomic
+    from rlscale._law_models import _gao
+    from rlscale._optional import require
+    from rlscale._reward_verification import _png
+
+    mpl = require("matplotlib", extra="plot", purpose="reward-law figures")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    files = {}
+    caps = sorted({r["capacity"] for r in rep.points})
+    opts = [o for o in ("soft_vi", "bon", "pg") if any(r["optimiser"] == o for r in rep.points)]
+    fig, axes = plt.subplots(len(caps), len(opts), figsize=(4.2 * len(opts), 3.4 * len(caps)),
+                             squeeze=False, sharey=True)
+    for i, cap in enumerate(caps):
+        for j, opt in enumerate(opts):
+            ax = axes[i][j]
+            curves = _curve(rep.points, opt, cap, 1.0)
+            cmap = plt.get_cmap("viridis", max(len(curves), 2))
+            for n, (m, rows) in enumerate(curves.items()):
+                k = [r["K"] for r in rows]
+                ax.plot(k, [r["G"] for r in rows], "o-", ms=3, color=cmap(n), label=f"M={m:.0f}")
+                ax.fill_between(k, [r["G_lo"] for r in rows], [r["G_hi"] for r in rows],
+                                color=cmap(n), alpha=0.15)
+            ax.set_xscale("log")
+            ax.set_title(f"{opt}, {cap} RM, s = 1", fontsize=9)
+            ax.set_xlabel("KL budget K (nats)")
+            if j == 0:
+                ax.set_ylabel("gold gain (reference sd)")
+            ax.legend(fontsize=6)
+    fig.tight_layout()
+    files["gold_vs_kl"] = str(write_bytes_atomic(out / "gold_vs_kl.png", _png(fig)))
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(caps), figsize=(5.2 * len(caps), 4.2), squeeze=False,
+                             sharey=True)
+    for i, cap in enumerate(caps):
+        ax = axes[0][i]
+        for opt in opts:
+            sel = [r for r in rep.points if r["optimiser"] == opt and r["capacity"] == cap]
+            ax.scatter(np.sqrt([r["L"] for r in sel]), [r["G"] for r in sel], s=7, alpha=0.5,
+                       label=opt)
+        ax.set_xlabel("sqrt(min(log M, K))")
+        ax.set_title(f"collapse, {cap} RM (all s)", fontsize=9)
+        ax.legend(fontsize=7, markerscale=2)
+    axes[0][0].set_ylabel("gold gain (reference sd)")
+    fig.tight_layout()
+    files["collapse"] = str(write_bytes_atomic(out / "collapse.png", _png(fig)))
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(opts), figsize=(4.4 * len(opts), 3.6), squeeze=False)
+    for j, opt in enumerate(opts):
+        ax = axes[0][j]
+        kind = "bon" if opt == "bon" else "rl"
+        curves = _curve(rep.points, opt, "partial", 1.0)
+        cmap = plt.get_cmap("plasma", max(len(curves), 2))
+        for n, (m, rows) in enumerate(curves.items()):
+            k = np.array([r["K"] for r in rows])
+            g = np.array([r["G"] for r in rows])
+            lm = np.full(k.size, np.log(m))
+            pred = _gao(kind)(lm, k, g)(lm, k)
+            ax.plot(np.sqrt(k), g, "o", ms=3, color=cmap(n), label=f"M={m:.0f}")
+            ax.plot(np.sqrt(k), pred, "-", lw=1, color=cmap(n))
+            ax.plot(np.sqrt(k), [r["fit_law_min"] for r in rows], ":", lw=1, color=cmap(n))
+        ax.set_xlabel("d = sqrt(KL)")
+        ax.set_title(f"{opt}, partial RM, s = 1: Gao {kind} form (—), law (··)", fontsize=8)
+        ax.legend(fontsize=6)
+    axes[0][0].set_ylabel("gold gain (reference sd)")
+    fig.tight_layout()
+    files["gao"] = str(write_bytes_atomic(out / "gao.png", _png(fig)))
+    plt.close(fig)
+    return files

@@ -1,0 +1,374 @@
+"""The reward-optimisation law in the RL trainer (``rlscale verify reward-law --trainer``).
+
+The Gaussian verification (:mod:`rlscale._reward_verification`) checks the
+selection model's arithmetic; this one runs the experiment the law is about,
+in miniature and exactly (issue 12), with
+:mod:`rlscale.simulate._rm_experiment`:
+
+1. **Grid.**  ``M`` comparisons log-spaced over 10…1e5 (1 point a decade in
+   ``quick``, 2 in ``full``), KL budgets ``K`` log-spaced over 0.05…30,
+   label noise ``s ∈ {0.5, 1, 2}`` (gold-sd units), two reward-model
+   capacities (``linear``: the gold's features, well specified; ``partial``:
+   task events only, misspecified), three optimisers (``soft_vi`` exact
+   KL-regularised optimum, ``bon`` best-of-n, ``pg`` KL-penalised RLOO, the
+   last on a sub-grid for time), seeds (fresh comparison pools and labels).
+2. **Gains** in units of the gold's reference sd, per environment; ``G`` is
+   the mean over environments and seeds, with a 95 % bootstrap interval over
+   environments.
+3. **Fits** per optimiser × capacity × noise: the law and its smooth-min
+   variant on a random 70 % of the ``(M, K)`` points, R² on the held-out 30 %;
+   ``a, b, c`` refitted on all points with bootstrap (over environments) 95 %
+   intervals.  Model comparison per capacity (:mod:`rlscale._law_models`).
+4. **Where the law breaks.**  Per curve ``G(K)`` at fixed ``M``, whether gold
+   falls after its peak by more than twice its standard error (Gao et al.'s
+   over-optimisation); where ``G`` no longer grows with ``M``.
+5. **Theory on the same grid.**  The Gaussian pool model
+   (:func:`rlscale.theory.reward.gain`, ``τ = 2s``) and its generalising-proxy
+   variant (:func:`rlscale.simulate._generalising_proxy.generalising_proxy_gain`,
+   ``d = 10``) fitted the same way.
+6. **Planning check** (:mod:`rlscale._trainer_reward_plan`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlscale._law_models import (
+    _fit_min,
+    _law_min,
+    _least_squares,
+    _regime,
+    compare_models,
+    finish_comparison,
+    fit_effort,
+    fit_law_group,
+    new_totals,
+)
+
+__all__ = ["TrainerRewardLawReport", "verify_trainer_reward_law"]
+
+NOISES = (0.5, 1.0, 2.0)
+MODES = ("quick", "full")
+_SETTINGS: dict[str, dict[str, Any]] = {
+    "quick": {"n_opt": 12, "n_rm": 8, "m_per_decade": 1, "n_k": 10, "seeds": 1, "betas": 20,
+              "bon_pool": 2000, "pg_noises": (1.0,), "pg_m": (100.0, 1e4), "pg_betas": 6,
+              "pg_steps": 80, "boot": 30, "max_nfev": 200},
+    "full": {"n_opt": 24, "n_rm": 16, "m_per_decade": 2, "n_k": 16, "seeds": 3, "betas": 28,
+             "bon_pool": 6000, "pg_noises": NOISES, "pg_m": (10.0, 100.0, 1e3, 1e4, 1e5),
+             "pg_betas": 6, "pg_steps": 150, "boot": 200, "max_nfev": 1000},
+}
+
+
+def _settings(mode: str) -> dict[str, Any]:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got mode={mode!r}")
+    return _SETTINGS[mode]
+
+
+def trainer_grid(mode: str = "quick") -> tuple[np.ndarray, np.ndarray]:
+    """The ``M`` and ``K`` axes of the trainer grid.
+
+    Examples
+    --------
+    >>> m, k = trainer_grid("quick")
+    >>> m.tolist(), round(float(k[0]), 2), round(float(k[-1]), 2)
+    ([10.0, 100.0, 1000.0, 10000.0, 100000.0], 0.05, 30.0)
+    """
+    s = _settings(mode)
+    d = s["m_per_decade"]
+    ms = np.round(10.0 ** (1.0 + np.arange(4 * d + 1) / d))
+    return ms, np.geomspace(0.05, 30.0, s["n_k"])
+
+
+@dataclass(frozen=True)
+class TrainerRewardLawReport:
+    """Outcome of :func:`verify_trainer_reward_law` (``as_dict()`` gives JSON types).
+
+    Attributes
+    ----------
+    r2 : list of dict
+        Per optimiser × capacity × noise: held-out R² (min and smooth-min law),
+        ``a, b, c`` on all points with bootstrap intervals.
+    comparison : dict
+        Per capacity: model comparison rows (AIC, BIC, LORO RMSE).
+    breaks : list of dict
+        Curves ``G(K)`` at fixed ``M`` whose gold falls past a peak (significantly).
+    m_growth : list of dict
+        Per optimiser × capacity × noise: ``G`` at the largest ``K`` for each ``M``.
+    theory : list of dict
+        The Gaussian pool model and the generalising-proxy variant fitted on the same grid.
+    plan : dict
+        The planned-vs-naive check (:mod:`rlscale._trainer_reward_plan`).
+    points : list of dict
+        Grid rows (``M, K, noise, capacity, optimiser, G, G_lo, G_hi, L, regime, split``).
+    """
+
+    mode: str
+    seed: int
+    r2: list[dict[str, Any]]
+    comparison: dict[str, list[dict[str, Any]]]
+    breaks: list[dict[str, Any]]
+    m_growth: list[dict[str, Any]]
+    theory: list[dict[str, Any]]
+    plan: dict[str, Any]
+    points: list[dict[str, Any]]
+    setup: dict[str, Any]
+    seconds: float
+    files: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "seed": self.seed, "seconds": self.seconds,
+                "setup": self.setup, "r2": self.r2, "comparison": self.comparison,
+                "breaks": self.breaks, "m_growth": self.m_growth, "theory": self.theory,
+                "plan": self.plan, "files": self.files, "n_points": len(self.points)}
+
+    def summary(self) -> str:
+        """A human-readable account of the results."""
+        from rlscale._trainer_reward_files import summary_text
+
+        return summary_text(self)
+
+
+def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None,
+                              rng: Any = 0, *, figures: bool = True, progress: bool = False,
+                              jobs: int = 2) -> TrainerRewardLawReport:
+    """Run the trainer's reward-law experiment; optionally write files to ``out``.
+
+    Parameters
+    ----------
+    mode : {"quick", "full"}
+        ``quick`` is budgeted at under a minute on 2 cores, ``full`` at 15 minutes.
+    out : path, optional
+        Directory for ``results.json``, ``grid.csv`` and (with ``figures``) PNGs.
+    rng : int
+        Seed (>= 0) of everything: environments, comparison pools, labels, policy gradient.
+    jobs : int
+        Worker processes (joblib) over seed × noise tasks.  Every task has its
+        own seed stream, so the same seed and ``jobs`` give bit-identical
+        results; across ``jobs`` the gains agree to rounding (workers use
+        single-threaded BLAS, the parent may not).
+
+    Examples
+    --------
+    >>> rep = verify_trainer_reward_law("quick", rng=0)  # doctest: +SKIP
+    >>> sorted({r["optimiser"] for r in rep.r2})  # doctest: +SKIP
+    ['bon', 'pg', 'soft_vi']
+    """
+    from tqdm import tqdm
+
+    from rlscale.simulate._gold_reward import sample_trajectories
+    from rlscale.simulate._rm_experiment import CAPACITIES, comparison_pool, make_rm_setup
+    from rlscale.theory._validation import check_positive_int
+
+    st = _settings(mode)
+    if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
+        raise TypeError(f"rng must be an int seed >= 0; got {rng!r}")
+    seed = check_positive_int("seed", rng, minimum=0)
+    jobs = check_positive_int("jobs", jobs)
+    if out is not None:  # fail before minutes of computing, not after
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    ms, ks = trainer_grid(mode)
+    root = np.random.SeedSequence(seed)
+    setup_ss, *seed_ss = root.spawn(1 + st["seeds"])
+    setup = make_rm_setup(st["n_opt"], st["n_rm"], np.random.default_rng(setup_ss))
+    betas = np.geomspace(0.003, 30.0, st["betas"])
+    pg_betas = np.geomspace(0.02, 3.0, st["pg_betas"])
+    per_env: dict[tuple[str, str, float, float], list[np.ndarray]] = {}
+    tasks = []
+    for ss in seed_ss:
+        pool_ss, *noise_ss = ss.spawn(1 + len(NOISES))
+        gen = np.random.default_rng(pool_ss)
+        delta, margin = comparison_pool(setup, int(ms.max()), gen)
+        ref_feats = sample_trajectories(setup.opt, st["bon_pool"], gen)[0]
+        tasks.extend((delta, margin, ref_feats, s, nss) for s, nss in zip(NOISES, noise_ss))
+    bar = tqdm(total=len(tasks) + 2, desc="reward-law --trainer", disable=not progress,
+               leave=False)
+    kw = {"setup": setup, "st": st, "ms": ms, "ks": ks, "betas": betas, "pg_betas": pg_betas}
+    if jobs == 1:
+        results = (_noise_run(*t, **kw) for t in tasks)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=jobs, return_as="generator")(
+            delayed(_noise_run)(*t, **kw) for t in tasks)
+    for res in results:  # in task order whatever the workers' timing: deterministic
+        for key, g in res.items():
+            per_env.setdefault(key, []).append(g)
+        bar.update(1)
+    # Seed-averaged per-environment gains: (T, nK) per curve.
+    curves = {key: np.mean(v, axis=0) for key, v in per_env.items()}
+    split_gen = np.random.default_rng(root.spawn(1)[0])
+    points = _points(curves, ks, split_gen)
+    with fit_effort(st["max_nfev"]):
+        r2, comparison = _fit_groups(points, curves, ks, st["boot"], split_gen)
+    bar.update(1)
+    from rlscale._trainer_reward_plan import planning_check
+
+    plan = planning_check(setup, r2, np.random.default_rng(root.spawn(1)[0]),
+                          seeds=st["seeds"], betas=betas)
+    bar.update(1)
+    bar.close()
+    rep = TrainerRewardLawReport(
+        mode, seed, r2, comparison, _breaks(curves, ks), _m_growth(curves, ms),
+        _theory(ms, ks), plan, points,
+        {"optimisation_environments": st["n_opt"], "comparison_environments": st["n_rm"],
+         "seeds": st["seeds"], "gold_sd_raw": setup.sd, "M": ms.tolist(), "K": ks.tolist(),
+         "noises": list(NOISES), "capacities": {c: list(v) for c, v in CAPACITIES.items()},
+         "bon_pool": st["bon_pool"], "pg_grid": {"noises": list(st["pg_noises"]),
+                                                 "M": list(st["pg_m"]),
+                                                 "steps": st["pg_steps"]}},
+        time.perf_counter() - start)
+    if out is not None:
+        from rlscale._trainer_reward_files import write_files
+
+        rep = write_files(rep, out, figures)
+    return rep
+
+
+def _noise_run(delta, margin, ref_feats, s, ss, *, setup, st, ms, ks, betas, pg_betas,
+               ) -> dict[tuple[str, str, float, float], np.ndarray]:
+    """One seed's comparison pool at one noise level: every capacity, M and optimiser."""
+    from rlscale.simulate._rm_experiment import (
+        CAPACITIES,
+        comparison_labels,
+        gold_gains,
+        train_proxy,
+    )
+
+    gen = np.random.default_rng(ss)
+    labels = comparison_labels(margin, s, gen)
+    out = {}
+    for cap in CAPACITIES:
+        for m in ms:
+            theta = train_proxy(delta, labels, int(m), cap)
+            opts = ("soft_vi", "bon")
+            if s in st["pg_noises"] and m in st["pg_m"]:
+                opts += ("pg",)
+            gains = gold_gains(setup, theta, cap, ks, optimisers=opts, betas=betas,
+                               ref_features=ref_feats, pg_betas=pg_betas,
+                               pg_steps=st["pg_steps"], rng=gen)
+            for opt, g in gains.items():
+                out[(opt, cap, s, float(m))] = g
+    return out
+
+
+def _points(curves, ks, gen) -> list[dict[str, Any]]:
+    rows = []
+    for (opt, cap, s, m), g_env in sorted(curves.items()):
+        T = g_env.shape[0]
+        boot = g_env[gen.integers(0, T, size=(200, T))].mean(axis=1)  # (200, nK)
+        lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+        g = g_env.mean(axis=0)
+        lm = math.log(m)
+        reg = _regime(np.full(ks.size, lm), ks)
+        for j, k in enumerate(ks):
+            rows.append({"M": m, "K": float(k), "noise": s, "capacity": cap, "optimiser": opt,
+                         "G": float(g[j]), "G_lo": float(lo[j]), "G_hi": float(hi[j]),
+                         "L": float(min(lm, k)), "regime": str(reg[j]),
+                         "split": "train" if gen.random() < 0.7 else "test"})
+    return rows
+
+
+def _fit_groups(points, curves, ks, n_boot, gen):
+    groups: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
+    for r in points:
+        groups.setdefault((r["optimiser"], r["capacity"], r["noise"]), []).append(r)
+    r2_rows = []
+    totals: dict[str, dict[str, Any]] = {}
+    for (opt, cap, s), grp in sorted(groups.items()):
+        lm = np.log([r["M"] for r in grp])
+        k = np.array([r["K"] for r in grp])
+        g = np.array([r["G"] for r in grp])
+        train = np.array([r["split"] == "train" for r in grp])
+        row, pred = fit_law_group(lm, k, g, train)
+        for r, v in zip(grp, pred):
+            r["fit_law_min"] = float(v)
+        full = _fit_min(lm, k, g)
+        p0 = full.params
+        # Bootstrap over environments: resample environments, refit from the point estimate.
+        msel = sorted({r["M"] for r in grp})
+        env = np.stack([curves[(opt, cap, s, m)] for m in msel])  # (nM, T, nK)
+        T = env.shape[1]
+        lm_g = np.repeat(np.log(msel), ks.size)
+        k_g = np.tile(ks, len(msel))
+        reps = []
+        for _ in range(n_boot):
+            gb = env[:, gen.integers(0, T, size=T)].mean(axis=1).reshape(-1)
+            reps.append(_least_squares(_law_min, [p0], lm_g, k_g, gb))
+        reps_arr = np.asarray(reps)
+        nat = np.column_stack([np.exp(reps_arr[:, 0]), reps_arr[:, 1], np.exp(reps_arr[:, 2])])
+        lo, hi = np.percentile(nat, [2.5, 97.5], axis=0)
+        r2_rows.append({"optimiser": opt, "capacity": cap, "noise": s, **row,
+                        "a_all": float(np.exp(p0[0])), "b_all": float(p0[1]),
+                        "c_all": float(np.exp(p0[2])),
+                        "a_ci": [float(lo[0]), float(hi[0])], "b_ci": [float(lo[1]), float(hi[1])],
+                        "c_ci": [float(lo[2]), float(hi[2])], "bootstrap": n_boot})
+        compare_models(lm, k, g, np.array([r["regime"] for r in grp]),
+                       totals.setdefault(cap, new_totals()))
+    return r2_rows, {cap: finish_comparison(t) for cap, t in totals.items()}
+
+
+def _breaks(curves, ks) -> list[dict[str, Any]]:
+    """Curves whose gold falls past the peak by more than 2 standard errors (and 0.02 sd)."""
+    out = []
+    for (opt, cap, s, m), g_env in sorted(curves.items()):
+        g = g_env.mean(axis=0)
+        j = int(np.argmax(g))
+        if j == ks.size - 1:
+            continue
+        diff = g_env[:, j] - g_env[:, -1]
+        se = float(diff.std(ddof=1) / math.sqrt(diff.size))
+        drop = float(diff.mean())
+        if drop > max(2.0 * se, 0.02):
+            out.append({"optimiser": opt, "capacity": cap, "noise": s, "M": m,
+                        "K_peak": float(ks[j]), "G_peak": float(g[j]), "G_at_K_max": float(g[-1]),
+                        "drop": drop, "drop_se": se})
+    return out
+
+
+def _m_growth(curves, ms) -> list[dict[str, Any]]:
+    """``G`` at the largest budget for each ``M``: does more data keep helping?"""
+    rows: dict[tuple[str, str, float], dict[str, Any]] = {}
+    for (opt, cap, s, m), g_env in sorted(curves.items()):
+        rows.setdefault((opt, cap, s), {"optimiser": opt, "capacity": cap, "noise": s,
+                                        "M": [], "G_at_K_max": []})
+        rows[(opt, cap, s)]["M"].append(m)
+        rows[(opt, cap, s)]["G_at_K_max"].append(float(g_env.mean(axis=0)[-1]))
+    return list(rows.values())
+
+
+def _theory(ms, ks) -> list[dict[str, Any]]:
+    """The Gaussian pool model and the generalising-proxy variant, fitted on the same grid."""
+    from rlscale.simulate._generalising_proxy import generalising_proxy_gain
+    from rlscale.theory import reward
+
+    lm = np.repeat(np.log(ms), ks.size)
+    kk = np.tile(ks, ms.size)
+    rows = []
+    for s in NOISES:
+        tau = 2.0 * s
+        for meth in ("bon", "tilt"):
+            for model in ("pool", "generalising_d10"):
+                if model == "pool":
+                    g = np.asarray(reward.gain(np.exp(lm), kk, tau, meth), float)
+                else:
+                    g = np.concatenate([generalising_proxy_gain(
+                        float(m), ks, d=10, noise=tau, method=meth, trials=400,
+                        rng=int(m) + int(100 * s)).gain for m in ms])
+                f = _fit_min(lm, kk, g)
+                p = f.params
+                ss = float(np.sum((g - g.mean()) ** 2))
+                r2 = 1.0 - float(np.sum((g - f(lm, kk)) ** 2)) / ss if ss > 0 else None
+                rows.append({"model": model, "method": meth, "noise_s": s, "tau": tau,
+                             "a": float(np.exp(p[0])), "b": float(p[1]),
+                             "c": float(np.exp(p[2])), "r2_in_sample": r2,
+                             "G_at_K_max": [float(x) for x in g.reshape(ms.size, -1)[:, -1]]})
+    return rows

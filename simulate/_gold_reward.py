@@ -1,0 +1,262 @@
+"""A continuous gold reward on gridworld trajectories, and exact dynamic programming for it.
+
+The reward-law experiment (issue 12) needs rewards that are *not* binary and
+have a spread under the reference policy.  A :class:`RewardWorld` is a batch
+of generated gridworld tasks (one per environment, :class:`GridFamily`) plus
+a random *terrain type* for every cell, and every transition carries a feature
+vector of the **landing**: with ``m`` terrain types the ``d = 4 + m`` features
+are
+
+``goal``      1 when the landing completes the task (goal in the last stage);
+``subgoal``   1 when it reaches the current stage's key or door;
+``hole``      1 when it falls into a hole (the episode ends);
+``step``      1 for every action taken (a per-step cost when weighted < 0);
+``terrain_j`` 1 when the landing cell has terrain type ``j`` (per-cell costs).
+
+A trajectory's features ``Φ`` are the sums over its transitions, and the gold
+reward is the hidden linear function ``R = w·Φ`` (:data:`GOLD_WEIGHTS`,
+fixed).  Because ``R`` is additive over transitions, expectations under any
+Markov (time-dependent) policy are exact finite-horizon dynamic programs over
+``(actions left, stage, cell)`` (Puterman 1994, §4.2): with landing reward
+``r(ℓ)`` and continuation value ``V_{h-1}``,
+
+    V_h(s) = Σ_a π_h(a|s) Σ_{s'} P(s'|s,a) [r(ℓ) + 1{ℓ not terminal} V_{h-1}(s')] + c_h(s),
+
+``V_0 = 0``, with an optional per-state cost ``c_h``.  The per-state cost
+``c_h(s) = KL(π_h(·|s) ‖ π_ref(·|s))`` gives the trajectory KL: for Markov
+policies on the same dynamics the log density ratio of a trajectory is the sum
+of the per-step log ratios of the actions (the transition terms cancel), and
+its expectation is the occupancy-weighted sum of per-state KLs.  The second
+moment ``W_h = E[(Σ r)²]`` follows from
+``E[(r + R')²] = r² + 2 r E[R'] + E[R'²]``, which gives the exact standard
+deviation of the gold reward under the reference policy, the unit gains are
+reported in.
+
+All tasks and a leading batch axis (policies, temperatures) are processed at
+once; a sweep costs ``O(B·T·3·S²·4)`` and has no Python loop over states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rlscale.simulate._gridworld import HOLE, N_STAGES, GridFamily, GridWorld
+from rlscale.simulate._value_iteration import _landing_parts
+from rlscale.theory._validation import check_positive_int
+
+__all__ = ["GOLD_WEIGHTS", "RewardWorld", "make_reward_world", "sample_trajectories"]
+
+#: Number of terrain types (per-cell cost classes).
+N_TERRAIN = 6
+#: Hidden gold weights on (goal, subgoal, hole, step, terrain_0..5); fixed.
+GOLD_WEIGHTS = np.array([3.0, 1.0, -1.5, -0.05, 0.35, -0.30, 0.20, -0.40, 0.25, -0.15])
+FEATURE_NAMES = ("goal", "subgoal", "hole", "step",
+                 *(f"terrain_{j}" for j in range(N_TERRAIN)))
+#: Default family: 6×6 grids, 24-step limit, a third of the tasks with key → door.
+DEFAULT_FAMILY = GridFamily(size=6, hole_rate=0.12, wall_rate=0.08, slippery=0.5,
+                            subgoal_rate=0.3)
+
+
+@dataclass(frozen=True, eq=False)
+class RewardWorld:
+    """Tasks (one per environment) with landing features and the DP index tables.
+
+    Attributes
+    ----------
+    world : GridWorld
+    features : ndarray, shape (T, 3, S², d)
+        Feature vector of landing on each cell while in each stage.
+    horizon : int
+        Actions per episode (the world's time limit).
+    """
+
+    world: GridWorld
+    features: np.ndarray
+    horizon: int
+    _tables: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        w = self.world
+        nxt, _, terminal, reach = _landing_parts(w, "success")
+        T, _, S2, _ = nxt.shape
+        block = (np.arange(T)[:, None] * N_STAGES + np.arange(N_STAGES)[None, :]) * S2
+        adv = np.minimum(np.arange(N_STAGES) + 1, N_STAGES - 1)[None, :, None]
+        stage_after = np.where(reach, adv, np.arange(N_STAGES)[None, :, None])
+        opp = np.array([2, 3, 0, 1])
+        # Landing slots per (task, stage, cell, action): intended, and the two
+        # perpendicular moves (a ± 1 mod 4) when slippery.
+        dirs = np.stack([np.arange(4), (np.arange(4) + 1) % 4, (np.arange(4) + 3) % 4], -1)
+        land = block[:, :, None, None, None] + nxt[..., dirs]  # (T, 3, S², 4, 3)
+        slip = w.slippery[w.task_env]
+        prob = np.where(slip[:, None], 1.0 / 3.0, np.array([1.0, 0.0, 0.0]))  # (T, 3)
+        self._tables.update(
+            land=land.reshape(-1, 3), prob=np.broadcast_to(
+                prob[:, None, None, None, :], land.shape).reshape(-1, 3),
+            cont=(~terminal).reshape(-1),
+            cont_idx=((np.arange(T)[:, None, None] * N_STAGES + stage_after) * S2
+                      + np.arange(S2)[None, None, :]).reshape(-1),
+            start=(np.arange(T) * N_STAGES + w.start_stage) * S2 + w.start,
+            move_idx=(block[:, :, None, None] + nxt).reshape(-1), opp=opp,
+            slip=slip, nxt=nxt)
+
+    @property
+    def n_tasks(self) -> int:
+        return self.world.n_tasks
+
+    @property
+    def n_states(self) -> int:
+        """Number of (task, stage, cell) states, ``T·3·S²``."""
+        return self.features.shape[0] * N_STAGES * self.features.shape[2]
+
+    def landing_reward(self, weights: Any, columns: Any = None) -> np.ndarray:
+        """Reward of every landing, ``features[..., columns] @ weights``, flat (T·3·S²,)."""
+        f = self.features if columns is None else self.features[..., np.asarray(columns)]
+        return (f @ np.asarray(weights, float)).reshape(-1)
+
+    # ------------------------------------------------------------------ dynamic programs
+
+    def _q(self, land_val: np.ndarray) -> np.ndarray:
+        """Expected landing value per (batch, task, stage, cell, action)."""
+        t = self._tables
+        B = land_val.shape[0]
+        d = land_val[:, t["move_idx"]].reshape(B, *self.features.shape[:3], 4)
+        total = d[..., 0] + d[..., 1] + d[..., 2] + d[..., 3]
+        slip = t["slip"][None, :, None, None, None]
+        return np.where(slip, (total[..., None] - d[..., t["opp"]]) / 3.0, d)
+
+    def _continue(self, r_land: np.ndarray, V: np.ndarray) -> np.ndarray:
+        t = self._tables
+        return r_land + np.where(t["cont"], V[:, t["cont_idx"]], 0.0)
+
+    def evaluate(self, policy: Any, r_land: Any, *, kl: bool = False,
+                 second_moment: bool = False) -> dict[str, np.ndarray]:
+        """Exact expected return (and KL to uniform, second moment) at each task's start.
+
+        Parameters
+        ----------
+        policy : array, shape (B, H, T, 3, S², 4) or None
+            ``policy[b, h-1]`` is the action distribution with ``h`` actions
+            left; ``None`` is the uniform reference (``B = 1``).
+        r_land : array, shape (T·3·S²,) or (B, T·3·S²)
+            Landing rewards (:meth:`landing_reward`).
+        kl : bool
+            Also the trajectory KL to the uniform reference.
+        second_moment : bool
+            Also ``E[R²]``.
+
+        Returns
+        -------
+        dict with ``"value"`` (B, T) and optionally ``"kl"``, ``"second"``.
+        """
+        H = self.horizon
+        r = np.atleast_2d(np.asarray(r_land, float))
+        B = 1 if policy is None else policy.shape[0]
+        r = np.broadcast_to(r, (B, r.shape[-1]))
+        n = self.n_states
+        V, K, W = np.zeros((B, n)), np.zeros((B, n)), np.zeros((B, n))
+        for h in range(1, H + 1):
+            pi = np.full((1, *self.features.shape[:3], 4), 0.25) if policy is None \
+                else policy[:, h - 1]
+            if second_moment:
+                ev = np.where(self._tables["cont"], V[:, self._tables["cont_idx"]], 0.0)
+                ew = np.where(self._tables["cont"], W[:, self._tables["cont_idx"]], 0.0)
+                W = _pi_avg(self._q(r * r + 2.0 * r * ev + ew), pi).reshape(B, n)
+            if kl:
+                logr = np.log(np.maximum(pi, 1e-300) * 4.0)
+                K = (_pi_avg(self._q(np.where(self._tables["cont"],
+                                              K[:, self._tables["cont_idx"]], 0.0)), pi)
+                     + _pi_avg(logr, pi)).reshape(B, n)
+            V = _pi_avg(self._q(self._continue(r, V)), pi).reshape(B, n)
+        s = self._tables["start"]
+        out = {"value": V[:, s]}
+        if kl:
+            out["kl"] = K[:, s]
+        if second_moment:
+            out["second"] = W[:, s]
+        return out
+
+
+def _pi_avg(x: np.ndarray, pi: np.ndarray) -> np.ndarray:
+    xp = x * pi
+    return xp[..., 0] + xp[..., 1] + xp[..., 2] + xp[..., 3]
+
+
+def make_reward_world(n_environments: int, rng: Any = None, *,
+                      family: GridFamily = DEFAULT_FAMILY) -> RewardWorld:
+    """Draw ``n_environments`` tasks (one each) with random terrain and landing features.
+
+    Examples
+    --------
+    >>> rw = make_reward_world(3, rng=0)
+    >>> rw.features.shape, rw.horizon
+    ((3, 3, 36, 10), 24)
+    >>> ref = rw.evaluate(None, rw.landing_reward(GOLD_WEIGHTS), second_moment=True)
+    >>> bool((ref["second"] > ref["value"] ** 2).all())   # a genuine spread
+    True
+    """
+    E = check_positive_int("n_environments", n_environments)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    world = family.sample(E, 1, rng=gen)
+    S2 = world.size ** 2
+    terrain = gen.integers(0, N_TERRAIN, size=(E, S2))
+    T = world.n_tasks
+    reach = _landing_parts(world, "success")[3]
+    hole = world.tiles.reshape(E, S2)[world.task_env] == HOLE
+    f = np.zeros((T, N_STAGES, S2, 4 + N_TERRAIN))
+    f[:, N_STAGES - 1, :, 0] = reach[:, N_STAGES - 1]
+    f[:, : N_STAGES - 1, :, 1] = reach[:, : N_STAGES - 1]
+    f[:, :, :, 2] = hole[:, None, :]
+    f[:, :, :, 3] = 1.0
+    onehot = np.eye(N_TERRAIN)[terrain[world.task_env]]  # (T, S², m)
+    f[:, :, :, 4:] = np.where(hole[:, :, None], 0.0, onehot)[:, None]
+    return RewardWorld(world, f, world.max_steps)
+
+
+def sample_trajectories(rw: RewardWorld, n: int, rng: Any, policy: Any = None,
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """Sample ``n`` trajectories per task; their feature sums and log density ratios.
+
+    Parameters
+    ----------
+    policy : array, shape (H, T, 3, S², 4), optional
+        Time-dependent policy (index ``h-1`` with ``h`` actions left); default
+        the uniform reference.
+
+    Returns
+    -------
+    features : ndarray, shape (T, n, d)
+        Summed landing features of each trajectory.
+    log_ratio : ndarray, shape (T, n)
+        ``Σ_t log(π(a_t|s_t)/π_ref(a_t|s_t))`` (zero for the reference):
+        its mean is a Monte Carlo estimate of the trajectory KL.
+    """
+    n = check_positive_int("n", n)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    t = rw._tables
+    T, d = rw.features.shape[0], rw.features.shape[-1]
+    feats = rw.features.reshape(-1, d)
+    state = np.repeat(t["start"], n)  # flat (task, stage, cell) index
+    task = np.repeat(np.arange(T), n)
+    alive = np.ones(T * n, bool)
+    phi = np.zeros((T * n, d))
+    logr = np.zeros(T * n)
+    slip = t["slip"][task]
+    for step in range(rw.horizon):
+        h = rw.horizon - step
+        if policy is None:
+            a = gen.integers(0, 4, size=T * n)
+        else:
+            p = policy[h - 1].reshape(-1, 4)[state]
+            a = (gen.random(T * n)[:, None] > np.cumsum(p, axis=1)[:, :3]).sum(axis=1)
+            logr += np.where(alive, np.log(np.maximum(p[np.arange(T * n), a], 1e-300) * 4), 0)
+        k = np.where(slip, gen.integers(0, 3, size=T * n), 0)
+        land = t["land"][state * 4 + a, k]
+        phi[alive] += feats[land[alive]]
+        alive &= t["cont"][land]
+        state = np.where(alive, t["cont_idx"][land], state)
+        if not alive.any():
+            break
+    return phi.reshape(T, n, d), logr.reshape(T, n)

@@ -1,0 +1,226 @@
+"""The reward-optimisation experiment on gridworlds: RM from M comparisons, optimised within KL K.
+
+One step of the experiment (issue 12), as library functions:
+
+1. :func:`make_rm_setup` draws the environments the policies are optimised in
+   and, separately, those whose reference trajectories are compared to train
+   reward models (the RM must generalise to new environments), and scales the
+   gold weights so that gains are in units of the gold reward's standard
+   deviation under the reference: ``sd² = mean over environments of
+   Var_ref(R)``, computed exactly (second-moment DP).
+2. :func:`comparison_pool` samples ``2·M_max`` reference trajectories and
+   pairs them, :func:`comparison_labels` labels them with noise ``s``, and
+   :func:`train_proxy` fits a Bradley–Terry proxy on the first ``M`` pairs
+   (prefixes: the ``M`` axis is nested, as a team adding labels sees it).
+3. :func:`gold_gains` optimises the proxy in every optimisation environment
+   with each optimiser, each measuring its own KL to the reference, and
+   returns the gold gain per environment at every budget ``K``.
+
+**Optimisers.**  ``soft_vi`` — the exact KL-regularised optimum over a grid of
+``β`` (:func:`rlscale.simulate._soft_vi.soft_optimum`), KL exact; ``bon`` —
+best-of-n over a pool of ``N`` reference trajectories per environment: with
+the pool sorted by proxy and ties (equal proxies) grouped, group ``j`` is
+chosen with probability ``F_j^n − F_{j−1}^n`` (``F`` the pool's proxy CDF;
+real ``n``), gold is the group's mean, and KL is computed exactly on the pool's
+empirical law (for untied continuous rewards it is ``log n − (n−1)/n``, but
+trajectories tie, which lowers it; the pool caps it at ``log N``); ``pg`` —
+KL-penalised RLOO (:func:`rlscale.simulate._mdp_policy_gradient.kl_policy_gradient`)
+over a ``β`` grid, KL exact.
+
+**Within KL ≤ K.**  Each optimiser yields points ``(KL, proxy, gold)`` per
+environment, plus the reference ``(0, ·, ·)``.  The optimiser sees only the
+proxy: on the points that improve the proxy over every point of smaller KL
+(its Pareto frontier), ``gold(K)`` is linearly interpolated in KL, which a
+mixture of the two neighbouring policies (one drawn per episode) achieves
+with KL at most the interpolated value (KL is convex).  Beyond the largest KL
+reached the last point is kept.  Nothing is chosen by the gold reward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.simulate._gold_reward import (
+    GOLD_WEIGHTS,
+    RewardWorld,
+    make_reward_world,
+    sample_trajectories,
+)
+from rlscale.simulate._mdp_policy_gradient import kl_policy_gradient
+from rlscale.simulate._reward_model import bt_labels, fit_bradley_terry
+from rlscale.simulate._soft_vi import soft_optimum
+
+__all__ = ["CAPACITIES", "OPTIMISERS", "RmSetup", "comparison_labels", "comparison_pool",
+           "gold_gains",
+           "make_rm_setup", "train_proxy"]
+
+#: Reward-model feature columns: all of the gold's (``linear``, well specified)
+#: or only the task events goal, subgoal, hole and step (``partial``: blind to
+#: the per-cell terrain costs, so misspecified whatever M).
+CAPACITIES = {"linear": tuple(range(10)), "partial": (0, 1, 2, 3)}
+OPTIMISERS = ("soft_vi", "bon", "pg")
+
+
+@dataclass(frozen=True, eq=False)
+class RmSetup:
+    """Environments, gold reward in reference-sd units, and reference statistics.
+
+    Attributes
+    ----------
+    opt, rm : RewardWorld
+        Optimisation environments; environments whose trajectories are compared.
+    gold_weights : ndarray
+        :data:`GOLD_WEIGHTS` divided by ``sd``.
+    sd : float
+        Pooled within-environment sd of the raw gold return under the reference.
+    ref_gold : ndarray, shape (T,)
+        Exact reference gold return (scaled) per optimisation environment.
+    """
+
+    opt: RewardWorld
+    rm: RewardWorld
+    gold_weights: np.ndarray
+    sd: float
+    ref_gold: np.ndarray
+
+
+def make_rm_setup(n_opt: int, n_rm: int, rng: Any = 0) -> RmSetup:
+    """Draw optimisation and comparison environments; scale the gold to reference-sd units.
+
+    Examples
+    --------
+    >>> s = make_rm_setup(4, 4, rng=0)
+    >>> ev = s.opt.evaluate(None, s.opt.landing_reward(s.gold_weights), second_moment=True)
+    >>> round(float(np.mean(ev["second"] - ev["value"] ** 2)), 12)
+    1.0
+    """
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    opt = make_reward_world(n_opt, gen)
+    rm = make_reward_world(n_rm, gen)
+    ev = opt.evaluate(None, opt.landing_reward(GOLD_WEIGHTS), second_moment=True)
+    sd = float(np.sqrt(np.mean(ev["second"][0] - ev["value"][0] ** 2)))
+    return RmSetup(opt, rm, GOLD_WEIGHTS / sd, sd, ev["value"][0] / sd)
+
+
+def comparison_pool(setup: RmSetup, m_max: int, rng: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``m_max`` pairs of reference trajectories from the comparison environments.
+
+    Returns ``Δ = Φ_A − Φ_B`` (m_max, d) and the gold margins ``R_A − R_B`` (m_max,).
+    """
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    per_env = -(-2 * m_max // setup.rm.n_tasks)
+    phi = sample_trajectories(setup.rm, per_env, gen)[0].reshape(-1, setup.rm.features.shape[-1])
+    phi = phi[gen.permutation(phi.shape[0])[: 2 * m_max]]
+    delta = phi[0::2] - phi[1::2]
+    return delta, delta @ setup.gold_weights
+
+
+def comparison_labels(margin: np.ndarray, s: float, rng: Any) -> np.ndarray:
+    """Bradley–Terry labels of noise ``s`` for every pair (prefixes give smaller ``M``)."""
+    return bt_labels(margin, 0.0, s, rng)
+
+
+def train_proxy(delta: np.ndarray, labels: np.ndarray, M: int, capacity: str) -> np.ndarray:
+    """Bradley–Terry proxy weights on ``CAPACITIES[capacity]`` from the first ``M`` pairs."""
+    if capacity not in CAPACITIES:
+        raise ValueError(f"capacity must be one of {', '.join(CAPACITIES)}; got {capacity!r}")
+    return fit_bradley_terry(delta[:M][:, CAPACITIES[capacity]], labels[:M])
+
+
+def _frontier_gold(kl: np.ndarray, proxy: np.ndarray, gold: np.ndarray,
+                   K: np.ndarray) -> np.ndarray:
+    """Gold at each budget along the proxy's Pareto frontier (per row = environment)."""
+    out = np.empty((kl.shape[0], K.size))
+    for i in range(kl.shape[0]):
+        order = np.argsort(kl[i], kind="stable")
+        k, p, g = kl[i][order], proxy[i][order], gold[i][order]
+        keep = p > np.maximum.accumulate(np.concatenate([[-np.inf], p[:-1]])) + 1e-12
+        out[i] = np.interp(K, k[keep], g[keep])
+    return out
+
+
+def _bon_points(scores: np.ndarray, gold: np.ndarray, ns: np.ndarray):
+    """Exact best-of-n on each environment's empirical pool: (KL, proxy, gold) per n."""
+    T = scores.shape[0]
+    kl, px, gd = (np.empty((T, ns.size)) for _ in range(3))
+    for i in range(T):
+        uniq, inv, counts = np.unique(scores[i], return_inverse=True, return_counts=True)
+        gmean = np.bincount(inv, weights=gold[i]) / counts
+        q = counts / counts.sum()
+        F = np.cumsum(q)
+        F[-1] = 1.0
+        Fprev = np.concatenate([[0.0], F[:-1]])
+        p = F[None, :] ** ns[:, None] - Fprev[None, :] ** ns[:, None]  # (n, groups)
+        kl[i] = np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / q), 0.0), axis=1)
+        px[i] = p @ uniq
+        gd[i] = p @ gmean
+    return kl, px, gd
+
+
+def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
+               optimisers: tuple[str, ...] = OPTIMISERS, betas: Any = None,
+               ref_features: np.ndarray | None = None, bon_ns: Any = None,
+               pg_betas: Any = None, pg_steps: int = 100, rng: Any = None,
+               ) -> dict[str, np.ndarray]:
+    """Gold gain (reference-sd units) per optimisation environment at every budget ``K``.
+
+    Parameters
+    ----------
+    theta : ndarray
+        Proxy weights on ``CAPACITIES[capacity]``.
+    ref_features : ndarray, shape (T, N, d)
+        Reference trajectories of the optimisation environments (for ``bon``).
+
+    Returns
+    -------
+    dict optimiser -> ndarray (T, len(K)).
+
+    Examples
+    --------
+    >>> s = make_rm_setup(3, 3, rng=0)
+    >>> g = gold_gains(s, s.gold_weights, "linear", [0.1, 1.0, 10.0], optimisers=("soft_vi",))
+    >>> bool(np.all(np.diff(g["soft_vi"], axis=1) > 0))   # the gold itself: more KL, more gain
+    True
+    """
+    K = np.atleast_1d(np.asarray(K, float))
+    cols = CAPACITIES[capacity]
+    rw = setup.opt
+    proxy = rw.landing_reward(theta, cols)
+    ref_p = rw.evaluate(None, proxy, second_moment=True)
+    psd = float(np.sqrt(np.mean(ref_p["second"][0] - ref_p["value"][0] ** 2)))
+    if psd > 0:
+        proxy = proxy / psd  # proxy in reference-sd units: one beta grid fits every RM
+    ref_proxy = ref_p["value"][0] / (psd if psd > 0 else 1.0)
+    gold = rw.landing_reward(setup.gold_weights)
+    ref_gold = setup.ref_gold
+    out = {}
+    betas = np.geomspace(0.003, 30.0, 24) if betas is None else np.asarray(betas, float)
+
+    def with_ref(kl, px, gd, rp, rg):
+        T = kl.shape[0]
+        return (np.column_stack([np.zeros(T), kl]), np.column_stack([rp, px]),
+                np.column_stack([rg, gd]))
+
+    if "soft_vi" in optimisers:
+        so = soft_optimum(rw, proxy, gold, betas)
+        pts = with_ref(so.kl.T, so.proxy.T, so.gold.T, ref_proxy, ref_gold)
+        out["soft_vi"] = _frontier_gold(*pts, K) - ref_gold[:, None]
+    if "bon" in optimisers:
+        if ref_features is None:
+            raise ValueError("ref_features (reference trajectories) are needed for 'bon'")
+        sc = ref_features[..., cols] @ theta
+        gd = ref_features @ setup.gold_weights
+        ns = np.geomspace(1.0, ref_features.shape[1], 48) if bon_ns is None else bon_ns
+        kl, px, gg = _bon_points(sc, gd, np.asarray(ns, float))
+        # Gain against the pool's own mean (n = 1): the sampling error of the
+        # reference level cancels.
+        out["bon"] = _frontier_gold(kl, px, gg, K) - gg[:, :1]
+    if "pg" in optimisers:
+        pb = np.geomspace(0.02, 3.0, 8) if pg_betas is None else np.asarray(pg_betas, float)
+        res = kl_policy_gradient(rw, proxy, gold, pb, steps=pg_steps, rng=rng)
+        pts = with_ref(res.kl.T, res.proxy.T, res.gold.T, ref_proxy, ref_gold)
+        out["pg"] = _frontier_gold(*pts, K) - ref_gold[:, None]
+    return out

@@ -1,0 +1,166 @@
+"""The trainer's reward-law verification, the label plan and the generalising proxy."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+
+from rlscale.cli import main
+from rlscale.optimize import plan_labels, plan_labels_numeric
+from rlscale.simulate import generalising_proxy_gain
+from rlscale.theory import expected_max_normal
+
+# ----------------------------------------------------------------------------- planning
+
+
+def _law(a, b, c, M, K):
+    return a * np.sqrt(np.maximum(np.minimum(np.log(M) + b, c * K), 0.0))
+
+
+@pytest.mark.parametrize("a,b,c,budget", [(1.5, -1.3, 0.42, 2000.0), (0.8, 2.0, 3.0, 5e4),
+                                          (1.0, 0.0, 1.0, 350.0)])
+def test_budget_plan_is_the_brute_force_optimum(a, b, c, budget) -> None:
+    pm, pk = 1.0, 100.0
+    plan = plan_labels(a, b, c, price_m=pm, price_k=pk, budget=budget)
+    assert plan.cost == pytest.approx(budget, rel=1e-12)
+    # Brute force over the budget line: a fine grid of M.
+    M = np.exp(np.linspace(0.0, math.log(budget / pm), 200_001))
+    K = np.maximum((budget - pm * M) / pk, 0.0)
+    best = _law(a, b, c, M, K).max()
+    assert plan.gain == pytest.approx(best, rel=2e-5)  # the grid misses the kink by a step
+    assert plan.gain >= best - 1e-12
+    # The generic solver agrees.
+    num = plan_labels_numeric(lambda m, k: _law(a, b, c, m, k), price_m=pm, price_k=pk,
+                              budget=budget)
+    assert num.gain == pytest.approx(plan.gain, rel=1e-7)
+
+
+def test_target_plan_is_cheapest_and_consistent_with_the_budget_plan() -> None:
+    a, b, c = 1.2, -0.5, 0.6
+    tgt = plan_labels(a, b, c, price_m=2.0, price_k=50.0, target=2.5)
+    assert tgt.gain == pytest.approx(2.5, rel=1e-12)
+    # Nothing on a grid reaching the target is cheaper.
+    M, K = np.meshgrid(np.geomspace(1, 1e6, 600), np.geomspace(0.01, 100, 600))
+    ok = _law(a, b, c, M, K) >= 2.5
+    assert (2.0 * M + 50.0 * K)[ok].min() >= tgt.cost * (1 - 1e-3)
+    back = plan_labels(a, b, c, price_m=2.0, price_k=50.0, budget=tgt.cost)
+    assert back.gain == pytest.approx(2.5, rel=1e-9)
+    assert pytest.approx(tgt.M, rel=1e-6) == back.M and pytest.approx(tgt.K, rel=1e-6) == back.K
+
+
+def test_plan_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="exactly one of target= and budget="):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0)
+    with pytest.raises(ValueError, match="price_k must be > 0"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=0.0, budget=10.0)
+    with pytest.raises(ValueError, match="does not buy one comparison"):
+        plan_labels(1.0, 5.0, 1.0, price_m=10.0, price_k=1.0, budget=5.0)
+
+
+def test_plan_labels_cli() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["plan-labels", "--law", "1,0,1", "--price-m", "1", "--price-k", "100",
+                     "--target", "2"]) == 0
+    assert json.loads(out.getvalue())["K"] == 4.0
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["plan-labels", "--law", "1,0", "--price-m", "1", "--price-k", "1",
+                     "--budget", "9"]) == 2
+    assert len(err.getvalue().strip().splitlines()) == 1
+
+
+# ----------------------------------------------------------------------------- generalising proxy
+
+
+def test_generalising_proxy_matches_brute_force_selection() -> None:
+    """Fit w-hat from M noisy margins, select the proxy's best of n, average the gold."""
+    rng = np.random.default_rng(5)
+    d, M, tau, nu, n, trials = 3, 40, 1.0, 0.5, 8, 2500
+    gold_sum = 0.0
+    for _ in range(trials):
+        fa, fb = rng.standard_normal((M, d)), rng.standard_normal((M, d))
+        ea, eb = rng.standard_normal(M), rng.standard_normal(M)
+        xa = (fa[:, 0] + math.sqrt(nu) * ea) / math.sqrt(1 + nu)
+        xb = (fb[:, 0] + math.sqrt(nu) * eb) / math.sqrt(1 + nu)
+        w_hat = np.linalg.lstsq(fa - fb, xa - xb + tau * rng.standard_normal(M), rcond=None)[0]
+        pool = rng.standard_normal((n, d))
+        gold = (pool[:, 0] + math.sqrt(nu) * rng.standard_normal(n)) / math.sqrt(1 + nu)
+        gold_sum += gold[np.argmax(pool @ w_hat)]
+    brute = gold_sum / trials
+    from rlscale.theory._gaussian import bon_kl
+
+    r = generalising_proxy_gain(M, [float(bon_kl(n))], d=d, noise=tau, misspecification=nu,
+                                method="bon", trials=20_000, rng=1)
+    se = 1.0 / math.sqrt(trials)  # gold has unit variance
+    assert abs(r.gain[0] - brute) < 4 * se
+    assert r.gain[0] == pytest.approx(r.rho * float(expected_max_normal(n)), rel=1e-9)
+
+
+def test_generalising_proxy_has_no_log_m_cap() -> None:
+    r = generalising_proxy_gain(1e3, [1.0, 100.0], d=10, noise=1.0, method="tilt", rng=0)
+    # G = rho * sqrt(2K): the ratio over K is exactly sqrt(100), whatever M is.
+    assert r.gain[1] / r.gain[0] == pytest.approx(10.0, rel=1e-12)
+    assert r.gain[1] > 2 * math.sqrt(2 * math.log(1e3))  # far above the pool model's cap
+    with pytest.raises(ValueError, match="M must be >= 10"):
+        generalising_proxy_gain(5, [1.0], d=10)
+
+
+# ----------------------------------------------------------------------------- the verification
+
+_TINY = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas": 8,
+         "bon_pool": 200, "pg_noises": (1.0,), "pg_m": (100.0,), "pg_betas": 2, "pg_steps": 5,
+         "boot": 3, "max_nfev": 50}
+
+
+@pytest.mark.slow  # about 40 s: three runs with dozens of law fits, even on a toy grid
+def test_trainer_verification_is_deterministic_and_the_cli_matches(tmp_path, monkeypatch) -> None:
+    import rlscale._trainer_reward_law as tr
+    from rlscale._trainer_reward_law import verify_trainer_reward_law
+
+    monkeypatch.setitem(tr._SETTINGS, "quick", _TINY)
+    monkeypatch.setattr(tr, "NOISES", (1.0,))
+    rep = verify_trainer_reward_law("quick", rng=3, figures=False, jobs=2)
+    one = verify_trainer_reward_law("quick", rng=3, figures=False, jobs=1)
+    # Workers run single-threaded BLAS, the parent does not: grid values agree to rounding.
+    g2, g1 = (np.array([p["G"] for p in r.points]) for r in (rep, one))
+    assert np.max(np.abs(g2 - g1)) < 1e-12 and np.ptp(g2) > 0.1
+    assert {r["optimiser"] for r in rep.r2} == {"soft_vi", "bon", "pg"}
+    assert {(r["capacity"], r["noise"]) for r in rep.r2 if r["optimiser"] == "soft_vi"} == {
+        ("linear", 1.0), ("partial", 1.0)}
+    assert set(rep.plan["plans"]) == {"planned", "labels_only", "optimisation_only"}
+    costs = {round(p["cost"], 6) for p in rep.plan["plans"].values()}
+    assert len(costs) == 1  # the naive plans cost what the planned one does
+    assert "held-out R^2" in rep.summary()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(["verify", "reward-law", "--trainer", "--seed", "3", "--out",
+                     str(tmp_path), "--no-figures", "--jobs", "2"])
+    assert code == 0
+    cli = json.loads((tmp_path / "results.json").read_text())
+    first = json.loads(json.dumps(rep.as_dict()))
+    for key in ("r2", "comparison", "breaks", "plan", "theory", "n_points"):
+        assert cli[key] == first[key], key
+    header = (tmp_path / "grid.csv").read_text().splitlines()[0]
+    assert header.startswith("optimiser,capacity,noise,M,K,G")
+
+
+def test_trainer_verification_bad_input(tmp_path) -> None:
+    from rlscale._trainer_reward_law import verify_trainer_reward_law
+
+    with pytest.raises(ValueError, match="mode must be one of quick, full"):
+        verify_trainer_reward_law("medium")
+    with pytest.raises(TypeError, match="rng must be an int seed"):
+        verify_trainer_reward_law("quick", rng="0")
+    with pytest.raises(ValueError, match="jobs must be"):
+        verify_trainer_reward_law("quick", jobs=0)
+    (tmp_path / "file").write_text("x")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["verify", "reward-law", "--trainer", "--out",
+                     str(tmp_path / "file" / "sub")]) == 2
+    assert len(err.getvalue().strip().splitlines()) == 1
