@@ -122,18 +122,19 @@ def expected_max_normal_log(log_n: Any) -> float | np.ndarray:
     out = np.empty_like(flat)
     small = flat < np.log(2.0)
     if small.any():
-        out[small] = _emax_small(np.exp(flat[small]))
+        out[small] = _emax_small(flat[small])
     if (~small).any():
         out[~small] = _emax_large(flat[~small])
     return return_like(out.reshape(t.shape), log_n)
 
 
-def _emax_small(n: np.ndarray) -> np.ndarray:
-    out = np.empty_like(n)
-    for start in range(0, n.size, _CHUNK):
-        nn = n[start:start + _CHUNK, None]
+def _emax_small(log_n: np.ndarray) -> np.ndarray:
+    """``e(n)`` for ``1 <= n < 2`` from ``t = log n`` (``n - 1 = expm1(t)``, exact at tiny t)."""
+    out = np.empty_like(log_n)
+    for start in range(0, log_n.size, _CHUNK):
+        t = log_n[start:start + _CHUNK, None]
         # n Φ^{n-1} - 1 without cancellation: expm1(log n + (n-1) log Φ).
-        out[start:start + _CHUNK] = np.expm1(np.log1p(nn - 1) + (nn - 1) * _LOGPHI_Z) @ _ZW
+        out[start:start + _CHUNK] = np.expm1(t + np.expm1(t) * _LOGPHI_Z) @ _ZW
     return out
 
 
@@ -166,7 +167,7 @@ def expected_max_normal(n: Any) -> float | np.ndarray:
     out = np.zeros_like(flat)
     small = flat < 2.0
     if small.any():
-        out[small] = _emax_small(flat[small])
+        out[small] = _emax_small(np.log1p(flat[small] - 1.0))
     if (~small).any():
         out[~small] = _emax_large(np.log(flat[~small]))
     return return_like(out.reshape(arr.shape), n)

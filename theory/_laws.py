@@ -88,18 +88,22 @@ class LawProperties:
 _POSITIVE_ORTHANT = "every axis value finite and > 0"
 
 
-def _check_axes(axes: Any) -> tuple[str, ...]:
+def _check_axes(axes: Any, name: str = "axes") -> tuple[str, ...]:
+    if isinstance(axes, Mapping):
+        axes = tuple(axes.keys())
     if isinstance(axes, str | bytes):
-        raise TypeError(f"axes must be a list of axis names, not the single string {axes!r:.40}")
+        raise TypeError(f"{name} must be a mapping axis -> value, not the string {axes!r:.40}")
     try:
         axes = tuple(axes)
     except TypeError:
-        raise TypeError(f"axes must be a list of axis names; got {type(axes).__name__}") from None
+        raise TypeError(f"{name} must be a mapping axis -> value; got "
+                        f"{type(axes).__name__}") from None
     if not axes:
-        raise ValueError("a law needs at least one axis; got none")
+        raise ValueError(f"a law needs at least one axis; got none in {name}")
     for a in axes:
         if not isinstance(a, str) or not a.isidentifier():
-            raise ValueError(f"axis names must be identifiers such as 'environments'; got {a!r}")
+            raise ValueError(f"{name}: axis names must be identifiers such as 'environments'; "
+                             f"got {a!r:.40}")
     if len(set(axes)) != len(axes):
         raise ValueError(f"axis names must be distinct; got {list(axes)}")
     return axes
@@ -111,8 +115,8 @@ def _check_map(name: str, mapping: Any, axes: tuple[str, ...] | None = None) -> 
     if axes is not None and set(mapping) != set(axes):
         missing = sorted(set(axes) - set(mapping))
         extra = sorted(set(mapping) - set(axes))
-        raise ValueError(f"{name} must give one value per axis {list(axes)}; "
-                         f"missing {missing}, unknown {extra}")
+        raise ValueError(f"{name} must give one value per axis {list(axes)} (the axes of "
+                         f"coefficients); missing {missing}, unknown {extra}")
     return {a: check_scalar(f"{name}[{a!r}]", v, low=0.0, low_open=True)
             for a, v in mapping.items()}
 
@@ -225,7 +229,11 @@ class Law(abc.ABC):
     def impact_ordering(self, values: Mapping[str, Any] | None = None,
                         **kwargs: Any) -> list[str]:
         """Axes sorted by elasticity at a point, most impactful first."""
-        el = self.elasticities(values, **kwargs)
+        vals = self._values(values, kwargs)
+        empty = [a for a in self.axes if vals[a].size == 0]
+        if empty:
+            raise ValueError(f"{empty[0]} is an empty array; an ordering needs at least one point")
+        el = self.elasticities(vals)
         return sorted(self.axes, key=lambda a: -float(np.max(el[a])))
 
     def floor_at_bounds(self, upper: Mapping[str, float]) -> float:
@@ -320,8 +328,7 @@ class AdditiveLaw(Law):
     def __init__(self, floor: float, coefficients: Mapping[str, float],
                  exponents: Mapping[str, float]) -> None:
         self.floor = check_scalar("floor", floor, low=0.0)
-        self.axes = _check_axes(coefficients.keys() if isinstance(coefficients, Mapping)
-                                else coefficients)
+        self.axes = _check_axes(coefficients, "coefficients")
         self.coefficients = _check_map("coefficients", coefficients, self.axes)
         self.exponents = _check_map("exponents", exponents, self.axes)
 
@@ -423,8 +430,7 @@ class MultiplicativeLaw(Law):
                  floor: float = 0.0) -> None:
         self.coefficient = check_scalar("coefficient", coefficient, low=0.0, low_open=True)
         self.floor = check_scalar("floor", floor, low=0.0)
-        self.axes = _check_axes(exponents.keys() if isinstance(exponents, Mapping)
-                                else exponents)
+        self.axes = _check_axes(exponents, "exponents")
         self.exponents = _check_map("exponents", exponents, self.axes)
 
     def reducible_posynomial(self) -> Posynomial:
@@ -490,8 +496,7 @@ class PassRateLaw(Law):
     def __init__(self, p_max: float, coefficients: Mapping[str, float],
                  exponents: Mapping[str, float]) -> None:
         self.p_max = check_scalar("p_max", p_max, low=0.0, high=1.0, low_open=True)
-        self.axes = _check_axes(coefficients.keys() if isinstance(coefficients, Mapping)
-                                else coefficients)
+        self.axes = _check_axes(coefficients, "coefficients")
         self.coefficients = _check_map("coefficients", coefficients, self.axes)
         self.exponents = _check_map("exponents", exponents, self.axes)
         self.floor = check_finite_result(1.0 / self.p_max, "1/p_max", p_max=self.p_max)

@@ -64,6 +64,8 @@ __all__ = ["CriticalRatio", "FilterThreshold", "SynthesisMethod", "critical_synt
            "filter_price", "optimal_filter_threshold", "uniform_filter_threshold"]
 
 _KINDS = ("linear", "saturating", "relative")
+#: Work limit of filter_price with a distribution: one quadrature per threshold.
+_MAX_QUADRATURES = 1000
 
 
 @dataclass(frozen=True)
@@ -394,7 +396,8 @@ def filter_price(threshold: Any, quality: Any, gen_cost: float, train_cost: floa
     Parameters
     ----------
     threshold : float or array
-        Quality thresholds ``tau`` (vectorised).
+        Quality thresholds ``tau`` (vectorised; at most 1,000 with a
+        distribution, one quadrature each; any number with samples).
     quality : frozen scipy.stats distribution or 1-d array of samples
         The quality ``q`` of a generated unit.
     gen_cost, train_cost : float
@@ -426,6 +429,11 @@ def filter_price(threshold: Any, quality: Any, gen_cost: float, train_cost: floa
             a = (srt.size - first) / srt.size
             out = tail[first] / (c_g + c_t * a)
         else:
+            if taus.size > _MAX_QUADRATURES:
+                raise ValueError(
+                    f"threshold has {taus.size} values; with a distribution each needs a "
+                    f"quadrature, and at most {_MAX_QUADRATURES} are done per call (pass "
+                    "samples as an array for any number of thresholds)")
             out = np.empty(taus.shape)
             for idx, tau in np.ndenumerate(taus):  # one quadrature per threshold
                 a_i, m_i = _tail(q, float(tau))

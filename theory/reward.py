@@ -266,7 +266,10 @@ def proved_constants(
     """
     m_min = check_scalar("m_min", m_min, low=1.0, low_open=True)
     tau_min = check_scalar("tau_min", tau_min, low=0.0, low_open=True)
-    tau_max = check_scalar("tau_max", tau_max, low=tau_min)
+    tau_max = check_scalar("tau_max", tau_max, low=0.0, low_open=True)
+    if tau_max < tau_min:
+        raise ValueError(f"tau_max must be >= tau_min; got tau_min={tau_min:g}, "
+                         f"tau_max={tau_max:g}")
     if tau_max >= math.sqrt(m_min / 2.0):  # m_min <= 2 tau_max², without overflowing
         raise ValueError(
             f"m_min must be > 2*tau_max**2 = {2 * tau_max**2 if tau_max < 1e150 else math.inf:g}"
@@ -393,6 +396,8 @@ def _shrink(log_n: np.ndarray, m: np.ndarray, tau: np.ndarray) -> np.ndarray:
 
 
 def _method(method: str) -> None:
+    if not isinstance(method, str):
+        raise TypeError(f"method must be one of {', '.join(METHODS)}; got {method!r:.60}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
 
@@ -458,8 +463,23 @@ def _pool_gain(method: str, t: np.ndarray, m: np.ndarray, tau: np.ndarray,
     return top * _shrink(t, m, tau)
 
 
+_BLOCK = 2048  # inputs optimised at once: the grid is (block, <= 530) floats
+
+
 def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
               ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_optimise_block` over blocks of inputs, so memory stays bounded."""
+    m, k, tau = np.broadcast_arrays(m, k, tau)
+    flat = [np.ascontiguousarray(a).ravel() for a in (m, k, tau)]
+    t, best = np.empty(flat[0].size), np.empty(flat[0].size)
+    for start in range(0, flat[0].size, _BLOCK):
+        part = slice(start, start + _BLOCK)
+        t[part], best[part] = _optimise_block(method, *(a[part] for a in flat))
+    return t.reshape(m.shape), best.reshape(m.shape)
+
+
+def _optimise_block(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Maximise the pool gain over ``t = log n ∈ [0, t_max(K)]``, vectorised.
 
     The objective is unimodal in ``t`` (a log-concave numerator over a
@@ -474,6 +494,22 @@ def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
     ``K`` up to that refinement error.
     """
     tmax = _log_pool_limit(method, k)
+    # Past t_cap = K* + 40 no pool can win: every method's pool gain is at most the
+    # tilt envelope U(t) = sqrt(2t)/sqrt(1 + a e^t) (Donsker–Varadhan: KL <= t), which
+    # decreases beyond its maximiser K*; where U(t_cap) is below the gain found at
+    # min(K*, t_max) the search stops at t_cap (the noiseless case keeps t_max).
+    log_a = _log_noise_factor(m, tau)
+    noisy = np.isfinite(log_a)
+    kstar = np.where(noisy, 1.0 + _lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
+    t_cap = kstar + 40.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        g_star = _pool_gain(method, np.minimum(kstar, tmax), m, tau, k)
+        u_cap = np.sqrt(2.0) * np.sqrt(np.where(noisy, t_cap, 1.0)) * _shrink(
+            np.where(noisy, t_cap, 0.0), m, tau)
+    full = tmax
+    # Without noise the pool gain increases with n (e(n) and the top-1/n mean do), so
+    # its maximum is at t_max: no search (the grid below sees t_max = 0 there).
+    tmax = np.where(noisy, np.where(u_cap < g_star, np.minimum(tmax, t_cap), tmax), 0.0)
     top = float(np.max(tmax, initial=0.0))
     rungs = max(0, math.ceil((math.log2(top) - math.log2(1e-3)) / 2)) if top > 1e-3 else 0
     ladder = 4.0 ** -np.arange(rungs + 1, dtype=np.float64)  # 1, 1/4, ..., <= 1e-3/top
@@ -501,6 +537,9 @@ def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
     best = np.maximum(np.maximum(fc, fd), np.max(vals, axis=-1))
     t = np.where(np.max(vals, axis=-1) > np.maximum(fc, fd),
                  np.take_along_axis(ts, j[..., None], -1)[..., 0], t)
+    if not noisy.all():
+        t = np.where(noisy, t, full)
+        best = np.where(noisy, best, _pool_gain(method, full, m, tau, k))
     return t, best
 
 
@@ -824,6 +863,8 @@ def gao_expr(kind: str = "bon") -> sp.Expr:
     """
     alpha, beta = sp.symbols("alpha beta", positive=True)
     d = sp.sqrt(K)
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be 'bon' or 'rl'; got {kind!r:.60}")
     if kind == "bon":
         return d * (alpha - beta * d)
     if kind == "rl":

@@ -1,0 +1,541 @@
+"""The input contract (tests/contracts.py) for every public function and method of theory.
+
+Issue 10 §6.  :data:`CONTRACTS` maps each public callable of ``rlscale.theory``
+(``__all__``, ``reward.__all__``, and the public methods and constructors of
+its classes) to a call with valid arguments.  One hypothesis test per entry
+makes one argument hostile at a time (the others stay valid) and asserts the
+contract: a ``ValueError``/``TypeError`` naming that argument, or a finite
+result checked by an independent oracle where one exists (Kamath's bounds for
+``e(n)``, the Donsker–Varadhan envelope ``sqrt(2K)`` for every gain, closed
+forms and identities computed here with ``math``).  Calls without arguments
+are in :data:`NO_ARGS`; :func:`test_every_public_name_has_a_contract` fails
+when a public name is added without an entry.
+
+Examples per entry follow the hypothesis profile: 5,000 in ``deep``, 25 in
+``dev``; in ``ci`` the 200 of the profile are cut to :data:`CI_EXAMPLES` (50)
+per entry so that the ~130 fuzzed entries (~6,500 calls) run in about a minute
+on a loaded two-core machine -- run ``HYPOTHESIS_PROFILE=deep`` for the full
+search.  Non-finite results are allowed only where documented, and then an
+oracle decides that the ``inf`` is the right answer (:data:`DOCUMENTED_INF`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+import sympy as sp
+from contracts import assert_finite, check_contract, hostile, hostile_counts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+import rlscale.theory as T
+from rlscale.theory import reward
+
+LOG_MAX = math.log(np.finfo(float).max)  # 709.78
+#: Examples per fuzzed entry in the ``ci`` profile (module docstring).
+CI_EXAMPLES = 50
+_EXAMPLES = settings().max_examples
+if _EXAMPLES == 200:  # the ci profile
+    _EXAMPLES = CI_EXAMPLES
+
+
+@dataclass
+class Contract:
+    """One public callable: ``call(**valid)`` must succeed; each argument is fuzzed."""
+
+    call: Callable[..., Any]
+    valid: dict[str, Any]
+    labels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    oracle: Callable[[dict[str, Any], Any], None] | None = None
+    counts: tuple[str, ...] = ()
+    extras: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+
+    def names(self, arg: str) -> tuple[str, ...]:
+        return self.labels.get(arg, (arg,))
+
+
+def _arr(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
+
+
+# -- independent oracles (math only, never the function under test) --------------
+
+def _kamath(kw: dict, e: Any) -> None:
+    """Kamath: 0 <= e(n) <= sqrt(2 log n); sqrt(log n/(pi log 2)) <= e(n) for n >= 2."""
+    n, e = _arr(kw["n"]), _arr(e)
+    ln = np.log(n)
+    assert np.all(e >= -1e-15) and np.all(e <= np.sqrt(2 * ln) * (1 + 1e-12) + 1e-15)
+    lo = np.where(n >= 2, np.sqrt(ln / (math.pi * math.log(2))), 0.0)
+    assert np.all(e >= lo * (1 - 1e-12))
+
+
+def _kamath_log(kw: dict, e: Any) -> None:
+    t, e = _arr(kw["log_n"]), _arr(e)
+    assert np.all(e >= -1e-15) and np.all(e <= math.sqrt(2) * np.sqrt(t) * (1 + 1e-12) + 1e-15)
+
+
+def _envelope(k_name: str) -> Callable[[dict, Any], None]:
+    """Any selection gain is at most sqrt(2K) (Donsker–Varadhan), and >= 0."""
+    def check(kw: dict, g: Any) -> None:
+        k = np.broadcast_to(_arr(kw[k_name]), np.shape(g))
+        assert np.all(_arr(g) >= 0)
+        assert np.all(_arr(g) <= math.sqrt(2) * np.sqrt(k) * (1 + 1e-12) + 1e-300)
+    return check
+
+
+def _gain_oracle(kw: dict, g: Any) -> None:
+    _envelope("k")(kw, g)
+    # the proved band on its domain (M >= 10, 1/2 <= tau <= 2; quantile from K >= 1/2)
+    m, k, tau = np.broadcast_arrays(_arr(kw["m"]), _arr(kw["k"]), _arr(kw["noise"]))
+    ok = (m >= 10) & (tau >= 0.5) & (tau <= 2) & (k > (0.5 if kw["method"] == "quantile"
+                                                       else 1e-300))
+    if np.any(ok):
+        r = np.sqrt(np.minimum(np.log(m), k))[ok]
+        gg = np.broadcast_to(_arr(g), m.shape)[ok]
+        assert np.all(gg >= reward.C_LO * r) and np.all(gg <= reward.C_HI * r)
+
+
+def _regressional_oracle(kw: dict, g: Any) -> None:
+    # e(n)/sqrt(1 + s^2): undo the shrinkage and check Kamath's bounds on e(n)
+    _kamath({"n": kw["n"]}, _arr(g) * np.hypot(1.0, _arr(kw["noise_sd"])))
+
+
+def _band(c: float) -> Callable[[dict, Any], None]:
+    """``c sqrt(min(log M, K))`` computed here."""
+    def check(kw: dict, v: Any) -> None:
+        want = c * np.sqrt(np.minimum(np.log(_arr(kw["m"])), _arr(kw["k"])))
+        np.testing.assert_allclose(v, want, rtol=1e-15)
+    return check
+
+
+def _nonneg(kw: dict, v: Any) -> None:
+    assert np.all(_arr(v) >= 0)
+
+
+def _bon_kl_oracle(kw: dict, v: Any) -> None:
+    n = _arr(kw["n"])
+    assert np.all(_arr(v) >= 0) and np.all(_arr(v) <= np.log(n) * (1 + 1e-12) + 1e-300)
+
+
+def _bon_n_oracle(kw: dict, n: Any) -> None:
+    k, n = _arr(kw["kl"]), _arr(n)
+    # KL(n) = log n - 1 + 1/n, so log n lies in [kl, kl + 1]
+    assert np.all(n >= 1) and np.all(np.log(n) <= k + 1 + 1e-9)
+    assert np.all(np.log(n) >= k * (1 - 1e-9) - 1e-12)
+
+
+def _chinchilla_oracle(kw: dict, nd: Any) -> None:
+    n, d = nd
+    want = math.log(kw["compute"]) - math.log(kw["flops_per_param_token"])
+    assert math.isclose(math.log(n) + math.log(d), want, rel_tol=1e-9, abs_tol=1e-9)
+
+
+def _uniform_filter_oracle(kw: dict, tau: float) -> None:
+    # tau solves tau (c_g + c_t (1 - tau)) = c_t (1 - tau^2)/2 on [0, 1] (U(0, 1) quality)
+    c_g, c_t = float(kw["gen_cost"]), float(kw["train_cost"])
+    assert 0.0 <= tau <= 1.0
+    scale = max(c_g, c_t)
+    h = tau * (c_g / scale + c_t / scale * (1 - tau)) - c_t / scale * (1 - tau * tau) / 2
+    assert abs(h) <= 1e-9
+
+
+def _shares_oracle(kw: dict, shares: dict) -> None:
+    assert math.isclose(sum(shares.values()), 1.0, rel_tol=1e-12)
+    assert all(0.0 <= s <= 1.0 for s in shares.values())
+
+
+def _noise_variance_oracle(kw: dict, v: Any) -> None:
+    n, m, tau = (_arr(kw[a]) for a in ("n", "m", "noise"))
+    with np.errstate(divide="ignore"):
+        want = 2 * np.log(tau) + np.log(n) - np.log(m)
+    got = _arr(v)
+    pos = got > 1e-300
+    assert np.allclose(np.log(got[pos]), np.broadcast_to(want, got.shape)[pos], rtol=1e-12,
+                       atol=1e-12)
+
+
+def _totals_oracle(kw: dict, tot: dict) -> None:
+    e, t, k = (_arr(kw[a]) for a in ("E", "t", "k"))
+    assert np.allclose(_arr(tot["tasks"]), e * t, rtol=1e-15)
+    assert np.allclose(_arr(tot["trajectories"]), e * t * k, rtol=1e-15)
+
+
+def _bounds_oracle(kw: dict, lo_hi: Any) -> None:
+    lo, hi = (_arr(x) for x in lo_hi)
+    assert np.all(lo <= hi * (1 + 1e-12) + 1e-300) and np.all(lo >= 0)
+
+
+def _at_least_floor(floor: float) -> Callable[[dict, Any], None]:
+    def check(kw: dict, v: Any) -> None:
+        assert np.all(_arr(v) >= floor * (1 - 1e-15))
+    return check
+
+
+def _nested_optimum_oracle(kw: dict, opt: Any) -> None:
+    # cost of the allocation equals the budget (c_E E + c_T E t + c_tau E t k = B)
+    law = kw["law"]
+    e, t, k = (opt.values[a] for a in law.axes)
+    cost = kw["c_env"] * e + kw["c_task"] * e * t + kw["c_traj"] * e * t * k
+    if math.isfinite(cost):
+        assert math.isclose(cost, kw["budget"], rel_tol=1e-9)
+    assert t >= 1 - 1e-12 and k >= 1 - 1e-12
+
+
+# -- documented infinities: allowed only where an oracle says inf is right ------
+
+def _comparisons_inf(kw: dict, v: Any) -> Any:
+    v = _arr(v)
+    with np.errstate(over="ignore"):
+        need = (_arr(kw["target"]) / float(kw["c"])) ** 2
+        ok = (need > _arr(kw["k"])) | (need > LOG_MAX)
+    assert np.all(np.isfinite(v) | np.broadcast_to(ok, v.shape)), "unexplained inf"
+    return np.where(np.isinf(v), 0.0, v)
+
+
+def _kl_needed_inf(kw: dict, v: Any) -> Any:
+    with np.errstate(over="ignore"):
+        need = (_arr(kw["target"]) / float(kw["c"])) ** 2
+    v = _arr(v)
+    ok = np.broadcast_to(need > np.log(_arr(kw["m"])), v.shape)
+    assert np.all(np.isfinite(v) | ok), "unexplained inf"
+    return np.where(np.isinf(v), 0.0, v)
+
+
+def _pool_inf(kw: dict, v: Any) -> Any:
+    # n <= e^{K+1} for every method; inf only where that can pass the float range
+    v = _arr(v)
+    ok = np.broadcast_to(_arr(kw["k"]) + 1 > LOG_MAX, v.shape)
+    assert np.all(np.isfinite(v) | ok), "unexplained inf"
+    return np.where(np.isinf(v), 0.0, v)
+
+
+def _posy_inf(kw: dict, v: Any) -> Any:
+    """inf only at a zero value under a negative power or a true overflow (log space)."""
+    p, values = kw["_poly"], kw["values"]
+    v = _arr(v)
+    if np.all(np.isfinite(v)):
+        return v
+    logs = []
+    for m in p.terms:
+        s = math.log(m.coefficient)
+        for a, e in m.exponents:
+            x = float(values[a])
+            s += (-math.inf if e > 0 else math.inf) if x == 0 else e * math.log(x)
+        logs.append(s)
+    assert max(logs) > LOG_MAX - 1, f"inf where the log value is {max(logs)}"
+    return np.zeros_like(v)
+
+
+def _critical_inf(kw: dict, c: Any) -> Any:
+    m, real = kw["method"], kw.get("real")
+    if not (math.isfinite(c.ratio) and math.isfinite(c.amount)):
+        assert m.kind == "linear" or real is None, "inf ratio outside the documented cases"
+    assert c.ratio >= 0 and c.amount >= 0
+    return [x if math.isfinite(x) else 0.0 for x in (c.ratio, c.amount)]
+
+
+# -- the registry -----------------------------------------------------------------
+
+ADD = T.AdditiveLaw(0.2, {"E": 2.0, "T": 1.0}, {"E": 0.5, "T": 0.3})
+MUL = T.MultiplicativeLaw(2.0, {"E": 0.3, "T": 0.1}, floor=0.1)
+PASS = T.PassRateLaw(0.8, {"E": 50.0, "T": 5.0}, {"E": 1.0, "T": 0.5})
+VC = T.VarianceComponentsLaw(0.1, 4.0, 1.0, 0.25, axes=("E", "T", "k"))
+LAWS = {"AdditiveLaw": ADD, "MultiplicativeLaw": MUL, "PassRateLaw": PASS,
+        "VarianceComponentsLaw": VC}
+POLY = T.parse_posynomial("100*E + 10*E*T**2 + E**-0.5")
+MONO = POLY.terms[0]
+SAT = T.SynthesisMethod("E", unit_cost=5.0, rho=0.5, saturation=100.0)
+REL = T.SynthesisMethod("E", unit_cost=1.0, rho=0.5, saturation=2.0, kind="relative")
+FILTER = T.optimal_filter_threshold(stats.uniform(0, 1), 1.0, 1.0)
+QUALITY = np.linspace(0.0, 1.0, 33)
+
+CONTRACTS: dict[str, Contract] = {
+    # -- validation helpers
+    "check_real": Contract(lambda value: T.check_real("x", value, low=0.0), {"value": 1.0},
+                           {"value": ("x",)}),
+    "check_positive_int": Contract(lambda value: T.check_positive_int("n", value,
+                                                                      maximum=10**6),
+                                   {"value": 3}, {"value": ("n",)}, counts=("value",)),
+    # -- Gaussian extremes
+    "expected_max_normal": Contract(T.expected_max_normal, {"n": 10.0}, oracle=_kamath,
+                                    extras={"n": (1.0, 2.0, 1e300, 1.5)}),
+    "expected_max_normal_log": Contract(T.expected_max_normal_log, {"log_n": 3.0},
+                                        oracle=_kamath_log, extras={"log_n": (1e5, 0.1)}),
+    "expected_max_normal_bounds": Contract(T.expected_max_normal_bounds, {"n": 10.0},
+                                           oracle=_bounds_oracle),
+    "expected_max_normal_asymptotic": Contract(T.expected_max_normal_asymptotic, {"n": 10.0}),
+    "bon_kl": Contract(T.bon_kl, {"n": 10.0}, oracle=_bon_kl_oracle),
+    "bon_n_for_kl": Contract(T.bon_n_for_kl, {"kl": 2.0}, oracle=_bon_n_oracle,
+                             extras={"kl": (700.0, 708.0, 1e-9)}),
+    "tilt_gain": Contract(T.tilt_gain, {"K": 2.0}, oracle=lambda kw, g: np.testing.assert_allclose(
+        g, math.sqrt(2) * np.sqrt(_arr(kw["K"])), rtol=1e-15)),
+    "regressional_gain": Contract(T.regressional_gain, {"n": 10.0, "noise_sd": 1.0},
+                                  oracle=_regressional_oracle),
+    "quantile_mean_normal": Contract(T.quantile_mean_normal, {"n": 10.0}, oracle=_nonneg),
+    # -- posynomials
+    "parse_posynomial": Contract(T.parse_posynomial, {"text": "E + 2*T", "axes": ["E", "T"]},
+                                 {"text": ("cost",)},
+                                 extras={"text": ("(1+E)**50", "E**-0.5*T", "6*E*T")}),
+    "Monomial": Contract(T.Monomial, {"coefficient": 2.0, "exponents": (("E", 1.0),)}),
+    "Monomial.log_evaluate": Contract(lambda log_values: MONO.log_evaluate(log_values),
+                                      {"log_values": {"E": 1.0}}),
+    "Monomial.power_of": Contract(lambda axis: MONO.power_of(axis), {"axis": "E"}),
+    "Posynomial": Contract(T.Posynomial, {"terms": (MONO,), "source": "100*E"}),
+    "Posynomial.from_sympy": Contract(T.Posynomial.from_sympy,
+                                      {"expr": sp.Symbol("E") * 2 + sp.Symbol("T")},
+                                      {"expr": ("cost",)}),
+    "Posynomial.substitute": Contract(lambda mapping: POLY.substitute(mapping),
+                                      {"mapping": {"T": T.parse_posynomial("E*k")}},
+                                      {"mapping": ("mapping", "substitution")}),
+    "Posynomial.to_sympy": Contract(lambda symbols: POLY.to_sympy(symbols), {"symbols": None}),
+    "Posynomial.is_linear": Contract(lambda: POLY.is_linear(), {}),
+    # -- closed forms
+    "chinchilla_optimal": Contract(T.chinchilla_optimal, {
+        "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28, "compute": 5.76e23,
+        "flops_per_param_token": 6.0}, oracle=_chinchilla_oracle),
+    "budget_shares": Contract(T.budget_shares, {"law": ADD, "values": {"E": 3.0, "T": 2.0}},
+                              oracle=_shares_oracle),
+    # -- nested
+    "nested_totals": Contract(T.nested_totals, {"E": 10, "t": 5, "k": 4}, oracle=_totals_oracle),
+    "nested_cost": Contract(T.nested_cost, {"c_env": 100.0, "c_task": 10.0, "c_traj": 1.0,
+                                            "axes": ("E", "t", "k")}),
+    "nested_optimum": Contract(T.nested_optimum, {"law": VC, "c_env": 100.0, "c_task": 10.0,
+                                                  "c_traj": 1.0, "budget": 1e4},
+                               oracle=_nested_optimum_oracle),
+    "VarianceComponentsLaw": Contract(T.VarianceComponentsLaw, {
+        "floor": 0.1, "sigma2_env": 4.0, "sigma2_task": 1.0, "sigma2_traj": 0.25,
+        "axes": ("E", "t", "k")}),
+    # -- laws: constructors and law_from_dict
+    "AdditiveLaw": Contract(T.AdditiveLaw, {"floor": 0.2, "coefficients": {"E": 2.0},
+                                            "exponents": {"E": 0.5}}),
+    "MultiplicativeLaw": Contract(T.MultiplicativeLaw, {"coefficient": 2.0,
+                                                        "exponents": {"E": 0.5},
+                                                        "floor": 0.0}),
+    "PassRateLaw": Contract(T.PassRateLaw, {"p_max": 0.8, "coefficients": {"E": 50.0},
+                                            "exponents": {"E": 1.0}}),
+    "PassRateLaw.from_additive": Contract(T.PassRateLaw.from_additive,
+                                          {"law": T.AdditiveLaw(1.25, {"E": 1.0}, {"E": 1.0})},
+                                          {"law": ("law", "floor")}),
+    "law_from_dict": Contract(T.law_from_dict, {"spec": ADD.as_dict()},
+                              {"spec": ("spec", "family")}),
+    # -- synthetic data
+    "SynthesisMethod": Contract(T.SynthesisMethod, {"axis": "E", "unit_cost": 5.0, "rho": 0.5,
+                                                    "saturation": 100.0, "kind": "",
+                                                    "name": ""}),
+    "critical_synthetic_ratio": Contract(
+        lambda method, real_cost, real: _critical_inf(
+            {"method": method, "real": real},
+            T.critical_synthetic_ratio(method, real_cost, real)),
+        {"method": REL, "real_cost": 10.0, "real": 100.0}),
+    "filter_price": Contract(T.filter_price, {"threshold": 0.5, "quality": QUALITY,
+                                              "gen_cost": 1.0, "train_cost": 1.0},
+                             oracle=_nonneg),
+    "optimal_filter_threshold": Contract(T.optimal_filter_threshold, {
+        "quality": QUALITY, "gen_cost": 1.0, "train_cost": 1.0},
+        {"quality": ("quality", "positive")}),
+    "uniform_filter_threshold": Contract(T.uniform_filter_threshold,
+                                         {"gen_cost": 1.0, "train_cost": 1.0},
+                                         oracle=_uniform_filter_oracle,
+                                         extras={"gen_cost": (1e-300, 1e300),
+                                                 "train_cost": (1e218, 1e-300)}),
+    "FilterThreshold.method": Contract(lambda axis, name: FILTER.method(axis, name),
+                                       {"axis": "E", "name": ""}),
+    # -- the reward law
+    "reward.gain": Contract(reward.gain, {"m": 1e4, "k": 2.0, "noise": 1.0, "method": "bon"},
+                            {"m": ("M",), "k": ("K",)}, oracle=_gain_oracle,
+                            extras={"k": (1e15, 1e16, 1e300), "method": ("quantile", "tilt")}),
+    "reward.gain_upper": Contract(reward.gain_upper, {"m": 1e4, "k": 2.0, "noise": 1.0},
+                                  {"m": ("M",), "k": ("K",)}, oracle=_envelope("k")),
+    "reward.gain_at_pool": Contract(reward.gain_at_pool, {"n": 10.0, "m": 1e4, "noise": 1.0,
+                                                          "method": "bon", "K": math.inf},
+                                    {"m": ("M",)}, oracle=_nonneg),
+    "reward.optimal_pool_size": Contract(
+        lambda m, k, noise, method: _pool_inf({"k": k}, reward.optimal_pool_size(
+            m, k, noise, method)),
+        {"m": 1e4, "k": 2.0, "noise": 1.0, "method": "bon"}, {"m": ("M",), "k": ("K",)}),
+    "reward.noise_variance": Contract(reward.noise_variance, {"n": 10.0, "m": 1e4,
+                                                              "noise": 1.0},
+                                      {"m": ("M",)}, oracle=_noise_variance_oracle),
+    "reward.lower_bound": Contract(reward.lower_bound, {"m": 1e4, "k": 2.0},
+                                   {"m": ("M",), "k": ("K",)}, oracle=_band(reward.C_LO)),
+    "reward.upper_bound": Contract(reward.upper_bound, {"m": 1e4, "k": 2.0},
+                                   {"m": ("M",), "k": ("K",)}, oracle=_band(reward.C_HI)),
+    "reward.comparisons_needed": Contract(
+        lambda target, k, c: _comparisons_inf({"target": target, "k": k, "c": c},
+                                              reward.comparisons_needed(target, k, c)),
+        {"target": 2.0, "k": 10.0, "c": math.sqrt(2)}, {"k": ("K",)}),
+    "reward.kl_needed": Contract(
+        lambda target, m, c: _kl_needed_inf({"target": target, "m": m, "c": c},
+                                            reward.kl_needed(target, m, c)),
+        {"target": 2.0, "m": 1e6, "c": math.sqrt(2)}, {"m": ("M",)}),
+    "reward.proved_constants": Contract(reward.proved_constants, {
+        "m_min": 10.0, "tau_min": 0.5, "tau_max": 2.0}),
+    "reward.law_piecewise": Contract(reward.law_piecewise, {"c": 1}),
+    "reward.inverses": Contract(reward.inverses, {"c": None}),
+    "reward.latex": Contract(reward.latex, {"expr": None}),
+    "reward.to_numpy": Contract(reward.to_numpy, {"expr": None}),
+    "reward.gao_expr": Contract(reward.gao_expr, {"kind": "bon"}),
+    "reward.gao_bon": Contract(reward.gao_bon, {"kl": 4.0, "alpha": 1.0, "beta": 0.1}),
+    "reward.gao_rl": Contract(reward.gao_rl, {"kl": 4.0, "alpha": 1.0, "beta": 0.5}),
+}
+
+for _cls_name, _method in (("SynthesisMethod", SAT), ("SynthesisMethod(relative)", REL)):
+    for _name in ("effective", "marginal", "marginal_real", "price"):
+        CONTRACTS[f"{_cls_name}.{_name}"] = Contract(
+            getattr(_method, _name), {"real": 200.0, "synthetic": 100.0},
+            oracle=_nonneg if _name != "marginal_real" else None)
+
+for _p_name, _poly_method in (("evaluate", "evaluate"), ("term_values", "term_values"),
+                              ("log_terms", "log_terms"), ("log_gradient", "log_gradient")):
+    def _posy_call(E, T, _m=_poly_method):
+        out = getattr(POLY, _m)({"E": E, "T": T})
+        if _m in ("evaluate", "term_values"):
+            return _posy_inf({"_poly": POLY, "values": {"E": E, "T": T}}, out)
+        return out
+    CONTRACTS[f"Posynomial.{_p_name}"] = Contract(_posy_call, {"E": 2.0, "T": 3.0})
+    CONTRACTS[f"Posynomial.{_p_name}(values)"] = Contract(
+        getattr(POLY, _poly_method), {"values": {"E": 2.0, "T": 3.0}})
+
+for _cls_name, _law in LAWS.items():
+    _axes = _law.axes
+    _point = dict.fromkeys(_axes, 3.0)
+    for _name in ("loss", "reducible", "log_loss", "elasticities", "impact_ordering",
+                  *(("pass_rate",) if _cls_name == "PassRateLaw" else ()),
+                  *(("term_values",) if _cls_name == "AdditiveLaw" else ())):
+        _fn = getattr(_law, _name)
+        CONTRACTS[f"{_cls_name}.{_name}"] = Contract(
+            lambda _f=_fn, **kw: _f(**kw), dict(_point),
+            oracle=_at_least_floor(_law.floor) if _name == "loss" else None)
+        CONTRACTS[f"{_cls_name}.{_name}(values)"] = Contract(
+            lambda values, _f=_fn: _f(values), {"values": dict(_point)},
+            {"values": ("values", *_axes)})
+    CONTRACTS[f"{_cls_name}.floor_at_bounds"] = Contract(
+        _law.floor_at_bounds, {"upper": {_axes[0]: 10.0}}, oracle=_at_least_floor(_law.floor))
+    CONTRACTS[f"{_cls_name}.floor_at_bounds(cap)"] = Contract(
+        lambda cap, _l=_law: _l.floor_at_bounds({_l.axes[0]: cap}), {"cap": 10.0},
+        {"cap": ("upper",)}, oracle=_at_least_floor(_law.floor),
+        extras={"cap": (1e-300, 5e-324, 1e300, math.inf)})
+    CONTRACTS[f"{_cls_name}.expression"] = Contract(_law.expression, {"symbolic": False})
+    if _cls_name == "PassRateLaw":
+        CONTRACTS["PassRateLaw.pass_rate_expression"] = Contract(
+            _law.pass_rate_expression, {"symbolic": False})
+    if _cls_name == "AdditiveLaw":
+        CONTRACTS["AdditiveLaw.fix"] = Contract(lambda T_: ADD.fix(T=T_), {"T_": 4.0},
+                                                {"T_": ("fix['T']",)})
+        CONTRACTS["AdditiveLaw.fix(values)"] = Contract(ADD.fix, {"values": {"T": 4.0}},
+                                                        {"values": ("values", "fix", "T")})
+
+#: Calls without arguments: checked once for a finite result.
+NO_ARGS: dict[str, Callable[[], Any]] = {
+    "Monomial.axes": lambda: MONO.axes, "Monomial.label": MONO.label,
+    "Posynomial.axes": lambda: POLY.axes, "Posynomial.is_monomial": lambda: POLY.is_monomial,
+    "LawProperties.as_dict": ADD.properties.as_dict,
+    "NestedAllocation.as_dict": lambda: T.nested_optimum(VC, 1.0, 1.0, 1.0, 10.0).as_dict(),
+    "CriticalRatio.as_dict": lambda: T.critical_synthetic_ratio(REL, 10.0, 5.0).as_dict(),
+    "FilterThreshold.as_dict": FILTER.as_dict, "SynthesisMethod.as_dict": SAT.as_dict,
+    "PassRateLaw.to_additive": PASS.to_additive,
+    "VarianceComponentsLaw.default_bounds": VC.default_bounds,
+    "VarianceComponentsLaw.variances": lambda: VC.variances,
+    "reward.law": reward.law, "reward.crossover": reward.crossover,
+    "reward.elasticities": reward.elasticities,
+    "reward.asymptotic_regimes": reward.asymptotic_regimes,
+    "reward.upper_bound_expr": reward.upper_bound_expr,
+    "reward.lower_bound_expr": reward.lower_bound_expr,
+    "ProvedConstants.as_dict": lambda: reward.proved_constants().as_dict(),
+}
+for _cls_name, _law in LAWS.items():
+    for _name in ("as_dict", "params", "reducible_posynomial", "symbols"):
+        NO_ARGS[f"{_cls_name}.{_name}"] = (lambda _l=_law, _n=_name:
+                                           getattr(_l, _n)() if _n != "symbols" else _l.symbols)
+
+#: Public names with no contract of their own, and why.
+EXEMPT: dict[str, str] = {
+    "RlscaleError": "exception type", "SolverError": "exception type",
+    "InfeasibleError": "exception type", "PosynomialError": "exception type",
+    "Law": "abstract base: every method is fuzzed on each of the four concrete laws",
+    "LawProperties": "declared constants of a law family (built by the library only)",
+    "CriticalRatio": "result type of critical_synthetic_ratio",
+    "FilterThreshold": "result type of optimal_filter_threshold",
+    "NestedAllocation": "result type of nested_optimum",
+}
+
+
+# -- the tests ----------------------------------------------------------------------
+
+def _public_names() -> set[str]:
+    """Every public callable of rlscale.theory, its reward module and its classes."""
+    names = set()
+    for name in T.__all__:
+        obj = getattr(T, name)
+        if inspect.ismodule(obj):
+            continue
+        names.add(name)
+        if inspect.isclass(obj) and not issubclass(obj, BaseException):
+            for member, _ in inspect.getmembers(obj):
+                if member.startswith("_"):
+                    continue
+                static = inspect.getattr_static(obj, member)
+                if callable(getattr(obj, member)) or isinstance(static, property):
+                    names.add(f"{name}.{member}")
+    for name in reward.__all__:
+        obj = getattr(reward, name)
+        if callable(obj) and not isinstance(obj, sp.Basic):
+            names.add(f"reward.{name}")
+    return names
+
+
+def _covered() -> set[str]:
+    base = {k.split("(")[0] for k in CONTRACTS} | set(NO_ARGS) | set(EXEMPT)
+    # the abstract base's methods are covered through each concrete law
+    return base | {f"Law.{m.split('.', 1)[1]}" for m in base if m.startswith("AdditiveLaw.")}
+
+
+def test_every_public_name_has_a_contract() -> None:
+    missing = sorted(_public_names() - _covered())
+    assert not missing, f"public names without a contract entry in {__name__}: {missing}"
+
+
+def test_the_registry_is_large() -> None:
+    # the closing note cites these numbers
+    assert len(_public_names() - set(EXEMPT)) >= 120
+    assert len(CONTRACTS) >= 120
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACTS))
+def test_valid_call_succeeds(name: str) -> None:
+    c = CONTRACTS[name]
+    result = c.call(**c.valid)
+    assert_finite(result)
+    if c.oracle is not None:
+        c.oracle(c.valid, result)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CONTRACTS if CONTRACTS[n].valid))
+def test_contract(name: str) -> None:
+    c = CONTRACTS[name]
+    args = sorted(c.valid)
+
+    @settings(max_examples=_EXAMPLES)
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        arg = data.draw(st.sampled_from(args), label="argument")
+        extra = c.extras.get(arg, ())
+        value = data.draw(hostile_counts(*extra) if arg in c.counts else hostile(*extra),
+                          label="value")
+        kwargs = {**c.valid, arg: value}
+        oracle = None if c.oracle is None else (lambda r: c.oracle(kwargs, r))
+        check_contract(lambda: c.call(**kwargs), c.names(arg), oracle=oracle)
+
+    run()
+
+
+@pytest.mark.parametrize("name", sorted(NO_ARGS))
+def test_no_argument_calls_are_finite(name: str) -> None:
+    assert_finite(NO_ARGS[name]())
