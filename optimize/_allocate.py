@@ -106,6 +106,34 @@ class Allocation:
         out.update(self.extra)
         return out
 
+    # -- notebook display and pandas -------------------------------------------
+    def to_frame(self) -> Any:
+        """The decision variables as a :class:`pandas.DataFrame` indexed by ``variable``.
+
+        Columns ``value`` (continuous optimum) and ``rounded`` (best integer rounding,
+        NaN when none is feasible).  Needs pandas (``pip install 'rlscale[pandas]'``),
+        else ImportError.
+        """
+        from rlscale.theory._display import data_frame
+
+        rounded = self.rounded or {}
+        return data_frame([{"variable": v, "value": float(x),
+                            "rounded": float(rounded.get(v, float("nan")))}
+                           for v, x in self.values.items()], index="variable")
+
+    def _repr_html_(self) -> str:
+        from rlscale.theory._display import html_table
+
+        rounded = self.rounded or {}
+        rows = [[v, x, rounded.get(v)] for v, x in self.values.items()]
+        constraint = (f"budget {self.budget:.6g}" if self.budget is not None
+                      else f"target loss {self.target:.6g}")
+        notes = [f"{constraint}: loss {self.loss:.6g}, cost {self.cost:.6g}, status "
+                 f"{self.status}, KKT residual {self.kkt_residual:.2g}",
+                 "cost shares: " + ", ".join(f"{t} {s:.3g}" for t, s in self.shares.items()),
+                 self.rounding_note]
+        return html_table("Allocation", ["variable", "value", "rounded"], rows, notes)
+
 
 # ---------------------------------------------------------------------------
 # KKT residual (solver-independent)

@@ -67,6 +67,30 @@ class Efficiency:
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
+    # -- notebook display and pandas -------------------------------------------
+    def to_frame(self) -> Any:
+        """One row: ``eta``, ``target``, the two budgets, ``scaled`` and ``reason``.
+
+        Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
+        """
+        from rlscale.theory._display import data_frame
+
+        return data_frame([{"eta": self.eta, "target": self.target,
+                            "baseline_budget": self.baseline_budget,
+                            "optimal_budget": self.optimal_budget, "scaled": self.scaled,
+                            "reason": self.reason}])
+
+    def _repr_html_(self) -> str:
+        from rlscale.theory._display import html_table
+
+        rows = [["eta", self.eta], ["target loss", self.target],
+                ["baseline budget", self.baseline_budget],
+                ["optimal budget", self.optimal_budget],
+                ["baseline values", self.baseline_values],
+                ["optimal values", self.optimal_values],
+                [f"baseline scales {self.scaled}, fixed", self.fixed]]
+        return html_table("Efficiency", ["quantity", "value"], rows, [self.reason])
+
 
 @dataclass(frozen=True)
 class EfficiencyCurve:
@@ -103,6 +127,24 @@ class EfficiencyCurve:
                 for b, lb, lo, bo, e, r in zip(self.budgets, self.baseline_loss,
                                                self.optimal_loss, self.optimal_budget,
                                                self.eta, self.loss_ratio)]
+
+    # -- notebook display and pandas -------------------------------------------
+    def to_frame(self) -> Any:
+        """:meth:`rows` as a :class:`pandas.DataFrame` indexed by ``budget``.
+
+        Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
+        """
+        from rlscale.theory._display import data_frame
+
+        return data_frame(self.rows(), index="budget")
+
+    def _repr_html_(self) -> str:
+        from rlscale.theory._display import html_table
+
+        rows = self.rows()
+        columns = list(rows[0]) if rows else ["budget"]
+        notes = [f"baseline scales {self.scaled} with {self.fixed} fixed", *self.notes]
+        return html_table("EfficiencyCurve", columns, [list(r.values()) for r in rows], notes)
 
 
 class Baseline:

@@ -236,6 +236,35 @@ class FitResult:
         out["axes"] = list(self.axes)
         return out
 
+    # -- notebook display and pandas -------------------------------------------
+    def to_frame(self) -> Any:
+        """The parameters as a :class:`pandas.DataFrame` indexed by ``parameter``.
+
+        Columns ``value``, ``low`` and ``high`` (the bootstrap interval; NaN without a
+        bootstrap).  Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
+        """
+        from rlscale.theory._display import data_frame
+
+        nan = float("nan")
+        return data_frame([{"parameter": name, "value": float(value),
+                            "low": self.intervals.get(name, (nan, nan))[0],
+                            "high": self.intervals.get(name, (nan, nan))[1]}
+                           for name, value in self.params.items()], index="parameter")
+
+    def _repr_html_(self) -> str:
+        from rlscale.theory._display import html_table
+
+        rows = [[name, value, *self.intervals.get(name, (None, None))]
+                for name, value in self.params.items()]
+        extra = self.extrapolation.get("mean_abs_rel_error")
+        notes = [f"{self.law.family} law on {', '.join(self.axes)} ({self.target}); "
+                 f"{self.n_points} points, R² = {self.r2:.4g}, RMSE(log) = {self.rmse_log:.4g}, "
+                 f"AIC = {self.aic:.4g}, BIC = {self.bic:.4g}"
+                 + ("" if extra is None else f", extrapolation error = {extra:.3g}")]
+        level = f"{self.confidence:.0%} interval" if self.intervals else "no bootstrap"
+        return html_table("FitResult", ["parameter", "value", f"low ({level})", "high"],
+                          rows, notes)
+
 
 # ---------------------------------------------------------------------------
 # objective

@@ -100,6 +100,33 @@ class ExpressionFit:
                 "success": self.success, "message": self.message,
                 "confidence": self.confidence, "seconds": self.seconds}
 
+    # -- notebook display and pandas -------------------------------------------
+    def to_frame(self) -> Any:
+        """The parameters as a :class:`pandas.DataFrame` indexed by ``parameter``.
+
+        Columns ``value``, ``low`` and ``high`` (the bootstrap interval; NaN without a
+        bootstrap).  Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
+        """
+        from rlscale.theory._display import data_frame
+
+        nan = float("nan")
+        return data_frame([{"parameter": name, "value": float(value),
+                            "low": self.intervals.get(name, (nan, nan))[0],
+                            "high": self.intervals.get(name, (nan, nan))[1]}
+                           for name, value in self.params.items()], index="parameter")
+
+    def _repr_html_(self) -> str:
+        from rlscale.theory._display import html_table, latex_math
+
+        rows = [[name, value, *self.intervals.get(name, (None, None))]
+                for name, value in self.params.items()]
+        level = f"{self.confidence:.0%} interval" if self.intervals else "no bootstrap"
+        notes = [f"{latex_math(self.law.expr)} on {self.n_points} points: R² = {self.r2:.4g}, "
+                 f"RMSE(log) = {self.rmse_log:.4g}, AIC = {self.aic:.4g}, BIC = {self.bic:.4g}",
+                 *self.warnings]
+        return html_table("ExpressionFit", ["parameter", "value", f"low ({level})", "high"],
+                          rows, notes)
+
 
 def _huber(r: np.ndarray, delta: float) -> np.ndarray:
     a = np.abs(r)
@@ -304,6 +331,25 @@ class ExpressionAllocation:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+    # -- notebook display and pandas -------------------------------------------
+    def to_frame(self) -> Any:
+        """The decision variables as a :class:`pandas.DataFrame` indexed by ``variable``.
+
+        Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
+        """
+        from rlscale.theory._display import data_frame
+
+        return data_frame([{"variable": v, "value": float(x)} for v, x in self.values.items()],
+                          index="variable")
+
+    def _repr_html_(self) -> str:
+        from rlscale.theory._display import html_table
+
+        notes = [f"budget {self.budget:.6g}: loss {self.loss:.6g}, cost {self.cost:.6g}, "
+                 f"method {self.method}, status {self.status}", self.message]
+        return html_table("ExpressionAllocation", ["variable", "value"],
+                          [[v, x] for v, x in self.values.items()], notes)
 
 
 def allocate_expression(law: BoundLaw | ExpressionFit, cost: Any, budget: float,

@@ -288,6 +288,13 @@ class Law(abc.ABC):
     def __hash__(self) -> int:
         return hash((type(self).__name__, repr(self.params())))
 
+    # -- notebook display ----------------------------------------------------
+    def _repr_latex_(self) -> str:
+        """The loss as math in Jupyter: ``$`` + ``sympy.latex(self.expression())`` + ``$``."""
+        from rlscale.theory._display import latex_math
+
+        return latex_math(self.expression())
+
 
 class AdditiveLaw(Law):
     """``L = floor + sum_i a_i * x_i**(-alpha_i)`` (Hoffmann et al. 2022, eq. 2).
