@@ -324,6 +324,8 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
     if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
         raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
     budgets = np.atleast_1d(check_real("budgets", list(budgets), low=0.0, low_open=True))
+    if budgets.ndim != 1:
+        raise ValueError(f"budgets must be a flat list of numbers; got shape {budgets.shape}")
     n = budgets.size
     out = {k: np.full(n, np.nan) for k in ("base", "opt", "optb", "eta", "ratio")}
     notes = []
