@@ -81,7 +81,10 @@ def build_document(result) -> Document:
         f"{fr['n_bootstrap']} bootstrap resamples, "
         f"{int(fr['confidence'] * 100)} % intervals). R² (log) = {fr['r2']:.3f}; "
         f"extrapolation error on the largest-scale points: "
-        f"{_fmt(fr['extrapolation'].get('mean_abs_rel_error', math.nan))} (mean relative).")
+        f"{_fmt(fr['extrapolation'].get('mean_abs_rel_error', math.nan))} (mean relative)."
+        + (f" The floor L∞ is bounded below by {fit['floor_min']:.3f}, 1 − the optimal "
+           "policy's held-out success: no allocation can do better."
+           if "floor_min" in fit else ""))
     doc.table(["parameter", "estimate", "interval"],
               [[k, v, "[{:.4g}, {:.4g}]".format(*fr["intervals"][k])
                 if k in fr["intervals"] else "—"] for k, v in fr["params"].items()])
@@ -267,7 +270,11 @@ def _caveats(doc: Document, s, cfg) -> None:
     out = []
     fr = s["fit"]["result"]
     for w in fr.get("warnings", []):
-        out.append(f"Fit: {w['message'] if isinstance(w, dict) else w}")
+        if isinstance(w, dict):
+            out.append(f"Fit [{w.get('code', '')}]: {w['message']}"
+                       + (f" Fix: {w['fix']}" if w.get("fix") else ""))
+        else:
+            out.append(f"Fit: {w}")
     sweep_axes = cfg["sweep"]["axes"]
     plan = s["allocation"]["plan"]["values"]
     for axis, var in SUBSTITUTE.items():

@@ -81,9 +81,13 @@ def fit_step(config, staging, sections, shared, progress) -> None:
     data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in AXES}
     data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
     f = config["fit"]
+    # The held-out tasks' exact optimum (value iteration) bounds the law: no allocation can
+    # push the loss below 1 − optimal success, so neither may the fitted floor.
+    floor_min = 1.0 - max(r["optimal_success"] for r in rows)
     fit = fit_law(data, law=f["law"], axes=list(AXES), target="loss",
                   bootstrap=f["bootstrap"], confidence=f["confidence"], starts=f["starts"],
-                  seed=config["seed"], n_jobs=min(2, os.cpu_count() or 1))
+                  floor=(floor_min, math.inf), seed=config["seed"],
+                  n_jobs=min(2, os.cpu_count() or 1))
     centre = {axis: config["sweep"]["base"][axis] for axis in AXES}
     elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
     ordering = sorted(elasticities, key=elasticities.get, reverse=True)
@@ -91,7 +95,7 @@ def fit_step(config, staging, sections, shared, progress) -> None:
     boot = [law.elasticities(centre) for law in fit.bootstrap_laws()]
     pairs = {f"{a} > {b}": (float(np.mean([e[a] > e[b] for e in boot])) if boot else None)
              for i, a in enumerate(ordering) for b in ordering[i + 1:]}
-    sections["fit"] = {"result": fit.as_dict(), "centre": centre,
+    sections["fit"] = {"result": fit.as_dict(), "centre": centre, "floor_min": floor_min,
                        "elasticities": elasticities, "impact_ordering": ordering,
                        "ordering_probability": pairs}
     shared.fit = fit
