@@ -205,10 +205,14 @@ def build_document(result) -> Document:
     if not pr["enabled"]:
         doc.paragraph("Proofs were disabled in the configuration.")
     else:
-        doc.table(["proof", "statement", "steps ✓", "✗", "skipped", "holds"],
+        doc.paragraph("Each step is either checked by a machine (sympy, z3 or rigorous "
+                      "interval arithmetic) or cited: a classical fact stated with its "
+                      "reference (†), never counted as checked.")
+        doc.table(["proof", "statement", "checked ✓", "✗", "skipped", "cited †", "holds"],
                   [[r["name"], r["statement"], r["counts"].get("passed", 0),
                     r["counts"].get("failed", 0), r["counts"].get("skipped", 0),
-                    "✓" if r["passed"] else "✗"] for r in pr["results"]])
+                    r["counts"].get("cited", 0), "✓" if r["passed"] else "✗"]
+                   for r in pr["results"]])
     _caveats(doc, s, cfg)
     timings = s.get("timings", {})
     doc.paragraph("Timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()) + ".")
