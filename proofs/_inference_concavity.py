@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from rlscale.proofs._core import Identity, PolynomialInequality, Proof, Sign
+from rlscale.proofs._core import Cited, Identity, PolynomialInequality, Proof, Sign
 
 __all__ = ["NAME", "build"]
 
@@ -101,6 +101,10 @@ def build(*, coverage_power: int = 2, empirical_shift: int = 2,
         PolynomialInequality("decreasing-increments", f2 - f1 <= f1 - f0, (2 * f1 >= f0 + f2,),
                              text="concavity at the midpoint, f(n+1) ≥ (f(n) + f(n+2))/2 ⇒ "
                                   "f(n+2) − f(n+1) ≤ f(n+1) − f(n): greedy's marginals decrease"),
+        Cited("greedy-optimal",
+              fact="greedy marginal allocation is optimal for a separable objective with "
+                   "decreasing marginals under one budget of equal unit costs",
+              reference="Gross 1956; Fox 1966; Ibaraki & Katoh 1988, Thm 4.1.1"),
     )
     return Proof(
         name=NAME,
@@ -114,12 +118,9 @@ def build(*, coverage_power: int = 2, empirical_shift: int = 2,
             "is increasing)",
             "for the verifier law p(n) = π − (π − ρ)(1 − a)^n > 0 (it is ≥ ρ ≥ 0 and > 0 "
             "for n > 0)",
-            "greedy marginal allocation is optimal for a separable objective with "
-            "decreasing marginals under one unit-cost budget (Gross 1956; Fox 1966; "
-            "Ibaraki & Katoh 1988, Thm 4.1.1) — cited",
         ),
         steps=steps,
-        guarantees=("rlscale.optimize.integer_plan", "rlscale.optimize.continuous_plan",
+        concerns=("rlscale.optimize.integer_plan", "rlscale.optimize.continuous_plan",
                     "rlscale.theory.Turn"),
         source="Brown et al. 2024 (arXiv 2407.21787) for c(k) = exp(a·k^b); "
                "Ibaraki & Katoh 1988 for greedy resource allocation",
