@@ -501,6 +501,14 @@ def _aggregate(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # the verb
 # ---------------------------------------------------------------------------
 
+def _is_expression(law: Any) -> bool:
+    """An ExpressionLaw, or a string that is not a family name but an expression."""
+    from rlscale.theory._expr import ExpressionLaw
+
+    return isinstance(law, ExpressionLaw) or (
+        isinstance(law, str) and law not in LAWS and not law.isidentifier())
+
+
 def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
             target: str = "loss", *, delta: float = 1e-3, reduction: str = "sum",
             starts: str | int = "auto", bootstrap: int = 0, confidence: float = 0.9,
@@ -515,9 +523,13 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     data : mapping of column name -> 1-d array
         E.g. a dict of numpy arrays or a pandas DataFrame.  Extra columns are
         ignored.
-    law : {"additive", "multiplicative", "pass_rate"}
+    law : {"additive", "multiplicative", "pass_rate"}, expression string or ExpressionLaw
         The family.  ``"pass_rate"`` fits a success rate in ``(0, 1]`` through
         its loss ``1/p`` and returns a :class:`~rlscale.theory.PassRateLaw`.
+        A law written as an expression (``"E + A/N**alpha"`` or a
+        :class:`~rlscale.theory.ExpressionLaw`) is fitted by
+        :func:`~rlscale.optimize.fit_expression` with the same objective and
+        returns its :class:`~rlscale.optimize.ExpressionFit`.
     axes : sequence of str
         Columns that are the law's axes (strictly positive).
     target : str
@@ -603,8 +615,14 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     ValueError: fitting a 1-axis additive law needs at least 4 points (it has 3 parameters); got 2
     """
     start_time = time.perf_counter()
+    if _is_expression(law):  # a law written as an expression: its own fitter
+        from rlscale.optimize._fit_expr import fit_expression
+
+        return fit_expression(law, data, axes=axes, target=target, delta=delta,
+                              bootstrap=bootstrap, confidence=confidence, seed=seed,
+                              holdout=holdout)
     if not isinstance(law, str) or law not in LAWS:
-        raise ValueError(f"law must be one of {LAWS}; got law={law!r}")
+        raise ValueError(f"law must be one of {LAWS} or an expression law; got law={law!r}")
     if (axes is None or isinstance(axes, str) or not isinstance(axes, Sequence)
             or len(axes) == 0 or not all(isinstance(a, str) for a in axes)):
         raise ValueError(f"axes must be a non-empty list of column names; got axes={axes!r}")

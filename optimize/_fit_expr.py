@@ -98,7 +98,8 @@ class ExpressionFit:
                 "intervals": self.intervals, "warnings": list(self.warnings),
                 "n_points": self.n_points, "n_starts": self.n_starts,
                 "success": self.success, "message": self.message,
-                "confidence": self.confidence, "seconds": self.seconds}
+                "confidence": self.confidence, "seconds": self.seconds,
+                "extrapolation": self.extra.get("extrapolation", {})}
 
     # -- notebook display and pandas -------------------------------------------
     def to_frame(self) -> Any:
@@ -195,7 +196,8 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
                    axes: Sequence[str] | None = None, target: str = "loss",
                    params: Mapping[str, Any] | None = None, delta: float = 1e-3,
                    grid: int = 6, refine: int = 8, bootstrap: int = 0,
-                   confidence: float = 0.9, seed: int = 0) -> ExpressionFit:
+                   confidence: float = 0.9, seed: int = 0,
+                   holdout: float = 0.1) -> ExpressionFit:
     """Fit an expression law to data (summed Huber on log residuals).
 
     Parameters
@@ -216,6 +218,11 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
         Resamples of the rows for the percentile intervals (0: none).
     confidence : float
     seed : int
+    holdout : float
+        Fraction of the largest-scale points (by the product of the axes) held
+        out: the law refitted on the rest predicts them, and
+        ``extra["extrapolation"]`` gives the mean and largest relative error
+        (0 disables; as for :func:`~rlscale.optimize.fit_law`).
 
     Examples
     --------
@@ -237,6 +244,8 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
     elif not isinstance(law, ExpressionLaw):
         raise TypeError(f"law must be an ExpressionLaw or an expression string; got "
                         f"{type(law).__name__}")
+    elif params is not None:  # new ranges for a law object: the same law, re-declared
+        law = ExpressionLaw(law.expr, law.axes, params)
     delta = check_scalar("delta", delta, low=0.0, low_open=True)
     grid = check_positive_int("grid", grid, minimum=2, maximum=1000)
     refine = check_positive_int("refine", refine, maximum=1000)
@@ -289,6 +298,24 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
             warnings.append(f"parameter {p} = {v:.4g} is at the edge of its declared range "
                             f"[{lo:g}, {hi:g}]: widen the range or the data cannot "
                             "determine it")
+    extrapolation: dict[str, Any] = {"n_holdout": 0}
+    holdout = check_scalar("holdout", holdout, low=0.0, high=1.0, high_open=True)
+    n_out = max(1, round(holdout * n)) if holdout > 0 else 0
+    if n_out and n - n_out > len(law.params):
+        scale = np.sum([np.log(v) for v in x.values()], axis=0)
+        order = np.argsort(scale, kind="stable")
+        train, test = order[:-n_out], order[-n_out:]
+        sub = _Problem(law, {a: v[train] for a, v in x.items()}, logy[train])
+        u_sub = _solve(sub, u, delta).x
+        pred = law.evaluate({a: v[test] for a, v in x.items()},
+                            sub.named(sub.theta(u_sub)))
+        with np.errstate(all="ignore"):
+            rel = np.abs(pred / cols[target][test] - 1.0)
+        extrapolation = {"n_holdout": int(n_out), "mean_abs_rel_error": float(rel.mean()),
+                         "max_abs_rel_error": float(rel.max())}
+        if not np.all(np.isfinite(rel)):
+            warnings.append("the law refitted without the largest-scale points predicts "
+                            "them outside its domain (non-finite)")
     samples = None
     intervals: dict[str, tuple[float, float]] = {}
     if bootstrap:
@@ -308,7 +335,8 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
         aic=2 * k - 2 * loglik, bic=k * math.log(n) - 2 * loglik, intervals=intervals,
         bootstrap_samples=samples, warnings=tuple(warnings), n_points=n,
         n_starts=int(starts.shape[0]), success=bool(best.success), message=best.message,
-        confidence=conf, seconds=time.perf_counter() - start)
+        confidence=conf, seconds=time.perf_counter() - start,
+        extra={"extrapolation": extrapolation})
 
 
 @dataclass(frozen=True)

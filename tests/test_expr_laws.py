@@ -172,3 +172,19 @@ def test_numeric_inverse_where_sympy_finds_none() -> None:
     assert 0.5 + 3 * n ** -0.5 + math.exp(-n / 100) == pytest.approx(0.9, rel=1e-12)
     with pytest.raises(ValueError, match=r"target=0.2 is not reached for N"):
         bound.solve_for("N", 0.2, {})
+
+
+def test_fit_law_takes_an_expression_and_new_ranges_for_a_law_object() -> None:
+    n = np.geomspace(1e2, 1e6, 20)
+    law = ExpressionLaw("E + A/N**alpha", axes=["N"])  # default ranges (1e-3, 1e3)
+    y = 0.8 + 20.0 * n ** -0.4
+    fit = fit_law({"N": n, "loss": y}, law="E + A/N**alpha", axes=["N"], holdout=0.1)
+    assert fit.params["alpha"] == pytest.approx(0.4, rel=1e-6)
+    # Exact data: the law refitted without the two largest points predicts them exactly.
+    ext = fit.extra["extrapolation"]
+    assert ext["n_holdout"] == 2 and ext["max_abs_rel_error"] < 1e-6
+    narrow = fit_expression(law, {"N": n, "loss": y},
+                            params={"E": (0.1, 0.5), "A": (1, 100), "alpha": (0.1, 1)})
+    assert narrow.law.ranges["E"] == (0.1, 0.5)  # the ranges given are the ones used
+    assert any("parameter E" in w and "edge of its declared range" in w
+               for w in narrow.warnings)
