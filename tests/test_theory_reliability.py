@@ -84,7 +84,7 @@ def test_nested_totals_validates_and_refuses_overflow() -> None:
     (lambda v: T.nested_optimum(T.VarianceComponentsLaw(0, 1, 1, 1), 1.0, 1.0, 1.0, v),
      "budget"),
     (lambda v: T.AdditiveLaw(v, {"E": 1.0}, {"E": 1.0}), "floor"),
-    (lambda v: reward.comparisons_needed(2.0, 10.0, c=v), "c"),
+    (lambda v: reward.comparisons_needed_theta(2.0, 10.0, c=v), "c"),
     (lambda v: T.SynthesisMethod("E", unit_cost=v, rho=1.0), "unit_cost"),
 ])
 @pytest.mark.parametrize("value", [np.array([1.0]), [1.0], np.array([[1.0, 2.0]])])
