@@ -123,6 +123,9 @@ def _log_softmax(theta: np.ndarray) -> np.ndarray:
     return theta - logsumexp(theta, axis=-1, keepdims=True)
 
 
+_MAX_LR_BETA = 1e3
+
+
 def kl_bandit_optimum(rewards: Any, beta: Any, ref_probs: Any = None) -> np.ndarray:
     """The exact KL-regularised optimum ``π* ∝ π_ref·exp(r/β)``.
 
@@ -268,6 +271,11 @@ def kl_bandit_pg(
     else:
         lr_out = check_scalar("lr", lr, low=0.0, low_open=True)
         step = np.full_like(b, lr_out)
+        # The KL term's curvature is beta: a step lr past ~1e3/beta makes the logits grow
+        # geometrically and overflow float64 within a few steps (lr = None uses 1/beta).
+        if float(np.max(step * b)) > _MAX_LR_BETA:
+            raise ValueError(f"lr·beta must be <= {_MAX_LR_BETA:g} (a stable step); got "
+                             f"lr={lr_out:g} with beta up to {float(np.max(b)):g}")
     rng = as_generator(rng)
     B, n = r.shape
     # Every update is invariant to a per-row shift of the rewards (each advantage subtracts

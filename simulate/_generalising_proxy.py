@@ -39,9 +39,10 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.simulate._gridworld import as_generator
 from rlscale.theory import expected_max_normal
 from rlscale.theory._gaussian import bon_n_for_kl
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["GeneralisingProxyGain", "generalising_proxy_gain"]
 
@@ -95,15 +96,21 @@ def generalising_proxy_gain(M: float, K: Any, *, d: int = 8, noise: float = 1.0,
     >>> bool(r.gain[2] > 1.8 * r.gain[0])      # keeps growing with K: no log M cap
     True
     """
-    d = check_positive_int("d", d)
-    M = float(check_real("M", M, low=float(d)))
-    tau = float(check_real("noise", noise, low=0.0, low_open=True))
-    nu = float(check_real("misspecification", misspecification, low=0.0))
-    k = np.atleast_1d(check_real("K", K, low=0.0, low_open=True)).astype(float)
-    trials = check_positive_int("trials", trials, minimum=2)
-    if method not in ("bon", "tilt"):
-        raise ValueError(f"method must be 'bon' or 'tilt'; got method={method!r}")
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    d = check_positive_int("d", d, maximum=1000)
+    M = check_scalar("M", M, low=float(d), high=1e15)
+    tau = check_scalar("noise", noise, low=0.0, high=1e100, low_open=True)
+    nu = check_scalar("misspecification", misspecification, low=0.0, high=1e100)
+    if not isinstance(method, str) or method not in ("bon", "tilt"):
+        raise ValueError(f"method must be 'bon' or 'tilt'; got method={method!r:.80}")
+    # best-of-n reaches KL log n - (n-1)/n <= 708 within float64 (bon_n_for_kl)
+    k_max = 708.0 if method == "bon" else 1e100
+    k = np.atleast_1d(check_real("K", K, low=0.0, high=k_max, low_open=True)).astype(float)
+    if k.ndim != 1 or k.size > 10**6:
+        raise ValueError(f"K must be a 1-D grid of <= 1e6 budgets; got shape {k.shape}")
+    trials = check_positive_int("trials", trials, minimum=2, maximum=10**6)
+    if trials * d**3 > 10**9:
+        raise ValueError(f"trials·d³ must be <= 1e9; got trials={trials} x d={d}")
+    gen = as_generator(rng)
     from scipy.stats import wishart
 
     s2 = tau * tau + 2.0 * nu / (1.0 + nu)

@@ -43,9 +43,15 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.simulate._gridworld import HOLE, N_STAGES, GridFamily, GridWorld
-from rlscale.simulate._value_iteration import _landing_parts
-from rlscale.theory._validation import check_positive_int
+from rlscale.simulate._gridworld import HOLE, N_STAGES, GridFamily, GridWorld, as_generator
+from rlscale.simulate._value_iteration import MAX_DP_WORK, _landing_parts
+from rlscale.theory._validation import check_bool, check_positive_int, check_real
+
+#: Landing rewards are bounded so that sums over a horizon and their squares stay finite.
+MAX_REWARD = 1e100
+#: Most environments a reward world is drawn with, and most trajectories sampled at once.
+MAX_ENVIRONMENTS = 10**5
+MAX_TRAJECTORIES = 10**7
 
 __all__ = ["GOLD_WEIGHTS", "RewardWorld", "make_reward_world", "sample_trajectories"]
 
@@ -113,8 +119,35 @@ class RewardWorld:
 
     def landing_reward(self, weights: Any, columns: Any = None) -> np.ndarray:
         """Reward of every landing, ``features[..., columns] @ weights``, flat (T·3·S²,)."""
-        f = self.features if columns is None else self.features[..., np.asarray(columns)]
-        return (f @ np.asarray(weights, float)).reshape(-1)
+        d = self.features.shape[-1]
+        cols = np.arange(d) if columns is None else _check_columns(columns, d)
+        w = check_real("weights", weights, low=-MAX_REWARD / d, high=MAX_REWARD / d)
+        if w.shape != cols.shape:
+            raise ValueError(f"weights must have shape {cols.shape} (one per entry of columns); "
+                             f"got {w.shape}")
+        return (self.features[..., cols] @ w).reshape(-1)
+
+    def _check_policy(self, policy: Any, batch: bool) -> np.ndarray:
+        """A time-dependent policy of shape ([B,] H, T, 3, S², 4), rows summing to 1."""
+        shape = (self.horizon, *self.features.shape[:3], 4)
+        pol = check_real("policy", policy, low=0.0, high=1.0)
+        if (pol.shape[1:] if batch else pol.shape) != shape or (batch and pol.ndim != 6):
+            want = ("B", *shape) if batch else shape
+            raise ValueError(f"policy must have shape {want}; got {pol.shape}")
+        if batch and not 1 <= pol.shape[0] <= 10**4:
+            raise ValueError(f"policy must hold 1 to 10000 policies; got {pol.shape[0]}")
+        total = pol.sum(axis=-1)
+        if np.any(np.abs(total - 1.0) > 1e-9):
+            raise ValueError("rows of policy must sum to 1 (within 1e-9)")
+        return pol
+
+    def _check_landing(self, name: str, values: Any) -> np.ndarray:
+        """Landing rewards, flat (T·3·S²,) and bounded by ``MAX_REWARD``."""
+        r = check_real(name, values, low=-MAX_REWARD, high=MAX_REWARD)
+        if r.shape != (self.n_states,):
+            raise ValueError(f"{name} must have shape ({self.n_states},) (one per landing); "
+                             f"got {r.shape}")
+        return r
 
     # ------------------------------------------------------------------ dynamic programs
 
@@ -152,9 +185,15 @@ class RewardWorld:
         dict with ``"value"`` (B, T) and optionally ``"kl"``, ``"second"``.
         """
         H = self.horizon
-        r = np.atleast_2d(np.asarray(r_land, float))
+        kl, second_moment = check_bool("kl", kl), check_bool("second_moment", second_moment)
+        if policy is not None:
+            policy = self._check_policy(policy, batch=True)
         B = 1 if policy is None else policy.shape[0]
-        r = np.broadcast_to(r, (B, r.shape[-1]))
+        r = check_real("r_land", r_land, low=-MAX_REWARD, high=MAX_REWARD)
+        if r.shape not in ((self.n_states,), (B, self.n_states)):
+            raise ValueError(f"r_land must have shape ({self.n_states},) or "
+                             f"({B}, {self.n_states}); got {r.shape}")
+        r = np.broadcast_to(np.atleast_2d(r), (B, r.shape[-1]))
         n = self.n_states
         V, K, W = np.zeros((B, n)), np.zeros((B, n)), np.zeros((B, n))
         for h in range(1, H + 1):
@@ -179,6 +218,20 @@ class RewardWorld:
         return out
 
 
+def check_reward_world(rw: Any) -> RewardWorld:
+    if not isinstance(rw, RewardWorld):
+        raise TypeError(f"rw must be a RewardWorld; got rw={rw!r:.80}")
+    return rw
+
+
+def _check_columns(columns: Any, d: int) -> np.ndarray:
+    c = check_real("columns", columns, low=0.0, high=float(d - 1))
+    if c.ndim != 1 or c.size == 0 or np.any(c != np.round(c)):
+        raise ValueError(f"columns must be a 1-D list of integers in [0, {d}); got "
+                         f"{columns!r:.80}")
+    return c.astype(np.int64)
+
+
 def _pi_avg(x: np.ndarray, pi: np.ndarray) -> np.ndarray:
     xp = x * pi
     return xp[..., 0] + xp[..., 1] + xp[..., 2] + xp[..., 3]
@@ -197,8 +250,13 @@ def make_reward_world(n_environments: int, rng: Any = None, *,
     >>> bool((ref["second"] > ref["value"] ** 2).all())   # a genuine spread
     True
     """
-    E = check_positive_int("n_environments", n_environments)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    E = check_positive_int("n_environments", n_environments, maximum=MAX_ENVIRONMENTS)
+    if not isinstance(family, GridFamily):
+        raise TypeError(f"family must be a GridFamily; got family={family!r:.80}")
+    if E * family.size**2 * family.horizon > 20 * MAX_DP_WORK:
+        raise ValueError(f"n_environments·cells·max_steps must be <= {20 * MAX_DP_WORK:.0e}; "
+                         f"got n_environments={E}")
+    gen = as_generator(rng)
     world = family.sample(E, 1, rng=gen)
     S2 = world.size ** 2
     terrain = gen.integers(0, N_TERRAIN, size=(E, S2))
@@ -233,8 +291,14 @@ def sample_trajectories(rw: RewardWorld, n: int, rng: Any, policy: Any = None,
         ``Σ_t log(π(a_t|s_t)/π_ref(a_t|s_t))`` (zero for the reference):
         its mean is a Monte Carlo estimate of the trajectory KL.
     """
-    n = check_positive_int("n", n)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    check_reward_world(rw)
+    n = check_positive_int("n", n, maximum=MAX_TRAJECTORIES)
+    if n * rw.n_tasks > MAX_TRAJECTORIES:
+        raise ValueError(f"n·tasks must be <= {MAX_TRAJECTORIES:.0e}; got n={n} x "
+                         f"{rw.n_tasks} tasks")
+    gen = as_generator(rng)
+    if policy is not None:
+        policy = rw._check_policy(policy, batch=False)
     t = rw._tables
     T, d = rw.features.shape[0], rw.features.shape[-1]
     feats = rw.features.reshape(-1, d)

@@ -25,8 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.simulate._gold_reward import RewardWorld
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.simulate._gold_reward import RewardWorld, check_reward_world
+from rlscale.simulate._gridworld import as_generator
+from rlscale.simulate._soft_vi import check_betas
+from rlscale.theory._validation import check_positive_int, check_scalar
+
+#: Most sampled transitions one call may ask for (steps·β·tasks·k·horizon), about a minute.
+MAX_PG_WORK = 10**9
 
 __all__ = ["PgResult", "kl_policy_gradient"]
 
@@ -65,13 +70,20 @@ def kl_policy_gradient(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: 
     >>> bool(np.all(res.kl[1] > res.kl[0])) and bool(np.all(res.gold[1] > res.gold[0]))
     True
     """
-    b = np.atleast_1d(check_real("betas", betas, low=0.0, low_open=True)).astype(float)
-    steps = check_positive_int("steps", steps)
-    k = check_positive_int("k", k, minimum=2)
-    lr = check_real("lr", lr, low=0.0, low_open=True)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    check_reward_world(rw)
+    b = check_betas("betas", betas)
+    steps = check_positive_int("steps", steps, maximum=MAX_PG_WORK)
+    k = check_positive_int("k", k, minimum=2, maximum=MAX_PG_WORK)
+    work = steps * b.size * rw.n_tasks * k * rw.horizon
+    if work > MAX_PG_WORK:
+        raise ValueError(f"steps·betas·tasks·k·horizon must be <= {MAX_PG_WORK:.0e}; got "
+                         f"steps={steps} x {b.size} betas x {rw.n_tasks} tasks x k={k} x "
+                         f"horizon {rw.horizon}")
+    lr = check_scalar("lr", lr, low=0.0, high=1e6, low_open=True)
+    gen = as_generator(rng)
     t = rw._tables
-    r = np.asarray(proxy_land, float)
+    r = rw._check_landing("proxy_land", proxy_land)
+    gold_land = rw._check_landing("gold_land", gold_land)
     B, H, n, T = b.size, rw.horizon, rw.n_states, rw.n_tasks
     theta = np.zeros((B * H * n, 4))
     W = B * T * k

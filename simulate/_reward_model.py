@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.simulate._gridworld import as_generator
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["bt_labels", "fit_bradley_terry"]
 
@@ -48,9 +49,18 @@ def bt_labels(gold_a: Any, gold_b: Any, s: float, rng: Any) -> np.ndarray:
     >>> bool(abs(y.mean() - 1 / (1 + np.exp(-1.0))) < 0.005)
     True
     """
-    s = check_real("s", s, low=0.0, low_open=True)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    z = (np.asarray(gold_a, float) - np.asarray(gold_b, float)) / s
+    s = check_scalar("s", s, low=0.0, low_open=True)
+    a, b = check_real("gold_a", gold_a), check_real("gold_b", gold_b)
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"gold_a and gold_b must broadcast together; got shapes {a.shape} "
+                         f"and {b.shape}") from None
+    if int(np.prod(shape)) > 10**8:
+        raise ValueError(f"gold_a and gold_b must hold <= 1e8 pairs; got shape {shape}")
+    gen = as_generator(rng)
+    with np.errstate(over="ignore"):  # a margin beyond float64 is a sure preference
+        z = (a - b) / s
     p = 0.5 * (1.0 + np.tanh(0.5 * z))  # σ(z) without overflow
     return (gen.random(z.shape) < p).astype(float)
 
@@ -79,14 +89,18 @@ def fit_bradley_terry(delta: Any, y: Any, *, ridge: float = 1e-2, max_iter: int 
     >>> bool(np.all(np.abs(theta - [1.0, -0.5]) < 0.02))
     True
     """
-    x = check_real("delta", delta)
+    x = check_real("delta", delta, low=-1e100, high=1e100)
     if x.ndim != 2:
         raise ValueError(f"delta must be 2-D (comparisons, features); got shape {x.shape}")
     yy = check_real("y", y, low=0.0, high=1.0)
     if yy.shape != (x.shape[0],):
         raise ValueError(f"y must have shape ({x.shape[0]},); got {yy.shape}")
-    lam = check_real("ridge", ridge, low=0.0)
-    check_positive_int("max_iter", max_iter)
+    lam = check_scalar("ridge", ridge, low=0.0, high=1e100)
+    max_iter = check_positive_int("max_iter", max_iter, maximum=10**4)
+    tol = check_scalar("tol", tol, low=0.0, high=1.0)
+    if x.size > 10**8 or x.shape[1] > 10**3:
+        raise ValueError(f"delta must have <= 1e8 entries and <= 1000 features; got shape "
+                         f"{x.shape}")
     d = x.shape[1]
     theta = np.zeros(d)
     converged = False

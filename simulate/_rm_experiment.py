@@ -49,9 +49,11 @@ from rlscale.simulate._gold_reward import (
     make_reward_world,
     sample_trajectories,
 )
+from rlscale.simulate._gridworld import as_generator
 from rlscale.simulate._mdp_policy_gradient import kl_policy_gradient
 from rlscale.simulate._reward_model import bt_labels, fit_bradley_terry
-from rlscale.simulate._soft_vi import soft_optimum
+from rlscale.simulate._soft_vi import check_betas, soft_optimum
+from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["CAPACITIES", "OPTIMISERS", "RmSetup", "comparison_labels", "comparison_pool",
            "gold_gains",
@@ -97,7 +99,9 @@ def make_rm_setup(n_opt: int, n_rm: int, rng: Any = 0) -> RmSetup:
     >>> round(float(np.mean(ev["second"] - ev["value"] ** 2)), 12)
     1.0
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    n_opt = check_positive_int("n_opt", n_opt, maximum=10**4)
+    n_rm = check_positive_int("n_rm", n_rm, maximum=10**4)
+    gen = as_generator(rng)
     opt = make_reward_world(n_opt, gen)
     rm = make_reward_world(n_rm, gen)
     ev = opt.evaluate(None, opt.landing_reward(GOLD_WEIGHTS), second_moment=True)
@@ -110,7 +114,9 @@ def comparison_pool(setup: RmSetup, m_max: int, rng: Any) -> tuple[np.ndarray, n
 
     Returns ``Δ = Φ_A − Φ_B`` (m_max, d) and the gold margins ``R_A − R_B`` (m_max,).
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    _check_setup(setup)
+    m_max = check_positive_int("m_max", m_max, maximum=10**6)
+    gen = as_generator(rng)
     per_env = -(-2 * m_max // setup.rm.n_tasks)
     phi = sample_trajectories(setup.rm, per_env, gen)[0].reshape(-1, setup.rm.features.shape[-1])
     phi = phi[gen.permutation(phi.shape[0])[: 2 * m_max]]
@@ -120,14 +126,32 @@ def comparison_pool(setup: RmSetup, m_max: int, rng: Any) -> tuple[np.ndarray, n
 
 def comparison_labels(margin: np.ndarray, s: float, rng: Any) -> np.ndarray:
     """Bradley–Terry labels of noise ``s`` for every pair (prefixes give smaller ``M``)."""
-    return bt_labels(margin, 0.0, s, rng)
+    return bt_labels(check_real("margin", margin), 0.0, s, rng)
 
 
 def train_proxy(delta: np.ndarray, labels: np.ndarray, M: int, capacity: str) -> np.ndarray:
     """Bradley–Terry proxy weights on ``CAPACITIES[capacity]`` from the first ``M`` pairs."""
-    if capacity not in CAPACITIES:
-        raise ValueError(f"capacity must be one of {', '.join(CAPACITIES)}; got {capacity!r}")
-    return fit_bradley_terry(delta[:M][:, CAPACITIES[capacity]], labels[:M])
+    cols = _capacity_columns(capacity)
+    x = check_real("delta", delta)
+    y = check_real("labels", labels)
+    if x.ndim != 2 or x.shape[1] <= max(cols) or y.shape != x.shape[:1]:
+        raise ValueError(f"delta must be (pairs, >= {max(cols) + 1} features) and labels "
+                         f"(pairs,); got shapes {x.shape} and {y.shape}")
+    M = check_positive_int("M", M, maximum=x.shape[0])
+    return fit_bradley_terry(x[:M][:, cols], y[:M])
+
+
+def _capacity_columns(capacity: Any) -> tuple[int, ...]:
+    if not isinstance(capacity, str) or capacity not in CAPACITIES:
+        raise ValueError(f"capacity must be one of {', '.join(CAPACITIES)}; got "
+                         f"{capacity!r:.80}")
+    return CAPACITIES[capacity]
+
+
+def _check_setup(setup: Any) -> RmSetup:
+    if not isinstance(setup, RmSetup):
+        raise TypeError(f"setup must be an RmSetup; got setup={setup!r:.80}")
+    return setup
 
 
 def _frontier_gold(kl: np.ndarray, proxy: np.ndarray, gold: np.ndarray,
@@ -185,8 +209,21 @@ def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
     >>> bool(np.all(np.diff(g["soft_vi"], axis=1) > 0))   # the gold itself: more KL, more gain
     True
     """
-    K = np.atleast_1d(np.asarray(K, float))
-    cols = CAPACITIES[capacity]
+    _check_setup(setup)
+    cols = _capacity_columns(capacity)
+    theta = check_real("theta", theta, low=-1e100, high=1e100)
+    if theta.shape != (len(cols),):
+        raise ValueError(f"theta must have shape ({len(cols)},) for capacity {capacity!r}; "
+                         f"got {theta.shape}")
+    K = np.atleast_1d(check_real("K", K, low=0.0))
+    if K.ndim != 1 or K.size > 10**6:
+        raise ValueError(f"K must be a 1-D grid of <= 1e6 budgets; got shape {K.shape}")
+    if not isinstance(optimisers, tuple | list) or not all(
+            isinstance(o, str) and o in OPTIMISERS for o in optimisers):
+        raise ValueError(f"optimisers must be a tuple of {', '.join(OPTIMISERS)}; got "
+                         f"{optimisers!r:.80}")
+    pg_steps = check_positive_int("pg_steps", pg_steps, maximum=10**6)
+    gen = as_generator(rng)
     rw = setup.opt
     proxy = rw.landing_reward(theta, cols)
     ref_p = rw.evaluate(None, proxy, second_moment=True)
@@ -197,7 +234,7 @@ def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
     gold = rw.landing_reward(setup.gold_weights)
     ref_gold = setup.ref_gold
     out = {}
-    betas = np.geomspace(0.003, 30.0, 24) if betas is None else np.asarray(betas, float)
+    betas = np.geomspace(0.003, 30.0, 24) if betas is None else check_betas("betas", betas)
 
     def with_ref(kl, px, gd, rp, rg):
         T = kl.shape[0]
@@ -211,16 +248,24 @@ def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
     if "bon" in optimisers:
         if ref_features is None:
             raise ValueError("ref_features (reference trajectories) are needed for 'bon'")
+        ref_features = check_real("ref_features", ref_features, low=-1e100, high=1e100)
+        d = rw.features.shape[-1]
+        if ref_features.ndim != 3 or ref_features.shape[::2] != (rw.n_tasks, d) or \
+                ref_features.shape[1] < 1:
+            raise ValueError(f"ref_features must have shape ({rw.n_tasks}, N, {d}); got "
+                             f"{ref_features.shape}")
         sc = ref_features[..., cols] @ theta
         gd = ref_features @ setup.gold_weights
-        ns = np.geomspace(1.0, ref_features.shape[1], 48) if bon_ns is None else bon_ns
+        ns = np.geomspace(1.0, ref_features.shape[1], 48) if bon_ns is None else \
+            np.atleast_1d(check_real("bon_ns", bon_ns, low=1.0, high=1e15))
         kl, px, gg = _bon_points(sc, gd, np.asarray(ns, float))
         # Gain against the pool's own mean (n = 1): the sampling error of the
         # reference level cancels.
         out["bon"] = _frontier_gold(kl, px, gg, K) - gg[:, :1]
     if "pg" in optimisers:
-        pb = np.geomspace(0.02, 3.0, 8) if pg_betas is None else np.asarray(pg_betas, float)
-        res = kl_policy_gradient(rw, proxy, gold, pb, steps=pg_steps, rng=rng)
+        pb = np.geomspace(0.02, 3.0, 8) if pg_betas is None else check_betas("pg_betas",
+                                                                                 pg_betas)
+        res = kl_policy_gradient(rw, proxy, gold, pb, steps=pg_steps, rng=gen)
         pts = with_ref(res.kl.T, res.proxy.T, res.gold.T, ref_proxy, ref_gold)
         out["pg"] = _frontier_gold(*pts, K) - ref_gold[:, None]
     return out

@@ -84,6 +84,8 @@ _CHUNK = 1 << 13  # trials per block: work arrays stay in L2 cache (~3x faster t
 #: ``trials·Σ ns`` (times ``len(lambdas)`` softmaxes) of :func:`soft_bon_frontier`.
 MAX_TRIALS = 10**8
 MAX_DRAWS = 10**8
+#: Largest noise level: squared and summed over a pool it stays within float64.
+MAX_NOISE = 1e100
 MAX_POOL_DRAWS = 10**7  # soft best-of-n holds (trials, n) arrays: 80 MB each at most
 
 
@@ -133,11 +135,11 @@ def _noise_sd(n: float, noise_sd: Any, m: Any, noise: Any) -> float:
     if noise_sd is not None:
         if m is not None:
             raise ValueError("give either noise_sd or M (with noise), not both")
-        return check_scalar("noise_sd", noise_sd, low=0.0)
+        return check_scalar("noise_sd", noise_sd, low=0.0, high=MAX_NOISE)
     if m is None:
         raise ValueError("give noise_sd, or M (and noise) to derive it")
     mm = check_scalar("M", m, low=1.0)
-    tau = check_scalar("noise", noise, low=0.0)
+    tau = check_scalar("noise", noise, low=0.0, high=MAX_NOISE)
     return tau * float(np.sqrt(KAPPA * n / mm))
 
 
@@ -298,11 +300,11 @@ def brute_force_selection(
         raise ValueError(
             f"proxy_error must be 'gaussian' or 'student_t'; got proxy_error={proxy_error!r}"
         )
-    tau = check_scalar("noise", noise, low=0.0)
+    tau = check_scalar("noise", noise, low=0.0, high=MAX_NOISE)
     gen = _rng(rng)
     direct = noise_sd is not None
     if direct:
-        sd = check_scalar("noise_sd", noise_sd, low=0.0)
+        sd = check_scalar("noise_sd", noise_sd, low=0.0, high=MAX_NOISE)
         if proxy_error == "student_t":
             df = check_scalar("df", df, low=2.0, low_open=True)
         m = 0
@@ -452,7 +454,7 @@ def soft_bon_frontier(
     True
     """
     mm = check_scalar("M", M, low=1.0)
-    tau = check_scalar("noise", noise, low=0.0)
+    tau = check_scalar("noise", noise, low=0.0, high=MAX_NOISE)
     ns_list = np.atleast_1d(np.asarray(ns, dtype=object)).tolist()
     if not ns_list or len(ns_list) > 1000:
         raise ValueError(f"ns must hold 1 to 1000 pool sizes; got {len(ns_list)}")

@@ -27,8 +27,21 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.simulate._gold_reward import RewardWorld, _pi_avg
-from rlscale.theory._validation import check_real
+from rlscale.simulate._gold_reward import RewardWorld, _pi_avg, check_reward_world
+from rlscale.theory._validation import check_bool, check_real
+
+#: KL penalties accepted: ``Q/β`` and ``β·KL`` stay finite for landing rewards <= 1e100.
+BETA_RANGE = (1e-100, 1e100)
+MAX_BETAS = 1000
+
+
+def check_betas(name: str, betas: Any) -> np.ndarray:
+    """A 1-D grid of KL penalties in :data:`BETA_RANGE`."""
+    b = np.atleast_1d(check_real(name, betas, low=BETA_RANGE[0], high=BETA_RANGE[1]))
+    if b.ndim != 1 or not 1 <= b.size <= MAX_BETAS:
+        raise ValueError(f"{name} must be a 1-D grid of 1 to {MAX_BETAS} values; got shape "
+                         f"{b.shape}")
+    return b.astype(float)
 
 __all__ = ["SoftOptimum", "soft_optimum"]
 
@@ -79,10 +92,11 @@ def soft_optimum(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: Any, *
     >>> bool(np.allclose(res.soft_value, res.proxy - res.betas[:, None] * res.kl))
     True
     """
-    b = check_real("betas", betas, low=0.0, low_open=True)
-    b = np.atleast_1d(b).astype(float)
-    r = np.asarray(proxy_land, float)[None]
-    g = np.asarray(gold_land, float)[None]
+    check_reward_world(rw)
+    b = check_betas("betas", betas)
+    r = rw._check_landing("proxy_land", proxy_land)[None]
+    g = rw._check_landing("gold_land", gold_land)[None]
+    keep_policy = check_bool("keep_policy", keep_policy)
     t = rw._tables
     n, B = rw.n_states, b.size
     beta = b.reshape(B, 1, 1, 1, 1)

@@ -35,9 +35,42 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from rlscale.simulate._gridworld import N_STAGES, GridWorld
-from rlscale.simulate._value_iteration import _landing_parts
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.simulate._gridworld import MAX_STEPS, N_STAGES, GridWorld, as_generator
+from rlscale.simulate._value_iteration import MAX_DP_WORK, _landing_parts
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
+
+#: Largest count of successes/trials (exact in float64) and of Monte Carlo episodes.
+MAX_TRIALS = 2**53
+MAX_EPISODES = 10**7
+
+
+def _check_world(world: Any) -> GridWorld:
+    if not isinstance(world, GridWorld):
+        raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
+    return world
+
+
+def _check_horizon(world: GridWorld, horizon: Any) -> int:
+    """Actions per rollout, default ``world.max_steps``, bounded so one sweep stays ~10 s."""
+    H = world.max_steps if horizon is None else check_positive_int(
+        "horizon", horizon, maximum=MAX_STEPS)
+    work = H * world.n_tasks * world.size**2
+    if work > MAX_DP_WORK:
+        raise ValueError(f"horizon·tasks·cells must be <= {MAX_DP_WORK:.0e}; got horizon={H} "
+                         f"x {world.n_tasks} tasks x {world.size**2} cells")
+    return H
+
+
+def _check_policy(world: GridWorld, policy: Any) -> np.ndarray:
+    shape = (world.n_tasks, N_STAGES, world.size**2, 4)
+    pol = check_real("policy", policy, low=0.0, high=1.0)
+    if pol.shape != shape:
+        raise ValueError(f"policy must have shape {shape}; got {pol.shape}")
+    total = pol.sum(axis=-1)
+    if np.any(np.abs(total - 1.0) > 1e-9):
+        raise ValueError(f"rows of policy must sum to 1 (within 1e-9); got sums from "
+                         f"{total.min()} to {total.max()}")
+    return pol
 
 __all__ = ["EpisodeOutcome", "run_turn_episodes", "subtask_starts", "subtask_success",
            "trained_policy_table", "wilson_interval"]
@@ -46,8 +79,11 @@ __all__ = ["EpisodeOutcome", "run_turn_episodes", "subtask_starts", "subtask_suc
 def trained_policy_table(result: Any, world: GridWorld) -> np.ndarray:
     """Action probabilities (T, 3, S², 4) of a :class:`TrainResult`'s policy on ``world``."""
     from rlscale.simulate._policies import make_policy
-    from rlscale.simulate._train import _policy_table
+    from rlscale.simulate._train import TrainResult, _policy_table
 
+    if not isinstance(result, TrainResult):
+        raise TypeError(f"result must be a TrainResult; got result={result!r:.80}")
+    _check_world(world)
     policy = make_policy(result.config.policy, np.random.default_rng(0), result.config.hidden)
     policy.params = {k: np.array(v, dtype=np.float64) for k, v in result.params.items()}
     return _policy_table(policy, world)
@@ -65,6 +101,7 @@ def subtask_starts(world: GridWorld) -> np.ndarray:
     >>> subtask_starts(w).tolist()      # start 0, key at 1, door at 5
     [[0, 1, 5]]
     """
+    _check_world(world)
     starts = np.full((world.n_tasks, N_STAGES), -1, dtype=np.int64)
     first = world.start_stage
     for s in range(N_STAGES):
@@ -93,11 +130,9 @@ def subtask_success(world: GridWorld, policy: Any, *, horizon: int | None = None
     >>> subtask_success(w, right).tolist()                    # key yes, door no, goal no
     [[1.0, 0.0, 0.0]]
     """
-    H = world.max_steps if horizon is None else check_positive_int("horizon", horizon)
+    H = _check_horizon(_check_world(world), horizon)
     T, S2 = world.n_tasks, world.size**2
-    pol = check_real("policy", policy, low=0.0)
-    if pol.shape != (T, N_STAGES, S2, 4):
-        raise ValueError(f"policy must have shape {(T, N_STAGES, S2, 4)}; got {pol.shape}")
+    pol = _check_policy(world, policy)
     nxt, dead, reach = _parts(world)
     slip = world.slippery[world.task_env][:, None, None, None]
     opposite = np.array([2, 3, 0, 1])
@@ -126,12 +161,12 @@ def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tu
     >>> [round(v, 4) for v in wilson_interval(50, 100)]
     [0.4038, 0.5962]
     """
-    n = check_positive_int("trials", trials)
-    k = check_positive_int("successes", successes, minimum=0)
+    n = check_positive_int("trials", trials, maximum=MAX_TRIALS)
+    k = check_positive_int("successes", successes, minimum=0, maximum=MAX_TRIALS)
     if k > n:
         raise ValueError(f"successes must be <= trials ({n}); got successes={k}")
-    z = float(norm.ppf(0.5 + float(check_real("confidence", confidence, low=0.0, high=1.0,
-                                                  low_open=True, high_open=True)) / 2))
+    z = float(norm.ppf(0.5 + check_scalar("confidence", confidence, low=0.0, high=1.0,
+                                          low_open=True, high_open=True) / 2))
     p = k / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -177,6 +212,13 @@ def _rollout_reaches(world, pol, nxt, dead, reach, task, stage, start, horizon, 
     return hit
 
 
+def _check_turn_index(name: str, values: Any, n: int) -> np.ndarray:
+    arr = check_real(name, values, low=0.0, high=float(n - 1)).ravel()
+    if np.any(arr != np.round(arr)):
+        raise ValueError(f"{name} must hold integers in [0, {n}); got {values!r:.80}")
+    return arr.astype(np.int64)
+
+
 def run_turn_episodes(world: GridWorld, policy: Any, turn_tasks: Any, turn_stages: Any, *,
                       budget: int, caps: Any = None, commit: Any = None, fpr: float = 0.0,
                       fnr: float = 0.0, failures: str = "terminal", horizon: int | None = None,
@@ -199,27 +241,42 @@ def run_turn_episodes(world: GridWorld, policy: Any, turn_tasks: Any, turn_stage
     >>> out.rate, out.used.tolist() == [1] * 10      # stops at the first verified success
     (1.0, True)
     """
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    H = world.max_steps if horizon is None else check_positive_int("horizon", horizon)
-    B = check_positive_int("budget", budget)
-    N = check_positive_int("episodes", episodes)
-    tasks = np.asarray(turn_tasks, dtype=np.int64).ravel()
-    stages = np.asarray(turn_stages, dtype=np.int64).ravel()
+    H = _check_horizon(_check_world(world), horizon)
+    B = check_positive_int("budget", budget, maximum=MAX_EPISODES)
+    N = check_positive_int("episodes", episodes, maximum=MAX_EPISODES)
+    if N * B > MAX_EPISODES * 10:
+        raise ValueError(f"episodes·budget must be <= {MAX_EPISODES * 10:.0e} candidates; got "
+                         f"episodes={N} x budget={B}")
+    tasks = _check_turn_index("turn_tasks", turn_tasks, world.n_tasks)
+    stages = _check_turn_index("turn_stages", turn_stages, N_STAGES)
     if tasks.shape != stages.shape or tasks.size == 0:
         raise ValueError("turn_tasks and turn_stages must be equal-length, non-empty")
-    if failures not in ("terminal", "retried"):
+    if np.any(stages < world.start_stage[tasks]):
+        raise ValueError("turn_stages must be stages their task has (>= the task's first "
+                         "stage)")
+    if not isinstance(failures, str) or failures not in ("terminal", "retried"):
         raise ValueError(f"failures must be 'terminal' or 'retried'; got failures={failures!r}")
-    fp = float(check_real("fpr", fpr, low=0.0, high=1.0))
-    fn = float(check_real("fnr", fnr, low=0.0, high=1.0))
+    fp = check_scalar("fpr", fpr, low=0.0, high=1.0)
+    fn = check_scalar("fnr", fnr, low=0.0, high=1.0)
+    gen = as_generator(rng)
     T = tasks.size
-    cap = None if caps is None else np.asarray(caps, dtype=np.int64).ravel()
-    if cap is not None and cap.shape != (T,):
-        raise ValueError(f"caps must have one entry per turn ({T}); got shape {cap.shape}")
+    cap = None
+    if caps is not None:
+        cap = check_real("caps", caps, low=0.0, high=float(B)).ravel()
+        if cap.shape != (T,) or np.any(cap != np.round(cap)):
+            raise ValueError(f"caps must be {T} integers (one per turn) in [0, budget={B}]; "
+                             f"got {caps!r:.80}")
+        cap = cap.astype(np.int64)
     if commit is not None:
-        commit = np.asarray(commit, dtype=bool)
+        if not isinstance(commit, np.ndarray | list | tuple):
+            raise TypeError(f"commit must be a boolean array; got commit={commit!r:.80}")
+        commit = np.asarray(commit)
+        if commit.dtype.kind != "b":
+            raise TypeError(f"commit must be a boolean array; got dtype {commit.dtype}")
         if commit.shape != (T, B + 1):
-            raise ValueError(f"commit must have shape {(T, B + 1)}; got {commit.shape}")
-    pol = np.asarray(policy, dtype=np.float64)
+            raise ValueError(f"commit must have shape {(T, B + 1)} (turns, budget + 1); got "
+                             f"{commit.shape}")
+    pol = _check_policy(world, policy)
     nxt, dead, reach = _parts(world)
     starts = subtask_starts(world)
     turn = np.zeros(N, dtype=np.int64)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contracts import check_contract, hostile, hostile_counts
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 
@@ -40,6 +40,8 @@ class Case:
     oracle: Callable[[Any], None] | None = None
     valid: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     skip_midsize: tuple[str, ...] = ()
+    #: Fewer examples for an entry that is slow per call (``None``: the profile's).
+    examples: int | None = None
 
     def strategy(self, arg: str) -> st.SearchStrategy[Any]:
         extra = self.valid.get(arg, ())
@@ -80,9 +82,15 @@ def make_test(cases: Iterable[Case]):
     cases = list(cases)
 
     @pytest.mark.parametrize("case", cases, ids=[c.name for c in cases])
-    @given(data=st.data())
-    def test_contract(case: Case, data: st.DataObject) -> None:
-        run_case(case, data)
+    def test_contract(case: Case) -> None:
+        profile = settings().max_examples
+
+        @settings(max_examples=min(profile, case.examples or profile))
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            run_case(case, data)
+
+        run()
 
     return test_contract
 

@@ -24,11 +24,28 @@ WORLD = FAMILY.sample(2, 1, rng=0)
 LAKE = sim.frozen_lake("4x4")
 UNIFORM = np.full((1, 3, 16, 4), 0.25)
 FRONTIER = sim.soft_bon_frontier(100.0, ns=(4,), lambdas=(0.5,), trials=20, rng=0)
+POLICY2 = np.full((2, 3, 16, 4), 0.25)  # uniform on WORLD's two tasks
+OUTCOME = sim.run_turn_episodes(WORLD, POLICY2, [0], [2], budget=2, caps=[2], episodes=20, rng=0)
+RW = sim.make_reward_world(1, rng=0, family=FAMILY)
+GOLD = np.array([3.0, 1.0, -1.5, -0.05, 0.35, -0.30, 0.20, -0.40, 0.25, -0.15])
+LAND = RW.landing_reward(GOLD)
+SETUP = sim.make_rm_setup(1, 1, rng=0)
+DELTA, MARGIN = sim.comparison_pool(SETUP, 12, rng=0)
+LABELS = sim.comparison_labels(MARGIN, 1.0, rng=0)
+THETA = sim.train_proxy(DELTA, LABELS, 12, "linear")
+TRAINED = sim.train(n_environments=1, tasks_per_environment=1, trajectories_per_task=2,
+                    epochs=1, grid_size=4, eval_environments=1, eval_tasks_per_environment=1)
+BT_DELTA = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
+BT_Y = np.array([1.0, 0.0, 1.0, 0.0])
 
 #: Constants and result records: no behaviour of their own to fuzz.
 RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult",
            "SelectionSample", "SoftBonFrontier", "SyntheticWorld", "VerifierReport",
-           "TrainResult", "Interval", "GridWorld"}
+           "TrainResult", "Interval", "GridWorld",
+           # results of one operation each, fields only (their producers have entries)
+           "EpisodeOutcome", "GeneralisingProxyGain", "PgResult", "RmSetup", "SoftOptimum",
+           # built by make_reward_world (its entry below); its methods have entries
+           "RewardWorld"}
 
 
 def _probability(result):
@@ -38,6 +55,38 @@ def _probability(result):
 
 def _sums_to_one(p):
     assert np.allclose(np.sum(p, axis=-1), 1.0) and np.all(p >= 0)
+
+
+def _nonnegative_kl(result):
+    assert np.all(result.kl >= -1e-9), result.kl
+
+
+def _wilson(successes, trials, confidence):
+    """wilson_interval, with the interval checked to hold the observed proportion."""
+    lo, hi = sim.wilson_interval(successes, trials, confidence)
+    p = successes / trials
+    assert 0.0 <= lo <= p + 1e-12 and p - 1e-12 <= hi <= 1.0, (lo, p, hi)
+    return lo, hi
+
+
+def _episodes_oracle(out):
+    assert set(np.unique(out.success)) <= {False, True}
+    assert np.all((out.used >= 0) & (out.used <= 4)), out.used  # budget=4 in the entry
+
+
+def _evaluate_oracle(ev):
+    assert np.all(ev.get("kl", 0.0) >= -1e-9)
+    if "second" in ev:  # E[R²] >= E[R]² (Jensen), up to rounding
+        assert np.all(ev["second"] >= ev["value"] ** 2 * (1 - 1e-9) - 1e-9)
+
+
+def _trajectory_oracle(result):
+    phi, _ = result
+    assert np.all(phi[..., 3] <= RW.horizon) and np.all(phi[..., 3] >= 1)  # steps taken
+
+
+def _labels_oracle(y):
+    assert set(np.unique(y)) <= {0.0, 1.0}
 
 
 def _iqm_within_range(x):
@@ -132,6 +181,74 @@ CASES = [
     Case("iqm_ci", sim.iqm_ci, {"scores": [0.1, 0.5, 0.9], "n_boot": 50, "confidence": 0.9,
                                 "rng": 0},
          counts=("n_boot",), names={"n_boot": ("scores",)}),
+    # -- subtasks as turns of an inference budget --
+    Case("wilson_interval", _wilson, {"successes": 3, "trials": 10, "confidence": 0.9},
+         counts=("successes", "trials"),
+         names={"successes": ("trials",), "trials": ("successes",)}),
+    Case("subtask_starts", sim.subtask_starts, {"world": WORLD},
+         oracle=lambda s: np.all((s >= -1) & (s < 16))),
+    Case("subtask_success", sim.subtask_success,
+         {"world": WORLD, "policy": POLICY2, "horizon": 5}, counts=("horizon",),
+         oracle=_probability, skip_midsize=("horizon",)),
+    Case("trained_policy_table", lambda **kw: sim.trained_policy_table(**kw),
+         {"result": TRAINED, "world": WORLD}, oracle=_sums_to_one),
+    Case("run_turn_episodes", sim.run_turn_episodes,
+         {"world": WORLD, "policy": POLICY2, "turn_tasks": [0, 1], "turn_stages": [2, 2],
+          "budget": 4, "caps": [2, 2], "commit": None, "fpr": 0.1, "fnr": 0.1,
+          "failures": "terminal", "horizon": 5, "episodes": 20, "rng": 0},
+         counts=("budget", "horizon", "episodes"),
+         names={"turn_tasks": ("turn_stages",), "turn_stages": ("turn_tasks",),
+                "caps": ("budget",), "commit": ("budget",), "budget": ("caps",)},
+         oracle=_episodes_oracle, skip_midsize=("budget", "horizon", "episodes")),
+    Case("EpisodeOutcome.interval", OUTCOME.interval, {"confidence": 0.9},
+         oracle=lambda ci: 0 <= ci[0] <= OUTCOME.rate <= ci[1] <= 1),
+    # -- reward-optimisation law in the trainer --
+    Case("make_reward_world", sim.make_reward_world,
+         {"n_environments": 1, "rng": 0, "family": FAMILY}, counts=("n_environments",),
+         skip_midsize=("n_environments",)),
+    Case("RewardWorld.landing_reward", RW.landing_reward, {"weights": GOLD, "columns": None}),
+    Case("RewardWorld.evaluate", RW.evaluate,
+         {"policy": None, "r_land": LAND, "kl": True, "second_moment": True},
+         oracle=_evaluate_oracle),
+    Case("sample_trajectories", sim.sample_trajectories,
+         {"rw": RW, "n": 3, "rng": 0, "policy": None}, counts=("n",),
+         oracle=_trajectory_oracle, skip_midsize=("n",)),
+    Case("soft_optimum", sim.soft_optimum,
+         {"rw": RW, "proxy_land": LAND, "gold_land": LAND, "betas": [1.0, 0.1],
+          "keep_policy": False}, names={"proxy_land": ("gold_land",)},
+         oracle=_nonnegative_kl),
+    Case("kl_policy_gradient", sim.kl_policy_gradient,
+         {"rw": RW, "proxy_land": LAND, "gold_land": LAND, "betas": [1.0], "steps": 2,
+          "k": 2, "lr": 0.5, "rng": 0},
+         counts=("steps", "k"), names={"steps": ("k",), "k": ("steps",)},
+         oracle=_nonnegative_kl, skip_midsize=("steps", "k"), examples=60),
+    Case("bt_labels", sim.bt_labels, {"gold_a": [1.0, 0.0], "gold_b": [0.0, 0.0], "s": 1.0,
+                                      "rng": 0},
+         names={"gold_a": ("gold_b",), "gold_b": ("gold_a",)}, oracle=_labels_oracle),
+    Case("fit_bradley_terry", sim.fit_bradley_terry,
+         {"delta": BT_DELTA, "y": BT_Y, "ridge": 1e-2, "max_iter": 20, "tol": 1e-10},
+         counts=("max_iter",), skip_midsize=("max_iter",)),
+    Case("make_rm_setup", sim.make_rm_setup, {"n_opt": 1, "n_rm": 1, "rng": 0},
+         counts=("n_opt", "n_rm"), skip_midsize=("n_opt", "n_rm"),
+         oracle=lambda s: s.sd > 0, examples=60),
+    Case("comparison_pool", sim.comparison_pool, {"setup": SETUP, "m_max": 4, "rng": 0},
+         counts=("m_max",), skip_midsize=("m_max",)),
+    Case("comparison_labels", sim.comparison_labels, {"margin": MARGIN, "s": 1.0, "rng": 0},
+         oracle=_labels_oracle),
+    Case("train_proxy", sim.train_proxy,
+         {"delta": DELTA, "labels": LABELS, "M": 12, "capacity": "linear"}, counts=("M",),
+         names={"labels": ("delta",), "delta": ("labels",)}),
+    Case("gold_gains", sim.gold_gains,
+         {"setup": SETUP, "theta": THETA, "capacity": "linear", "K": [0.1, 1.0],
+          "optimisers": ("soft_vi",), "betas": [1.0, 0.1], "ref_features": None,
+          "bon_ns": None, "pg_betas": None, "pg_steps": 2, "rng": 0},
+         counts=("pg_steps",), names={"theta": ("capacity",), "capacity": ("theta",)},
+         skip_midsize=("pg_steps",), examples=60),
+    Case("generalising_proxy_gain", sim.generalising_proxy_gain,
+         {"M": 100.0, "K": [1.0, 4.0], "d": 2, "noise": 1.0, "misspecification": 0.0,
+          "method": "bon", "trials": 8, "rng": 0},
+         counts=("d", "trials"), names={"M": ("d",), "d": ("M",)},
+         oracle=lambda r: -1 <= r.rho <= 1, skip_midsize=("d", "trials")),
     Case("iqm_difference_ci", sim.iqm_difference_ci,
          {"a": [0.5, 0.6], "b": [0.1, 0.2], "n_boot": 50, "confidence": 0.9, "rng": 0},
          counts=("n_boot",), names={"a": ("b", "IQM"), "b": ("a", "IQM"),
@@ -147,7 +264,7 @@ NO_ARGUMENTS = {
     "TrainResult.loss", "SyntheticWorld.defective", "GridWorld.size",
     "GridWorld.n_environments", "GridWorld.n_tasks", "GridWorld.start_stage",
     "GridWorld.n_subtasks", "GridWorld.shortest_path", "VecGridEnv.reset", "VecGridEnv.cell",
-    "VecGridEnv.stage",
+    "VecGridEnv.stage", "EpisodeOutcome.rate", "RewardWorld.n_tasks", "RewardWorld.n_states",
 }
 
 
@@ -189,7 +306,7 @@ def test_methods_without_arguments_return_finite_values():
             res.config, sim.kl_bandit_pg([0.0, 1.0], 0.5, steps=3),
             sim.sample_selection(10.0, 1.0, trials=10, rng=0), FRONTIER,
             sim.verify_world(WORLD), sim.iqm_ci([0.1, 0.2], n_boot=5),
-            sim.synthetic_world(FAMILY, 2, 1, 0.5, rng=0), WORLD, _env()]
+            sim.synthetic_world(FAMILY, 2, 1, 0.5, rng=0), WORLD, _env(), OUTCOME, RW]
     by_class = {type(o).__name__: o for o in objs}
     for name in NO_ARGUMENTS:
         cls, attr = name.split(".")
