@@ -27,7 +27,7 @@ import numpy as np
 from rlscale.optimize._allocate import Allocation, AllocationProblem
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
-from rlscale.theory._validation import check_scalar
+from rlscale.theory._validation import check_mapping, check_scalar
 
 __all__ = ["BaselineComparison", "PlanUncertainty", "baseline_allocations",
            "compare_baselines", "plan_uncertainty"]
@@ -83,6 +83,7 @@ def baseline_allocations(problem: AllocationProblem, budget: float,
     more than the budget) are left out.
     """
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
+    centre = check_mapping("centre", centre)
     missing = [v for v in problem.variables if v not in centre]
     if missing:
         raise ValueError(f"centre must give every decision variable a value; missing "

@@ -244,11 +244,16 @@ def range_warnings(data_range: Mapping[str, tuple[float, float]],
     >>> print(range_warnings({"E": (1.0, 64.0)}, {"E": 1e4})[0].message)
     E = 1e+04 is 156x the largest value in the data (64)
     """
+    from rlscale.theory._validation import check_mapping, check_real
+
+    values = check_mapping("values", values)
     out = []
     for axis, (lo, hi) in data_range.items():
         if axis not in values:
             continue
-        v = np.asarray(values[axis], dtype=np.float64)
+        v = check_real(axis, values[axis], low=0.0, low_open=True)
+        if v.size == 0:
+            raise ValueError(f"{axis} must hold at least one value; got an empty array")
         top, bottom = float(v.max()), float(v.min())
         if top > EXTRAPOLATION_FACTOR * hi:
             out.append(FitWarning(

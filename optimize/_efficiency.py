@@ -30,7 +30,7 @@ import numpy as np
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.theory._laws import Law
 from rlscale.theory._synthetic import SynthesisMethod
-from rlscale.theory._validation import check_real, check_scalar
+from rlscale.theory._validation import check_mapping, check_real, check_scalar
 
 __all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "MeasuredCost", "cost_to_reach",
            "efficiency", "efficiency_curve"]
@@ -160,7 +160,7 @@ class Baseline:
         if fixed is not None and not isinstance(fixed, Mapping):
             raise TypeError(f"fixed must be a mapping of decision variable -> value; got "
                             f"fixed={fixed!r:.60}")
-        fixed = dict(fixed or {})
+        fixed = {} if fixed is None else dict(check_mapping("fixed", fixed))
         need = [v for v in problem.variables if v != scaled]
         missing = [v for v in need if v not in fixed]
         extra = [v for v in fixed if v not in need]
@@ -269,7 +269,7 @@ def efficiency(law: Law, cost: Any, target: float, scaled: str = "trajectories",
     'with environments=400 fixed the loss never falls below 0.7 however large trajectories is'
     """
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
-    base = Baseline(problem, scaled, fixed or {})
+    base = Baseline(problem, scaled, {} if fixed is None else fixed)
     target = check_scalar("target", target)
     opt = problem.min_cost(target, round_integers=False)
     return _efficiency(problem, base, target, opt.cost, opt.values)
@@ -320,7 +320,7 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
     [1.031, 4.531]
     """
     problem = AllocationProblem(law, cost, bounds, substitute, synthesis)
-    base = Baseline(problem, scaled, fixed or {})
+    base = Baseline(problem, scaled, {} if fixed is None else fixed)
     if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
         raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
     budgets = np.atleast_1d(check_real("budgets", list(budgets), low=0.0, low_open=True))
