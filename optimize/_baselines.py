@@ -82,6 +82,8 @@ def baseline_allocations(problem: AllocationProblem, budget: float,
     Baselines that cannot be bought at all (the fixed variables alone cost
     more than the budget) are left out.
     """
+    if not isinstance(problem, AllocationProblem):
+        raise TypeError(f"problem must be an AllocationProblem; got {type(problem).__name__}")
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
     centre = check_mapping("centre", centre)
     missing = [v for v in problem.variables if v not in centre]
@@ -156,7 +158,12 @@ def compare_baselines(problem: AllocationProblem, budget: float,
     baselines = {}
     for name, (values, spent, note) in baseline_allocations(problem, budget, centre).items():
         loss = float(problem.loss_at(values))
-        opt = _iso_loss(problem, loss)
+        try:
+            opt = _iso_loss(problem, loss)
+        except InfeasibleError as exc:  # the baseline's loss already sits at the floor
+            raise ValueError(f"budget={budget:g} buys the {name} baseline a loss the optimum "
+                             f"cannot price (it is at the law's floor within float64): {exc}; "
+                             "compare at a smaller budget") from None
         baselines[name] = {"values": values, "cost": spent, "loss": loss,
                            "optimal_cost": opt, "eta": spent / opt, "note": note}
     if not baselines:
@@ -258,7 +265,11 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
     >>> u.strongest, u.n_laws, u.robust_gain >= -1e-9, u.robust_point_cost >= -1e-9
     ('proportional', 3, True, True)
     """
+    if isinstance(laws, str | bytes) or not isinstance(laws, Sequence):
+        raise TypeError(f"laws must be a sequence of bootstrap laws; got {type(laws).__name__}")
     laws = list(laws)
+    if not all(isinstance(b, Law) for b in laws):
+        raise TypeError("laws must hold rlscale.theory laws only")
     if len(laws) < 2:
         raise ValueError(f"laws must hold at least 2 bootstrap laws; got {len(laws)}")
     confidence = check_scalar("confidence", confidence, low=0.0, high=1.0,

@@ -40,11 +40,17 @@ def star_design(base: Mapping[str, float], axes: Mapping[str, Sequence[float]]
     >>> star_design({"E": 8, "k": 8}, {"E": [1, 8, 64], "k": [2, 8]})
     [{'E': 1.0, 'k': 8.0}, {'E': 8.0, 'k': 8.0}, {'E': 64.0, 'k': 8.0}, {'E': 8.0, 'k': 2.0}]
     """
+    from rlscale.theory._validation import check_mapping
+
+    base, axes = check_mapping("base", base), check_mapping("axes", axes)
+    for axis, values in axes.items():
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise TypeError(f"axes[{axis!r}] must be a list of values; got {values!r:.60}")
     points: list[dict[str, float]] = []
     for axis, values in axes.items():
         for v in values:
-            p = {a: float(b) for a, b in base.items()}
-            p[axis] = float(v)
+            p = {a: check_scalar(f"base[{a!r}]", b) for a, b in base.items()}
+            p[axis] = check_scalar(f"axes[{axis!r}]", v)
             if p not in points:
                 points.append(p)
     return points

@@ -240,7 +240,10 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
         if axes is None:
             raise ValueError("axes must name the data columns when law is an expression "
                              "string")
-        law = ExpressionLaw(law, axes, params)
+        try:
+            law = ExpressionLaw(law, axes, params)
+        except (TypeError, ValueError) as exc:  # name the argument the message is about
+            raise type(exc)(f"law {law!r:.60}: {exc}") from None
     elif not isinstance(law, ExpressionLaw):
         raise TypeError(f"law must be an ExpressionLaw or an expression string; got "
                         f"{type(law).__name__}")
@@ -255,6 +258,11 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
     if grid ** len(law.params) > 200_000:
         raise ValueError(f"grid={grid} gives {grid ** len(law.params):,} start evaluations "
                          f"for {len(law.params)} parameters; the limit is 200,000")
+    if not isinstance(data, Mapping) and not hasattr(data, "columns"):
+        raise TypeError(f"data must be a mapping (or DataFrame) of columns; got "
+                        f"{type(data).__name__}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a column name; got {target!r:.60}")
     cols = {}
     for name in (*law.axes, target):
         if name not in data:

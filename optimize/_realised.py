@@ -107,8 +107,11 @@ def realised_efficiency(path_costs: Sequence[float], path_scores: Sequence[Seque
     (True, 0.0)
     """
     costs = check_real("path_costs", path_costs, low=0.0, low_open=True).ravel()
+    if isinstance(path_scores, str | bytes) or not isinstance(path_scores, Sequence | np.ndarray):
+        raise TypeError(f"path_scores must be a list of score lists; got "
+                        f"{type(path_scores).__name__}")
     if costs.size == 0 or len(path_scores) != costs.size:
-        raise ValueError(f"path_scores must give one list of scores per path cost "
+        raise ValueError(f"path_scores must give one list of scores per entry of path_costs "
                          f"({costs.size}); got {len(path_scores)}")
     scores = [check_real(f"path_scores[{i}]", s).ravel() for i, s in enumerate(path_scores)]
     if any(s.size == 0 for s in scores):
@@ -117,7 +120,12 @@ def realised_efficiency(path_costs: Sequence[float], path_scores: Sequence[Seque
     base = check_real("baseline_scores", baseline_scores).ravel()
     if base.size == 0:
         raise ValueError("baseline_scores must not be empty")
-    n_boot = check_positive_int("n_boot", n_boot, minimum=2)
+    n_boot = check_positive_int("n_boot", n_boot, minimum=2, maximum=10**6)
+    if n_boot * (sum(s.size for s in scores) + base.size) > 10**8:
+        raise ValueError(f"n_boot={n_boot} resamples of these scores exceed 1e8 draws; lower "
+                         "n_boot")
+    if not isinstance(rng, np.random.Generator) and rng is not None:
+        rng = check_positive_int("rng", rng, minimum=0)
     conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
                             high_open=True)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

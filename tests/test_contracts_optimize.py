@@ -166,6 +166,52 @@ NO_ARGUMENTS = {
     "AllocationProblem.lowest_loss", "AllocationProblem.cheapest", "Baseline.limit_loss",
 }
 
+LAWS_B = [AdditiveLaw(0.1, {"E": c, "k": 1.0}, {"E": 0.5, "k": 0.3}) for c in (0.8, 1.0, 1.3)]
+CENTRE = {"E": 5.0, "k": 5.0}
+EXPR = "E0 + A/E**a"
+EXPR_DATA = {"E": E, "loss": 0.2 + 1.5 * E**-0.4}
+EXPR_FIT = opt.fit_expression(EXPR, EXPR_DATA, axes=["E"], grid=3, refine=2, holdout=0,
+                              params={"E0": (0.01, 1), "A": (0.1, 10), "a": (0.1, 1)})
+
+
+def _strongest_is_fair(cmp):
+    assert all(row["cost"] <= cmp.budget * (1 + 1e-9) for row in cmp.baselines.values())
+    assert cmp.eta >= 1 - 1e-7
+
+
+CASES += [
+    Case("star_design", opt.star_design, {"base": {"E": 2.0, "k": 2.0},
+                                          "axes": {"E": [1.0, 4.0], "k": [2.0]}},
+         names={"axes": ("axes",), "base": ("base",)}),
+    Case("baseline_allocations", opt.baseline_allocations,
+         {"problem": PROB, "budget": 200.0, "centre": CENTRE},
+         names={"budget": ("budget", "baseline")}),
+    Case("compare_baselines", opt.compare_baselines,
+         {"problem": PROB, "budget": 200.0, "centre": CENTRE}, oracle=_strongest_is_fair,
+         names={"budget": ("budget", "baseline")}),
+    Case("plan_uncertainty", opt.plan_uncertainty,
+         {"law": LAW, "laws": LAWS_B, "cost": COST, "budget": 200.0, "centre": CENTRE,
+          "bounds": BOUNDS, "confidence": 0.9}, examples=15, deadline=30.0,
+         names={"laws": ("laws", "law"), "budget": ("budget", "baseline")}),
+    Case("realised_efficiency", opt.realised_efficiency,
+         {"path_costs": [100.0, 1000.0], "path_scores": [[0.2, 0.3], [0.6, 0.5]],
+          "baseline_cost": 500.0, "baseline_scores": [0.4, 0.45], "n_boot": 50,
+          "confidence": 0.9, "rng": 0},
+         counts=("n_boot",), skip_midsize=("n_boot",),
+         names={"path_scores": ("path_scores", "path_costs", "scores"),
+                "path_costs": ("path_costs", "costs"), "rng": ("rng", "seed")}),
+    Case("fit_expression", opt.fit_expression,
+         {"law": EXPR, "data": EXPR_DATA, "axes": ["E"], "grid": 3, "refine": 2,
+          "holdout": 0.0, "params": {"E0": (0.01, 1), "A": (0.1, 10), "a": (0.1, 1)}},
+         counts=("grid", "refine"), skip_midsize=("grid", "refine"), examples=20,
+         deadline=30.0, names={"law": ("law", "expression", "axes", "params"),
+                               "data": ("data", "column"), "axes": ("axes", "law")}),
+    Case("allocate_expression", opt.allocate_expression,
+         {"law": EXPR_FIT, "cost": "E", "budget": 100.0, "starts": 2},
+         counts=("starts",), skip_midsize=("starts",), examples=30,
+         names={"cost": ("cost", "posynomial", "axes")}),
+]
+
 test_contract = make_test(CASES)
 
 #: Public names added this session by issues 11, 12, 14 and 15 whose contract entries are
@@ -176,11 +222,9 @@ PENDING: dict[str, str] = dict.fromkeys([
     "AdaptivePlan", "BASELINES", "BaselineComparison", "CoverageFit", "EtaCalibration",
     "ExpressionAllocation", "ExpressionFit", "GaoFit", "InferenceComparison", "InferencePlan",
     "LabelPlan", "PlanUncertainty", "PowerLawFit", "RealisedEfficiency", "SigmoidAudit",
-    "SigmoidFit", "adaptive_plan", "allocate_expression", "baseline_allocations",
-    "baseline_plan", "budget_to_reach", "calibrate_eta", "compare_baselines",
-    "compare_inference_plans", "continuous_plan", "fit_coverage", "fit_expression", "fit_gao",
-    "fit_power_law", "fit_sigmoid", "integer_plan", "plan_labels", "plan_labels_numeric",
-    "plan_uncertainty", "realised_efficiency", "sigmoid_audit", "star_design",
+    "SigmoidFit", "adaptive_plan", "baseline_plan", "budget_to_reach", "calibrate_eta",
+    "compare_inference_plans", "continuous_plan", "fit_coverage", "fit_gao", "fit_power_law",
+    "fit_sigmoid", "integer_plan", "plan_labels", "plan_labels_numeric", "sigmoid_audit",
 ], "contract entry pending (added after the contract suite; see issue 10's closing note)")
 
 
