@@ -158,10 +158,18 @@ def _check_turns(turns: Any) -> list[Turn]:
     return turns
 
 
+#: Largest turns × budget table the exact and adaptive plans build (8 bytes each: 0.4 GB).
+MAX_PLAN_TABLE = 5 * 10**7
+
+
 def _check_budget(turns: list[Turn], budget: Any) -> int:
     b = float(check_real("budget", budget, low=0.0))
     if b != math.floor(b):
         raise ValueError(f"budget must be a whole number of sample units; got budget={b:g}")
+    if (len(turns) + 1) * (b + 1) > MAX_PLAN_TABLE:
+        raise ValueError(f"budget={b:g} with {len(turns)} turns needs a table of "
+                         f"{(len(turns) + 1) * (b + 1):.3g} entries > {MAX_PLAN_TABLE:.0e}; "
+                         "use a coarser sample unit (costs) or the continuous plan")
     floor = sum(t.cost for t in turns)
     if b < floor:
         raise InfeasibleError(f"budget {b:g} is below {floor}, the cost of one candidate "

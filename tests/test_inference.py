@@ -481,3 +481,15 @@ def test_adaptive_plan_fft_path_agrees_with_direct_sums() -> None:
     direct = adaptive_plan(turns, 4096).values       # np.convolve path
     fft = adaptive_plan(turns, 6000).values          # FFT path (size > 4096)
     assert np.max(np.abs(fft[:, :4097] - direct)) < 1e-12
+
+
+def test_plans_refuse_a_budget_whose_table_would_not_fit() -> None:
+    # budget 1e9 asked numpy for 15-22 GiB; 1e218 for an impossible dimension.
+    from rlscale.optimize import adaptive_plan, integer_plan
+    from rlscale.theory import Turn
+
+    turns = [Turn.with_coverage(0.5), Turn.with_coverage(0.2)]
+    for plan in (integer_plan, adaptive_plan):
+        for budget in (1e9, 1e218):
+            with pytest.raises(ValueError, match=r"budget=.* needs a table of .* > 5e\+07"):
+                plan(turns, budget)
