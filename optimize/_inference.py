@@ -62,7 +62,7 @@ import numpy as np
 
 from rlscale.theory._errors import InfeasibleError, SolverError
 from rlscale.theory._inference import Turn
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["BASELINES", "AdaptivePlan", "InferenceComparison", "InferencePlan",
            "adaptive_plan", "baseline_plan", "budget_to_reach", "compare_inference_plans",
@@ -163,7 +163,7 @@ MAX_PLAN_TABLE = 5 * 10**7
 
 
 def _check_budget(turns: list[Turn], budget: Any) -> int:
-    b = float(check_real("budget", budget, low=0.0))
+    b = check_scalar("budget", budget, low=0.0)
     if b != math.floor(b):
         raise ValueError(f"budget must be a whole number of sample units; got budget={b:g}")
     if (len(turns) + 1) * (b + 1) > MAX_PLAN_TABLE:
@@ -287,7 +287,9 @@ def continuous_plan(turns: Sequence[Turn], budget: float) -> InferencePlan:
     import cvxpy as cp
 
     turns = _check_turns(turns)
-    B = float(check_real("budget", budget, low=0.0))
+    # The same documented range as the exact plan: beyond it the conic solver's
+    # numbers leave its working range (CLARABEL failed at 5.6e10).
+    B = check_scalar("budget", budget, low=0.0, high=float(MAX_PLAN_TABLE))
     floor = sum(t.cost for t in turns)
     if floor > B:
         raise InfeasibleError(f"budget {B:g} is below {floor}, the cost of one candidate for "
@@ -321,7 +323,7 @@ def baseline_plan(turns: Sequence[Turn], budget: int, kind: str) -> InferencePla
     """
     turns = _check_turns(turns)
     B = _check_budget(turns, budget)
-    if kind not in BASELINES:
+    if not isinstance(kind, str) or kind not in BASELINES:
         raise ValueError(f"kind must be one of {', '.join(BASELINES)}; got kind={kind!r}")
     T = len(turns)
     costs = np.array([t.cost for t in turns], dtype=np.float64)

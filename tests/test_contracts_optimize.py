@@ -212,6 +212,36 @@ CASES += [
          names={"cost": ("cost", "posynomial", "axes")}),
 ]
 
+from rlscale.theory import Turn  # noqa: E402 -- the inference entries' turns
+
+TURNS = [Turn.with_coverage(0.5), Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)]
+
+
+def _plan_within_budget(plan):
+    assert 0.0 <= plan.success <= 1.0 + 1e-12
+    assert plan.cost <= plan.budget + 1e-9
+
+
+CASES += [
+    Case(name, fn, {"turns": TURNS, "budget": 12}, counts=("budget",),
+         skip_midsize=("budget",), oracle=oracle, examples=60,
+         names={"budget": ("budget",), "turns": ("turns",)})
+    for name, fn, oracle in (("integer_plan", opt.integer_plan, _plan_within_budget),
+                             ("continuous_plan", opt.continuous_plan, None),
+                             ("adaptive_plan", opt.adaptive_plan,
+                              lambda p: 0.0 <= p.success <= 1.0 + 1e-12),
+                             ("compare_inference_plans", opt.compare_inference_plans, None))
+]
+CASES += [
+    Case("baseline_plan", opt.baseline_plan, {"turns": TURNS, "budget": 12, "kind": "uniform"},
+         counts=("budget",), skip_midsize=("budget",), oracle=_plan_within_budget,
+         examples=60),
+    Case("budget_to_reach", opt.budget_to_reach,
+         {"turns": TURNS, "target": 0.2, "how": "optimal", "max_budget": 1000},
+         counts=("max_budget",), skip_midsize=("max_budget",), examples=60,
+         names={"target": ("target", "reach"), "max_budget": ("max_budget", "target")}),
+]
+
 test_contract = make_test(CASES)
 
 #: Public names added this session by issues 11, 12, 14 and 15 whose contract entries are
@@ -222,9 +252,8 @@ PENDING: dict[str, str] = dict.fromkeys([
     "AdaptivePlan", "BASELINES", "BaselineComparison", "CoverageFit", "EtaCalibration",
     "ExpressionAllocation", "ExpressionFit", "GaoFit", "InferenceComparison", "InferencePlan",
     "LabelPlan", "PlanUncertainty", "PowerLawFit", "RealisedEfficiency", "SigmoidAudit",
-    "SigmoidFit", "adaptive_plan", "baseline_plan", "budget_to_reach", "calibrate_eta",
-    "compare_inference_plans", "continuous_plan", "fit_coverage", "fit_gao", "fit_power_law",
-    "fit_sigmoid", "integer_plan", "plan_labels", "plan_labels_numeric", "sigmoid_audit",
+    "SigmoidFit", "calibrate_eta", "fit_coverage", "fit_gao", "fit_power_law", "fit_sigmoid",
+    "plan_labels", "plan_labels_numeric", "sigmoid_audit",
 ], "contract entry pending (added after the contract suite; see issue 10's closing note)")
 
 
