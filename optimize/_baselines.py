@@ -59,7 +59,7 @@ def _spend(problem: AllocationProblem, budget: float, direction: Mapping[str, fl
                   if math.isfinite(problem.bounds[v][1])), default=700.0)
     if excess(lo_cap) > 0:
         raise InfeasibleError(f"budget {budget:g} cannot buy the baseline even at its "
-                              f"lower bounds (cost {math.exp(excess(lo_cap)) * budget:.6g})")
+                              f"lower bounds (cost {float(problem.cost_at(values(lo_cap))):.6g})")
     if excess(hi_cap) <= 0:
         vals = values(hi_cap)
         capped = [v for v in direction

@@ -243,13 +243,9 @@ class FitResult:
         Columns ``value``, ``low`` and ``high`` (the bootstrap interval; NaN without a
         bootstrap).  Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
         """
-        from rlscale.theory._display import data_frame
+        from rlscale.theory._display import parameter_frame
 
-        nan = float("nan")
-        return data_frame([{"parameter": name, "value": float(value),
-                            "low": self.intervals.get(name, (nan, nan))[0],
-                            "high": self.intervals.get(name, (nan, nan))[1]}
-                           for name, value in self.params.items()], index="parameter")
+        return parameter_frame(self.params, self.intervals)
 
     def _repr_html_(self) -> str:
         from rlscale.theory._display import html_table
@@ -637,7 +633,8 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         raise ValueError(f"reduction must be 'sum' or 'mean'; got reduction={reduction!r}")
     if not isinstance(replicates, str) or replicates not in ("keep", "mean"):
         raise ValueError(f"replicates must be 'keep' or 'mean'; got replicates={replicates!r}")
-    delta = check_scalar("delta", delta, low=0.0, low_open=True)
+    # Log residuals beyond |r| = 1e3 are meaningless; a larger threshold only overflows δ².
+    delta = check_scalar("delta", delta, low=0.0, low_open=True, high=1e3)
     confidence = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
                                   high_open=True)
     holdout = check_scalar("holdout", holdout, low=0.0, high=0.5)

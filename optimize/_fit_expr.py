@@ -108,13 +108,9 @@ class ExpressionFit:
         Columns ``value``, ``low`` and ``high`` (the bootstrap interval; NaN without a
         bootstrap).  Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
         """
-        from rlscale.theory._display import data_frame
+        from rlscale.theory._display import parameter_frame
 
-        nan = float("nan")
-        return data_frame([{"parameter": name, "value": float(value),
-                            "low": self.intervals.get(name, (nan, nan))[0],
-                            "high": self.intervals.get(name, (nan, nan))[1]}
-                           for name, value in self.params.items()], index="parameter")
+        return parameter_frame(self.params, self.intervals)
 
     def _repr_html_(self) -> str:
         from rlscale.theory._display import html_table, latex_math
@@ -249,7 +245,7 @@ def fit_expression(law: ExpressionLaw | str, data: Mapping[str, Any], *,
                         f"{type(law).__name__}")
     elif params is not None:  # new ranges for a law object: the same law, re-declared
         law = ExpressionLaw(law.expr, law.axes, params)
-    delta = check_scalar("delta", delta, low=0.0, low_open=True)
+    delta = check_scalar("delta", delta, low=0.0, low_open=True, high=1e3)
     grid = check_positive_int("grid", grid, minimum=2, maximum=1000)
     refine = check_positive_int("refine", refine, maximum=1000)
     bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=100_000)

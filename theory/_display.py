@@ -135,3 +135,16 @@ def data_frame(records: Sequence[Mapping[str, Any]], index: str | None = None) -
     columns = list(records[0]) if records else None
     frame = pd.DataFrame.from_records(records, columns=columns)
     return frame.set_index(index) if index is not None else frame
+
+
+def parameter_frame(params: Mapping[str, float],
+                    intervals: Mapping[str, tuple[float, float]]) -> Any:
+    """Fitted parameters as a DataFrame indexed by ``parameter``: ``value``, ``low``, ``high``.
+
+    ``low``/``high`` are the interval's ends, NaN where a parameter has none.
+    """
+    nan = float("nan")
+    return data_frame([{"parameter": name, "value": float(value),
+                        "low": intervals.get(name, (nan, nan))[0],
+                        "high": intervals.get(name, (nan, nan))[1]}
+                       for name, value in params.items()], index="parameter")
