@@ -43,12 +43,14 @@ import math
 import os
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlscale._io import csv_field_limit, write_text_atomic
+from rlscale._sweep_pool import execute
+from rlscale.simulate._axes import AXES, Axis, axis
 
 __all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
            "summarise"]
@@ -65,9 +67,10 @@ _INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task"
                 "trajectories", "seed", "env_steps", "rollouts", "updates",
                 "environments_kept", "verify"}
 _STR_COLUMNS = {"algorithm", "policy", "frontier", "run_id"}
-_AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
-_AXIS_FIELD = {"environments": "n_environments", "tasks_per_environment": "tasks_per_environment",
-               "trajectories_per_task": "trajectories_per_task"}
+#: Canonical axis names (the sweep keys and results columns) and their TrainConfig fields,
+#: from the one axis vocabulary (:mod:`rlscale.simulate._axes`).
+_AXES = tuple(a.name for a in AXES)
+_AXIS_FIELD = {a.name: a.field for a in AXES}
 _TOP_KEYS = {"design", "seeds", "algorithms", "base", "axes", "train"}
 #: Most runs one spec may hold (each run is validated up front, ~0.1 ms each).
 MAX_RUNS = 100_000
@@ -112,6 +115,23 @@ def _distinct(name: str, value: list[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _axis_table(table: str, values: dict[str, Any]) -> dict[Axis, Any]:
+    """A ``[base]``/``[axes]`` table keyed by axis; any spelling of an axis (``E``,
+    ``n_environments``) is read as its canonical name, once."""
+    out: dict[Axis, Any] = {}
+    for key, value in values.items():
+        try:
+            found = axis(key)
+        except (TypeError, ValueError):
+            raise ValueError(f"unknown [{table}] key {key!r}; valid: {list(_AXES)} (or the "
+                             "symbols E, t, k)") from None
+        if found in out:
+            raise ValueError(f"[{table}] names the axis {found.name} twice (as {key!r} and "
+                             "another spelling)")
+        out[found] = value
+    return out
+
+
 def parse_spec(data: dict[str, Any]) -> SweepSpec:
     """Validate a spec mapping (as read from TOML); every run's configuration is checked.
 
@@ -145,15 +165,11 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
             raise TypeError(f"[{table}] must be a table (key = value lines); "
                             f"got {table}={data[table]!r}")
     base = dict(SweepSpec().base)
-    for key, value in data.get("base", {}).items():
-        if key not in _AXES:
-            raise ValueError(f"unknown [base] key {key!r}; valid: {list(_AXES)}")
-        base[key] = _int_list(f"base.{key}", [value], 2 if "trajector" in key else 1)[0]
+    for key, value in _axis_table("base", data.get("base", {})).items():
+        base[key.name] = _int_list(f"base.{key.name}", [value], key.minimum)[0]
     axes = {}
-    for key, values in data.get("axes", {}).items():
-        if key not in _AXES:
-            raise ValueError(f"unknown [axes] key {key!r}; valid: {list(_AXES)}")
-        axes[key] = _int_list(f"axes.{key}", values, 2 if "trajector" in key else 1)
+    for key, values in _axis_table("axes", data.get("axes", {})).items():
+        axes[key.name] = _int_list(f"axes.{key.name}", values, key.minimum)
     train = dict(data.get("train", {}))
     clash = sorted(set(train) & {"n_environments", "tasks_per_environment",
                                  "trajectories_per_task", "seed", "algorithm"})
@@ -186,9 +202,9 @@ def _points(spec: SweepSpec) -> list[dict[str, int]]:
         values = [spec.axes.get(a, (spec.base[a],)) for a in _AXES]
         return [dict(zip(_AXES, combo)) for combo in itertools.product(*values)]
     points = [dict(spec.base)]
-    for axis in _AXES:
-        for v in spec.axes.get(axis, ()):
-            p = {**spec.base, axis: v}
+    for name in _AXES:
+        for v in spec.axes.get(name, ()):
+            p = {**spec.base, name: v}
             if p not in points:
                 points.append(p)
     return points
@@ -219,15 +235,6 @@ def run_id(config: dict[str, Any]) -> str:
     """Stable hash of a full configuration (16 hex digits)."""
     text = json.dumps(config, sort_keys=True, default=list)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def run_one(config: dict[str, Any]) -> dict[str, Any]:
-    """Train one configuration and return its results row (runs on workers)."""
-    from rlscale.simulate import TrainConfig, train
-
-    row = train(TrainConfig.from_dict(config)).row()
-    row["run_id"] = run_id(config)
-    return row
 
 
 def _format(value: Any) -> str:
@@ -294,32 +301,6 @@ def _read_results(path: Path, text: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _completed(
-    pending: list[dict[str, Any]], jobs: int, scheduler: str | None
-) -> Iterator[dict[str, Any]]:
-    """Yield result rows as runs finish, in completion order."""
-    configs = [r["config"] for r in pending]
-    if scheduler:
-        from rlscale._optional import require
-
-        require("distributed", extra="cluster", purpose="sweeps on a Dask cluster")
-        from distributed import Client, as_completed
-
-        with Client(scheduler) as client:
-            futures = [client.submit(run_one, c, pure=False) for c in configs]
-            for future in as_completed(futures):
-                yield future.result()
-        return
-    if jobs == 1:
-        for c in configs:
-            yield run_one(c)
-        return
-    from joblib import Parallel, delayed
-
-    parallel = Parallel(n_jobs=jobs, return_as="generator_unordered")
-    yield from parallel(delayed(run_one)(c) for c in configs)
-
-
 def run_sweep(
     spec: SweepSpec,
     out: str | os.PathLike[str],
@@ -337,7 +318,9 @@ def run_sweep(
     out : path
         Results CSV; created if absent, resumed if it holds finished runs.
     jobs : int
-        Local worker processes (joblib); ignored with ``scheduler``.
+        Local worker processes (joblib); ignored with ``scheduler``.  With more
+        than one, runs go largest first and small runs in chunks (see
+        :mod:`rlscale._sweep_pool`); rows are appended in completion order.
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://host:8786``).
     progress : bool
@@ -373,12 +356,13 @@ def run_sweep(
     bar = tqdm(total=len(runs), initial=len(runs) - len(pending), desc="sweep", unit="run",
                file=sys.stderr, disable=not progress, dynamic_ncols=True)
     try:
-        for row in _completed(pending, jobs, scheduler):
-            rows.append(row)
-            write_text_atomic(out, _render(rows))
-            if on_row is not None:
-                on_row(row)
-            bar.update(1)
+        for chunk in execute([r["config"] for r in pending], jobs, scheduler):
+            rows.extend(chunk.rows)
+            write_text_atomic(out, _render(rows))  # once per chunk: one fsync, not one per run
+            for row in chunk.rows:
+                if on_row is not None:
+                    on_row(row)
+                bar.update(1)
     finally:
         bar.close()
     return rows
