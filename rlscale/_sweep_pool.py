@@ -7,7 +7,7 @@ process starts and imports numpy and the trainer in ~0.25 s of CPU (paid once
 per worker: joblib's loky executor and Dask workers are reused), and the
 held-out world of a worker is built once (0.1 s, cached per process).  What
 cost the speed-up was the *schedule*: runs were dispatched in spec order, so
-the largest ones (E = 64, t = 32, k = 32: 20× the smallest) could start last
+the largest ones (E = 64, t = 32, k = 32: up to 20× the smallest) could start last
 and leave one core idle at the end.  Hence:
 
 * **largest first** — pending runs are ordered by :func:`estimated_work`
@@ -61,8 +61,8 @@ def estimated_work(config: dict[str, Any]) -> float:
     ...          "max_steps": None, "eval_environments": 64, "eval_tasks_per_environment": 4}
     >>> estimated_work(small)   # 4 updates × 4 tasks × 8 rollouts × 24 steps + 256·36·24·3/20
     36249.6
-    >>> estimated_work({**small, "n_environments": 64}) / estimated_work(small) > 10
-    True
+    >>> round(estimated_work({**small, "n_environments": 64}) / estimated_work(small), 2)
+    6.34
     """
     tasks = config["n_environments"] * config["tasks_per_environment"]
     per_update = min(config["tasks_per_step"], tasks)
