@@ -26,8 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rlscale.simulate._gridworld import N_STAGES, GridWorld, Walkers
+from rlscale.simulate._gridworld import N_STAGES, GridWorld
 from rlscale.simulate._policies import log_probs, sum4
+from rlscale.simulate._vec_env import Walkers
 
 __all__ = ["Batch", "aggregate", "clipped_grad", "group_stats", "kl_k3_grad", "rollout",
            "score_grad"]
