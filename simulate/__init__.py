@@ -36,6 +36,11 @@ _EXPORTS: dict[str, str] = {
     "synthetic_world": "_synthetic_envs",
     "verify_world": "_synthetic_envs",
     "ALGORITHMS": "_algorithms",
+    # -- the trainer's shape (issue 16, room 4): algorithm protocol, axis vocabulary --
+    "Algorithm": "_algorithms",
+    "AXES": "_axes",
+    "Axis": "_axes",
+    "axis": "_axes",
     "TrainConfig": "_train_config",
     "TrainResult": "_train",
     "train": "_train",

@@ -34,6 +34,7 @@ from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
 from rlscale.simulate import _dr_grpo, _grpo, _reinforce, _rlds, _rloo
+from rlscale.simulate._gridworld import MAX_STEPS
 from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["ALGORITHMS", "OPTION_CHECKS", "Algorithm", "PolicyGradient", "get_algorithm"]
@@ -105,7 +106,15 @@ class PolicyGradient:
 
     def update(self, policy: Any, optimizer: Any, phi: Any, logp_old: Any, batch: Any,
                options: Any, max_steps: int) -> dict[str, float]:
-        """One policy step on ``batch`` (see the algorithm's module for the formula)."""
+        """One policy step on ``batch`` (see the algorithm's module for the formula).
+
+        ``options`` must be this algorithm's options object (from
+        :meth:`options`); ``max_steps`` the world's time limit.
+        """
+        if not isinstance(options, self.options_type):
+            raise TypeError(f"options must be {self.options_type.__name__} (from "
+                            f"ALGORITHMS[{self.name!r}].options()); got options={options!r:.80}")
+        max_steps = check_positive_int("max_steps", max_steps, maximum=MAX_STEPS)
         return self.step(policy, optimizer, phi, logp_old, batch, options, max_steps)
 
 

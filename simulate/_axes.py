@@ -94,8 +94,10 @@ def axis(name: Any) -> Axis:
     >>> axis("tasks")
     Traceback (most recent call last):
     ...
-    ValueError: unknown axis 'tasks'; valid: environments (or n_environments, E, environment), \
-tasks_per_environment (or t), trajectories_per_task (or k)
+    ValueError: name must be an axis: environments (or n_environments, E, environment), \
+tasks_per_environment (or t), trajectories_per_task (or k); got name='tasks'
+    >>> axis("tasks_per_environment").spellings
+    ('tasks_per_environment', 't')
     """
     if not isinstance(name, str):
         raise TypeError(f"axis name must be a string; got name={name!r:.60}")
@@ -105,4 +107,4 @@ tasks_per_environment (or t), trajectories_per_task (or k)
         valid = ", ".join(
             a.name + (f" (or {', '.join(a.spellings[1:])})" if a.spellings[1:] else "")
             for a in AXES)
-        raise ValueError(f"unknown axis {name!r}; valid: {valid}") from None
+        raise ValueError(f"name must be an axis: {valid}; got name={name!r}") from None

@@ -39,7 +39,7 @@ BT_DELTA = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
 BT_Y = np.array([1.0, 0.0, 1.0, 0.0])
 
 #: Constants and result records: no behaviour of their own to fuzz.
-RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult",
+RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "AXES", "Axis", "Algorithm", "FROZEN_LAKE_MAPS", "BanditResult",
            "SelectionSample", "SoftBonFrontier", "SyntheticWorld", "VerifierReport",
            "TrainResult", "Interval", "GridWorld",
            # results of one operation each, fields only (their producers have entries)
@@ -163,6 +163,15 @@ CASES = [
                  "tasks_per_step", "grid_size", "eval_environments", "seed", "hidden",
                  "max_steps"),
          names=dict.fromkeys(_WORK_FIELDS, _WORK_FIELDS)),
+    Case("Algorithm.options",
+         lambda clip, kl_coef, update_epochs: sim.ALGORITHMS["grpo"].options(
+             clip=clip, kl_coef=kl_coef, update_epochs=update_epochs),
+         {"clip": 0.2, "kl_coef": 0.0, "update_epochs": 1}, counts=("update_epochs",)),
+    Case("Algorithm.defaults", lambda: sim.ALGORITHMS["rlds"].defaults(), {}),
+    Case("Algorithm.update", lambda options, max_steps: _algorithm_update(options, max_steps),
+         {"options": sim.ALGORITHMS["grpo"].options(), "max_steps": 8},
+         counts=("max_steps",), skip_midsize=("max_steps",)),
+    Case("axis", sim.axis, {"name": "E"}),
     Case("TrainConfig.from_dict", sim.TrainConfig.from_dict, {"values": {"epochs": 1}},
          names={"values": ("TrainConfig field",)}),
     Case("train", lambda **kw: _train(**kw),
@@ -264,7 +273,8 @@ NO_ARGUMENTS = {
     "TrainResult.loss", "SyntheticWorld.defective", "GridWorld.size",
     "GridWorld.n_environments", "GridWorld.n_tasks", "GridWorld.start_stage",
     "GridWorld.n_subtasks", "GridWorld.shortest_path", "VecGridEnv.reset", "VecGridEnv.cell",
-    "VecGridEnv.stage", "EpisodeOutcome.rate", "RewardWorld.n_tasks", "RewardWorld.n_states",
+    "VecGridEnv.stage", "Axis.flag", "Axis.spellings", "EpisodeOutcome.rate",
+    "RewardWorld.n_tasks", "RewardWorld.n_states",
 }
 
 
@@ -276,6 +286,22 @@ def _train(**kw):
     res = sim.train(None, **kw)
     assert res.config.frontier is None and np.all(np.isnan(res.in_band_fraction))
     return dataclasses.replace(res, in_band_fraction=np.zeros_like(res.in_band_fraction))
+
+
+def _algorithm_update(options, max_steps):
+    """One GRPO step of a fresh linear policy on a 2-task batch of WORLD (hostile options and
+    max_steps are refused before anything is touched)."""
+    from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy, state_features
+    from rlscale.simulate._rollout import rollout, state_rows
+
+    policy = make_policy("linear", np.random.default_rng(0))
+    ids = np.array([0, 1])
+    blocks, base = state_rows(WORLD, ids)
+    phi = state_features(WORLD, ids)[blocks].reshape(-1, N_FEATURES)
+    logp, _ = log_probs(policy, phi)
+    batch = rollout(WORLD, ids, 2, logp, np.random.default_rng(1), base)
+    return sim.ALGORITHMS["grpo"].update(policy, Adam(policy.params, 0.05), phi, logp, batch,
+                                         options, max_steps)
 
 
 def _env():
@@ -306,7 +332,8 @@ def test_methods_without_arguments_return_finite_values():
             res.config, sim.kl_bandit_pg([0.0, 1.0], 0.5, steps=3),
             sim.sample_selection(10.0, 1.0, trials=10, rng=0), FRONTIER,
             sim.verify_world(WORLD), sim.iqm_ci([0.1, 0.2], n_boot=5),
-            sim.synthetic_world(FAMILY, 2, 1, 0.5, rng=0), WORLD, _env(), OUTCOME, RW]
+            sim.synthetic_world(FAMILY, 2, 1, 0.5, rng=0), WORLD, _env(), OUTCOME, RW,
+            sim.AXES[0]]
     by_class = {type(o).__name__: o for o in objs}
     for name in NO_ARGUMENTS:
         cls, attr = name.split(".")

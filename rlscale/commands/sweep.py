@@ -40,6 +40,7 @@ def _sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from rlscale._sweep import expand, load_spec, read_results, run_sweep, summarise
+    from rlscale.simulate._axes import AXES
 
     spec = load_spec(args.spec)
     if args.dry_run:
@@ -51,8 +52,8 @@ def _sweep(args: argparse.Namespace) -> int:
               f"{len(todo)} to do")
         for r in todo:
             c = r["config"]
-            print(f"  {r['run_id']}  E={c['n_environments']} t={c['tasks_per_environment']} "
-                  f"k={c['trajectories_per_task']} {c['algorithm']} seed={c['seed']}")
+            point = " ".join(f"{a.symbol}={c[a.field]}" for a in AXES)
+            print(f"  {r['run_id']}  {point} {c['algorithm']} seed={c['seed']}")
         return 0
     rows = run_sweep(spec, args.out, jobs=args.jobs, scheduler=args.scheduler,
                      progress=not args.no_progress)

@@ -11,11 +11,11 @@ import argparse
 import sys
 from typing import Any
 
+from rlscale.simulate._axes import AXES
+
+#: The data axes' flags come from the one axis vocabulary (rlscale.simulate._axes).
 _AXIS_OPTIONS = (
-    ("--environments", "n_environments", int, "number of training environments E"),
-    ("--tasks-per-environment", "tasks_per_environment", int, "tasks per environment t"),
-    ("--trajectories-per-task", "trajectories_per_task", int,
-     "trajectories per task k (the group size)"),
+    *((axis.flag, axis.field, int, axis.description) for axis in AXES),
     ("--seed", "seed", int, "random seed (same seed, bit-identical run)"),
     ("--steps", "steps", int, "number of updates (default: epochs passes over the tasks)"),
     ("--epochs", "epochs", int, "passes over the E·t tasks (default 4)"),
