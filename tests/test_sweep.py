@@ -203,3 +203,81 @@ def test_results_feed_rlscale_fit_directly(tmp_path, capsys):
     fit = json.loads(fit_json.read_text())
     assert fit["axes"] == ["environments", "tasks", "trajectories"]
     assert fit["n_points"] == 12
+
+
+# -- how parallel sweeps are scheduled (issue 13, goal 5) ------------------------------------
+
+def _config(E, t=1, k=2, **over):
+    from rlscale.simulate import TrainConfig
+
+    return TrainConfig(n_environments=E, tasks_per_environment=t, trajectories_per_task=k,
+                       **{**TINY, **over}).as_dict()
+
+
+def test_estimated_work_counts_training_steps_and_the_held_out_dp_by_hand():
+    from rlscale._sweep_pool import estimated_work
+
+    # E=3, t=2: 6 tasks, 4 per update, 1 epoch -> ceil(6/4) = 2 updates of 4 tasks x k=5
+    # rollouts x horizon 4*4 = 16 steps; held out 4 x 2 tasks x 16 cells x 16 steps x 3 / 20.
+    c = _config(3, 2, 5)
+    assert estimated_work(c) == 2 * 4 * 5 * 16 + 4 * 2 * 16 * 16 * 3 / 20
+    assert (estimated_work({**c, "steps": 7, "max_steps": 9})
+            == 7 * 4 * 5 * 9 + 4 * 2 * 16 * 9 * 3 / 20)
+
+
+def test_chunks_put_the_largest_runs_first_and_group_the_small_ones():
+    from rlscale._sweep_pool import CHUNKS_PER_WORKER, chunks, estimated_work
+
+    configs = [_config(E, t, k) for E in (1, 2, 8) for t in (1, 4) for k in (2, 16)]
+    out = chunks(configs, 2)
+    flat = [c for chunk in out for c in chunk]
+    assert sorted(map(str, flat)) == sorted(map(str, configs))  # each run exactly once
+    work = [estimated_work(c) for c in flat]
+    assert work == sorted(work, reverse=True)  # largest first
+    target = sum(work) / (CHUNKS_PER_WORKER * 2)
+    sizes = [sum(estimated_work(c) for c in chunk) for chunk in out]
+    assert all(s >= target for s in sizes[:-1])
+    # a chunk closes as soon as it reaches the target: without its last run it was below
+    assert all(s - estimated_work(chunk[-1]) < target for s, chunk in zip(sizes, out))
+    assert len(out[-1]) > 1 and len(out[0]) == 1
+    assert chunks(configs[:1], 4) == [configs[:1]]
+
+
+def test_a_chunk_gives_the_rows_of_single_runs_even_under_a_fixed_malloc_threshold(monkeypatch):
+    from rlscale._sweep_pool import run_chunk, run_one
+
+    configs = [_config(1), _config(2, 2)]
+    alone = [run_one(c) for c in configs]
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")  # as Dask's nanny sets it
+    chunk = run_chunk(configs)
+    for a, b in zip(alone, chunk.rows):
+        assert {k: v for k, v in a.items() if k != "seconds"} == \
+            {k: v for k, v in b.items() if k != "seconds"}
+    assert chunk.worker == os.getpid() and 0 < chunk.cpu_seconds <= chunk.process_cpu_seconds
+
+
+@pytest.mark.slow
+def test_killed_parallel_sweep_resumes_without_losing_or_repeating_runs(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        'design = "grid"\nseeds = [0, 1, 2, 3, 4, 5, 6, 7]\n[axes]\nenvironments = [2, 3, 4]\n'
+        "[train]\nepochs = 2\neval_environments = 8\ngrid_size = 5\ntasks_per_step = 4\n")
+    out = tmp_path / "results.csv"
+    cmd = [sys.executable, "-m", "rlscale", "sweep", str(spec), "--out", str(out),
+           "--no-progress", "--jobs", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    deadline = time.monotonic() + 120
+    try:
+        while time.monotonic() < deadline:
+            if out.exists() and len(out.read_text().splitlines()) >= 2:
+                break
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGKILL)  # the parent and its workers
+    finally:
+        proc.wait()
+    before = read_results(out)
+    assert 1 <= len(before) < 24, "the sweep finished before it could be killed"
+    subprocess.run(cmd, check=True, capture_output=True)
+    ids = [r["run_id"] for r in read_results(out)]
+    assert len(ids) == len(set(ids)) == 24
