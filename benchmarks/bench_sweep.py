@@ -61,29 +61,32 @@ class _Recorder:
 
         return run
 
-    def cpu(self, label: str) -> tuple[float, dict[int, float], int]:
-        """Median over the timed calls of: total CPU, CPU per worker; number of runs."""
+    def cpu(self, label: str) -> tuple[float, float, float, dict[int, float], int]:
+        """Medians over the timed calls: work CPU (chunk threads), worker-process CPU, the
+        busiest worker's work CPU; the last call's work CPU per worker; runs per call."""
         calls = self.calls[label][1:] or self.calls[label]
-        totals, busiest, per_worker = [], [], {}
+        totals, process, busiest = [], [], []
+        by_worker: dict[int, float] = {}
         for call in calls:
-            by_worker: dict[int, float] = {}
+            by_worker = {}
             for c in call["chunks"]:
                 by_worker[c.worker] = by_worker.get(c.worker, 0.0) + c.cpu_seconds
             totals.append(sum(by_worker.values()))
+            process.append(sum(c.process_cpu_seconds for c in call["chunks"]))
             busiest.append(max(by_worker.values()))
-            per_worker = by_worker
         runs = sum(len(c.rows) for c in calls[-1]["chunks"])
-        return statistics.median(totals), per_worker, runs
+        return (statistics.median(totals), statistics.median(process),
+                statistics.median(busiest), by_worker, runs)
 
     def summary(self, ours: str, peer: str, workers: int) -> dict[str, Any]:
-        cpu_peer, by_peer, runs = self.cpu(peer)
-        cpu_ours, by_ours, _ = self.cpu(ours)
-        busiest = max(by_ours.values())
+        cpu_peer, _, _, _, runs = self.cpu(peer)
+        cpu_ours, process_ours, busiest, by_ours, _ = self.cpu(ours)
         return {
             "load (1/5/15 min) after the runs": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             f"{peer}: CPU per run": f"{cpu_peer / runs:.3f} s ({cpu_peer:.2f} s for {runs} runs)",
             f"{ours}: CPU per worker": ", ".join(f"{v:.2f} s" for v in by_ours.values())
-            + f" ({len(by_ours)} workers, {cpu_ours / runs:.3f} s per run)",
+            + f" ({len(by_ours)} workers, {cpu_ours / runs:.3f} s per run; worker processes "
+            f"{process_ours / runs:.3f} s per run with their executor threads)",
             "parallel efficiency (CPU)": f"{cpu_peer / (workers * busiest):.2f}",
             "implied speed-up when idle": f"{cpu_peer / busiest:.2f}x",
             "cold first call (fresh workers) vs serial": (

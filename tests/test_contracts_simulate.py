@@ -39,7 +39,9 @@ BT_DELTA = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
 BT_Y = np.array([1.0, 0.0, 1.0, 0.0])
 
 #: Constants and result records: no behaviour of their own to fuzz.
-RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "AXES", "Axis", "Algorithm", "FROZEN_LAKE_MAPS", "BanditResult",
+RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult",
+           # the algorithm protocol (its methods have entries) and the axis vocabulary
+           "Algorithm", "AXES", "Axis",
            "SelectionSample", "SoftBonFrontier", "SyntheticWorld", "VerifierReport",
            "TrainResult", "Interval", "GridWorld",
            # results of one operation each, fields only (their producers have entries)
