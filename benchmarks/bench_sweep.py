@@ -5,7 +5,8 @@ machine, and a Dask LocalCluster of 2 single-threaded worker processes within
 20 % of joblib's 2 processes.  Each repeat writes a fresh results file (nothing
 is resumed).  The machines these run on are shared, so next to the wall-clock
 ratio each case prints the load and what it implies: the CPU seconds per run
-(serial) and per worker (parallel, summed over its chunks), the parallel
+(serial) and per worker (parallel, summed over its chunks), the load balance
+``all workers' CPU / (workers × busiest worker's CPU)``, the parallel
 efficiency ``serial CPU / (workers × busiest worker's CPU)`` and the speed-up it
 implies on an idle machine, ``serial CPU / busiest worker's CPU`` (worker
 start-up and the parent's writes left out: they are in the wall-clock ratio).
@@ -87,6 +88,8 @@ class _Recorder:
             f"{ours}: CPU per worker": ", ".join(f"{v:.2f} s" for v in by_ours.values())
             + f" ({len(by_ours)} workers, {cpu_ours / runs:.3f} s per run; worker processes "
             f"{process_ours / runs:.3f} s per run with their executor threads)",
+            "load balance (all workers' CPU / (workers x busiest))":
+                f"{cpu_ours / (workers * busiest):.2f}",
             "parallel efficiency (CPU)": f"{cpu_peer / (workers * busiest):.2f}",
             "implied speed-up when idle": f"{cpu_peer / busiest:.2f}x",
             "cold first call (fresh workers) vs serial": (
