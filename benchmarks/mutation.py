@@ -38,6 +38,9 @@ CARDS = ("theory", "optimize", "simulate", "proofs")
 CORE = {
     "simulate/_grpo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
     "simulate/_rloo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
+    # The algorithm protocol and the axis vocabulary (issue 16, room 4).
+    "simulate/_algorithms.py": ["tests/test_trainer_shape.py", "tests/test_algorithm_updates.py"],
+    "simulate/_axes.py": ["tests/test_trainer_shape.py"],
     "optimize/_allocate.py": ["tests/test_allocate.py"],
     "optimize/_fit.py": ["tests/test_fit.py"],
     "theory/_gaussian.py": ["tests/test_reward_law.py", "tests/test_gaussian_extremes.py"],
