@@ -19,13 +19,16 @@ A sweep is described by a TOML spec (see ``examples/sweep.toml``)::
 ``design = "grid"`` runs the full product of the axes; ``"axes"`` varies one
 axis at a time with the others at ``base`` (a star design: the per-axis laws
 need the axes, not their interactions, and it costs a sum instead of a
-product).
+product).  The keys of ``[base]`` and ``[axes]`` are the axes of
+:data:`rlscale.simulate.AXES`, in any of their spellings (``E``, ``t``, ``k``,
+``n_environments``), read as the canonical names.
 
 Results file (CSV, one row per finished run, columns :data:`COLUMNS`;
-``rlscale fit`` reads it directly).  Every finished run is added by
+``rlscale fit`` reads it directly).  Every finished run (in parallel: every
+finished chunk of runs, see :mod:`rlscale._sweep_pool`) is added by
 rewriting the whole file atomically (temporary file, fsync, ``os.replace``),
 so the file on disk is always a complete table of finished runs: a sweep
-killed at any moment loses at most the runs in flight, and rerunning the same
+killed at any moment loses at most the runs (chunks) in flight, and rerunning the same
 command skips every run whose ``run_id`` (a hash of its full configuration)
 is already in the file (rows of other specs are kept, so one file can grow
 over several specs).  A file whose header is not :data:`COLUMNS`, or with a
