@@ -180,3 +180,18 @@ def test_run_ids_and_results_are_those_of_the_design_before_the_redesign():
     row = run_one(first["config"])
     assert row["success"] == 0.3138172324728702
     assert list(row)[:3] == ["environments", "tasks_per_environment", "trajectories_per_task"]
+
+
+def test_an_unknown_algorithm_is_refused_by_value_or_by_type_and_algorithms_are_frozen():
+    from rlscale.simulate._algorithms import get_algorithm
+
+    assert get_algorithm("rlds") is sim.ALGORITHMS["rlds"]
+    with pytest.raises(ValueError, match=r"algorithm must be one of reinforce, rloo, grpo, "
+                                         r"dr_grpo, rlds; got algorithm='ppo'"):
+        get_algorithm("ppo")
+    with pytest.raises(TypeError, match="algorithm must be one of .*got algorithm=3"):
+        get_algorithm(3)
+    with pytest.raises(TypeError, match="got algorithm=3"):
+        sim.TrainConfig(algorithm=3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sim.ALGORITHMS["grpo"].name = "ppo"  # type: ignore[misc]
