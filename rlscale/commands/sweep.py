@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
     parser.add_argument("--out", default="results.csv",
                         help="results CSV, created or resumed (default results.csv)")
     parser.add_argument("--jobs", type=int, default=1,
-                        help="local worker processes (joblib; default 1)")
+                        help="local worker processes (joblib; default 1): the largest runs "
+                        "first, the small ones in chunks")
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on a Dask distributed cluster, e.g. tcp://host:8786 "
                         "(extra 'cluster')")
