@@ -131,6 +131,11 @@ def test_every_spelling_of_an_axis_resolves_to_it_and_nothing_else_does():
             sim.axis(bad)
     with pytest.raises(TypeError, match="axis name must be a string"):
         sim.axis(1)
+    with pytest.raises(ValueError) as info:
+        sim.axis("tasks")
+    assert str(info.value) == (
+        "name must be an axis: environments (or n_environments, E, environment), "
+        "tasks_per_environment (or t), trajectories_per_task (or k); got name='tasks'")
     assert [(a.symbol, a.minimum, a.flag) for a in sim.AXES] == [
         ("E", 1, "--environments"), ("t", 1, "--tasks-per-environment"),
         ("k", 2, "--trajectories-per-task")]
