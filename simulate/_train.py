@@ -8,6 +8,13 @@ The three data axes:
 * ``trajectories_per_task`` (k) rollouts of a task form one GRPO group each
   time the task is trained on.
 
+(their names in every spelling: :mod:`rlscale.simulate._axes`; the
+configuration: :mod:`rlscale.simulate._train_config`; the algorithms, each an
+:class:`~rlscale.simulate.Algorithm`: :mod:`rlscale.simulate._algorithms`).
+Random state: ``seed`` is spawned into four independent streams — world,
+policy initialisation, rollouts, task schedule — by
+``SeedSequence(seed).spawn(4)`` (the convention: :mod:`rlscale.simulate._random`).
+
 A run makes ``epochs`` passes over the ``E·t`` tasks, ``tasks_per_step`` tasks
 per update (``steps`` overrides the number of updates), so compute grows with
 the data as in a fixed-epoch fine-tuning recipe.  Columns of the results
