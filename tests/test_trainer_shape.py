@@ -183,7 +183,9 @@ def test_run_ids_and_results_are_those_of_the_design_before_the_redesign():
     first = expand(load_spec(Path(__file__).resolve().parents[1] / "examples" / "sweep.toml"))[0]
     assert first["run_id"] == "753b71be37eb073e"
     row = run_one(first["config"])
-    assert row["success"] == 0.3138172324728702
+    # Bit for bit on the x86-64 machine it was pinned on (numpy's SIMD exp/log may differ in
+    # the last place elsewhere, hence the 1e-9 tolerance).
+    assert row["success"] == pytest.approx(0.3138172324728702, rel=1e-9)
     assert list(row)[:3] == ["environments", "tasks_per_environment", "trajectories_per_task"]
 
 
