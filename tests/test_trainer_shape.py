@@ -196,7 +196,7 @@ def test_an_unknown_algorithm_is_refused_by_value_or_by_type_and_algorithms_are_
     with pytest.raises(ValueError, match=r"algorithm must be one of reinforce, rloo, grpo, "
                                          r"dr_grpo, rlds; got algorithm='ppo'"):
         get_algorithm("ppo")
-    with pytest.raises(TypeError, match="algorithm must be one of .*got algorithm=3"):
+    with pytest.raises(TypeError, match=r"algorithm must be one of .*got algorithm=3"):
         get_algorithm(3)
     with pytest.raises(TypeError, match="got algorithm=3"):
         sim.TrainConfig(algorithm=3)
