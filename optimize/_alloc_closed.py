@@ -44,9 +44,16 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.optimize._alloc_kkt import Sense
+from rlscale.optimize._alloc_kkt import ALLOCATE, Sense
 
-__all__ = ["ClosedForm", "closed_form"]
+__all__ = ["KINDS", "ClosedForm", "closed_form", "closed_points", "frontier_kkt"]
+
+
+#: Each closed form in words, with its source.
+KINDS = {"power-laws/monomial-cost": "power laws under a single-monomial cost "
+          "(Hoffmann et al. 2022, app. D.2)",
+          "cobb-douglas": "a single-monomial law under a linear cost (Cobb-Douglas shares)",
+          "nested": "nested variance components (Cochran 1977, ch. 10)"}
 
 
 @dataclass(frozen=True)
@@ -193,3 +200,70 @@ def _nested(obj: list, cst: list, idx: dict, n: int) -> ClosedForm | None:
         half[lv] = 0.5 * (math.log(s) - math.log(c))
     pooled = tuple(order[i] for lv, _, _ in blocks for i in lv[1:])
     return ClosedForm("nested", pooled, (np.array(order), half, log_total))
+
+
+def closed_points(problem: Any, sense: Sense, bounds: np.ndarray, method: str
+                   ) -> np.ndarray | None:
+    """Closed-form ``x`` (variables x bounds), NaN columns where the bounds cut it off.
+
+    None when the problem has no closed form or ``method`` asks for a solver.
+    Raises ValueError for ``method="closed_form"`` when there is none, when it
+    leaves the bounds, or when the optimum leaves the float range.
+    """
+    if method not in ("auto", "closed_form"):
+        return None
+    cf = problem.closed_form
+    if cf is None:
+        if method == "closed_form":
+            raise ValueError(
+                "method='closed_form' needs power laws under a single-monomial cost, a "
+                "single-monomial law under a linear cost (Cobb-Douglas) or nested variance "
+                "components, without synthetic data; this problem has none: use "
+                "method='auto'")
+        return None
+    rhs = bounds if sense.minimises_loss else bounds - problem.law.floor
+    logx = cf.log_values(sense, np.log(rhs))
+    if np.any(logx > 709.0) or np.any(logx < -708.0):
+        j = int(np.flatnonzero((logx > 709.0).any(0) | (logx < -708.0).any(0))[0])
+        raise ValueError(f"the optimum at {sense.what} {bounds[j]:g} leaves the float range "
+                         f"(a variable would be e^{float(np.max(np.abs(logx[:, j]))):.4g} "
+                         f"or its reciprocal); use a {sense.what} nearer the law's scale")
+    tol = 1e-12
+    inside = np.all((logx >= problem._log_lo[:, None] - tol)
+                    & (logx <= problem._log_hi[:, None] + tol), axis=0)
+    if method == "closed_form" and not inside.all():
+        j = int(np.flatnonzero(~inside)[0])
+        raise ValueError(f"method='closed_form': at {sense.what} {bounds[j]:g} the closed "
+                         f"form ({cf.kind}) leaves the bounds {problem.bounds}; use "
+                         "method='auto' to solve the bounded problem")
+    x = np.exp(np.clip(logx, problem._log_lo[:, None], problem._log_hi[:, None]))
+    x[:, ~inside] = np.nan
+    return x
+
+
+def frontier_kkt(problem: Any, x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
+    """KKT residuals of closed-form points, vectorised when no bound is active."""
+    A, b = problem._matrix(problem.objective)
+    Ac, bc = problem._matrix(problem.cost)
+    u = np.log(x)
+    near = ((u - problem._log_lo[:, None] <= 1e-6) | (problem._log_hi[:, None] - u <= 1e-6))
+    out = np.empty(budgets.size)
+    free = ~near.any(axis=0)
+    if free.any():
+        gf, gc = _softmax_grad(A, b, u[:, free]), _softmax_grad(Ac, bc, u[:, free])
+        mu = np.maximum(0.0, -np.sum(gf * gc, axis=0) / np.sum(gc * gc, axis=0))
+        stat = np.max(np.abs(gf + mu * gc), axis=0) / np.max(np.abs(gf), axis=0)
+        gap = np.log(np.asarray(problem.cost_at(
+            {v: x[i, free] for i, v in enumerate(problem.variables)}))) - np.log(budgets[free])
+        out[free] = np.maximum(stat, np.maximum(gap, 0.0))
+    for j in np.flatnonzero(~free):
+        vals = {v: float(x[i, j]) for i, v in enumerate(problem.variables)}
+        out[j] = problem._kkt(ALLOCATE, float(budgets[j]), vals)[0]
+    return out
+
+
+def _softmax_grad(A: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Gradients of ``log sum exp(A u + b)`` for each column of ``u`` (variables x points)."""
+    z = A @ u + b[:, None]
+    w = np.exp(z - z.max(axis=0))
+    return A.T @ (w / w.sum(axis=0))

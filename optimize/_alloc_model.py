@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._alloc_kkt import Sense
+from rlscale.optimize._alloc_polish import polish, rescue
+from rlscale.theory._errors import InfeasibleError, SolverError
 
-__all__ = ["GPModel", "dcp_model", "gp_model"]
+__all__ = ["GPModel", "dcp_model", "gp_model", "solve_numeric"]
 
 _CACHE: OrderedDict[tuple, GPModel] = OrderedDict()
 _CACHE_SIZE = 64
@@ -190,3 +192,62 @@ class DCPModel:
 def dcp_model(problem: Any, sense: Sense) -> DCPModel:
     """The synthetic-data program of ``problem`` (one per problem and sense)."""
     return DCPModel(problem, sense)
+
+
+def solve_numeric(problem: Any, sense: Sense, bound: float, method: str
+             ) -> tuple[dict[str, float], str, str, str]:
+    """cvxpy (GP or DCP), then the polish and, if needed, the rescue."""
+    import cvxpy as cp
+
+    kind = "gp" if problem.gp else "dcp"
+    if method not in ("auto", kind):
+        why = ("synthetic data makes it a DCP program in the counts" if problem.gp is False
+               else "it has no synthetic data, so it is a geometric program")
+        raise ValueError(f"method={method!r} does not fit this problem: {why}; use "
+                         f"method={kind!r} or 'auto'")
+    rhs = sense.rhs(bound, problem.law.floor)
+    try:
+        if problem.gp:
+            model = gp_model(sense, problem._matrix(problem.objective)[0],
+                             problem._matrix(problem.cost)[0], list(problem.bounds.values()))
+            problem._compiled[sense.name] = model
+            status, x = model.solve(
+                [m.coefficient for m in problem.objective.terms],
+                [m.coefficient for m in problem.cost.terms],
+                [lo for lo, _ in problem.bounds.values()],
+                [hi for _, hi in problem.bounds.values()], rhs)
+        else:
+            if sense.name not in problem._compiled:
+                problem._compiled[sense.name] = dcp_model(problem, sense)
+            status, x = problem._compiled[sense.name].solve(rhs)
+    except (cp.error.SolverError, ArithmeticError) as exc:
+        raise SolverError(solver_failure(problem, sense, bound, exc)) from exc
+    if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
+        raise InfeasibleError(f"the {sense.name} problem is infeasible (solver status "
+                              f"{status}); check the bounds {problem.bounds}")
+    if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
+        raise InfeasibleError(f"the {sense.name} problem is unbounded (solver status "
+                              f"{status}); some axis can grow for free")
+    if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x is None:
+        raise SolverError(solver_failure(problem, sense, bound, f"status {status}"))
+    values = {v: float(xi) for v, xi in zip(problem.variables, x)}
+    space_at = problem._space(sense, bound)
+    values, polished = polish(space_at, values)
+    steps = ["polished by Newton on the KKT equations"] if polished else []
+    if space_at(values).kkt(values)[0] > 1e-9:
+        values, rescued = rescue(space_at, values)
+        if rescued:
+            steps.append("rescued by SLSQP")
+    how = "cvxpy gp=True" if problem.gp else "cvxpy DCP"
+    return values, status, kind, ", ".join([f"CLARABEL via {how} ({status})", *steps])
+
+def solver_failure(problem: Any, sense: Sense, bound: float, why: Any) -> str:
+    """What rlscale tried and what the user can change, in place of cvxpy's advice."""
+    text = " ".join(str(why).split())
+    text = text.split(" Try another solver")[0].split(" Try re-solving")[0].rstrip(". ")
+    kind = "geometric program (cvxpy gp=True)" if problem.gp else "convex program (cvxpy DCP)"
+    text = text or "no reason given"
+    return (f"the {sense.name} problem at {sense.what} {bound:g} could not be solved: "
+            f"rlscale posed it as a {kind} and ran the CLARABEL solver, which failed "
+            f"({text}); try a {sense.what} nearer the spec's typical scale, rescale the "
+            "law's coefficients and the cost toward 1, or tighten the bounds")

@@ -30,7 +30,7 @@ import numpy as np
 
 from rlscale.optimize._alloc_kkt import Sense, kkt_core
 
-__all__ = ["CountSpace", "LogSpace", "log_value_grad"]
+__all__ = ["CountSpace", "LogSpace", "grad_counts", "log_value_grad"]
 
 
 def log_value_grad(A: np.ndarray, b: np.ndarray, u: np.ndarray
@@ -97,8 +97,8 @@ class LogSpace(_Space):
 
     def __init__(self, problem: Any, sense: Sense, bound: float) -> None:
         self.sense, self.variables = sense, problem.variables
-        law = problem.matrix(problem.objective)
-        cost = problem.matrix(problem.cost)
+        law = problem._matrix(problem.objective)
+        cost = problem._matrix(problem.cost)
         self.f, self.g = (law, cost) if sense.minimises_loss else (cost, law)
         self.log_rhs = math.log(sense.rhs(bound, problem.law.floor))
         bounds = [problem.bounds[v] for v in self.variables]
@@ -141,7 +141,7 @@ class CountSpace(_Space):
                  values: Mapping[str, float]) -> None:
         self.problem, self.sense, self.bound = problem, sense, bound
         self.variables = problem.variables
-        _, gc0 = problem.grad_counts(values)
+        _, gc0 = grad_counts(problem, values)
         ref = bound if sense.minimises_loss else float(problem.cost_at(values))
         self.scale = np.where(gc0 > 0, ref / np.where(gc0 > 0, gc0, 1.0),
                               np.array([max(values[v], 1.0) for v in self.variables]))
@@ -163,21 +163,45 @@ class CountSpace(_Space):
     def obj_value(self, p: np.ndarray) -> float:
         vals = self.to_values(p)
         if self.sense.minimises_loss:
-            return float(self.problem.reducible_at(vals)) / self.red0
+            return float(self.problem._reducible_at(vals)) / self.red0
         return float(self.problem.cost_at(vals)) / self.cost0
 
     def obj_grad(self, p: np.ndarray) -> np.ndarray:
-        gl, gc = self.problem.grad_counts(self.to_values(p))
+        gl, gc = grad_counts(self.problem, self.to_values(p))
         if self.sense.minimises_loss:
             return gl * self.scale / self.red0
         return gc * self.scale / self.cost0
 
     def main(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         vals = self.to_values(p)
-        gl, gc = self.problem.grad_counts(vals)
+        gl, gc = grad_counts(self.problem, vals)
         if self.sense.minimises_loss:
             return (float(self.problem.cost_at(vals)) / self.bound - 1.0,
                     gc * self.scale / self.bound)
         target = self.bound - self.problem.law.floor
         red = float(self.problem.objective.evaluate(self.problem.effective(vals)))
         return red / target - 1.0, gl * self.scale / target
+
+
+def grad_counts(problem: Any, values: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Gradients of the reducible loss and the cost w.r.t. the decision counts."""
+    n = len(problem.variables)
+    idx = {v: i for i, v in enumerate(problem.variables)}
+    eff = {a: float(z) for a, z in problem.effective(values).items()}
+    gl = np.zeros(n)
+    for term in problem.objective.terms:
+        (axis, e), = term.exponents
+        dz = term.coefficient * e * eff[axis] ** (e - 1)
+        gl[idx[axis]] += dz
+        for m in problem.synthesis:
+            if m.axis == axis:
+                gl[idx[axis]] += dz * float(m.marginal_real(max(values[axis], 1e-300),
+                                                            values[m.name]))
+                gl[idx[m.name]] += dz * float(m.marginal(values[axis], values[m.name]))
+    gc = np.zeros(n)
+    for term in problem.cost.terms:
+        if term.exponents:
+            gc[idx[term.exponents[0][0]]] += term.coefficient
+    for m in problem.synthesis:
+        gc[idx[m.name]] += m.unit_cost
+    return gl, gc

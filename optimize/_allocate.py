@@ -39,18 +39,29 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from rlscale.optimize._alloc_closed import ClosedForm, closed_form
+from rlscale.optimize._alloc_checks import (
+    check_exponents,
+    check_mapping_arg,
+    check_method,
+    parse_bounds,
+)
+from rlscale.optimize._alloc_closed import (
+    KINDS,
+    ClosedForm,
+    closed_form,
+    closed_points,
+    frontier_kkt,
+)
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
-from rlscale.optimize._alloc_model import dcp_model, gp_model
-from rlscale.optimize._alloc_polish import polish, rescue
+from rlscale.optimize._alloc_model import solve_numeric
+from rlscale.optimize._alloc_result import Allocation, AllocationFrontier
 from rlscale.optimize._alloc_space import CountSpace, LogSpace
-from rlscale.theory._errors import InfeasibleError, SolverError
+from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
 from rlscale.theory._posynomial import Posynomial, parse_posynomial
 from rlscale.theory._synthetic import SynthesisMethod
@@ -58,176 +69,6 @@ from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Allocation", "AllocationFrontier", "AllocationProblem", "allocate",
            "kkt_residual", "min_cost"]
-
-#: The values ``method=`` accepts (see the module docstring).
-METHODS = ("auto", "closed_form", "gp", "dcp")
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """The outcome of :func:`allocate` or :func:`min_cost`.
-
-    Attributes
-    ----------
-    values : dict
-        Optimal value of each decision variable (continuous).
-    effective : dict
-        The law's axes at the optimum (after substitution and synthetic data).
-    loss, cost : float
-        Loss and cost at the optimum.
-    budget, target : float or None
-        The constraint that was imposed (one of them is ``None``).
-    shares : dict
-        Share of the cost per cost term, keyed by the term without its
-        coefficient (``"E*t"``); for a linear cost, the share per axis.
-    status : str
-        The solver's own status: cvxpy's (``"optimal"``, ``"optimal_inaccurate"``)
-        for the ``"gp"`` and ``"dcp"`` methods, ``"optimal"`` for a closed form.
-    duals : dict
-        Multipliers in log-log form: ``"budget"`` is ``d log(L - L_inf) / d log B``
-        (minus; reported positive), ``"target"`` is ``d log C / d log(target - L_inf)``;
-        active bounds appear as ``"x>=lo"`` / ``"x<=hi"``.
-    kkt_residual : float
-        See the module docstring; ``<= 1e-6`` means solved.
-    rounded, rounded_loss, rounded_cost :
-        Best integer allocation found among the floors/ceilings of the
-        continuous optimum (feasible for the same constraint), its loss and
-        cost; ``None`` with ``rounding_note`` saying why when none is feasible.
-    solver : str
-        What produced the point: ``"CLARABEL gp"``, ``"CLARABEL dcp"`` or
-        ``"closed form (<kind>)"``.
-    seconds : float
-        Wall time of the solve.
-    success : bool
-        Whether the KKT residual is ``<= 1e-6`` (failures raise instead of
-        returning, so this flags a point that is feasible but not certified).
-    message : str
-        How it was solved, in words: the closed form used, or the solver and
-        whether polishing and the SLSQP rescue ran.
-    method : str
-        ``"closed_form"``, ``"gp"`` or ``"dcp"`` (see :func:`allocate`).
-    """
-
-    values: dict[str, float]
-    effective: dict[str, float]
-    loss: float
-    cost: float
-    budget: float | None
-    target: float | None
-    shares: dict[str, float]
-    status: str
-    duals: dict[str, float]
-    kkt_residual: float
-    rounded: dict[str, int] | None = None
-    rounded_loss: float | None = None
-    rounded_cost: float | None = None
-    rounding_note: str = ""
-    solver: str = ""
-    seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-    success: bool = True
-    message: str = ""
-    method: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out.pop("extra")
-        out.update(self.extra)
-        return out
-
-    # -- notebook display and pandas -------------------------------------------
-    def to_frame(self) -> Any:
-        """The decision variables as a :class:`pandas.DataFrame` indexed by ``variable``.
-
-        Columns ``value`` (continuous optimum) and ``rounded`` (best integer rounding,
-        NaN when none is feasible).  Needs pandas (``pip install 'rlscale[pandas]'``),
-        else ImportError.
-        """
-        from rlscale.theory._display import data_frame
-
-        rounded = self.rounded or {}
-        return data_frame([{"variable": v, "value": float(x),
-                            "rounded": float(rounded.get(v, float("nan")))}
-                           for v, x in self.values.items()], index="variable")
-
-    def _repr_html_(self) -> str:
-        from rlscale.theory._display import html_table
-
-        rounded = self.rounded or {}
-        rows = [[v, x, rounded.get(v)] for v, x in self.values.items()]
-        constraint = (f"budget {self.budget:.6g}" if self.budget is not None
-                      else f"target loss {self.target:.6g}")
-        notes = [f"{constraint}: loss {self.loss:.6g}, cost {self.cost:.6g}, status "
-                 f"{self.status}, KKT residual {self.kkt_residual:.2g}",
-                 "cost shares: " + ", ".join(f"{t} {s:.3g}" for t, s in self.shares.items()),
-                 self.rounding_note]
-        return html_table("Allocation", ["variable", "value", "rounded"], rows, notes)
-
-
-
-@dataclass(frozen=True)
-class AllocationFrontier:
-    """Optimal allocations at many budgets, as arrays (:meth:`AllocationProblem.frontier`).
-
-    Attributes
-    ----------
-    budgets : ndarray
-        The budgets, in the order given.
-    values : dict of ndarray
-        Optimal value of each decision variable at each budget (continuous).
-    loss, cost, kkt_residual : ndarray
-        Loss, cost and KKT residual at each budget.
-    method : tuple of str
-        ``"closed_form"``, ``"gp"`` or ``"dcp"`` per budget.
-    """
-
-    budgets: np.ndarray
-    values: dict[str, np.ndarray]
-    loss: np.ndarray
-    cost: np.ndarray
-    kkt_residual: np.ndarray
-    method: tuple[str, ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"budgets": self.budgets.tolist(),
-                "values": {k: v.tolist() for k, v in self.values.items()},
-                "loss": self.loss.tolist(), "cost": self.cost.tolist(),
-                "kkt_residual": self.kkt_residual.tolist(), "method": list(self.method)}
-
-
-# ---------------------------------------------------------------------------
-# The problem
-# ---------------------------------------------------------------------------
-
-def _bounds(bounds: Mapping[str, Any] | None, variables: Sequence[str],
-            defaults: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
-    out = dict.fromkeys(variables, (0.0, math.inf))
-    _mapping("bounds", bounds)
-    merged = {**defaults, **(bounds or {})}
-    for name, spec in merged.items():
-        if name not in out:
-            raise ValueError(f"bounds name unknown axis {name!r}; the decision variables are "
-                             f"{list(variables)}")
-        if isinstance(spec, Mapping):
-            bad = set(spec) - {"min", "max"}
-            if bad:
-                raise ValueError(f"bounds[{name!r}] takes keys 'min' and 'max'; got {sorted(bad)}")
-            lo, hi = spec.get("min"), spec.get("max")
-        else:
-            try:
-                lo, hi = spec
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"bounds[{name!r}] must be (min, max) or {{'min':, 'max':}}; "
-                                f"got {spec!r}") from exc
-        lo = 0.0 if lo is None else check_scalar(f"bounds[{name!r}] min", lo, low=0.0)
-        hi = math.inf if hi is None else check_scalar(f"bounds[{name!r}] max", hi, low=0.0,
-                                                          low_open=True)
-        if lo > hi:
-            raise ValueError(f"bounds[{name!r}]: min {lo:g} exceeds max {hi:g}")
-        out[name] = (lo, hi)
-    return out
-
-
 
 class AllocationProblem:
     """A law, a cost and bounds, compiled once and solved for many budgets/targets.
@@ -269,7 +110,7 @@ class AllocationProblem:
         if not isinstance(law, Law):
             raise TypeError(f"law must be a rlscale.theory law (AdditiveLaw, ...); got "
                             f"{type(law).__name__}")
-        _mapping("substitute", substitute)
+        check_mapping_arg("substitute", substitute)
         if synthesis is not None and (isinstance(synthesis, str | bytes)
                                       or not isinstance(synthesis, Iterable)):
             raise TypeError(f"synthesis must be a list of SynthesisMethod; got "
@@ -305,10 +146,10 @@ class AllocationProblem:
             objective = objective.substitute(subs)
         self.substitute = subs
         self.objective = objective
-        _check_exponents("the law (in the decision variables)", objective)
+        check_exponents("the law (in the decision variables)", objective)
         law_vars = list(objective.axes)
         self.cost = parse_posynomial(cost)
-        _check_exponents("the cost", self.cost)
+        check_exponents("the cost", self.cost)
         unknown = [a for a in self.cost.axes if a not in law_vars]
         if unknown:
             raise ValueError(f"cost {self.cost.source or self.cost!s} mentions unknown axis "
@@ -323,7 +164,7 @@ class AllocationProblem:
         if dup:
             raise ValueError(f"synthesis method names clash with axes: {sorted(dup)}")
         defaults = law.default_bounds() if hasattr(law, "default_bounds") and not subs else {}
-        self.bounds = _bounds(bounds, self.variables, defaults)
+        self.bounds = parse_bounds(bounds, self.variables, defaults)
         if self.synthesis:
             lin = all(len(m.exponents) == 0 or (len(m.exponents) == 1 and m.exponents[0][1] == 1)
                       for m in self.cost.terms)
@@ -351,7 +192,7 @@ class AllocationProblem:
 
     def _values(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """``values`` checked: a mapping with every decision variable, each >= 0 and finite."""
-        _mapping("values", values, required=True)
+        check_mapping_arg("values", values, required=True)
         missing = [v for v in self.variables if v not in values]
         if missing:
             raise ValueError(f"values needs every decision variable {self.variables}; "
@@ -376,9 +217,9 @@ class AllocationProblem:
 
     def loss_at(self, values: Mapping[str, Any]) -> Any:
         """Loss at decision-variable ``values`` (vectorised)."""
-        return self.law.floor + self.reducible_at(values)
+        return self.law.floor + self._reducible_at(values)
 
-    def reducible_at(self, values: Mapping[str, Any]) -> Any:
+    def _reducible_at(self, values: Mapping[str, Any]) -> Any:
         """Loss above the floor at decision-variable ``values`` (the law is written in its
         own axes: decision variables go through :meth:`effective` first)."""
         return self._reducible.evaluate(self.effective(values))
@@ -443,7 +284,7 @@ class AllocationProblem:
                 self._log_hi = np.log([hi for _, hi in self.bounds.values()])
         return self._closed
 
-    def matrix(self, poly: Posynomial) -> tuple[np.ndarray, np.ndarray]:
+    def _matrix(self, poly: Posynomial) -> tuple[np.ndarray, np.ndarray]:
         """``(A, b)`` with ``log(terms) = A @ log(x) + b`` over :attr:`variables`."""
         key = id(poly)
         if key not in self._mats:
@@ -469,7 +310,7 @@ class AllocationProblem:
         """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`)."""
         budget = check_scalar("budget", budget, low=0.0, low_open=True)
         self._check_budget(budget)
-        return self._solve(ALLOCATE, budget, round_integers, _method(method))
+        return self._solve(ALLOCATE, budget, round_integers, check_method(method))
 
     def _check_budget(self, budget: float) -> None:
         cheapest, lows = self.cheapest()
@@ -494,7 +335,7 @@ class AllocationProblem:
             raise InfeasibleError(
                 f"target loss {target:g} is below the lowest loss the bounds allow, {lowest:g} "
                 f"(with {self._fmt_values(capped)})")
-        return self._solve(MIN_COST, target, round_integers, _method(method))
+        return self._solve(MIN_COST, target, round_integers, check_method(method))
 
     def _budgets(self, budgets: Iterable[float]) -> np.ndarray:
         if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
@@ -512,13 +353,13 @@ class AllocationProblem:
         A closed form is evaluated for all budgets at once.
         """
         budgets = self._budgets(budgets)
-        method = _method(method)
+        method = check_method(method)
         it: Iterable[float] = budgets
         if progress:
             from tqdm import tqdm
 
             it = tqdm(budgets, desc="budgets", unit="budget", file=__import__("sys").stderr)
-        pre = self._closed_points(ALLOCATE, budgets, method)
+        pre = closed_points(self, ALLOCATE, budgets, method)
         out = []
         for i, b in enumerate(it):
             self._check_budget(float(b))
@@ -539,22 +380,22 @@ class AllocationProblem:
         >>> law = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})
         >>> f = AllocationProblem(law, "6*N*D").frontier([1e21, 1e23])
         >>> [f"{n:.4g}" for n in f.values["N"]], f.method
-        (['1.155e+09', '7.624e+09'], ('closed_form', 'closed_form'))
+        (['2.778e+09', '2.945e+10'], ('closed_form', 'closed_form'))
         >>> bool(np.all(f.kkt_residual < 1e-12))
         True
         """
         budgets = self._budgets(budgets)
-        method = _method(method)
+        method = check_method(method)
         for b in budgets:
             self._check_budget(float(b))
-        pre = self._closed_points(ALLOCATE, budgets, method)
+        pre = closed_points(self, ALLOCATE, budgets, method)
         n = budgets.size
         if pre is not None and np.all(np.isfinite(pre[0])):
             vals = {v: pre[i] for i, v in enumerate(self.variables)}
             with np.errstate(divide="ignore", over="ignore"):
                 loss = np.asarray(self.loss_at(vals), dtype=np.float64)
                 cost = np.asarray(self.cost_at(vals), dtype=np.float64)
-            kkt = self._frontier_kkt(pre, budgets)
+            kkt = frontier_kkt(self, pre, budgets)
             return AllocationFrontier(budgets, vals, loss, cost, kkt, ("closed_form",) * n)
         allocs = [self._solve(ALLOCATE, float(b), False, method,
                               None if pre is None else pre[:, i])
@@ -564,77 +405,19 @@ class AllocationProblem:
             np.array([a.loss for a in allocs]), np.array([a.cost for a in allocs]),
             np.array([a.kkt_residual for a in allocs]), tuple(a.method for a in allocs))
 
-    def _frontier_kkt(self, x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-        """KKT residuals of closed-form points, vectorised when no bound is active."""
-        A, b = self.matrix(self.objective)
-        Ac, bc = self.matrix(self.cost)
-        u = np.log(x)
-        near = ((u - self._log_lo[:, None] <= 1e-6) | (self._log_hi[:, None] - u <= 1e-6))
-        out = np.empty(budgets.size)
-        free = ~near.any(axis=0)
-        if free.any():
-            gf, gc = _softmax_grad(A, b, u[:, free]), _softmax_grad(Ac, bc, u[:, free])
-            mu = np.maximum(0.0, -np.sum(gf * gc, axis=0) / np.sum(gc * gc, axis=0))
-            stat = np.max(np.abs(gf + mu * gc), axis=0) / np.max(np.abs(gf), axis=0)
-            gap = np.log(np.asarray(self.cost_at(
-                {v: x[i, free] for i, v in enumerate(self.variables)}))) - np.log(budgets[free])
-            out[free] = np.maximum(stat, np.maximum(gap, 0.0))
-        for j in np.flatnonzero(~free):
-            vals = {v: float(x[i, j]) for i, v in enumerate(self.variables)}
-            out[j] = self._kkt(ALLOCATE, float(budgets[j]), vals)[0]
-        return out
-
-    def _closed_points(self, sense: Sense, bounds: np.ndarray, method: str
-                       ) -> np.ndarray | None:
-        """Closed-form ``x`` (variables x bounds), NaN columns where the bounds cut it off.
-
-        None when the problem has no closed form or ``method`` asks for a solver.
-        Raises ValueError for ``method="closed_form"`` when there is none, when it
-        leaves the bounds, or when the optimum leaves the float range.
-        """
-        if method not in ("auto", "closed_form"):
-            return None
-        cf = self.closed_form
-        if cf is None:
-            if method == "closed_form":
-                raise ValueError(
-                    "method='closed_form' needs power laws under a single-monomial cost, a "
-                    "single-monomial law under a linear cost (Cobb-Douglas) or nested variance "
-                    "components, without synthetic data; this problem has none: use "
-                    "method='auto'")
-            return None
-        rhs = bounds if sense.minimises_loss else bounds - self.law.floor
-        logx = cf.log_values(sense, np.log(rhs))
-        if np.any(logx > 709.0) or np.any(logx < -708.0):
-            j = int(np.flatnonzero((logx > 709.0).any(0) | (logx < -708.0).any(0))[0])
-            raise ValueError(f"the optimum at {sense.what} {bounds[j]:g} leaves the float range "
-                             f"(a variable would be e^{float(np.max(np.abs(logx[:, j]))):.4g} "
-                             f"or its reciprocal); use a {sense.what} nearer the law's scale")
-        tol = 1e-12
-        inside = np.all((logx >= self._log_lo[:, None] - tol)
-                        & (logx <= self._log_hi[:, None] + tol), axis=0)
-        if method == "closed_form" and not inside.all():
-            j = int(np.flatnonzero(~inside)[0])
-            raise ValueError(f"method='closed_form': at {sense.what} {bounds[j]:g} the closed "
-                             f"form ({cf.kind}) leaves the bounds {self.bounds}; use "
-                             "method='auto' to solve the bounded problem")
-        x = np.exp(np.clip(logx, self._log_lo[:, None], self._log_hi[:, None]))
-        x[:, ~inside] = np.nan
-        return x
-
     def _solve(self, sense: Sense, bound: float, round_integers: bool, method: str,
                point: np.ndarray | None = None) -> Allocation:
         start = time.perf_counter()
         if point is None and method in ("auto", "closed_form"):
-            pts = self._closed_points(sense, np.array([bound]), method)
+            pts = closed_points(self, sense, np.array([bound]), method)
             point = None if pts is None else pts[:, 0]
         if point is not None and np.all(np.isfinite(point)):
             values = {v: float(x) for v, x in zip(self.variables, point)}
             kind = self.closed_form.kind
             status, used, solver = "optimal", "closed_form", f"closed form ({kind})"
-            message = f"closed form: {_KINDS[kind]}"
+            message = f"closed form: {KINDS[kind]}"
         else:
-            values, status, used, message = self._numeric(sense, bound, method)
+            values, status, used, message = solve_numeric(self, sense, bound, method)
             solver = "CLARABEL " + used
         residual, duals = self._kkt(sense, bound, values)
         loss = float(self.loss_at(values))
@@ -662,64 +445,6 @@ class AllocationProblem:
         alloc["seconds"] = time.perf_counter() - start
         return Allocation(**alloc)
 
-    def _numeric(self, sense: Sense, bound: float, method: str
-                 ) -> tuple[dict[str, float], str, str, str]:
-        """cvxpy (GP or DCP), then the polish and, if needed, the rescue."""
-        import cvxpy as cp
-
-        kind = "gp" if self.gp else "dcp"
-        if method not in ("auto", kind):
-            why = ("synthetic data makes it a DCP program in the counts" if self.gp is False
-                   else "it has no synthetic data, so it is a geometric program")
-            raise ValueError(f"method={method!r} does not fit this problem: {why}; use "
-                             f"method={kind!r} or 'auto'")
-        rhs = sense.rhs(bound, self.law.floor)
-        try:
-            if self.gp:
-                model = gp_model(sense, self.matrix(self.objective)[0],
-                                 self.matrix(self.cost)[0], list(self.bounds.values()))
-                self._compiled[sense.name] = model
-                status, x = model.solve(
-                    [m.coefficient for m in self.objective.terms],
-                    [m.coefficient for m in self.cost.terms],
-                    [lo for lo, _ in self.bounds.values()],
-                    [hi for _, hi in self.bounds.values()], rhs)
-            else:
-                if sense.name not in self._compiled:
-                    self._compiled[sense.name] = dcp_model(self, sense)
-                status, x = self._compiled[sense.name].solve(rhs)
-        except (cp.error.SolverError, ArithmeticError) as exc:
-            raise SolverError(self._solver_failure(sense, bound, exc)) from exc
-        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-            raise InfeasibleError(f"the {sense.name} problem is infeasible (solver status "
-                                  f"{status}); check the bounds {self.bounds}")
-        if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
-            raise InfeasibleError(f"the {sense.name} problem is unbounded (solver status "
-                                  f"{status}); some axis can grow for free")
-        if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x is None:
-            raise SolverError(self._solver_failure(sense, bound, f"status {status}"))
-        values = {v: float(xi) for v, xi in zip(self.variables, x)}
-        space_at = self._space(sense, bound)
-        values, polished = polish(space_at, values)
-        steps = ["polished by Newton on the KKT equations"] if polished else []
-        if space_at(values).kkt(values)[0] > 1e-9:
-            values, rescued = rescue(space_at, values)
-            if rescued:
-                steps.append("rescued by SLSQP")
-        how = "cvxpy gp=True" if self.gp else "cvxpy DCP"
-        return values, status, kind, ", ".join([f"CLARABEL via {how} ({status})", *steps])
-
-    def _solver_failure(self, sense: Sense, bound: float, why: Any) -> str:
-        """What rlscale tried and what the user can change, in place of cvxpy's advice."""
-        text = " ".join(str(why).split())
-        text = text.split(" Try another solver")[0].split(" Try re-solving")[0].rstrip(". ")
-        kind = "geometric program (cvxpy gp=True)" if self.gp else "convex program (cvxpy DCP)"
-        text = text or "no reason given"
-        return (f"the {sense.name} problem at {sense.what} {bound:g} could not be solved: "
-                f"rlscale posed it as a {kind} and ran the CLARABEL solver, which failed "
-                f"({text}); try a {sense.what} nearer the spec's typical scale, rescale the "
-                "law's coefficients and the cost toward 1, or tighten the bounds")
-
     def _shares(self, values: Mapping[str, float]) -> dict[str, float]:
         terms = self.cost.term_values(values) if self.cost.axes else np.array(
             [m.coefficient for m in self.cost.terms])
@@ -729,71 +454,6 @@ class AllocationProblem:
             amounts[m.name] = m.unit_cost * values[m.name]
         total = sum(amounts.values())
         return {k: v / total for k, v in amounts.items()}
-
-    # -- gradients in counts (DCP path) -----------------------------------------
-    def grad_counts(self, values: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
-        """Gradients of the reducible loss and the cost w.r.t. the decision counts."""
-        n = len(self.variables)
-        idx = {v: i for i, v in enumerate(self.variables)}
-        eff = {a: float(z) for a, z in self.effective(values).items()}
-        gl = np.zeros(n)
-        for term in self.objective.terms:
-            (axis, e), = term.exponents
-            dz = term.coefficient * e * eff[axis] ** (e - 1)
-            gl[idx[axis]] += dz
-            for m in self.synthesis:
-                if m.axis == axis:
-                    gl[idx[axis]] += dz * float(m.marginal_real(max(values[axis], 1e-300),
-                                                                values[m.name]))
-                    gl[idx[m.name]] += dz * float(m.marginal(values[axis], values[m.name]))
-        gc = np.zeros(n)
-        for term in self.cost.terms:
-            if term.exponents:
-                gc[idx[term.exponents[0][0]]] += term.coefficient
-        for m in self.synthesis:
-            gc[idx[m.name]] += m.unit_cost
-        return gl, gc
-
-
-_KINDS = {"power-laws/monomial-cost": "power laws under a single-monomial cost "
-          "(Hoffmann et al. 2022, app. D.2)",
-          "cobb-douglas": "a single-monomial law under a linear cost (Cobb-Douglas shares)",
-          "nested": "nested variance components (Cochran 1977, ch. 10)"}
-
-
-def _softmax_grad(A: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Gradients of ``log sum exp(A u + b)`` for each column of ``u`` (variables x points)."""
-    z = A @ u + b[:, None]
-    w = np.exp(z - z.max(axis=0))
-    return A.T @ (w / w.sum(axis=0))
-
-
-def _method(method: Any) -> str:
-    if not isinstance(method, str):
-        raise TypeError(f"method must be one of {list(METHODS)}; got method={method!r:.60}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {list(METHODS)}; got method={method!r:.60}")
-    return method
-
-
-def _mapping(name: str, value: Any, required: bool = False) -> None:
-    if (value is not None or required) and not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping (dict); got {name}={value!r:.60}")
-
-
-#: Largest exponent magnitude the solver is given (cvxpy turns exponents into fractions,
-#: and 1e4 already fails inside it with a ZeroDivisionError; 1000 solves exactly).
-MAX_EXPONENT = 1000.0
-
-
-def _check_exponents(what: str, poly: Posynomial) -> None:
-    for term in poly.terms:
-        for axis, e in term.exponents:
-            if not abs(e) <= MAX_EXPONENT:
-                raise ValueError(f"{what} has exponent {e:g} on {axis!r} in term {term}; the "
-                                 f"solver handles exponents up to {MAX_EXPONENT:g} in magnitude: "
-                                 "rescale the axis (x -> x^p) or use a smaller exponent")
-
 
 def allocate(law: Law, cost: Any, budget: float, bounds: Mapping[str, Any] | None = None, *,
              substitute: Mapping[str, Any] | None = None,
