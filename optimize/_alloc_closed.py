@@ -46,7 +46,8 @@ import numpy as np
 
 from rlscale.optimize._alloc_kkt import ALLOCATE, Sense
 
-__all__ = ["KINDS", "ClosedForm", "closed_form", "closed_points", "frontier_kkt"]
+__all__ = ["KINDS", "ClosedForm", "closed_form", "closed_frontier",
+           "closed_points"]
 
 
 #: Each closed form in words, with its source.
@@ -241,29 +242,37 @@ def closed_points(problem: Any, sense: Sense, bounds: np.ndarray, method: str
     return x
 
 
-def frontier_kkt(problem: Any, x: np.ndarray, budgets: np.ndarray) -> np.ndarray:
-    """KKT residuals of closed-form points, vectorised when no bound is active."""
+def closed_frontier(problem: Any, x: np.ndarray, budgets: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Loss, cost and KKT residual of closed-form points ``x`` (variables x budgets).
+
+    All in log space from the term matrices; the KKT residual (see
+    :mod:`._alloc_kkt`) is vectorised where no bound is active (one
+    multiplier, fitted in closed form) and computed point by point elsewhere.
+    """
     A, b = problem._matrix(problem.objective)
     Ac, bc = problem._matrix(problem.cost)
     u = np.log(x)
+    zo, zc = A @ u + b[:, None], Ac @ u + bc[:, None]
+    with np.errstate(over="ignore"):
+        loss = problem.law.floor + np.exp(zo).sum(axis=0)
+        cost = np.exp(zc).sum(axis=0)
     near = ((u - problem._log_lo[:, None] <= 1e-6) | (problem._log_hi[:, None] - u <= 1e-6))
-    out = np.empty(budgets.size)
+    kkt = np.empty(budgets.size)
     free = ~near.any(axis=0)
     if free.any():
-        gf, gc = _softmax_grad(A, b, u[:, free]), _softmax_grad(Ac, bc, u[:, free])
+        gf, gc = _softmax_grad(zo[:, free], A), _softmax_grad(zc[:, free], Ac)
         mu = np.maximum(0.0, -np.sum(gf * gc, axis=0) / np.sum(gc * gc, axis=0))
         stat = np.max(np.abs(gf + mu * gc), axis=0) / np.max(np.abs(gf), axis=0)
-        gap = np.log(np.asarray(problem.cost_at(
-            {v: x[i, free] for i, v in enumerate(problem.variables)}))) - np.log(budgets[free])
-        out[free] = np.maximum(stat, np.maximum(gap, 0.0))
+        gap = np.log(cost[free]) - np.log(budgets[free])
+        kkt[free] = np.maximum(stat, np.maximum(gap, 0.0))
     for j in np.flatnonzero(~free):
         vals = {v: float(x[i, j]) for i, v in enumerate(problem.variables)}
-        out[j] = problem._kkt(ALLOCATE, float(budgets[j]), vals)[0]
-    return out
+        kkt[j] = problem._kkt(ALLOCATE, float(budgets[j]), vals)[0]
+    return loss, cost, kkt
 
 
-def _softmax_grad(A: np.ndarray, b: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Gradients of ``log sum exp(A u + b)`` for each column of ``u`` (variables x points)."""
-    z = A @ u + b[:, None]
+def _softmax_grad(z: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """Gradients of ``log sum exp(z)``, ``z = A u + b``, per column (variables x points)."""
     w = np.exp(z - z.max(axis=0))
     return A.T @ (w / w.sum(axis=0))

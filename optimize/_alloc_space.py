@@ -22,6 +22,7 @@ Newton polish.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -108,6 +109,12 @@ class LogSpace(_Space):
                           for v, (lo, _) in zip(self.variables, bounds)]
         self.labels_hi = [f"{v}<={hi:g}" if math.isfinite(hi) else None
                           for v, (_, hi) in zip(self.variables, bounds)]
+
+    def at(self, bound: float, floor: float) -> LogSpace:
+        """The same space with the main constraint at another ``bound``."""
+        out = copy.copy(self)
+        out.log_rhs = math.log(self.sense.rhs(bound, floor))
+        return out
 
     def point(self, values: Mapping[str, float]) -> np.ndarray:
         return np.log([max(values[v], 1e-300) for v in self.variables])

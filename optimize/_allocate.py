@@ -54,8 +54,8 @@ from rlscale.optimize._alloc_closed import (
     KINDS,
     ClosedForm,
     closed_form,
+    closed_frontier,
     closed_points,
-    frontier_kkt,
 )
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
 from rlscale.optimize._alloc_model import solve_numeric
@@ -182,7 +182,10 @@ class AllocationProblem:
                 f"axis {free[0]!r} has no cost and no upper bound, so the loss falls to the "
                 f"floor {law.floor:g} for free; add {free[0]} to the cost or bound it")
         self._compiled: dict[str, Any] = {}
-        self._mats: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._mats: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self._labels = [m.label() for m in self.cost.terms]
+        self._spaces: dict[str, LogSpace] = {}
+        self._cheapest: tuple[float, dict[str, float]] | None = None
         self._reducible = law.reducible_posynomial()
 
     # -- helpers -----------------------------------------------------------
@@ -296,7 +299,10 @@ class AllocationProblem:
     def _space(self, sense: Sense, bound: float) -> Any:
         """``values -> space``: where the KKT conditions are checked and polished."""
         if self.gp:
-            space = LogSpace(self, sense, bound)
+            base = self._spaces.get(sense.name)
+            if base is None:
+                base = self._spaces[sense.name] = LogSpace(self, sense, bound)
+            space = base.at(bound, self.law.floor)
             return lambda values: space
         return lambda values: CountSpace(self, sense, bound, values)
 
@@ -308,12 +314,15 @@ class AllocationProblem:
     def allocate(self, budget: float, round_integers: bool = True, *,
                  method: str = "auto") -> Allocation:
         """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`)."""
-        budget = check_scalar("budget", budget, low=0.0, low_open=True)
+        if not (type(budget) is float and 0.0 < budget < math.inf):  # fast path: a float
+            budget = check_scalar("budget", budget, low=0.0, low_open=True)
         self._check_budget(budget)
         return self._solve(ALLOCATE, budget, round_integers, check_method(method))
 
     def _check_budget(self, budget: float) -> None:
-        cheapest, lows = self.cheapest()
+        if self._cheapest is None:
+            self._cheapest = self.cheapest()
+        cheapest, lows = self._cheapest
         if budget < cheapest * (1 - 1e-12):
             raise InfeasibleError(
                 f"budget {budget:g} is below the cost {cheapest:g} of the smallest allocation "
@@ -386,17 +395,13 @@ class AllocationProblem:
         """
         budgets = self._budgets(budgets)
         method = check_method(method)
-        for b in budgets:
-            self._check_budget(float(b))
+        self._check_budget(float(budgets.min()))
         pre = closed_points(self, ALLOCATE, budgets, method)
         n = budgets.size
         if pre is not None and np.all(np.isfinite(pre[0])):
-            vals = {v: pre[i] for i, v in enumerate(self.variables)}
-            with np.errstate(divide="ignore", over="ignore"):
-                loss = np.asarray(self.loss_at(vals), dtype=np.float64)
-                cost = np.asarray(self.cost_at(vals), dtype=np.float64)
-            kkt = frontier_kkt(self, pre, budgets)
-            return AllocationFrontier(budgets, vals, loss, cost, kkt, ("closed_form",) * n)
+            loss, cost, kkt = closed_frontier(self, pre, budgets)
+            return AllocationFrontier(budgets, dict(zip(self.variables, pre)), loss, cost, kkt,
+                                      ("closed_form",) * n)
         allocs = [self._solve(ALLOCATE, float(b), False, method,
                               None if pre is None else pre[:, i])
                   for i, b in enumerate(budgets)]
@@ -420,8 +425,7 @@ class AllocationProblem:
             values, status, used, message = solve_numeric(self, sense, bound, method)
             solver = "CLARABEL " + used
         residual, duals = self._kkt(sense, bound, values)
-        loss = float(self.loss_at(values))
-        cost = float(self.cost_at(values))
+        loss, cost, effective, shares = self._summary(values)
         if used == "gp" and sense.minimises_loss and cost < bound * (1 - 1e-6) and any(
                 values[v] < hi * (1 - 1e-9) for v, (_, hi) in self.bounds.items()):
             # The loss falls strictly with every costed variable, so an optimum leaves
@@ -432,11 +436,10 @@ class AllocationProblem:
                 f"the budget moves it by less than its rounding); use budgets up to about "
                 f"{cost:.2g}")
         alloc = {"values": values,
-                 "effective": {k: float(v) for k, v in self.effective(values).items()},
-                 "loss": loss, "cost": cost,
+                 "effective": effective, "loss": loss, "cost": cost,
                  "budget": bound if sense.minimises_loss else None,
                  "target": None if sense.minimises_loss else bound,
-                 "shares": self._shares(values), "status": status, "duals": duals,
+                 "shares": shares, "status": status, "duals": duals,
                  "kkt_residual": residual, "solver": solver,
                  "success": residual <= 1e-6, "method": used,
                  "message": message + f"; KKT residual {residual:.2g}"}
@@ -444,6 +447,46 @@ class AllocationProblem:
             alloc.update(round_allocation(self, sense, bound, values))
         alloc["seconds"] = time.perf_counter() - start
         return Allocation(**alloc)
+
+    def _summary(self, values: dict[str, float]
+                 ) -> tuple[float, float, dict[str, float], dict[str, float]]:
+        """Loss, cost, effective axes and cost shares at a solver's point.
+
+        For a GP at positive counts, from the term matrices in log space (one
+        pass, no re-validation: the point came from the solver); otherwise by
+        evaluating the law and the cost.
+        """
+        x = np.array([values[v] for v in self.variables])
+        if not self.gp or not np.all(x > 0):
+            return (float(self.loss_at(values)), float(self.cost_at(values)),
+                    {k: float(v) for k, v in self.effective(values).items()},
+                    self._shares(values))
+        u = np.log(x)
+        A, b = self._matrix(self.objective)
+        Ac, bc = self._matrix(self.cost)
+        Ae, be = self._effective_matrix()
+        with np.errstate(over="ignore"):
+            terms = np.exp(Ac @ u + bc)
+            cost = float(terms.sum())
+            loss = self.law.floor + float(np.exp(A @ u + b).sum())
+            eff = np.exp(Ae @ u + be)
+        return (loss, cost, dict(zip(self.law.axes, eff.tolist())),
+                dict(zip(self._labels, (terms / cost).tolist())))
+
+    def _effective_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(A, b)`` with ``log(effective axes) = A @ log(x) + b`` (GP problems)."""
+        if "effective" not in self._mats:
+            A = np.zeros((len(self.law.axes), len(self.variables)))
+            b = np.zeros(len(self.law.axes))
+            for i, axis in enumerate(self.law.axes):
+                if axis in self.substitute:
+                    (mono,) = self.substitute[axis].terms
+                    b[i] = math.log(mono.coefficient)
+                    A[i] = [mono.power_of(v) for v in self.variables]
+                else:
+                    A[i, self.variables.index(axis)] = 1.0
+            self._mats["effective"] = (A, b)
+        return self._mats["effective"]
 
     def _shares(self, values: Mapping[str, float]) -> dict[str, float]:
         terms = self.cost.term_values(values) if self.cost.axes else np.array(
