@@ -38,7 +38,9 @@ CARDS = ("theory", "optimize", "simulate", "proofs")
 CORE = {
     "simulate/_grpo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
     "simulate/_rloo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
-    "optimize/_allocate.py": ["tests/test_allocate.py"],
+    **{f"optimize/{m}.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py"]
+       for m in ("_allocate", "_alloc_checks", "_alloc_closed", "_alloc_kkt", "_alloc_model",
+                 "_alloc_polish", "_alloc_result", "_alloc_space")},
     "optimize/_fit.py": ["tests/test_fit.py"],
     "theory/_gaussian.py": ["tests/test_reward_law.py", "tests/test_gaussian_extremes.py"],
     "theory/_posynomial.py": ["tests/test_posynomial.py"],

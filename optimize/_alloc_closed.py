@@ -76,32 +76,45 @@ class ClosedForm:
 
     def log_values(self, sense: Sense, log_rhs: np.ndarray) -> np.ndarray:
         """``log x`` of shape ``(n_variables, n_rhs)`` at each ``log`` right-hand side."""
-        log_rhs = np.asarray(log_rhs, dtype=np.float64)[None, :]
+        p, q = self.affine(sense)
+        return p[:, None] + q[:, None] * np.asarray(log_rhs, dtype=np.float64)[None, :]
+
+    def affine(self, sense: Sense) -> tuple[np.ndarray, np.ndarray]:
+        """``(p, q)`` with ``log x = p + q * log rhs``: every closed form is affine in logs.
+
+        The formulas of the module docstring, solved for ``log x``: for power laws
+        ``log x_i = (log w_i - log lam) / alpha_i`` with ``log lam = (r . log w +
+        log k - log B) / sum r`` (budget) or ``log T - log sum r`` (target);
+        Cobb-Douglas ``log x_j = log B + log(s_j / c_j)``; nested ``log n_i = log B +
+        h_i - log total`` (budget) or ``h_i + log total - log T`` (target), then
+        ``log v_0 = log n_0`` and ``log v_j = log n_j - log n_(j-1)``.
+        """
         if self.kind == "power-laws/monomial-cost":
             var, alpha, r, log_w, log_k = self._data
+            big_r = float(r.sum())
+            p, q = np.empty(len(var)), np.empty(len(var))
             if sense.minimises_loss:
-                log_lam = ((r @ log_w) - (log_rhs - log_k)) / r.sum()
+                p[var] = (log_w - (float(r @ log_w) + log_k) / big_r) / alpha
+                q[var] = 1.0 / (big_r * alpha)
             else:
-                log_lam = log_rhs - math.log(r.sum())
-            out = np.empty((len(var), log_rhs.shape[1]))
-            out[var] = (log_w[:, None] - log_lam) / alpha[:, None]
-            return out
+                p[var] = (log_w + math.log(big_r)) / alpha
+                q[var] = -1.0 / alpha
+            return p, q
         if self.kind == "cobb-douglas":
-            alpha, log_share_price, log_a = self._data
+            alpha, lsp, log_a = self._data
             if sense.minimises_loss:
-                log_b = log_rhs
-            else:
-                log_b = (log_a - log_rhs - alpha @ log_share_price) / alpha.sum()
-            return log_b + log_share_price[:, None]
+                return lsp.copy(), np.ones_like(lsp)
+            total = float(alpha.sum())
+            return lsp + (log_a - float(alpha @ lsp)) / total, np.full_like(lsp, -1.0 / total)
         order, half, log_total = self._data  # nested
         if sense.minimises_loss:
-            log_n = log_rhs + half[:, None] - log_total
+            pn, qn = half - log_total, np.ones_like(half)
         else:
-            log_n = half[:, None] + log_total - log_rhs
-        out = np.empty_like(log_n)
-        out[order[0]] = log_n[0]
-        out[order[1:]] = log_n[1:] - log_n[:-1]
-        return out
+            pn, qn = half + log_total, -np.ones_like(half)
+        p, q = np.empty_like(pn), np.empty_like(qn)
+        p[order[0]], q[order[0]] = pn[0], qn[0]
+        p[order[1:]], q[order[1:]] = pn[1:] - pn[:-1], qn[1:] - qn[:-1]
+        return p, q
 
 
 def closed_form(objective: Any, cost: Any, variables: list[str]) -> ClosedForm | None:

@@ -347,6 +347,10 @@ class AllocationProblem:
         return self._solve(MIN_COST, target, round_integers, check_method(method))
 
     def _budgets(self, budgets: Iterable[float]) -> np.ndarray:
+        if (type(budgets) is np.ndarray and budgets.dtype == np.float64 and budgets.ndim == 1
+                and 0 < budgets.size <= 10_000 and bool(np.all(budgets > 0))
+                and bool(np.all(budgets < math.inf))):
+            return budgets  # fast path: a flat float array of positive finite budgets
         if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
             raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
         budgets = check_real("budgets", list(budgets), low=0.0, low_open=True)

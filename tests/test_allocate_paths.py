@@ -1,0 +1,385 @@
+"""The allocation solver's paths: closed forms against the GP certificate and independent
+oracles, the structure cache, the polish, the KKT residual by hand and every validation branch."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rlscale._errors import InfeasibleError
+from rlscale.optimize import AllocationProblem, allocate, kkt_residual, min_cost
+from rlscale.optimize._alloc_closed import closed_form
+from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, kkt_core
+from rlscale.optimize._alloc_model import _CACHE, gp_model
+from rlscale.theory import (
+    AdditiveLaw,
+    MultiplicativeLaw,
+    SynthesisMethod,
+    VarianceComponentsLaw,
+    chinchilla_optimal,
+    nested_optimum,
+)
+
+NESTED_COST = "{0!r}*E + {1!r}*E*t + {2!r}*E*t*k"
+
+
+def _rel(a: dict, b: dict) -> float:
+    return max(abs(a[k] / b[k] - 1) for k in a)
+
+
+def _random_power_law(rng):
+    n = int(rng.integers(2, 4))
+    axes = ["N", "D", "K"][:n]
+    law = AdditiveLaw(float(rng.uniform(0, 2)),
+                      {a: float(np.exp(rng.uniform(-2, 7))) for a in axes},
+                      {a: float(rng.uniform(0.1, 1.0)) for a in axes})
+    gam = [float(rng.uniform(0.5, 2.0)) for _ in axes]
+    cost = f"{float(np.exp(rng.uniform(0, 3)))!r}*" + "*".join(
+        f"{a}**{g!r}" for a, g in zip(axes, gam))
+    return law, cost
+
+
+def _random_cobb_douglas(rng):
+    axes = ["E", "K", "T"][: int(rng.integers(2, 4))]
+    law = MultiplicativeLaw(float(np.exp(rng.uniform(-1, 3))),
+                            {a: float(rng.uniform(0.05, 1.0)) for a in axes},
+                            floor=float(rng.uniform(0, 1)))
+    cost = " + ".join(f"{float(np.exp(rng.uniform(-2, 4)))!r}*{a}" for a in axes)
+    return law, cost
+
+
+def _random_nested(rng):
+    law = VarianceComponentsLaw(float(rng.uniform(0, 1)), *np.exp(rng.uniform(-3, 3, 3)))
+    return law, NESTED_COST.format(*(float(c) for c in np.exp(rng.uniform(-2, 5, 3))))
+
+
+@pytest.mark.parametrize(("make", "kind"), [(_random_power_law, "power-laws/monomial-cost"),
+                                            (_random_cobb_douglas, "cobb-douglas"),
+                                            (_random_nested, "nested")])
+def test_closed_forms_agree_with_the_gp_to_1e12(make, kind) -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        law, cost = make(rng)
+        prob = AllocationProblem(law, cost)
+        assert prob.closed_form is not None and prob.closed_form.kind == kind
+        budget = max(prob.cheapest()[0], 1.0) * float(np.exp(rng.uniform(3, 15)))
+        a = prob.allocate(budget, round_integers=False)
+        g = prob.allocate(budget, round_integers=False, method="gp")
+        assert (a.method, a.solver, g.method) == ("closed_form", f"closed form ({kind})", "gp")
+        assert _rel(a.values, g.values) <= 1e-12
+        assert a.loss == pytest.approx(g.loss, rel=1e-12)
+        assert a.kkt_residual <= 1e-12
+        target = law.floor + 2 * (a.loss - law.floor)
+        b = prob.min_cost(target, round_integers=False)
+        h = prob.min_cost(target, round_integers=False, method="gp")
+        assert b.method == "closed_form" and _rel(b.values, h.values) <= 1e-12
+        assert b.cost == pytest.approx(h.cost, rel=1e-12)
+        assert b.loss == pytest.approx(target, rel=1e-12)
+
+
+def test_power_laws_match_chinchilla_optimal_and_the_cobb_douglas_shares() -> None:
+    law = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})
+    a = allocate(law, "6*N*D", 5.76e23)
+    N, D = chinchilla_optimal(482.01, 2085.43, 0.3478, 0.3658, 5.76e23)
+    assert a.values["N"] == pytest.approx(N, rel=1e-13)
+    assert a.values["D"] == pytest.approx(D, rel=1e-13)
+    # Cobb-Douglas: spend shares c_j x_j / B = alpha_j / sum(alpha) = 0.6, 0.4.
+    cd = allocate(MultiplicativeLaw(2.0, {"E": 0.3, "K": 0.2}), "10*E + K", 1e5)
+    assert cd.values["E"] == pytest.approx(0.6 * 1e5 / 10, rel=1e-14)
+    assert cd.values["K"] == pytest.approx(0.4 * 1e5, rel=1e-14)
+    assert cd.shares == pytest.approx({"E": 0.6, "K": 0.4}, rel=1e-14)
+    # Its dual: at the loss just found, the cheapest allocation costs the budget again.
+    back = min_cost(MultiplicativeLaw(2.0, {"E": 0.3, "K": 0.2}), "10*E + K", cd.loss)
+    assert back.cost == pytest.approx(1e5, rel=1e-13)
+
+
+@pytest.mark.parametrize("costs", [(100, 10, 1), (50, 5, 2), (1, 10, 100), (5, 50, 0.5)])
+def test_nested_closed_form_matches_nested_optimum_pooled_or_not(costs) -> None:
+    law = VarianceComponentsLaw(0.1, 9.0, 4.0, 1.0)
+    prob = AllocationProblem(law, NESTED_COST.format(*map(float, costs)))
+    for budget in (1e3, 1e6):
+        a = prob.allocate(budget)
+        cf = nested_optimum(law, *costs, budget)
+        assert a.method == "closed_form"
+        assert _rel(a.values, cf.values) <= 1e-13
+        assert a.loss == pytest.approx(cf.loss, rel=1e-13)
+
+
+def test_pooled_nesting_needs_the_unit_lower_bounds() -> None:
+    # Costs (50, 5, 2) pool tasks with trajectories (k = 1): without k >= 1 there is no
+    # relaxation to use, so the GP solves it; with the law's default bounds the closed form does.
+    law = AdditiveLaw(0.0, {"environments": 9.0, "tasks": 4.0, "trajectories": 1.0},
+                      dict.fromkeys(("environments", "tasks", "trajectories"), 1.0))
+    sub = {"environments": "E", "tasks": "E*t", "trajectories": "E*t*k"}
+    free = AllocationProblem(law, "50*E + 5*E*t + 2*E*t*k", substitute=sub)
+    assert free.closed_form is None
+    nested = AllocationProblem(law, "50*E + 5*E*t + 2*E*t*k", substitute=sub,
+                               bounds={"t": (1, None), "k": (1, None)})
+    assert nested.closed_form.kind == "nested" and nested.closed_form.needs_unit_lower == (1,)
+    a = nested.allocate(1e6)
+    assert a.method == "closed_form" and a.values["k"] == 1.0
+    assert "k>=1" in a.duals
+
+
+def test_auto_falls_back_to_the_gp_where_a_bound_cuts_the_closed_form_off() -> None:
+    law = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})
+    prob = AllocationProblem(law, "6*N*D", bounds={"N": (None, 1e9)})
+    small, big = prob.allocate(1e18), prob.allocate(1e23)
+    assert small.method == "closed_form" and big.method == "gp"
+    assert big.values["N"] == pytest.approx(1e9, rel=1e-12)
+    assert big.values["D"] == pytest.approx(1e23 / 6e9, rel=1e-12)
+    assert "N<=1e+09" in big.duals and big.status == "optimal"
+    f = prob.frontier([1e18, 1e23])
+    assert f.method == ("closed_form", "gp")
+    assert f.values["N"][1] == pytest.approx(1e9, rel=1e-12)
+    with pytest.raises(ValueError, match=r"method='closed_form': at budget 1e\+23 the closed "
+                                         r"form \(power-laws/monomial-cost\) leaves the bounds"):
+        prob.allocate(1e23, method="closed_form")
+
+
+def test_frontier_matches_single_allocations_and_its_kkt_is_the_pointwise_one() -> None:
+    law = AdditiveLaw(0.5, {"N": 40.0, "D": 90.0, "K": 7.0}, {"N": 0.3, "D": 0.4, "K": 0.6})
+    prob = AllocationProblem(law, "3*N*D**0.5*K**2")
+    budgets = np.logspace(8, 20, 7)
+    f = prob.frontier(budgets)
+    assert f.method == ("closed_form",) * 7
+    for i, b in enumerate(budgets):
+        a = prob.allocate(float(b), round_integers=False)
+        assert f.loss[i] == pytest.approx(a.loss, rel=1e-14)
+        assert f.cost[i] == pytest.approx(b, rel=1e-14)
+        assert f.kkt_residual[i] == pytest.approx(a.kkt_residual, abs=1e-15)
+        for v in prob.variables:
+            assert f.values[v][i] == a.values[v]
+    assert f.as_dict()["method"] == ["closed_form"] * 7
+
+
+def test_sweep_uses_the_vectorised_closed_form() -> None:
+    law = VarianceComponentsLaw(0.0, 4.0, 1.0, 1.0)
+    out = AllocationProblem(law, "100*E + 10*E*t + E*t*k").sweep([1e4, 1e5])
+    assert [a.method for a in out] == ["closed_form"] * 2
+    assert [a.loss for a in out] == pytest.approx([nested_optimum(law, 100, 10, 1, b).loss
+                                                   for b in (1e4, 1e5)], rel=1e-14)
+
+
+def test_a_second_problem_of_the_same_structure_reuses_the_compiled_gp() -> None:
+    def prob(scale):
+        law = AdditiveLaw(0.1, {"E": 2.0 * scale, "t": 1.0, "k": 3.0},
+                          {"E": 0.5, "t": 0.3, "k": 0.25})
+        return AllocationProblem(law, f"{100 * scale!r}*E + 10*E*t + E*t*k", {"E": (1, 300)})
+    first, second = prob(1.0), prob(1.7)
+    a = first.allocate(1e6, method="gp")
+    model = first._compiled["allocate"]
+    compiles, solves = model.compiles, model.solves
+    b = second.allocate(2e6, method="gp")
+    assert second._compiled["allocate"] is model          # one model per structure
+    assert (model.compiles, model.solves) == (compiles, solves + 1)   # no recompilation
+    assert a.kkt_residual <= 1e-12 and b.kkt_residual <= 1e-12
+    assert a.values != b.values
+    # A different bounds pattern is a different structure.
+    third = AllocationProblem(first.law, "100.0*E + 10*E*t + E*t*k")
+    third.allocate(1e6, method="gp")
+    assert third._compiled["allocate"] is not model
+    assert gp_model(ALLOCATE, first._matrix(first.objective)[0], first._matrix(first.cost)[0],
+                    list(first.bounds.values())) is model
+
+
+def test_the_structure_cache_is_bounded() -> None:
+    law = AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.3})
+    for i in range(70):
+        gp_model(MIN_COST, np.array([[-0.5 - i / 1000, 0.0], [0.0, -0.3]]),
+                 np.array([[1.0, 0.0], [0.0, 1.0]]), [(0.0, math.inf), (0.0, math.inf)])
+    assert len(_CACHE) == 64
+    assert AllocationProblem(law, "E + k").min_cost(0.5, method="gp").kkt_residual <= 1e-12
+
+
+def test_allocation_reports_success_message_and_the_solvers_status() -> None:
+    law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
+    a = allocate(law, "100*E + K", 1e5)
+    assert (a.method, a.status, a.solver, a.success) == ("gp", "optimal", "CLARABEL gp", True)
+    assert a.message.startswith("CLARABEL via cvxpy gp=True (optimal)")
+    assert "KKT residual" in a.message and a.as_dict()["method"] == "gp"
+    c = allocate(law, "100*E*K", 1e5)
+    assert (c.method, c.status, c.success) == ("closed_form", "optimal", True)
+    assert c.message.startswith("closed form: power laws under a single-monomial cost")
+
+
+def test_synthetic_problems_take_the_dcp_path() -> None:
+    law = AdditiveLaw(0.1, {"environments": 2.0, "trajectories": 1.0},
+                      {"environments": 0.5, "trajectories": 0.3})
+    syn = [SynthesisMethod("environments", unit_cost=1.0, rho=0.5, name="gen")]
+    a = allocate(law, "10*environments + trajectories", 1e4, synthesis=syn)
+    assert (a.method, a.solver) == ("dcp", "CLARABEL dcp") and a.kkt_residual <= 1e-9
+    with pytest.raises(ValueError, match="method='gp' does not fit this problem: synthetic"):
+        allocate(law, "10*environments + trajectories", 1e4, synthesis=syn, method="gp")
+    with pytest.raises(ValueError, match="method='closed_form' needs"):
+        allocate(law, "10*environments + trajectories", 1e4, synthesis=syn,
+                 method="closed_form")
+
+
+def test_method_is_checked() -> None:
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    with pytest.raises(ValueError, match=r"method must be one of \['auto', 'closed_form', "
+                                         r"'gp', 'dcp'\]; got method='fast'"):
+        allocate(law, "E + K", 10.0, method="fast")
+    with pytest.raises(TypeError, match="method must be one of"):
+        min_cost(law, "E + K", 0.5, method=1)
+    with pytest.raises(ValueError, match="method='dcp' does not fit this problem: it has no "
+                                         "synthetic data"):
+        allocate(law, "E + K", 10.0, method="dcp")
+    with pytest.raises(ValueError, match="this problem has none"):
+        AllocationProblem(law, "E + K").sweep([10.0], method="closed_form")
+
+
+def test_closed_form_optimum_outside_the_float_range_is_refused() -> None:
+    law = AdditiveLaw(0.0, {"N": 1.0, "D": 1.0}, {"N": 0.01, "D": 1.0})
+    with pytest.raises(ValueError, match=r"the optimum at budget 1e\+300 leaves the float"):
+        allocate(law, "1e-20*N*D", 1e300)
+
+
+def test_closed_form_recognition_refuses_near_misses() -> None:
+    from rlscale.theory._posynomial import parse_posynomial as P
+
+    assert closed_form(P("N**-0.5 + D**-0.5"), P("N*D + 1"), ["N", "D"]) is None  # fixed cost
+    assert closed_form(P("N**-0.5 + D**-0.5"), P("N + D"), ["N", "D"]) is None    # linear
+    assert closed_form(P("N**-0.5*D**-0.5"), P("N*D"), ["N", "D"]) is None        # monomial/mono
+    assert closed_form(P("N**-0.5*D**-0.2"), P("N + D**2"), ["N", "D"]) is None   # D**2 not linear
+    assert closed_form(P("E**-1 + E**-1*t**-1"), P("E + E*t**2"), ["E", "t"]) is None
+    assert closed_form(P("E**-1 + E**-2*t**-1"), P("E + E*t"), ["E", "t"]) is None
+    assert closed_form(P("E**-1 + t**-1"), P("E + E*t"), ["E", "t"]) is None
+    assert closed_form(P("N**-0.5 + D**-0.5"), P("N**0.5"), ["N", "D"]) is None   # D costs nothing
+    assert closed_form(P("N**-0.5 + N**-0.5*D**-1"), P("N*D"), ["N", "D"]) is None
+    assert closed_form(P("N**-0.5 + D**-0.5"), P("N*D"), ["N", "D"]).kind == \
+        "power-laws/monomial-cost"
+
+
+def test_kkt_core_by_hand() -> None:
+    # One active constraint: mu = -g.d/d.d = 1.5, stationarity (0.5, -0.5) / |grad| 2 = 0.25.
+    res, mu = kkt_core(np.array([-1.0, -2.0]), [(0.0, np.array([1.0, 1.0]))], ["c"])
+    assert res == 0.25 and mu == {"c": 1.5}
+    # Two active constraints fitted by NNLS: grad (-1, -2), e_1 and e_2 give mu (1, 2), exact.
+    res, mu = kkt_core(np.array([-1.0, -2.0]), [(0.0, np.array([1.0, 0.0])),
+                                                (-1e-7, np.array([0.0, 1.0]))], ["a", "b"])
+    assert res == 0.0 and mu == {"a": 1.0, "b": 2.0}
+    # An inactive constraint (slack 1e-3) gets no multiplier; a violated one sets the residual.
+    res, mu = kkt_core(np.array([1.0, 0.0]), [(-1e-3, np.array([-1.0, 0.0]))], ["c"])
+    assert res == 1.0 and mu == {}
+    res, _ = kkt_core(np.array([-1.0]), [(0.3, np.array([1.0]))], ["c"])
+    assert res == 0.3
+    # A multiplier that would be negative is clipped to 0.
+    res, mu = kkt_core(np.array([1.0, 1.0]), [(0.0, np.array([1.0, 1.0]))], ["c"])
+    assert res == 1.0 and mu == {}
+
+
+def test_kkt_residual_validates_its_arguments() -> None:
+    with pytest.raises(ValueError, match=r"grad must be a non-empty 1-D array; got shape \(\)"):
+        kkt_residual(1.0, [])
+    with pytest.raises(TypeError, match="constraints must be a sequence"):
+        kkt_residual([1.0], "x")
+    with pytest.raises(TypeError, match=r"constraints\[0\] must be a \(g, grad_g\) pair"):
+        kkt_residual([1.0], [(0.0,)])
+    with pytest.raises(ValueError, match=r"constraints\[0\] grad_g must have the shape"):
+        kkt_residual([1.0], [(0.0, [1.0, 2.0])])
+    with pytest.raises(TypeError, match="names must be a sequence of 1 labels"):
+        kkt_residual([1.0], [(0.0, [1.0])], names=["a", "b"])
+    res, mu = kkt_residual([-1.0], [(0.0, [1.0])])
+    assert res == 0.0 and mu == {"c0": 1.0}
+
+
+def test_senses_pose_the_constraint_and_rank_candidates() -> None:
+    assert ALLOCATE.rhs(100.0, 0.5) == 100.0 and MIN_COST.rhs(0.75, 0.5) == 0.25
+    loss, cost = np.array([0.3, 0.2, 0.1]), np.array([90.0, 100.0, 110.0])
+    ok, key = ALLOCATE.rank(loss, cost, 100.0)
+    assert ok.tolist() == [True, True, False] and int(np.argmin(key)) == 1
+    ok, key = MIN_COST.rank(loss, cost, 0.2)
+    assert ok.tolist() == [False, True, True] and int(np.argmin(key)) == 1
+
+
+def test_the_exact_newton_polish_lands_on_the_bounded_optimum() -> None:
+    # Stationarity by hand with E capped at 500: the budget left after 100*500 goes to K.
+    law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
+    a = allocate(law, "100*E + K", 1e7, bounds={"E": (None, 500)}, method="gp")
+    assert a.values["E"] == pytest.approx(500, rel=1e-14)
+    assert a.values["K"] == pytest.approx(1e7 - 5e4, rel=1e-13)
+    assert a.kkt_residual <= 1e-13
+    # Interior GP optimum: alpha_E l_E / (100 E) = alpha_K l_K / K (Cobb-Douglas shares).
+    b = allocate(law, "100*E + K", 1e5, method="gp")
+    lE, lK = 3.0 * b.values["E"] ** -0.45, 4.0 * b.values["K"] ** -0.2
+    assert 0.45 * lE / (100 * b.values["E"]) == pytest.approx(0.2 * lK / b.values["K"],
+                                                              rel=1e-12)
+    assert "polished" in b.message
+
+
+@pytest.mark.parametrize(("bounds", "err", "match"), [
+    ({"E": {"min": 1, "maxi": 2}}, ValueError, r"bounds\['E'\] takes keys 'min' and 'max'"),
+    ({"E": 3}, TypeError, r"bounds\['E'\] must be \(min, max\)"),
+    ({"E": (1, 2, 3)}, TypeError, r"bounds\['E'\] must be \(min, max\)"),
+    ({"E": (-1, 2)}, ValueError, r"bounds\['E'\] min must be >= 0"),
+    ({"E": (1, 0)}, ValueError, r"bounds\['E'\] max must be > 0"),
+    ({"E": {"min": 3, "max": 2}}, ValueError, "min 3 exceeds max 2"),
+    ([("E", (1, 2))], TypeError, "bounds must be a mapping"),
+])
+def test_bounds_validation_names_the_entry(bounds, err, match) -> None:
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    with pytest.raises(err, match=match):
+        AllocationProblem(law, "E + K", bounds)
+
+
+def test_bounds_as_mappings_and_open_sides() -> None:
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E + K", {"E": {"min": 2}, "K": (None, 50)})
+    assert prob.bounds == {"E": (2.0, math.inf), "K": (0.0, 50.0)}
+
+
+def test_problem_construction_errors() -> None:
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    with pytest.raises(ValueError, match="exponent 2000 on 'E'"):
+        AllocationProblem(law, "E**2000 + K")
+    with pytest.raises(TypeError, match="substitute must be a mapping"):
+        AllocationProblem(law, "E + K", substitute=["E"])
+    with pytest.raises(TypeError, match=r"substitute\['E'\] must be a monomial string"):
+        AllocationProblem(law, "x + K", substitute={"E": 3})
+    with pytest.raises(ValueError, match="substitute names 'Q', not an axis"):
+        AllocationProblem(law, "x + K", substitute={"Q": "x"})
+    with pytest.raises(ValueError, match=r"substitute\['E'\] = 'x \+ y' must be a monomial"):
+        AllocationProblem(law, "x + K", substitute={"E": "x + y"})
+    with pytest.raises(TypeError, match="synthesis must be a list of SynthesisMethod"):
+        AllocationProblem(law, "E + K", synthesis="gen")
+    with pytest.raises(TypeError, match="synthesis entries must be SynthesisMethod"):
+        AllocationProblem(law, "E + K", synthesis=["gen"])
+    syn = SynthesisMethod("Q", unit_cost=1.0, rho=0.5, name="gen")
+    with pytest.raises(ValueError, match="targets axis 'Q', which the law does not have"):
+        AllocationProblem(law, "E + K", synthesis=[syn])
+    syn = SynthesisMethod("E", unit_cost=1.0, rho=0.5, name="K")
+    with pytest.raises(ValueError, match=r"synthesis method names clash with axes: \['K'\]"):
+        AllocationProblem(law, "E + K", synthesis=[syn])
+    syn = SynthesisMethod("E", unit_cost=1.0, rho=0.5, name="gen")
+    with pytest.raises(ValueError, match="synthetic data needs a cost linear in the counts"):
+        AllocationProblem(law, "E*K", synthesis=[syn])
+    with pytest.raises(ValueError, match="synthesis and substitute cannot be combined"):
+        AllocationProblem(law, "E + K", substitute={"E": "E"}, synthesis=[syn])
+    multi = MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5})
+    with pytest.raises(ValueError, match="needs a law whose terms each involve one axis"):
+        AllocationProblem(multi, "E + K", synthesis=[syn])
+    prob = AllocationProblem(law, "E + K")
+    with pytest.raises(ValueError, match=r"values needs every decision variable \['E', 'K'\]"):
+        prob.loss_at({"E": 1.0})
+    with pytest.raises(TypeError, match="values must be a mapping"):
+        prob.cost_at([1.0, 2.0])
+    with pytest.raises(TypeError, match="budgets must be a sequence of numbers"):
+        prob.sweep(5.0)
+    with pytest.raises(ValueError, match="budgets must be a flat list"):
+        prob.frontier([[1.0, 2.0]])
+    with pytest.raises(InfeasibleError, match="budget 1 is below the cost 4"):
+        AllocationProblem(law, "E + K", {"E": (2, None), "K": (2, None)}).frontier([1.0, 5.0])
+
+
+@pytest.mark.slow
+def test_one_thousand_random_instances_all_solve_to_kkt_1e12() -> None:
+    from benchmarks.bench_allocate import instances
+
+    worst = 0.0
+    for prob, budget in instances(1000):
+        worst = max(worst, prob.allocate(budget, round_integers=False).kkt_residual)
+    assert worst <= 1e-12
