@@ -399,7 +399,8 @@ class AllocationProblem:
         """
         budgets = self._budgets(budgets)
         method = check_method(method)
-        self._check_budget(float(budgets.min()))
+        if budgets.size:
+            self._check_budget(float(budgets.min()))
         pre = closed_points(self, ALLOCATE, budgets, method)
         n = budgets.size
         if pre is not None and np.all(np.isfinite(pre[0])):
