@@ -383,3 +383,37 @@ def test_one_thousand_random_instances_all_solve_to_kkt_1e12() -> None:
     for prob, budget in instances(1000):
         worst = max(worst, prob.allocate(budget, round_integers=False).kkt_residual)
     assert worst <= 1e-12
+
+
+def test_only_the_gp_refuses_budgets_beyond_float64_resolution() -> None:
+    law = AdditiveLaw(0.15, {"environments": 2.0, "tasks": 1.5, "trajectories": 1.2},
+                      {"environments": 0.45, "tasks": 0.3, "trajectories": 0.2})
+    sub = {"environments": "E", "tasks": "E*t", "trajectories": "E*t*k"}
+    bounds = {"E": (1, 500), "t": (1, None), "k": (1, None)}
+    with pytest.raises(ValueError, match="beyond what float64 can resolve"):
+        allocate(law, "100*E + 10*E*t + E*t*k", 1e308, bounds, substitute=sub)
+    # A closed form is exact at any budget whose optimum is in the float range.
+    chin = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})
+    a = allocate(chin, "6*N*D", 1e300, round_integers=False)
+    N, D = chinchilla_optimal(482.01, 2085.43, 0.3478, 0.3658, 1e300)
+    assert a.method == "closed_form" and a.values["N"] == pytest.approx(N, rel=1e-12)
+    assert a.loss == 1.82 and a.cost == pytest.approx(1e300, rel=1e-12)
+
+
+def test_a_budget_equal_to_the_cheapest_allocation_is_feasible() -> None:
+    law = MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5})
+    a = allocate(law, "E + K", 4.0, bounds={"E": (2, None), "K": (2, None)})
+    assert a.values == {"E": 2.0, "K": 2.0} and a.method == "closed_form"
+    with pytest.raises(InfeasibleError, match="budget 3.99 is below the cost 4"):
+        allocate(law, "E + K", 3.99, bounds={"E": (2, None), "K": (2, None)})
+
+
+def test_at_most_ten_thousand_budgets_even_as_a_float_array() -> None:
+    prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
+    assert prob.frontier(np.full(10_000, 10.0)).loss.shape == (10_000,)
+    with pytest.raises(ValueError, match="at most 10000 budgets"):
+        prob.frontier(np.full(10_001, 10.0))
+    with pytest.raises(ValueError, match="budgets must be > 0"):
+        prob.frontier(np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="budgets must be"):
+        prob.frontier(np.array([1.0, np.inf]))
