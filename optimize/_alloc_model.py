@@ -10,7 +10,9 @@ and afterwards only maps new parameter values into the cached conic data
 (Agrawal, Barratt, Boyd & Stellato 2019, "Differentiating through log-log
 convex programs", §4).  Two :class:`~rlscale.optimize.AllocationProblem` with
 the same law family, cost shape and bounds pattern -- any coefficients --
-share one compiled model.  The cache holds the 64 most recent structures.
+share one compiled model.  The cache holds the 64 most recent structures;
+each model's solve holds its own lock, so threads that share a structure
+take turns instead of overwriting each other's parameter values.
 
 Synthetic data turns the problem into a DCP program in the counts (a
 decreasing convex power of a concave effective count), built per problem
@@ -20,6 +22,7 @@ with the right-hand side as its only parameter.
 from __future__ import annotations
 
 import math
+import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -33,6 +36,7 @@ __all__ = ["GPModel", "dcp_model", "gp_model", "solve_numeric"]
 
 _CACHE: OrderedDict[tuple, GPModel] = OrderedDict()
 _CACHE_SIZE = 64
+_CACHE_LOCK = threading.Lock()
 
 
 class GPModel:
@@ -66,6 +70,7 @@ class GPModel:
         else:
             self.problem = cp.Problem(cp.Minimize(cost), [obj <= self.rhs, *cons])
         self.solves = self.compiles = 0
+        self._lock = threading.Lock()
 
     def _posynomial(self, coefs: list[Any], exps: np.ndarray) -> Any:
         total = 0
@@ -84,27 +89,28 @@ class GPModel:
 
         import cvxpy as cp
 
-        for p, v in zip(self.obj_coef, obj_coef):
-            p.value = float(v)
-        for p, v in zip(self.cost_coef, cost_coef):
-            p.value = float(v)
-        for p, v in zip(self.lo, lo):
-            if p is not None:
+        with self._lock:
+            for p, v in zip(self.obj_coef, obj_coef):
                 p.value = float(v)
-        for p, v in zip(self.hi, hi):
-            if p is not None:
+            for p, v in zip(self.cost_coef, cost_coef):
                 p.value = float(v)
-        self.rhs.value = float(rhs)
-        self.compiles += self.problem._cache.param_prog is None
-        self.solves += 1
-        # An "inaccurate" solve is reported in ``status`` and then polished and
-        # graded by the KKT residual, so cvxpy's warning adds nothing.
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-            self.problem.solve(gp=True, solver=cp.CLARABEL)
-        if self.x[0].value is None:
-            return self.problem.status, None
-        return self.problem.status, np.array([float(x.value) for x in self.x])
+            for p, v in zip(self.lo, lo):
+                if p is not None:
+                    p.value = float(v)
+            for p, v in zip(self.hi, hi):
+                if p is not None:
+                    p.value = float(v)
+            self.rhs.value = float(rhs)
+            self.compiles += self.problem._cache.param_prog is None
+            self.solves += 1
+            # An "inaccurate" solve is reported in ``status`` and then polished and
+            # graded by the KKT residual, so cvxpy's warning adds nothing.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
+                self.problem.solve(gp=True, solver=cp.CLARABEL)
+            if self.x[0].value is None:
+                return self.problem.status, None
+            return self.problem.status, np.array([float(x.value) for x in self.x])
 
 
 def gp_model(sense: Sense, obj_exp: np.ndarray, cost_exp: np.ndarray,
@@ -114,13 +120,14 @@ def gp_model(sense: Sense, obj_exp: np.ndarray, cost_exp: np.ndarray,
     has_hi = tuple(math.isfinite(hi) for _, hi in bounds)
     key = (sense.name, obj_exp.shape, obj_exp.tobytes(), cost_exp.shape, cost_exp.tobytes(),
            has_lo, has_hi)
-    model = _CACHE.get(key)
-    if model is None:
-        model = _CACHE[key] = GPModel(sense, obj_exp, cost_exp, has_lo, has_hi)
-        if len(_CACHE) > _CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    else:
-        _CACHE.move_to_end(key)
+    with _CACHE_LOCK:
+        model = _CACHE.get(key)
+        if model is None:
+            model = _CACHE[key] = GPModel(sense, obj_exp, cost_exp, has_lo, has_hi)
+            if len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+        else:
+            _CACHE.move_to_end(key)
     return model
 
 

@@ -417,3 +417,19 @@ def test_at_most_ten_thousand_budgets_even_as_a_float_array() -> None:
         prob.frontier(np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="budgets must be"):
         prob.frontier(np.array([1.0, np.inf]))
+
+
+def test_threads_sharing_a_compiled_structure_get_their_own_answers() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def solve(scale: float) -> float:
+        law = AdditiveLaw(0.1, {"E": 2.0 * scale, "k": 3.0}, {"E": 0.5, "k": 0.25})
+        return AllocationProblem(law, "10*E + k", {"E": (1, 1e4)}).allocate(
+            1e5, round_integers=False, method="gp").values["E"]
+
+    scales = [1.0, 2.0, 4.0, 8.0] * 2
+    alone = [solve(s) for s in scales]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(solve, scales))
+    assert together == pytest.approx(alone, rel=1e-12)
+    assert len(set(np.round(alone, 6))) == 4
