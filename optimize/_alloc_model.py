@@ -1,16 +1,16 @@
 """The cvxpy models of an allocation problem, compiled once per *structure*.
 
-Geometric programs (no synthetic data) are cached by structure: the sense,
-the exponent matrices of the objective and the cost over the decision
-variables, and which bounds are present.  Everything numeric -- the
-coefficients of every term, the bounds and the right-hand side -- is a cvxpy
-``Parameter``, and the problem obeys the disciplined-parametrized rules for
-GPs (``is_dgp(dpp=True)``), so cvxpy compiles the problem on its first solve
-and afterwards only maps new parameter values into the cached conic data
-(Agrawal, Barratt, Boyd & Stellato 2019, "Differentiating through log-log
-convex programs", §4).  Two :class:`~rlscale.optimize.AllocationProblem` with
-the same law family, cost shape and bounds pattern -- any coefficients --
-share one compiled model.  The cache holds the 64 most recent structures;
+Geometric programs (no synthetic data) are posed in log space (see
+:class:`GPModel`) and cached by structure: the sense, the number of terms of
+the law and of the cost, the number of decision variables and which bounds
+are present.  Everything numeric -- exponents, coefficients, bounds and the
+right-hand side -- is a cvxpy ``Parameter`` and the problem obeys the
+disciplined-parametrized-programming rules (Agrawal, Amos, Barratt, Boyd,
+Diamond & Kolter 2019, "Differentiable convex optimization layers", §4), so
+cvxpy compiles it on its first solve and afterwards only maps new parameter
+values into the cached conic data.  Two :class:`~rlscale.optimize.AllocationProblem`
+with as many terms and the same bounds pattern -- any exponents and
+coefficients -- share one compiled model.  The cache holds the 64 most recent structures;
 each model's solve holds its own lock, so threads that share a structure
 take turns instead of overwriting each other's parameter values.
 
@@ -42,6 +42,15 @@ _CACHE_LOCK = threading.Lock()
 class GPModel:
     """One compiled GP structure; :meth:`solve` sets its parameters and solves.
 
+    The GP is posed in ``u = log x`` as the convex program it is (Boyd et al.
+    2007, §2.5): minimise ``lse(A u + b)`` subject to ``lse(A_c u + b_c) <= log
+    B`` and ``log lo <= u <= log hi`` (for min-cost the two log-sum-exps swap
+    and the right-hand side is ``log(target - floor)``) -- exactly what cvxpy's
+    ``gp=True`` produces from the posynomials, but with the exponent matrices
+    ``A``, the log-coefficients ``b``, the bounds and the right-hand side all
+    ``Parameter``s, so the structure is only the number of terms and variables
+    and which bounds exist.
+
     Attributes
     ----------
     problem : cvxpy.Problem
@@ -50,80 +59,72 @@ class GPModel:
         How many times it was solved, and how many of those compiled it.
     """
 
-    def __init__(self, sense: Sense, obj_exp: np.ndarray, cost_exp: np.ndarray,
-                 has_lo: tuple[bool, ...], has_hi: tuple[bool, ...]) -> None:
+    def __init__(self, sense: Sense, n_obj: int, n_cost: int, has_lo: tuple[bool, ...],
+                 has_hi: tuple[bool, ...]) -> None:
         import cvxpy as cp
 
-        n = obj_exp.shape[1]
-        self.x = [cp.Variable(pos=True) for _ in range(n)]
-        self.obj_coef = [cp.Parameter(pos=True) for _ in range(len(obj_exp))]
-        self.cost_coef = [cp.Parameter(pos=True) for _ in range(len(cost_exp))]
-        self.lo = [cp.Parameter(pos=True) if flag else None for flag in has_lo]
-        self.hi = [cp.Parameter(pos=True) if flag else None for flag in has_hi]
-        self.rhs = cp.Parameter(pos=True)
-        obj = self._posynomial(self.obj_coef, obj_exp)
-        cost = self._posynomial(self.cost_coef, cost_exp)
-        cons = [self.x[i] >= p for i, p in enumerate(self.lo) if p is not None]
-        cons += [self.x[i] <= p for i, p in enumerate(self.hi) if p is not None]
+        n = len(has_lo)
+        self.u = cp.Variable(n)
+        self.A, self.b = cp.Parameter((n_obj, n)), cp.Parameter(n_obj)
+        self.Ac, self.bc = cp.Parameter((n_cost, n)), cp.Parameter(n_cost)
+        self.lo, self.hi = cp.Parameter(n), cp.Parameter(n)
+        self.rhs = cp.Parameter()
+        law = cp.log_sum_exp(self.A @ self.u + self.b)
+        cost = cp.log_sum_exp(self.Ac @ self.u + self.bc)
+        lo = [i for i, flag in enumerate(has_lo) if flag]
+        hi = [i for i, flag in enumerate(has_hi) if flag]
+        cons = ([self.u[lo] >= self.lo[lo]] if lo else []) + (
+            [self.u[hi] <= self.hi[hi]] if hi else [])
         if sense.minimises_loss:
-            self.problem = cp.Problem(cp.Minimize(obj), [cost <= self.rhs, *cons])
+            self.problem = cp.Problem(cp.Minimize(law), [cost <= self.rhs, *cons])
         else:
-            self.problem = cp.Problem(cp.Minimize(cost), [obj <= self.rhs, *cons])
+            self.problem = cp.Problem(cp.Minimize(cost), [law <= self.rhs, *cons])
         self.solves = self.compiles = 0
         self._lock = threading.Lock()
 
-    def _posynomial(self, coefs: list[Any], exps: np.ndarray) -> Any:
-        total = 0
-        for c, row in zip(coefs, exps):
-            term = c
-            for xi, e in zip(self.x, row):
-                if e != 0:
-                    term = term * (xi if e == 1 else xi ** float(e))
-            total = total + term
-        return total
+    def solve(self, law: tuple[np.ndarray, np.ndarray], cost: tuple[np.ndarray, np.ndarray],
+              lo: list[float], hi: list[float], rhs: float) -> tuple[str, np.ndarray | None]:
+        """Solve with these numbers; returns cvxpy's status and the variables' values.
 
-    def solve(self, obj_coef: np.ndarray, cost_coef: np.ndarray, lo: list[float],
-              hi: list[float], rhs: float) -> tuple[str, np.ndarray | None]:
-        """Solve with these numbers; returns cvxpy's status and the variables' values."""
+        ``law`` and ``cost`` are ``(A, b)`` term matrices over the decision
+        variables, ``lo``/``hi`` the bounds (0 and inf where absent) and ``rhs``
+        the budget or ``target - floor``.
+        """
         import warnings
 
         import cvxpy as cp
 
+        with np.errstate(divide="ignore"):
+            log_lo, log_hi = np.log(lo), np.log(hi)
         with self._lock:
-            for p, v in zip(self.obj_coef, obj_coef):
-                p.value = float(v)
-            for p, v in zip(self.cost_coef, cost_coef):
-                p.value = float(v)
-            for p, v in zip(self.lo, lo):
-                if p is not None:
-                    p.value = float(v)
-            for p, v in zip(self.hi, hi):
-                if p is not None:
-                    p.value = float(v)
-            self.rhs.value = float(rhs)
+            self.A.value, self.b.value = law
+            self.Ac.value, self.bc.value = cost
+            self.lo.value = np.where(np.isfinite(log_lo), log_lo, 0.0)
+            self.hi.value = np.where(np.isfinite(log_hi), log_hi, 0.0)
+            self.rhs.value = math.log(rhs)
             self.compiles += self.problem._cache.param_prog is None
             self.solves += 1
             # An "inaccurate" solve is reported in ``status`` and then polished and
             # graded by the KKT residual, so cvxpy's warning adds nothing.
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                self.problem.solve(gp=True, solver=cp.CLARABEL)
-            if self.x[0].value is None:
+                self.problem.solve(solver=cp.CLARABEL)
+            if self.u.value is None:
                 return self.problem.status, None
-            return self.problem.status, np.array([float(x.value) for x in self.x])
+            with np.errstate(over="ignore", under="ignore"):
+                return self.problem.status, np.exp(np.asarray(self.u.value, dtype=np.float64))
 
 
-def gp_model(sense: Sense, obj_exp: np.ndarray, cost_exp: np.ndarray,
+def gp_model(sense: Sense, n_obj: int, n_cost: int,
              bounds: list[tuple[float, float]]) -> GPModel:
     """The cached :class:`GPModel` of this structure (built on first use)."""
     has_lo = tuple(lo > 0 for lo, _ in bounds)
     has_hi = tuple(math.isfinite(hi) for _, hi in bounds)
-    key = (sense.name, obj_exp.shape, obj_exp.tobytes(), cost_exp.shape, cost_exp.tobytes(),
-           has_lo, has_hi)
+    key = (sense.name, n_obj, n_cost, has_lo, has_hi)
     with _CACHE_LOCK:
         model = _CACHE.get(key)
         if model is None:
-            model = _CACHE[key] = GPModel(sense, obj_exp, cost_exp, has_lo, has_hi)
+            model = _CACHE[key] = GPModel(sense, n_obj, n_cost, has_lo, has_hi)
             if len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
         else:
@@ -215,14 +216,12 @@ def solve_numeric(problem: Any, sense: Sense, bound: float, method: str
     rhs = sense.rhs(bound, problem.law.floor)
     try:
         if problem.gp:
-            model = gp_model(sense, problem._matrix(problem.objective)[0],
-                             problem._matrix(problem.cost)[0], list(problem.bounds.values()))
+            law, cost = problem._matrix(problem.objective), problem._matrix(problem.cost)
+            bounds = list(problem.bounds.values())
+            model = gp_model(sense, len(law[1]), len(cost[1]), bounds)
             problem._compiled[sense.name] = model
-            status, x = model.solve(
-                [m.coefficient for m in problem.objective.terms],
-                [m.coefficient for m in problem.cost.terms],
-                [lo for lo, _ in problem.bounds.values()],
-                [hi for _, hi in problem.bounds.values()], rhs)
+            status, x = model.solve(law, cost, [lo for lo, _ in bounds], [hi for _, hi in bounds],
+                                    rhs)
         else:
             if sense.name not in problem._compiled:
                 problem._compiled[sense.name] = dcp_model(problem, sense)

@@ -37,8 +37,8 @@ exponents = { E = 0.5, k = 0.3 }
 expression = "E + k"
 """
 
-RECORDS = {"Allocation", "AllocationFrontier", "FitResult", "Efficiency", "EfficiencyCurve", "MeasuredCost",
-           "AllocationSpec"}
+RECORDS = {"Allocation", "AllocationFrontier", "FitResult", "Efficiency", "EfficiencyCurve",
+           "MeasuredCost", "AllocationSpec"}
 
 
 def _within_budget(_budget):
@@ -286,8 +286,8 @@ def test_every_public_name_and_method_has_a_contract():
 
 
 def test_methods_without_arguments_return_finite_values():
-    objs = [PROB.allocate(100.0), PROB.frontier([100.0]), FIT_B, opt.efficiency(LAW, COST, 0.8, "k", {"E": 10.0},
-                                                       BOUNDS),
+    objs = [PROB.allocate(100.0), PROB.frontier([100.0]), FIT_B,
+            opt.efficiency(LAW, COST, 0.8, "k", {"E": 10.0}, BOUNDS),
             opt.efficiency_curve(LAW, COST, [100.0], "k", {"E": 10.0}, BOUNDS),
             opt.cost_to_reach([1.0, 2.0], [0.1, 0.2], 0.15), opt.load_spec(SPEC), PROB, BASE]
     by_class = {type(o).__name__: o for o in objs}
