@@ -435,3 +435,12 @@ def test_threads_sharing_a_compiled_structure_get_their_own_answers() -> None:
         together = list(pool.map(solve, scales))
     assert together == pytest.approx(alone, rel=1e-12)
     assert len(set(np.round(alone, 6))) == 4
+
+
+def test_synthetic_data_takes_a_fixed_cost_but_not_a_power_of_a_count() -> None:
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    syn = [SynthesisMethod("E", unit_cost=1.0, rho=0.5, name="gen")]
+    with pytest.raises(ValueError, match="synthetic data needs a cost linear in the counts"):
+        AllocationProblem(law, "E**2 + K", synthesis=syn)
+    prob = AllocationProblem(law, "5 + E + K", synthesis=syn)
+    assert prob.cheapest()[0] == 5.0 and prob.variables == ["E", "K", "gen"]
