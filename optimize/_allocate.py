@@ -59,7 +59,7 @@ from rlscale.optimize._alloc_closed import (
 )
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
 from rlscale.optimize._alloc_model import solve_numeric
-from rlscale.optimize._alloc_result import Allocation, AllocationFrontier
+from rlscale.optimize._alloc_result import Allocation, AllocationFrontier, summarise
 from rlscale.optimize._alloc_space import CountSpace, LogSpace
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
@@ -69,6 +69,7 @@ from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Allocation", "AllocationFrontier", "AllocationProblem", "allocate",
            "kkt_residual", "min_cost"]
+
 
 class AllocationProblem:
     """A law, a cost and bounds, compiled once and solved for many budgets/targets.
@@ -430,7 +431,7 @@ class AllocationProblem:
             values, status, used, message = solve_numeric(self, sense, bound, method)
             solver = "CLARABEL " + used
         residual, duals = self._kkt(sense, bound, values)
-        loss, cost, effective, shares = self._summary(values)
+        loss, cost, effective, shares = summarise(self, values)
         if used == "gp" and sense.minimises_loss and cost < bound * (1 - 1e-6) and any(
                 values[v] < hi * (1 - 1e-9) for v, (_, hi) in self.bounds.items()):
             # The loss falls strictly with every costed variable, so an optimum leaves
@@ -453,55 +454,6 @@ class AllocationProblem:
         alloc["seconds"] = time.perf_counter() - start
         return Allocation(**alloc)
 
-    def _summary(self, values: dict[str, float]
-                 ) -> tuple[float, float, dict[str, float], dict[str, float]]:
-        """Loss, cost, effective axes and cost shares at a solver's point.
-
-        For a GP at positive counts, from the term matrices in log space (one
-        pass, no re-validation: the point came from the solver); otherwise by
-        evaluating the law and the cost.
-        """
-        x = np.array([values[v] for v in self.variables])
-        if not self.gp or not np.all(x > 0):
-            return (float(self.loss_at(values)), float(self.cost_at(values)),
-                    {k: float(v) for k, v in self.effective(values).items()},
-                    self._shares(values))
-        u = np.log(x)
-        A, b = self._matrix(self.objective)
-        Ac, bc = self._matrix(self.cost)
-        Ae, be = self._effective_matrix()
-        with np.errstate(over="ignore"):
-            terms = np.exp(Ac @ u + bc)
-            cost = float(terms.sum())
-            loss = self.law.floor + float(np.exp(A @ u + b).sum())
-            eff = np.exp(Ae @ u + be)
-        return (loss, cost, dict(zip(self.law.axes, eff.tolist())),
-                dict(zip(self._labels, (terms / cost).tolist())))
-
-    def _effective_matrix(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(A, b)`` with ``log(effective axes) = A @ log(x) + b`` (GP problems)."""
-        if "effective" not in self._mats:
-            A = np.zeros((len(self.law.axes), len(self.variables)))
-            b = np.zeros(len(self.law.axes))
-            for i, axis in enumerate(self.law.axes):
-                if axis in self.substitute:
-                    (mono,) = self.substitute[axis].terms
-                    b[i] = math.log(mono.coefficient)
-                    A[i] = [mono.power_of(v) for v in self.variables]
-                else:
-                    A[i, self.variables.index(axis)] = 1.0
-            self._mats["effective"] = (A, b)
-        return self._mats["effective"]
-
-    def _shares(self, values: Mapping[str, float]) -> dict[str, float]:
-        terms = self.cost.term_values(values) if self.cost.axes else np.array(
-            [m.coefficient for m in self.cost.terms])
-        labels = [m.label() for m in self.cost.terms]
-        amounts = dict(zip(labels, (float(t) for t in terms)))
-        for m in self.synthesis:
-            amounts[m.name] = m.unit_cost * values[m.name]
-        total = sum(amounts.values())
-        return {k: v / total for k, v in amounts.items()}
 
 def allocate(law: Law, cost: Any, budget: float, bounds: Mapping[str, Any] | None = None, *,
              substitute: Mapping[str, Any] | None = None,
