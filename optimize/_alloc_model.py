@@ -244,14 +244,15 @@ def solve_numeric(problem: Any, sense: Sense, bound: float, method: str
         values, rescued = rescue(space_at, values)
         if rescued:
             steps.append("rescued by SLSQP")
-    how = "cvxpy gp=True" if problem.gp else "cvxpy DCP"
+    how = "cvxpy, the GP in log space" if problem.gp else "cvxpy DCP"
     return values, status, kind, ", ".join([f"CLARABEL via {how} ({status})", *steps])
 
 def solver_failure(problem: Any, sense: Sense, bound: float, why: Any) -> str:
     """What rlscale tried and what the user can change, in place of cvxpy's advice."""
     text = " ".join(str(why).split())
     text = text.split(" Try another solver")[0].split(" Try re-solving")[0].rstrip(". ")
-    kind = "geometric program (cvxpy gp=True)" if problem.gp else "convex program (cvxpy DCP)"
+    kind = ("geometric program (cvxpy, in log space)" if problem.gp
+            else "convex program (cvxpy DCP)")
     text = text or "no reason given"
     return (f"the {sense.name} problem at {sense.what} {bound:g} could not be solved: "
             f"rlscale posed it as a {kind} and ran the CLARABEL solver, which failed "

@@ -16,8 +16,9 @@ How a problem is solved (``method=``):
     vectorised over budgets (:mod:`._alloc_closed`, with derivations).  Used
     when the closed form's point lies within the bounds.
 ``"gp"``
-    cvxpy's disciplined GP mode with CLARABEL, compiled once per structure
-    with every number a parameter (:mod:`._alloc_model`), then polished by
+    The GP in log space (log-sum-exp objective and constraint) in cvxpy with
+    CLARABEL, compiled once per structure with every number -- exponents
+    included -- a parameter (:mod:`._alloc_model`), then polished by
     Newton's method on the KKT equations of the active set so results are
     accurate to ~1e-12 rather than the conic solver's ~1e-8, with an SLSQP
     rescue when polishing is not enough (:mod:`._alloc_polish`).

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rlscale._errors import InfeasibleError
+from rlscale._errors import InfeasibleError, SolverError
 from rlscale.optimize import AllocationProblem, allocate, kkt_residual, min_cost
 from rlscale.optimize._alloc_closed import closed_form
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, kkt_core
@@ -200,7 +200,7 @@ def test_allocation_reports_success_message_and_the_solvers_status() -> None:
     law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
     a = allocate(law, "100*E + K", 1e5)
     assert (a.method, a.status, a.solver, a.success) == ("gp", "optimal", "CLARABEL gp", True)
-    assert a.message.startswith("CLARABEL via cvxpy gp=True (optimal)")
+    assert a.message.startswith("CLARABEL via cvxpy, the GP in log space (optimal)")
     assert "KKT residual" in a.message and a.as_dict()["method"] == "gp"
     c = allocate(law, "100*E*K", 1e5)
     assert (c.method, c.status, c.success) == ("closed_form", "optimal", True)
@@ -444,3 +444,37 @@ def test_synthetic_data_takes_a_fixed_cost_but_not_a_power_of_a_count() -> None:
         AllocationProblem(law, "E**2 + K", synthesis=syn)
     prob = AllocationProblem(law, "5 + E + K", synthesis=syn)
     assert prob.cheapest()[0] == 5.0 and prob.variables == ["E", "K", "gen"]
+
+
+@pytest.mark.parametrize(("status", "err", "match"), [
+    ("infeasible", InfeasibleError, r"the allocate problem is infeasible \(solver status "
+                                    r"infeasible\); check the bounds"),
+    ("unbounded_inaccurate", InfeasibleError, r"the allocate problem is unbounded \(solver "
+                                              r"status unbounded_inaccurate\)"),
+    ("solver_error", SolverError, r"the allocate problem at budget 100 could not be solved: "
+                                  r"rlscale posed it as a geometric program \(cvxpy, in log "
+                                  r"space\) and ran the CLARABEL solver, which failed \(status "
+                                  r"solver_error\); try a budget nearer"),
+])
+def test_solver_statuses_become_errors_that_say_why(monkeypatch, status, err, match) -> None:
+    from rlscale.optimize._alloc_model import GPModel
+
+    monkeypatch.setattr(GPModel, "solve", lambda self, *a: (status, None))
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    with pytest.raises(err, match=match):
+        allocate(law, "E + K", 100.0)
+
+
+def test_a_solver_exception_is_reported_without_cvxpys_advice(monkeypatch) -> None:
+    import cvxpy as cp
+
+    from rlscale.optimize._alloc_model import GPModel
+
+    def fail(self, *args):
+        raise cp.error.SolverError("numerical trouble.  Try another solver, or ...")
+
+    monkeypatch.setattr(GPModel, "solve", fail)
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    with pytest.raises(SolverError, match=r"target loss 0.5 could not be solved: .* which failed "
+                                          r"\(numerical trouble\); try a target loss"):
+        min_cost(law, "E + K", 0.5)
