@@ -478,3 +478,14 @@ def test_a_solver_exception_is_reported_without_cvxpys_advice(monkeypatch) -> No
     with pytest.raises(SolverError, match=r"target loss 0.5 could not be solved: .* which failed "
                                           r"\(numerical trouble\); try a target loss"):
         min_cost(law, "E + K", 0.5)
+
+
+def test_a_fractional_lower_bound_binds_in_the_synthetic_program_itself() -> None:
+    # E is nearly worthless and dear: the optimum sits on E >= 0.5, which the DCP model
+    # must impose (no SLSQP rescue needed to get there).
+    law = AdditiveLaw(0.1, {"E": 1e-6, "K": 1.0}, {"E": 0.5, "K": 0.5})  # free optimum E ~ 0.004
+    syn = [SynthesisMethod("K", unit_cost=2.0, rho=0.5, name="gen")]
+    a = allocate(law, "100*E + K", 1000.0, {"E": (0.5, None)}, synthesis=syn)
+    assert a.method == "dcp" and a.values["E"] == pytest.approx(0.5, rel=1e-9)
+    assert "E>=0.5" in a.duals and "rescued" not in a.message
+    assert a.kkt_residual <= 1e-9
