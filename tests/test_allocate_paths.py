@@ -504,3 +504,13 @@ def test_synthetic_kinds_beat_every_sampled_allocation(kind, rng) -> None:
     w = rng.dirichlet([1.0, 1.0, 1.0], 20000) * 1e3
     x = {"E": w[:, 0] / 10, "K": w[:, 1], "gen": w[:, 2]}
     assert np.all(prob.loss_at(x) >= a.loss * (1 - 1e-12))
+
+
+def test_rescue_keeps_a_point_it_cannot_improve() -> None:
+    from rlscale.optimize._alloc_polish import rescue
+
+    # E = K = 50 under E + K <= 100 with equal exponents: the KKT residual is exactly 0.
+    prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
+    values = {"E": 50.0, "K": 50.0}
+    assert prob._kkt(ALLOCATE, 100.0, values)[0] == 0.0
+    assert rescue(prob._space(ALLOCATE, 100.0), values) == (values, False)
