@@ -514,3 +514,14 @@ def test_rescue_keeps_a_point_it_cannot_improve() -> None:
     values = {"E": 50.0, "K": 50.0}
     assert prob._kkt(ALLOCATE, 100.0, values)[0] == 0.0
     assert rescue(prob._space(ALLOCATE, 100.0), values) == (values, False)
+
+
+def test_exact_newton_converges_to_the_kkt_point_from_a_perturbed_start() -> None:
+    from rlscale.optimize._alloc_polish import _exact_newton
+
+    # E + K <= 100 with L = 1/sqrt(E K): the optimum is E = K = 50 with log-log multiplier 1.
+    prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
+    space = prob._space(ALLOCATE, 100.0)({})
+    start = np.log([40.0, 60.0])
+    z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.5]))
+    assert z == pytest.approx([math.log(50.0), math.log(50.0), 1.0], rel=1e-13)
