@@ -525,3 +525,16 @@ def test_exact_newton_converges_to_the_kkt_point_from_a_perturbed_start() -> Non
     start = np.log([40.0, 60.0])
     z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.5]))
     assert z == pytest.approx([math.log(50.0), math.log(50.0), 1.0], rel=1e-13)
+
+
+def test_the_synthetic_programs_budget_dual_is_the_loss_elasticity() -> None:
+    # d log(L - L_inf) / d log B by central differences of the optimal loss (an independent check
+    # of the multiplier the count space reports).
+    law = AdditiveLaw(0.1, {"E": 2.0, "K": 1.0}, {"E": 0.5, "K": 0.3})
+    syn = [SynthesisMethod("E", unit_cost=1.0, rho=0.8, saturation=2.0, name="gen")]
+    prob = AllocationProblem(law, "10*E + K", synthesis=syn)
+    h = 1e-4
+    up, down = (prob.allocate(1e3 * math.exp(s), round_integers=False).loss - 0.1
+                for s in (h, -h))
+    slope = (math.log(up) - math.log(down)) / (2 * h)
+    assert prob.allocate(1e3).duals["budget"] == pytest.approx(-slope, rel=1e-5)
