@@ -538,3 +538,14 @@ def test_the_synthetic_programs_budget_dual_is_the_loss_elasticity() -> None:
                 for s in (h, -h))
     slope = (math.log(up) - math.log(down)) / (2 * h)
     assert prob.allocate(1e3).duals["budget"] == pytest.approx(-slope, rel=1e-5)
+
+
+def test_rescue_finds_the_optimum_from_a_poor_point() -> None:
+    from rlscale.optimize._alloc_polish import rescue
+
+    law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
+    prob = AllocationProblem(law, "100*E + K", {"E": (None, 500)})
+    best = prob.allocate(1e7, round_integers=False, method="gp").values   # E on its cap
+    values, moved = rescue(prob._space(ALLOCATE, 1e7), {"E": 20.0, "K": 3e6})
+    assert moved and values == pytest.approx(best, rel=1e-12)
+    assert prob._kkt(ALLOCATE, 1e7, values)[0] <= 1e-13
