@@ -1,4 +1,13 @@
-"""Compute-optimal allocation: DPP sweeps vs rebuilding, and KKT accuracy vs scipy SLSQP."""
+"""Compute-optimal allocation: closed forms vs the chinchilla package, single solves vs SLSQP.
+
+Rows (issue 13 goals 3-4): nested 3-axis build+solve against scipy SLSQP (``method="auto"``,
+which takes the nested closed form, and ``method="gp"``, cvxpy + polish); the Chinchilla
+2-axis allocation per call and a 100-budget sweep per budget against the ``chinchilla`` PyPI
+package's ``allocate_compute`` (closed form; install it with ``pip install chinchilla`` in
+the benchmark's environment only -- without it these rows print "peer not installed");
+``chinchilla_optimal`` against the package; a DPP sweep against rebuilding; and 1,000 random
+feasible instances (KKT residual of every one, ours and SLSQP's, by the same check).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +17,14 @@ import numpy as np
 
 from benchmarks._harness import Case
 from rlscale.optimize import AllocationProblem
-from rlscale.theory import AdditiveLaw, VarianceComponentsLaw
+from rlscale.optimize._alloc_kkt import ALLOCATE
+from rlscale.optimize._alloc_space import log_value_grad
+from rlscale.theory import AdditiveLaw, VarianceComponentsLaw, chinchilla_optimal
 
 NESTED = VarianceComponentsLaw(0.1, 4.0, 1.0, 0.25)
 NESTED_COST = "100*E + 10*E*t + E*t*k"
+#: Besiroglu et al. (2024) replication of Hoffmann et al. (2022), approach 3.
+CHIN = {"E": 1.8172, "A": 482.01, "B": 2085.43, "alpha": 0.3478, "beta": 0.3658}
 
 
 def _slsqp(prob: AllocationProblem, budget: float) -> dict[str, float]:
@@ -19,6 +32,7 @@ def _slsqp(prob: AllocationProblem, budget: float) -> dict[str, float]:
     from scipy.optimize import minimize
 
     names = prob.variables
+    obj, cost = prob._matrix(prob.objective), prob._matrix(prob.cost)
     bounds = [(math.log(lo) if lo > 0 else None, math.log(hi) if math.isfinite(hi) else None)
               for lo, hi in (prob.bounds[v] for v in names)]
     # Start: all variables equal (within their bounds) with half the budget spent.
@@ -27,30 +41,26 @@ def _slsqp(prob: AllocationProblem, budget: float) -> dict[str, float]:
         mid = (lo_s + hi_s) / 2
         u = np.array([min(max(mid, b[0] if b[0] is not None else -np.inf),
                           b[1] if b[1] is not None else np.inf) for b in bounds])
-        if prob._log_value_grad(prob.cost, u)[0] > math.log(budget / 2):
+        if log_value_grad(*cost, u)[0] > math.log(budget / 2):
             hi_s = mid
         else:
             lo_s = mid
-    u0 = u
-
-    def obj(u):
-        val, grad = prob._log_value_grad(prob.objective, u)
-        return val, grad
-
-    def con(u):
-        return math.log(budget) - prob._log_value_grad(prob.cost, u)[0]
-
-    def con_jac(u):
-        return -prob._log_value_grad(prob.cost, u)[1]
-
-    res = minimize(obj, u0, jac=True, method="SLSQP", bounds=bounds,
-                   constraints=[{"type": "ineq", "fun": con, "jac": con_jac}],
+    log_b = math.log(budget)
+    res = minimize(lambda u: log_value_grad(*obj, u)[:2], u, jac=True, method="SLSQP",
+                   bounds=bounds,
+                   constraints=[{"type": "ineq", "fun": lambda u: log_b - log_value_grad(
+                       *cost, u)[0], "jac": lambda u: -log_value_grad(*cost, u)[1]}],
                    options={"maxiter": 500, "ftol": 1e-12})
     return {v: float(np.exp(x)) for v, x in zip(names, res.x)}
 
 
-def _instances(n: int, seed: int = 0) -> list[tuple[AllocationProblem, float]]:
-    """Random feasible 3-axis problems: nested variance components or additive laws."""
+def instances(n: int, seed: int = 0) -> list[tuple[AllocationProblem, float]]:
+    """Random feasible 3-axis problems: nested variance components or additive laws.
+
+    Even instances are nested variance-components laws without extra bounds (the
+    closed form applies); odd ones additive laws over the same nested cost with a cap
+    on ``E`` (the GP).
+    """
     rng = np.random.default_rng(seed)
     out = []
     for i in range(n):
@@ -71,54 +81,126 @@ def _instances(n: int, seed: int = 0) -> list[tuple[AllocationProblem, float]]:
     return out
 
 
+def _chinchilla_peer():
+    try:
+        from chinchilla import Chinchilla
+    except ImportError:
+        return None
+    return Chinchilla.allocate_compute
+
+
 def cases(smoke: bool) -> list[Case]:
     n_budgets = 5 if smoke else 100
+    calls = 5 if smoke else 200
     budgets = np.logspace(3, 8, n_budgets)
     swept = AllocationProblem(NESTED, NESTED_COST)
-    swept.allocate(1e4)  # compile once
+    swept.allocate(1e4, method="gp")  # compile once
 
     def build_and_solve():
         AllocationProblem(NESTED, NESTED_COST).allocate(1e5)
+
+    def build_and_solve_gp():
+        AllocationProblem(NESTED, NESTED_COST).allocate(1e5, method="gp")
 
     def slsqp_once():
         _slsqp(AllocationProblem(NESTED, NESTED_COST, {"t": (1, None), "k": (1, None)}), 1e5)
 
     def sweep():
-        swept.sweep(budgets)
+        swept.sweep(budgets, method="gp")
 
     def rebuild():
         for b in budgets:
-            AllocationProblem(NESTED, NESTED_COST).allocate(float(b))
+            AllocationProblem(NESTED, NESTED_COST).allocate(float(b), method="gp")
 
-    n_inst = 20 if smoke else 1000
-    inst = _instances(n_inst)
-    summary: dict[str, object] = {}
+    # -- Chinchilla: the closed form against the package --------------------------------
+    peer = _chinchilla_peer()
+    missing = {"peer": "not installed (pip install chinchilla in this environment)"}
+    chin_law = AdditiveLaw(CHIN["E"], {"N": CHIN["A"], "D": CHIN["B"]},
+                           {"N": CHIN["alpha"], "D": CHIN["beta"]})
+    chin = AllocationProblem(chin_law, "6*N*D")
+    compute = np.logspace(18, 26, n_budgets)
 
-    def ours_all():
-        res = [p.allocate(b, round_integers=False).kkt_residual for p, b in inst]
-        summary["ours"] = res
+    def chin_call():
+        for _ in range(calls):
+            chin.allocate(5.76e23, round_integers=False)
 
-    def slsqp_all():
-        res = []
-        for p, b in inst:
-            vals = _slsqp(p, b)
-            res.append(p._kkt("allocate", b, vals)[0])
-        summary["slsqp"] = res
+    def peer_call():
+        for _ in range(calls):
+            peer(5.76e23, CHIN)
 
-    def accuracy():
+    def chin_sweep():
+        for _ in range(calls):
+            chin.frontier(compute)
+
+    def peer_sweep():
+        for _ in range(calls):
+            peer(compute, CHIN)
+
+    def ours_closed():
+        for _ in range(calls):
+            chinchilla_optimal(CHIN["A"], CHIN["B"], CHIN["alpha"], CHIN["beta"], 5.76e23)
+
+    def agree():
         out = {}
-        for key in ("ours", "slsqp"):
-            r = np.array(summary[key])
-            out[f"{key}: fraction KKT <= 1e-6"] = f"{np.mean(r <= 1e-6):.4f}"
-            out[f"{key}: worst KKT residual"] = f"{np.max(r):.3e}"
+        f = chin.frontier(compute)
+        g = [chin.allocate(float(c), round_integers=False, method="gp") for c in compute[:5]]
+        gap = max(abs(a.values["N"] / f.values["N"][i] - 1) for i, a in enumerate(g))
+        out["frontier vs GP, worst relative gap (5 budgets)"] = f"{gap:.2e}"
+        if peer is not None:
+            n, _ = peer(compute, CHIN)
+            out["frontier vs package N, worst relative gap"] = \
+                f"{float(np.max(np.abs(f.values['N'] / n - 1))):.2e}"
         return out
 
+    # -- robustness: random instances --------------------------------------------------
+    n_inst = 20 if smoke else 1000
+    inst = instances(n_inst)
+    summary: dict[str, object] = {}
+
+    def ours_all(method: str):
+        def run():
+            res = [p.allocate(b, round_integers=False, method=method) for p, b in inst]
+            summary[method] = res
+        return run
+
+    def slsqp_all():
+        summary["slsqp"] = [p._kkt(ALLOCATE, b, _slsqp(p, b))[0] for p, b in inst]
+
+    def accuracy(method: str):
+        def report():
+            res = summary[method]
+            r = np.array([a.kkt_residual for a in res])
+            s = np.array(summary["slsqp"])
+            return {f"ours ({method}): KKT <= 1e-12": f"{int(np.sum(r <= 1e-12))}/{r.size}",
+                    f"ours ({method}): worst KKT residual": f"{np.max(r):.3e}",
+                    f"ours ({method}): methods used": dict(zip(*np.unique(
+                        [a.method for a in res], return_counts=True))),
+                    "slsqp: KKT <= 1e-12": f"{int(np.sum(s <= 1e-12))}/{s.size}",
+                    "slsqp: KKT <= 1e-6": f"{int(np.sum(s <= 1e-6))}/{s.size}",
+                    "slsqp: worst KKT residual": f"{np.max(s):.3e}"}
+        return report
+
     return [
-        Case("nested 3-axis build+solve", build_and_solve, slsqp_once,
+        Case("nested 3-axis build+solve (auto)", build_and_solve, slsqp_once,
              "scipy SLSQP in log variables"),
+        Case("nested 3-axis build+solve (gp)", build_and_solve_gp, slsqp_once,
+             "scipy SLSQP in log variables"),
+        Case("chinchilla allocation per call", chin_call, peer_call if peer else None,
+             "chinchilla package allocate_compute", work=calls, work_unit="calls",
+             extra=None if peer else (lambda: missing)),
+        Case(f"chinchilla {n_budgets}-budget sweep", chin_sweep, peer_sweep if peer else None,
+             "chinchilla package allocate_compute, vectorised", work=calls * n_budgets,
+             work_unit="budgets", extra=agree),
+        Case("chinchilla_optimal closed form", ours_closed,
+             (lambda: [peer(5.76e23, CHIN) for _ in range(calls)]) if peer else None,
+             "chinchilla package allocate_compute", work=calls, work_unit="calls",
+             extra=None if peer else (lambda: missing)),
         Case(f"nested sweep, {n_budgets} budgets (DPP)", sweep, rebuild,
              "rebuild the cvxpy problem for each budget", work=n_budgets, work_unit="budgets"),
-        Case(f"{n_inst} random feasible instances", ours_all, slsqp_all,
+        Case(f"{n_inst} random feasible instances (auto)", ours_all("auto"), slsqp_all,
              "scipy SLSQP in log variables (same KKT check)", work=n_inst,
-             work_unit="instances", extra=accuracy, repeats=1),
+             work_unit="instances", extra=accuracy("auto"), repeats=1),
+        Case(f"{n_inst} random feasible instances (gp)", ours_all("gp"), slsqp_all,
+             "scipy SLSQP in log variables (same KKT check)", work=n_inst,
+             work_unit="instances", extra=accuracy("gp"), repeats=1),
     ]

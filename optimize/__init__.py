@@ -12,9 +12,10 @@ from rlscale.theory._lazy import attach
 _EXPORTS: dict[str, str] = {
     # -- law fitter, allocation, efficiency (issue 4) --
     "Allocation": "_allocate",
+    "AllocationFrontier": "_allocate",
     "AllocationProblem": "_allocate",
     "allocate": "_allocate",
-    "kkt_residual": "_allocate",
+    "kkt_residual": "_alloc_kkt",
     "min_cost": "_allocate",
     "FitResult": "_fit",
     "fit_law": "_fit",

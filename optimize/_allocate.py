@@ -1,241 +1,75 @@
-"""Compute-optimal data allocation as a geometric program (cvxpy).
+"""Compute-optimal data allocation: closed forms first, a geometric program (cvxpy) otherwise.
 
 Minimising a law's loss ``L_inf + P(x)`` (``P`` a posynomial with negative
 powers, see :mod:`rlscale.theory._laws`) subject to a posynomial cost
 ``C(x) <= B`` and box bounds is a geometric program: in ``u = log x`` both
 ``log P`` and ``log C`` are convex (log-sum-exp of affine functions), so the
 local optimum is global (Boyd, Kim, Vandenberghe & Hassibi 2007, "A tutorial
-on geometric programming", §2.5).  It is solved with cvxpy's disciplined GP
-mode (``solve(gp=True)``), then *polished*: Newton's method on the KKT
-equations of the active set, so results are accurate to ~1e-12 rather than
-the conic solver's ~1e-8.  ``min_cost`` swaps objective and constraint.
+on geometric programming", §2.5).  ``min_cost`` swaps objective and
+constraint (the two *senses*, :mod:`._alloc_kkt`).
 
-KKT residual (reported on every :class:`Allocation`): in log-log variables
-the stationarity condition reads ``grad_u log P + lambda grad_u log C +
-sum bound multipliers = 0``, where ``-grad_u log P`` are the law's
-elasticities and ``grad_u log C`` the cost's.  Multipliers are fitted by
-non-negative least squares over the active constraints; the residual is the
-largest of the stationarity error (relative to the largest elasticity) and
-the relative constraint violation.  It depends on the point only, so it
-grades any solver (the benchmark grades scipy's SLSQP with it too).
+How a problem is solved (``method=``):
 
-Synthetic data (``synthesis=``) turns an axis into ``x_eff = x_real +
-gain(x_syn)``, which is not a posynomial; with a cost linear in the counts
-the problem is still convex in the counts themselves (a decreasing convex
-power of a concave effective count), and it is solved in cvxpy's DCP mode.
+``"closed_form"``
+    Power laws under a single-monomial cost (Chinchilla's ``6*N*D``),
+    Cobb–Douglas budget shares, nested variance components: exact formulas,
+    vectorised over budgets (:mod:`._alloc_closed`, with derivations).  Used
+    when the closed form's point lies within the bounds.
+``"gp"``
+    The GP in log space (log-sum-exp objective and constraint) in cvxpy with
+    CLARABEL, compiled once per structure with every number -- exponents
+    included -- a parameter (:mod:`._alloc_model`), then polished by
+    Newton's method on the KKT equations of the active set so results are
+    accurate to ~1e-12 rather than the conic solver's ~1e-8, with an SLSQP
+    rescue when polishing is not enough (:mod:`._alloc_polish`).
+``"dcp"``
+    Synthetic data (``synthesis=``) turns an axis into ``x_eff = x_real +
+    gain(x_syn)``, which is not a posynomial; with a cost linear in the counts
+    the problem is still convex in the counts themselves, solved in cvxpy's
+    DCP mode and polished in scaled counts (:mod:`._alloc_space`).
+``"auto"`` (default)
+    The closed form where there is one and it is feasible, else ``"gp"`` or
+    ``"dcp"``.  The GP is the general path and the closed forms' certificate:
+    the tests check that both agree to 1e-12 on random instances.
 
-Budget sweeps (:meth:`AllocationProblem.sweep`) reuse one compiled problem:
-the budget is a cvxpy ``Parameter`` and the problem obeys the DPP rules, so
-cvxpy caches the compilation and each budget only re-solves.
+Every :class:`Allocation` carries its KKT residual (:func:`kkt_residual`),
+computed from the point alone in the same coordinates whatever solved it.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
-from rlscale.theory._errors import InfeasibleError, SolverError
+from rlscale.optimize._alloc_checks import (
+    check_exponents,
+    check_mapping_arg,
+    check_method,
+    parse_bounds,
+)
+from rlscale.optimize._alloc_closed import (
+    KINDS,
+    ClosedForm,
+    closed_form,
+    closed_frontier,
+    closed_points,
+)
+from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
+from rlscale.optimize._alloc_model import solve_numeric
+from rlscale.optimize._alloc_result import Allocation, AllocationFrontier, summarise
+from rlscale.optimize._alloc_space import CountSpace, LogSpace
+from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
 from rlscale.theory._posynomial import Posynomial, parse_posynomial
 from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import check_real, check_scalar
 
-__all__ = ["Allocation", "AllocationProblem", "allocate", "kkt_residual", "min_cost"]
-
-_ACTIVE = 1e-6  # relative slack under which a constraint counts as active
-
-
-@dataclass(frozen=True)
-class Allocation:
-    """The outcome of :func:`allocate` or :func:`min_cost`.
-
-    Attributes
-    ----------
-    values : dict
-        Optimal value of each decision variable (continuous).
-    effective : dict
-        The law's axes at the optimum (after substitution and synthetic data).
-    loss, cost : float
-        Loss and cost at the optimum.
-    budget, target : float or None
-        The constraint that was imposed (one of them is ``None``).
-    shares : dict
-        Share of the cost per cost term, keyed by the term without its
-        coefficient (``"E*t"``); for a linear cost, the share per axis.
-    status : str
-        Solver status (``"optimal"``) and whether polishing ran.
-    duals : dict
-        Multipliers in log-log form: ``"budget"`` is ``d log(L - L_inf) / d log B``
-        (minus; reported positive), ``"target"`` is ``d log C / d log(target - L_inf)``;
-        active bounds appear as ``"x>=lo"`` / ``"x<=hi"``.
-    kkt_residual : float
-        See the module docstring; ``<= 1e-6`` means solved.
-    rounded, rounded_loss, rounded_cost :
-        Best integer allocation found among the floors/ceilings of the
-        continuous optimum (feasible for the same constraint), its loss and
-        cost; ``None`` with ``rounding_note`` saying why when none is feasible.
-    """
-
-    values: dict[str, float]
-    effective: dict[str, float]
-    loss: float
-    cost: float
-    budget: float | None
-    target: float | None
-    shares: dict[str, float]
-    status: str
-    duals: dict[str, float]
-    kkt_residual: float
-    rounded: dict[str, int] | None = None
-    rounded_loss: float | None = None
-    rounded_cost: float | None = None
-    rounding_note: str = ""
-    solver: str = ""
-    seconds: float = 0.0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out.pop("extra")
-        out.update(self.extra)
-        return out
-
-    # -- notebook display and pandas -------------------------------------------
-    def to_frame(self) -> Any:
-        """The decision variables as a :class:`pandas.DataFrame` indexed by ``variable``.
-
-        Columns ``value`` (continuous optimum) and ``rounded`` (best integer rounding,
-        NaN when none is feasible).  Needs pandas (``pip install 'rlscale[pandas]'``),
-        else ImportError.
-        """
-        from rlscale.theory._display import data_frame
-
-        rounded = self.rounded or {}
-        return data_frame([{"variable": v, "value": float(x),
-                            "rounded": float(rounded.get(v, float("nan")))}
-                           for v, x in self.values.items()], index="variable")
-
-    def _repr_html_(self) -> str:
-        from rlscale.theory._display import html_table
-
-        rounded = self.rounded or {}
-        rows = [[v, x, rounded.get(v)] for v, x in self.values.items()]
-        constraint = (f"budget {self.budget:.6g}" if self.budget is not None
-                      else f"target loss {self.target:.6g}")
-        notes = [f"{constraint}: loss {self.loss:.6g}, cost {self.cost:.6g}, status "
-                 f"{self.status}, KKT residual {self.kkt_residual:.2g}",
-                 "cost shares: " + ", ".join(f"{t} {s:.3g}" for t, s in self.shares.items()),
-                 self.rounding_note]
-        return html_table("Allocation", ["variable", "value", "rounded"], rows, notes)
-
-
-# ---------------------------------------------------------------------------
-# KKT residual (solver-independent)
-# ---------------------------------------------------------------------------
-
-def kkt_residual(grad: np.ndarray, constraints: Sequence[tuple[float, np.ndarray]],
-                 names: Sequence[str] | None = None) -> tuple[float, dict[str, float]]:
-    """Residual of the KKT conditions at a point and the fitted multipliers.
-
-    Parameters
-    ----------
-    grad : array, shape (n,)
-        Gradient of the objective.
-    constraints : sequence of (g, grad_g)
-        Each constraint ``g <= 0`` normalised to be dimensionless (e.g.
-        ``log C - log B``) with its gradient.
-    names : sequence of str, optional
-        Labels of the constraints for the returned multipliers.
-
-    Returns
-    -------
-    residual : float
-        ``max(|grad + J^T mu|_inf / |grad|_inf, max(g, 0))`` with ``mu >= 0``
-        fitted by NNLS over the active constraints (``g >= -1e-6``).
-    multipliers : dict
-        Non-zero multipliers by name.
-
-    Examples
-    --------
-    >>> g = np.array([-1.0, -1.0])           # minimise -x - y ...
-    >>> res, mu = kkt_residual(g, [(0.0, np.array([1.0, 1.0]))], ["x+y<=1"])
-    >>> round(res, 12), {k: round(v, 6) for k, v in mu.items()}
-    (0.0, {'x+y<=1': 1.0})
-    """
-    from scipy.optimize import nnls
-
-    grad = check_real("grad", grad)
-    if grad.ndim != 1 or grad.size == 0:
-        raise ValueError(f"grad must be a non-empty 1-D array; got shape {grad.shape}")
-    if isinstance(constraints, str | bytes) or not isinstance(constraints, Sequence):
-        raise TypeError(f"constraints must be a sequence of (g, grad_g) pairs; got "
-                        f"constraints={constraints!r:.60}")
-    checked = []
-    for i, pair in enumerate(constraints):
-        if not isinstance(pair, Sequence) or len(pair) != 2:
-            raise TypeError(f"constraints[{i}] must be a (g, grad_g) pair; got {pair!r:.60}")
-        g, gg = check_scalar(f"constraints[{i}] g", pair[0]), check_real(
-            f"constraints[{i}] grad_g", pair[1])
-        if gg.shape != grad.shape:
-            raise ValueError(f"constraints[{i}] grad_g must have the shape of grad "
-                             f"{grad.shape}; got {gg.shape}")
-        checked.append((g, gg))
-    constraints = checked
-    if names is not None and (isinstance(names, str | bytes) or not isinstance(names, Sequence)
-                              or len(names) != len(constraints)):
-        raise TypeError(f"names must be a sequence of {len(constraints)} labels; got "
-                        f"names={names!r:.60}")
-    names = list(names) if names is not None else [f"c{i}" for i in range(len(constraints))]
-    infeas = max([0.0, *(float(g) for g, _ in constraints)])
-    active = [i for i, (g, _) in enumerate(constraints) if g >= -_ACTIVE]
-    scale = max(float(np.max(np.abs(grad))), 1e-300)
-    if active:
-        J = np.column_stack([constraints[i][1] for i in active])
-        mu, _ = nnls(J, -grad)
-        stat = grad + J @ mu
-    else:
-        mu, stat = np.zeros(0), grad
-    residual = max(float(np.max(np.abs(stat))) / scale, infeas)
-    return residual, {names[i]: float(m) for i, m in zip(active, mu) if m > 0}
-
-
-# ---------------------------------------------------------------------------
-# The problem
-# ---------------------------------------------------------------------------
-
-def _bounds(bounds: Mapping[str, Any] | None, variables: Sequence[str],
-            defaults: Mapping[str, Any]) -> dict[str, tuple[float, float]]:
-    out = dict.fromkeys(variables, (0.0, math.inf))
-    _mapping("bounds", bounds)
-    merged = {**defaults, **(bounds or {})}
-    for name, spec in merged.items():
-        if name not in out:
-            raise ValueError(f"bounds name unknown axis {name!r}; the decision variables are "
-                             f"{list(variables)}")
-        if isinstance(spec, Mapping):
-            bad = set(spec) - {"min", "max"}
-            if bad:
-                raise ValueError(f"bounds[{name!r}] takes keys 'min' and 'max'; got {sorted(bad)}")
-            lo, hi = spec.get("min"), spec.get("max")
-        else:
-            try:
-                lo, hi = spec
-            except (TypeError, ValueError) as exc:
-                raise TypeError(f"bounds[{name!r}] must be (min, max) or {{'min':, 'max':}}; "
-                                f"got {spec!r}") from exc
-        lo = 0.0 if lo is None else check_scalar(f"bounds[{name!r}] min", lo, low=0.0)
-        hi = math.inf if hi is None else check_scalar(f"bounds[{name!r}] max", hi, low=0.0,
-                                                          low_open=True)
-        if lo > hi:
-            raise ValueError(f"bounds[{name!r}]: min {lo:g} exceeds max {hi:g}")
-        out[name] = (lo, hi)
-    return out
+__all__ = ["Allocation", "AllocationFrontier", "AllocationProblem", "allocate",
+           "kkt_residual", "min_cost"]
 
 
 class AllocationProblem:
@@ -266,6 +100,10 @@ class AllocationProblem:
     >>> prob = AllocationProblem(law, "100*E + 10*E*t + E*t*k")
     >>> [round(a.loss, 6) for a in prob.sweep([1e4, 1e5])]
     [0.058382, 0.005838]
+    >>> prob.closed_form.kind, prob.allocate(1e4).method
+    ('nested', 'closed_form')
+    >>> prob.allocate(1e4, method="gp").status, prob.allocate(1e4, method="gp").method
+    ('optimal', 'gp')
     """
 
     def __init__(self, law: Law, cost: Any, bounds: Mapping[str, Any] | None = None,
@@ -274,7 +112,7 @@ class AllocationProblem:
         if not isinstance(law, Law):
             raise TypeError(f"law must be a rlscale.theory law (AdditiveLaw, ...); got "
                             f"{type(law).__name__}")
-        _mapping("substitute", substitute)
+        check_mapping_arg("substitute", substitute)
         if synthesis is not None and (isinstance(synthesis, str | bytes)
                                       or not isinstance(synthesis, Iterable)):
             raise TypeError(f"synthesis must be a list of SynthesisMethod; got "
@@ -310,10 +148,10 @@ class AllocationProblem:
             objective = objective.substitute(subs)
         self.substitute = subs
         self.objective = objective
-        _check_exponents("the law (in the decision variables)", objective)
+        check_exponents("the law (in the decision variables)", objective)
         law_vars = list(objective.axes)
         self.cost = parse_posynomial(cost)
-        _check_exponents("the cost", self.cost)
+        check_exponents("the cost", self.cost)
         unknown = [a for a in self.cost.axes if a not in law_vars]
         if unknown:
             raise ValueError(f"cost {self.cost.source or self.cost!s} mentions unknown axis "
@@ -328,7 +166,7 @@ class AllocationProblem:
         if dup:
             raise ValueError(f"synthesis method names clash with axes: {sorted(dup)}")
         defaults = law.default_bounds() if hasattr(law, "default_bounds") and not subs else {}
-        self.bounds = _bounds(bounds, self.variables, defaults)
+        self.bounds = parse_bounds(bounds, self.variables, defaults)
         if self.synthesis:
             lin = all(len(m.exponents) == 0 or (len(m.exponents) == 1 and m.exponents[0][1] == 1)
                       for m in self.cost.terms)
@@ -346,7 +184,11 @@ class AllocationProblem:
                 f"axis {free[0]!r} has no cost and no upper bound, so the loss falls to the "
                 f"floor {law.floor:g} for free; add {free[0]} to the cost or bound it")
         self._compiled: dict[str, Any] = {}
-        self._mats: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._mats: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
+        self._labels = [m.label() for m in self.cost.terms]
+        self._spaces: dict[str, LogSpace] = {}
+        self._cheapest: tuple[float, dict[str, float]] | None = None
+        self._reducible = law.reducible_posynomial()
 
     # -- helpers -----------------------------------------------------------
     @property
@@ -355,7 +197,7 @@ class AllocationProblem:
 
     def _values(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """``values`` checked: a mapping with every decision variable, each >= 0 and finite."""
-        _mapping("values", values, required=True)
+        check_mapping_arg("values", values, required=True)
         missing = [v for v in self.variables if v not in values]
         if missing:
             raise ValueError(f"values needs every decision variable {self.variables}; "
@@ -385,7 +227,7 @@ class AllocationProblem:
     def _reducible_at(self, values: Mapping[str, Any]) -> Any:
         """Loss above the floor at decision-variable ``values`` (the law is written in its
         own axes: decision variables go through :meth:`effective` first)."""
-        return self.law.reducible_posynomial().evaluate(self.effective(values))
+        return self._reducible.evaluate(self.effective(values))
 
     def cost_at(self, values: Mapping[str, Any]) -> Any:
         """Cost at decision-variable ``values`` (vectorised)."""
@@ -427,86 +269,70 @@ class AllocationProblem:
     def _fmt_values(self, values: Mapping[str, float]) -> str:
         return ", ".join(f"{k}={v:g}" for k, v in values.items())
 
-    # -- cvxpy model ---------------------------------------------------------
-    def _build(self, mode: str) -> Any:
-        import cvxpy as cp
+    # -- closed form, spaces and matrices -------------------------------------
+    @property
+    def closed_form(self) -> ClosedForm | None:
+        """The problem's closed form (:mod:`._alloc_closed`), or None when it has none.
 
-        if mode in self._compiled:
-            return self._compiled[mode]
+        A closed form whose pooled nesting levels need ``v >= 1`` counts only
+        when the bounds impose it.
+        """
+        if not hasattr(self, "_closed"):
+            cf = None if self.synthesis else closed_form(self.objective, self.cost,
+                                                         self.variables)
+            if cf is not None and any(self.bounds[self.variables[i]][0] < 1.0
+                                      for i in cf.needs_unit_lower):
+                cf = None
+            self._closed = cf
+            with np.errstate(divide="ignore"):  # a bound of 0 is -inf in logs
+                self._log_lo = np.log([lo for lo, _ in self.bounds.values()])
+                self._log_hi = np.log([hi for _, hi in self.bounds.values()])
+        return self._closed
+
+    def _matrix(self, poly: Posynomial) -> tuple[np.ndarray, np.ndarray]:
+        """``(A, b)`` with ``log(terms) = A @ log(x) + b`` over :attr:`variables`."""
+        key = id(poly)
+        if key not in self._mats:
+            A = np.array([[m.power_of(v) for v in self.variables] for m in poly.terms])
+            b = np.log([m.coefficient for m in poly.terms])
+            self._mats[key] = (A, b)
+        return self._mats[key]
+
+    def _space(self, sense: Sense, bound: float) -> Any:
+        """``values -> space``: where the KKT conditions are checked and polished."""
         if self.gp:
-            x = {v: cp.Variable(pos=True, name=v) for v in self.variables}
-            obj = _cp_posynomial(cp, self.objective, x)
-            cost = _cp_posynomial(cp, self.cost, x)
-            cons = []
-            for v, (lo, hi) in self.bounds.items():
-                if lo > 0:
-                    cons.append(x[v] >= lo)
-                if math.isfinite(hi):
-                    cons.append(x[v] <= hi)
-            param = cp.Parameter(pos=True, name="budget" if mode == "allocate" else "target")
-            if mode == "allocate":
-                prob = cp.Problem(cp.Minimize(obj), [cost <= param, *cons])
-            else:
-                prob = cp.Problem(cp.Minimize(cost), [obj <= param, *cons])
-        else:
-            x = {v: cp.Variable(nonneg=True, name=v) for v in self.variables}
-            cons = []
-            eff = {}
-            for axis in self.law.axes:
-                z = x[axis]
-                for m in self.synthesis:
-                    if m.axis != axis:
-                        continue
-                    xs = x[m.name]
-                    if m.kind == "linear":
-                        z = z + m.rho * xs
-                    elif m.kind == "saturating":
-                        S = float(m.saturation)  # type: ignore[arg-type]
-                        z = z + m.rho * S * (1 - cp.exp(-xs / S))
-                    else:
-                        s = float(m.saturation)  # type: ignore[arg-type]
-                        tvar = cp.Variable(nonneg=True)
-                        cons.append(cp.constraints.ExpCone(-xs / s, x[axis], tvar))
-                        z = z + m.rho * s * (x[axis] - tvar)
-                eff[axis] = z
-            obj = 0
-            for term in self.objective.terms:
-                (axis, e), = term.exponents
-                obj = obj + term.coefficient * cp.power(eff[axis], e, approx=False)
-            cost = 0
-            for term in self.cost.terms:
-                if term.exponents:
-                    cost = cost + term.coefficient * x[term.exponents[0][0]]
-                else:
-                    cost = cost + term.coefficient
-            for m in self.synthesis:
-                cost = cost + m.unit_cost * x[m.name]
-            for v, (lo, hi) in self.bounds.items():
-                if lo > 0:
-                    cons.append(x[v] >= lo)
-                if math.isfinite(hi):
-                    cons.append(x[v] <= hi)
-            param = cp.Parameter(nonneg=True)
-            if mode == "allocate":
-                prob = cp.Problem(cp.Minimize(obj), [cost <= param, *cons])
-            else:
-                prob = cp.Problem(cp.Minimize(cost), [obj <= param, *cons])
-        self._compiled[mode] = (prob, x, param)
-        return self._compiled[mode]
+            base = self._spaces.get(sense.name)
+            if base is None:
+                base = self._spaces[sense.name] = LogSpace(self, sense, bound)
+            space = base.at(bound, self.law.floor)
+            return lambda values: space
+        return lambda values: CountSpace(self, sense, bound, values)
+
+    def _kkt(self, sense: Sense, bound: float, values: Mapping[str, float]
+             ) -> tuple[float, dict[str, float]]:
+        return self._space(sense, bound)(values).kkt(values)
 
     # -- public solves --------------------------------------------------------
-    def allocate(self, budget: float, round_integers: bool = True) -> Allocation:
-        """Minimise the loss subject to ``cost <= budget``."""
-        budget = check_scalar("budget", budget, low=0.0, low_open=True)
-        cheapest, lows = self.cheapest()
+    def allocate(self, budget: float, round_integers: bool = True, *,
+                 method: str = "auto") -> Allocation:
+        """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`)."""
+        if not (type(budget) is float and 0.0 < budget < math.inf):  # fast path: a float
+            budget = check_scalar("budget", budget, low=0.0, low_open=True)
+        self._check_budget(budget)
+        return self._solve(ALLOCATE, budget, round_integers, check_method(method))
+
+    def _check_budget(self, budget: float) -> None:
+        if self._cheapest is None:
+            self._cheapest = self.cheapest()
+        cheapest, lows = self._cheapest
         if budget < cheapest * (1 - 1e-12):
             raise InfeasibleError(
                 f"budget {budget:g} is below the cost {cheapest:g} of the smallest allocation "
                 f"the bounds allow ({self._fmt_values(lows)})")
-        return self._solve("allocate", budget, round_integers)
 
-    def min_cost(self, target: float, round_integers: bool = True) -> Allocation:
-        """Minimise the cost subject to ``loss <= target``."""
+    def min_cost(self, target: float, round_integers: bool = True, *,
+                 method: str = "auto") -> Allocation:
+        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`)."""
         target = check_scalar("target", target)
         floor = self.law.floor
         if target <= floor:
@@ -520,64 +346,94 @@ class AllocationProblem:
             raise InfeasibleError(
                 f"target loss {target:g} is below the lowest loss the bounds allow, {lowest:g} "
                 f"(with {self._fmt_values(capped)})")
-        return self._solve("min_cost", target, round_integers)
+        return self._solve(MIN_COST, target, round_integers, check_method(method))
 
-    def sweep(self, budgets: Iterable[float], round_integers: bool = True,
-              progress: bool = False) -> list[Allocation]:
-        """:meth:`allocate` for many budgets, reusing one compiled problem."""
+    def _budgets(self, budgets: Iterable[float]) -> np.ndarray:
+        if (type(budgets) is np.ndarray and budgets.dtype == np.float64 and budgets.ndim == 1
+                and 0 < budgets.size <= 10_000 and bool(np.all(budgets > 0))
+                and bool(np.all(budgets < math.inf))):
+            return budgets  # fast path: a flat float array of positive finite budgets
         if isinstance(budgets, str | bytes) or not isinstance(budgets, Iterable):
             raise TypeError(f"budgets must be a sequence of numbers; got budgets={budgets!r:.60}")
         budgets = check_real("budgets", list(budgets), low=0.0, low_open=True)
         if budgets.ndim != 1 or budgets.size > 10_000:
             raise ValueError(f"budgets must be a flat list of at most 10000 budgets; got shape "
                              f"{budgets.shape}")
+        return budgets
+
+    def sweep(self, budgets: Iterable[float], round_integers: bool = True,
+              progress: bool = False, *, method: str = "auto") -> list[Allocation]:
+        """:meth:`allocate` for many budgets, reusing one compiled problem.
+
+        A closed form is evaluated for all budgets at once.
+        """
+        budgets = self._budgets(budgets)
+        method = check_method(method)
         it: Iterable[float] = budgets
         if progress:
             from tqdm import tqdm
 
             it = tqdm(budgets, desc="budgets", unit="budget", file=__import__("sys").stderr)
-        return [self.allocate(float(b), round_integers) for b in it]
+        pre = closed_points(self, ALLOCATE, budgets, method)
+        out = []
+        for i, b in enumerate(it):
+            self._check_budget(float(b))
+            out.append(self._solve(ALLOCATE, float(b), round_integers, method,
+                                   None if pre is None else pre[:, i]))
+        return out
 
-    def _solve(self, mode: str, bound: float, round_integers: bool) -> Allocation:
-        import cvxpy as cp
+    def frontier(self, budgets: Iterable[float], *, method: str = "auto") -> AllocationFrontier:
+        """Optimal loss, cost and allocation at many budgets, as arrays.
 
+        With a closed form everything is computed in one vectorised pass (no
+        :class:`Allocation` per budget, no rounding); budgets where the closed
+        form leaves the bounds, or problems without one, are solved one by one.
+
+        Examples
+        --------
+        >>> from rlscale.theory import AdditiveLaw
+        >>> law = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})
+        >>> f = AllocationProblem(law, "6*N*D").frontier([1e21, 1e23])
+        >>> [f"{n:.4g}" for n in f.values["N"]], f.method
+        (['2.778e+09', '2.945e+10'], ('closed_form', 'closed_form'))
+        >>> bool(np.all(f.kkt_residual < 1e-12))
+        True
+        """
+        budgets = self._budgets(budgets)
+        method = check_method(method)
+        if budgets.size:
+            self._check_budget(float(budgets.min()))
+        pre = closed_points(self, ALLOCATE, budgets, method)
+        n = budgets.size
+        if pre is not None and np.all(np.isfinite(pre[0])):
+            loss, cost, kkt = closed_frontier(self, pre, budgets)
+            return AllocationFrontier(budgets, dict(zip(self.variables, pre)), loss, cost, kkt,
+                                      ("closed_form",) * n)
+        allocs = [self._solve(ALLOCATE, float(b), False, method,
+                              None if pre is None else pre[:, i])
+                  for i, b in enumerate(budgets)]
+        return AllocationFrontier(
+            budgets, {v: np.array([a.values[v] for a in allocs]) for v in self.variables},
+            np.array([a.loss for a in allocs]), np.array([a.cost for a in allocs]),
+            np.array([a.kkt_residual for a in allocs]), tuple(a.method for a in allocs))
+
+    def _solve(self, sense: Sense, bound: float, round_integers: bool, method: str,
+               point: np.ndarray | None = None) -> Allocation:
         start = time.perf_counter()
-        prob, x, param = self._build(mode)
-        param.value = bound - self.law.floor if mode == "min_cost" else bound
-        import warnings
-
-        try:
-            # An "inaccurate" solve is reported in ``status`` and then polished
-            # and graded by the KKT residual, so cvxpy's warning adds nothing.
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="Solution may be inaccurate")
-                if self.gp:
-                    prob.solve(gp=True, solver=cp.CLARABEL)
-                else:
-                    prob.solve(solver=cp.CLARABEL)
-        except (cp.error.SolverError, ArithmeticError) as exc:
-            raise SolverError(self._solver_failure(mode, bound, exc)) from exc
-        status = prob.status
-        if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
-            raise InfeasibleError(f"the {mode} problem is infeasible (solver status {status}); "
-                                  f"check the bounds {self.bounds}")
-        if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
-            raise InfeasibleError(f"the {mode} problem is unbounded (solver status {status}); "
-                                  "some axis can grow for free")
-        if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-            raise SolverError(self._solver_failure(mode, bound, f"status {status}"))
-        values = {v: float(var.value) for v, var in x.items()}
-        values, polished = self._polish(mode, bound, values)
-        if self._kkt(mode, bound, values)[0] > 1e-9:
-            # The conic solver can stop short on flat directions (e.g. two synthetic
-            # sources of nearly equal price); an active-set SQP from its point,
-            # then the Newton polish, finishes the job when the KKT check improves.
-            values, rescued = self._rescue(mode, bound, values)
-            polished = polished or rescued
-        residual, duals = self._kkt(mode, bound, values)
-        loss = float(self.loss_at(values))
-        cost = float(self.cost_at(values))
-        if mode == "allocate" and self.gp and cost < bound * (1 - 1e-6) and any(
+        if point is None and method in ("auto", "closed_form"):
+            pts = closed_points(self, sense, np.array([bound]), method)
+            point = None if pts is None else pts[:, 0]
+        if point is not None and np.all(np.isfinite(point)):
+            values = {v: float(x) for v, x in zip(self.variables, point)}
+            kind = self.closed_form.kind
+            status, used, solver = "optimal", "closed_form", f"closed form ({kind})"
+            message = f"closed form: {KINDS[kind]}"
+        else:
+            values, status, used, message = solve_numeric(self, sense, bound, method)
+            solver = "CLARABEL " + used
+        residual, duals = self._kkt(sense, bound, values)
+        loss, cost, effective, shares = summarise(self, values)
+        if used == "gp" and sense.minimises_loss and cost < bound * (1 - 1e-6) and any(
                 values[v] < hi * (1 - 1e-9) for v, (_, hi) in self.bounds.items()):
             # The loss falls strictly with every costed variable, so an optimum leaves
             # budget unspent only where float64 can no longer resolve the loss: refuse.
@@ -586,346 +442,24 @@ class AllocationProblem:
                 f"stops changing at {loss:.10g} once about {cost:.3g} is spent (the rest of "
                 f"the budget moves it by less than its rounding); use budgets up to about "
                 f"{cost:.2g}")
-        shares = self._shares(values)
-        alloc = {"values": values, "effective": {k: float(v) for k, v in
-                                               self.effective(values).items()},
-                     "loss": loss, "cost": cost, "budget": bound if mode == "allocate" else None,
-                     "target": bound if mode == "min_cost" else None, "shares": shares,
-                     "status": status + (" (polished)" if polished else ""), "duals": duals,
-                     "kkt_residual": residual, "solver": "CLARABEL " + ("gp" if self.gp else "dcp")}
+        alloc = {"values": values,
+                 "effective": effective, "loss": loss, "cost": cost,
+                 "budget": bound if sense.minimises_loss else None,
+                 "target": None if sense.minimises_loss else bound,
+                 "shares": shares, "status": status, "duals": duals,
+                 "kkt_residual": residual, "solver": solver,
+                 "success": residual <= 1e-6, "method": used,
+                 "message": message + f"; KKT residual {residual:.2g}"}
         if round_integers:
-            alloc.update(self._round(mode, bound, values))
+            alloc.update(round_allocation(self, sense, bound, values))
         alloc["seconds"] = time.perf_counter() - start
         return Allocation(**alloc)
-
-    def _solver_failure(self, mode: str, bound: float, why: Any) -> str:
-        """What rlscale tried and what the user can change, in place of cvxpy's advice."""
-        text = " ".join(str(why).split())
-        text = text.split(" Try another solver")[0].split(" Try re-solving")[0].rstrip(". ")
-        kind = "geometric program (cvxpy gp=True)" if self.gp else "convex program (cvxpy DCP)"
-        what = "budget" if mode == "allocate" else "target loss"
-        text = text or "no reason given"
-        return (f"the {mode} problem at {what} {bound:g} could not be solved: rlscale posed it "
-                f"as a {kind} and ran the CLARABEL solver, which failed ({text}); try a "
-                f"{what} nearer the spec's typical scale, rescale the law's coefficients and "
-                "the cost toward 1, or tighten the bounds")
-
-    def _shares(self, values: Mapping[str, float]) -> dict[str, float]:
-        terms = self.cost.term_values(values) if self.cost.axes else np.array(
-            [m.coefficient for m in self.cost.terms])
-        labels = [m.label() for m in self.cost.terms]
-        amounts = dict(zip(labels, (float(t) for t in terms)))
-        for m in self.synthesis:
-            amounts[m.name] = m.unit_cost * values[m.name]
-        total = sum(amounts.values())
-        return {k: v / total for k, v in amounts.items()}
-
-    # -- KKT and polishing (GP path: log-log space) ------------------------------
-    def _matrix(self, poly: Posynomial) -> tuple[np.ndarray, np.ndarray]:
-        """``(A, b)`` with ``log(terms) = A @ log(x) + b`` over :attr:`variables`."""
-        key = id(poly)
-        if key not in self._mats:
-            A = np.array([[m.power_of(v) for v in self.variables] for m in poly.terms])
-            b = np.log([m.coefficient for m in poly.terms])
-            self._mats[key] = (A, b)
-        return self._mats[key]
-
-    def _log_value_grad(self, poly: Posynomial, u: np.ndarray) -> tuple[float, np.ndarray]:
-        """``log poly`` and its gradient in ``u = log x`` (log-sum-exp, no overflow)."""
-        A, b = self._matrix(poly)
-        z = A @ u + b
-        zmax = float(np.max(z))
-        w = np.exp(z - zmax)
-        total = float(w.sum())
-        return zmax + math.log(total), (w / total) @ A
-
-    def _log_constraints(self, mode: str, bound: float, u: np.ndarray
-                         ) -> list[tuple[str, float, np.ndarray]]:
-        if mode == "allocate":
-            val, grad = self._log_value_grad(self.cost, u)
-            out = [("budget", val - math.log(bound), grad)]
-        else:
-            val, grad = self._log_value_grad(self.objective, u)
-            out = [("target", val - math.log(bound - self.law.floor), grad)]
-        for i, v in enumerate(self.variables):
-            lo, hi = self.bounds[v]
-            e = np.zeros(len(self.variables))
-            e[i] = 1.0
-            if lo > 0:
-                out.append((f"{v}>={lo:g}", math.log(lo) - u[i], -e))
-            if math.isfinite(hi):
-                out.append((f"{v}<={hi:g}", u[i] - math.log(hi), e))
-        return out
-
-    def _log_grad(self, mode: str, u: np.ndarray) -> np.ndarray:
-        return self._log_value_grad(self.objective if mode == "allocate" else self.cost, u)[1]
-
-    def _space(self, mode: str, bound: float, values: Mapping[str, float]) -> Any:
-        """The problem in the coordinates where KKT is checked and polished.
-
-        GP: ``p = log x`` with objective ``log P`` (or ``log C``) and the main
-        constraint ``log C - log B`` (or ``log P - log(target - floor)``).
-        Synthetic (DCP): ``p = x / s`` with ``s`` what the whole budget buys of
-        each count, objective and constraint divided by their values, so every
-        quantity is unit-free.
-        """
-        n = len(self.variables)
-        if self.gp:
-            def to_values(p: np.ndarray) -> dict[str, float]:
-                return {v: float(np.exp(pi)) for v, pi in zip(self.variables, p)}
-
-            def obj_grad(p: np.ndarray) -> np.ndarray:
-                return self._log_grad(mode, p)
-
-            def main(p: np.ndarray) -> tuple[float, np.ndarray]:
-                _, g, d = self._log_constraints(mode, bound, p)[0]
-                return g, d
-
-            p0 = np.log([max(values[v], 1e-300) for v in self.variables])
-            lo = [math.log(b[0]) if b[0] > 0 else -math.inf for b in self.bounds.values()]
-            hi = [math.log(b[1]) if math.isfinite(b[1]) else math.inf
-                  for b in self.bounds.values()]
-        else:
-            _, gc0 = self._grad_counts(mode, values)
-            ref = bound if mode == "allocate" else float(self.cost_at(values))
-            scale = np.where(gc0 > 0, ref / np.where(gc0 > 0, gc0, 1.0),
-                             np.array([max(values[v], 1.0) for v in self.variables]))
-            red0 = float(self.objective.evaluate(self.effective(values)))
-            cost0 = float(self.cost_at(values))
-
-            def to_values(p: np.ndarray) -> dict[str, float]:
-                return {v: float(max(pi, 0.0) * si)
-                        for v, pi, si in zip(self.variables, p, scale)}
-
-            def obj_grad(p: np.ndarray) -> np.ndarray:
-                gl, gc = self._grad_counts(mode, to_values(p))
-                return gl * scale / red0 if mode == "allocate" else gc * scale / cost0
-
-            def main(p: np.ndarray) -> tuple[float, np.ndarray]:
-                vals = to_values(p)
-                gl, gc = self._grad_counts(mode, vals)
-                if mode == "allocate":
-                    return float(self.cost_at(vals)) / bound - 1.0, gc * scale / bound
-                target = bound - self.law.floor
-                red = float(self.objective.evaluate(self.effective(vals)))
-                return red / target - 1.0, gl * scale / target
-
-            p0 = np.array([values[v] for v in self.variables]) / scale
-            lo = [b[0] / si for b, si in zip(self.bounds.values(), scale)]
-            hi = [b[1] / si for b, si in zip(self.bounds.values(), scale)]
-
-        def bound_cons(p: np.ndarray) -> list[tuple[str, float, np.ndarray]]:
-            out = []
-            for i, v in enumerate(self.variables):
-                e = np.zeros(n)
-                e[i] = 1.0
-                lo_v, hi_v = self.bounds[v]
-                if lo[i] > -math.inf and (self.gp is False or lo_v > 0):
-                    out.append((f"{v}>={lo_v:g}", lo[i] - p[i], -e))
-                if math.isfinite(hi[i]):
-                    out.append((f"{v}<={hi_v:g}", p[i] - hi[i], e))
-            return out
-
-        return p0, to_values, obj_grad, main, bound_cons, lo, hi
-
-    def _kkt(self, mode: str, bound: float, values: Mapping[str, float]
-             ) -> tuple[float, dict[str, float]]:
-        p, _, obj_grad, main, bound_cons, _, _ = self._space(mode, bound, values)
-        g, d = main(p)
-        cons = [("budget" if mode == "allocate" else "target", g, d), *bound_cons(p)]
-        return kkt_residual(obj_grad(p), [(c[1], c[2]) for c in cons], [c[0] for c in cons])
-
-    def _polish(self, mode: str, bound: float, values: dict[str, float]
-                ) -> tuple[dict[str, float], bool]:
-        """Newton on the active-set KKT equations; kept only if it lowers the residual.
-
-        The active set is guessed by snapping counts near a bound onto it, at
-        a few tolerances (a conic solver leaves a nearly-degenerate bound up to
-        ~1e-4 away); the candidate with the smallest KKT residual wins.
-        """
-        before, _ = self._kkt(mode, bound, values)
-        best, best_res = values, before
-        tried: set[frozenset[int]] = set()
-        for j, tol in enumerate((1e-4, 1e-2, 0.0)):
-            # The first guess always runs: a point 1e-8 off its bound can have a
-            # tiny residual yet a loss off in the eighth digit.
-            if j > 0 and best_res < 1e-13:
-                break
-            cand = self._newton(mode, bound, values, tol, tried)
-            if cand is None:
-                continue
-            res, _ = self._kkt(mode, bound, cand)
-            if res <= max(best_res, 1e-14):
-                best, best_res = cand, res
-        return best, best is not values
-
-    def _rescue(self, mode: str, bound: float, values: dict[str, float]
-                ) -> tuple[dict[str, float], bool]:
-        from scipy.optimize import minimize
-
-        p0, to_values, obj_grad, main, _bound_cons, lo, hi = self._space(mode, bound, values)
-        before, _ = self._kkt(mode, bound, values)
-        scale_val = float(self._reducible_at(values)) if mode == "allocate" \
-            else float(self.cost_at(values))
-
-        def fun(p: np.ndarray) -> tuple[float, np.ndarray]:
-            vals = to_values(p)
-            f = float(self._reducible_at(vals) if mode == "allocate" else self.cost_at(vals))
-            if self.gp:
-                return math.log(f), obj_grad(p)
-            return f / scale_val, obj_grad(p)
-
-        bounds = [(None if not math.isfinite(a) else a, None if not math.isfinite(b) else b)
-                  for a, b in zip(lo, hi)]
-        cons = [{"type": "ineq", "fun": lambda p: -main(p)[0], "jac": lambda p: -main(p)[1]}]
-        with np.errstate(all="ignore"):
-            res = minimize(fun, p0, jac=True, method="SLSQP", bounds=bounds, constraints=cons,
-                           options={"maxiter": 500, "ftol": 1e-15})
-        if not np.all(np.isfinite(res.x)):
-            return values, False
-        cand = to_values(res.x)
-        cand, _ = self._polish(mode, bound, cand)
-        after, _ = self._kkt(mode, bound, cand)
-        return (cand, True) if after < before else (values, False)
-
-    def _newton(self, mode: str, bound: float, values: dict[str, float], tol: float,
-                tried: set[frozenset[int]]) -> dict[str, float] | None:
-        from scipy.optimize import root
-
-        p0, to_values, obj_grad, main, _bound_cons, lo, hi = self._space(mode, bound, values)
-        fixed = {}
-        for i in range(len(p0)):
-            for edge in (lo[i], hi[i]):
-                if math.isfinite(edge) and abs(p0[i] - edge) <= tol * max(1.0, abs(edge)):
-                    fixed[i] = edge
-        key = frozenset(fixed)
-        if key in tried:
-            return None
-        tried.add(key)
-        free = [i for i in range(len(p0)) if i not in fixed]
-        g0, d0 = main(p0)
-        if not free or g0 < -1e-4:  # main constraint slack: nothing to polish
-            return None
-
-        def full(z: np.ndarray) -> np.ndarray:
-            p = p0.copy()
-            for i, val in fixed.items():
-                p[i] = val
-            p[free] = z[:-1]
-            return p
-
-        def eqs(z: np.ndarray) -> np.ndarray:
-            p = full(z)
-            g, d = main(p)
-            return np.concatenate([obj_grad(p)[free] + z[-1] * d[free], [g]])
-
-        grad0 = obj_grad(p0)[free]
-        lam0 = -np.dot(grad0, d0[free]) / max(float(np.dot(d0[free], d0[free])), 1e-300)
-        sol = root(eqs, np.concatenate([p0[free], [max(lam0, 0.0)]]), method="hybr",
-                   options={"xtol": 1e-14})
-        # hybr may stop with 'no progress' once at machine precision; the caller's
-        # residual comparison decides whether the Newton point is kept.
-        if not np.all(np.isfinite(sol.x)) or sol.x[-1] < 0:
-            return None
-        p = full(sol.x)
-        if any(p[i] < lo[i] - 1e-12 * max(1, abs(lo[i])) or p[i] > hi[i] * (1 + 1e-12) + 1e-300
-               for i in free):
-            return None
-        return to_values(p)
-
-    # -- gradients in counts (DCP path) -----------------------------------------
-    def _grad_counts(self, mode: str, values: Mapping[str, float]) -> tuple[np.ndarray, ...]:
-        """Gradients of the reducible loss and the cost w.r.t. the decision counts."""
-        n = len(self.variables)
-        idx = {v: i for i, v in enumerate(self.variables)}
-        eff = {a: float(z) for a, z in self.effective(values).items()}
-        gl = np.zeros(n)
-        for term in self.objective.terms:
-            (axis, e), = term.exponents
-            dz = term.coefficient * e * eff[axis] ** (e - 1)
-            gl[idx[axis]] += dz
-            for m in self.synthesis:
-                if m.axis == axis:
-                    gl[idx[axis]] += dz * float(m.marginal_real(max(values[axis], 1e-300),
-                                                                values[m.name]))
-                    gl[idx[m.name]] += dz * float(m.marginal(values[axis], values[m.name]))
-        gc = np.zeros(n)
-        for term in self.cost.terms:
-            if term.exponents:
-                gc[idx[term.exponents[0][0]]] += term.coefficient
-        for m in self.synthesis:
-            gc[idx[m.name]] += m.unit_cost
-        return gl, gc
-
-    # -- integer rounding ---------------------------------------------------------
-    def _round(self, mode: str, bound: float, values: Mapping[str, float]) -> dict[str, Any]:
-        choices = []
-        for v in self.variables:
-            lo, hi = self.bounds[v]
-            lo_i = max(math.ceil(lo - 1e-9), 1 if v in self.objective.axes else 0)
-            hi_i = math.floor(hi + 1e-9) if math.isfinite(hi) else math.inf
-            cands = {min(max(math.floor(values[v]), lo_i), hi_i),
-                     min(max(math.ceil(values[v]), lo_i), hi_i)}
-            cands = {c for c in cands if lo_i <= c <= hi_i}
-            if not cands:
-                return {"rounding_note": f"no integer value of {v} lies within its bounds "
-                                         f"{self.bounds[v]}"}
-            choices.append(sorted(cands))
-        if len(self.variables) > 14:
-            choices = [[min(c, key=lambda z, v=v: abs(z - values[v]))]
-                       for c, v in zip(choices, self.variables)]
-        grid = np.array(list(itertools.product(*choices)), dtype=np.float64)
-        cand = {v: grid[:, i] for i, v in enumerate(self.variables)}
-        with np.errstate(divide="ignore"):
-            loss = np.asarray(self.loss_at(cand), dtype=np.float64)
-            cost = np.asarray(self.cost_at(cand), dtype=np.float64)
-        if mode == "allocate":
-            ok = cost <= bound * (1 + 1e-12)
-            key = np.where(ok, loss, np.inf)
-        else:
-            ok = loss <= bound * (1 + 1e-12)
-            key = np.where(ok, cost, np.inf)
-        if not ok.any():
-            what = "within the budget" if mode == "allocate" else "reaching the target"
-            return {"rounding_note": f"no floor/ceiling combination of the optimum is {what}"}
-        best = int(np.argmin(key))
-        return {"rounded": {v: int(grid[best, i]) for i, v in enumerate(self.variables)},
-                "rounded_loss": float(loss[best]), "rounded_cost": float(cost[best])}
-
-
-def _mapping(name: str, value: Any, required: bool = False) -> None:
-    if (value is not None or required) and not isinstance(value, Mapping):
-        raise TypeError(f"{name} must be a mapping (dict); got {name}={value!r:.60}")
-
-
-#: Largest exponent magnitude the solver is given (cvxpy turns exponents into fractions,
-#: and 1e4 already fails inside it with a ZeroDivisionError; 1000 solves exactly).
-MAX_EXPONENT = 1000.0
-
-
-def _check_exponents(what: str, poly: Posynomial) -> None:
-    for term in poly.terms:
-        for axis, e in term.exponents:
-            if not abs(e) <= MAX_EXPONENT:
-                raise ValueError(f"{what} has exponent {e:g} on {axis!r} in term {term}; the "
-                                 f"solver handles exponents up to {MAX_EXPONENT:g} in magnitude: "
-                                 "rescale the axis (x -> x^p) or use a smaller exponent")
-
-
-def _cp_posynomial(cp: Any, poly: Posynomial, x: Mapping[str, Any]) -> Any:
-    total = 0
-    for m in poly.terms:
-        term = m.coefficient
-        for a, e in m.exponents:
-            term = term * (x[a] if e == 1 else cp.power(x[a], e))
-        total = total + term
-    return total
 
 
 def allocate(law: Law, cost: Any, budget: float, bounds: Mapping[str, Any] | None = None, *,
              substitute: Mapping[str, Any] | None = None,
              synthesis: Iterable[SynthesisMethod] | None = None,
-             round_integers: bool = True) -> Allocation:
+             round_integers: bool = True, method: str = "auto") -> Allocation:
     """Minimise ``law``'s loss subject to ``cost <= budget`` (a geometric program).
 
     Parameters
@@ -938,6 +472,13 @@ def allocate(law: Law, cost: Any, budget: float, bounds: Mapping[str, Any] | Non
         ``> 0``.
     bounds, substitute, synthesis :
         See :class:`AllocationProblem`.
+    round_integers : bool
+        Also find the best integer allocation among the floors/ceilings.
+    method : {"auto", "closed_form", "gp", "dcp"}
+        ``"auto"`` uses a closed form when the problem has one and its point
+        lies within the bounds, else the GP (``"dcp"`` with synthetic data);
+        ``"closed_form"`` refuses (ValueError) where there is none; ``"gp"``
+        and ``"dcp"`` always run cvxpy.  See the module docstring.
 
     Returns
     -------
@@ -959,18 +500,24 @@ def allocate(law: Law, cost: Any, budget: float, bounds: Mapping[str, Any] | Non
     >>> N, D = chinchilla_optimal(482.01, 2085.43, 0.3478, 0.3658, 5.76e23)
     >>> abs(a.values["N"] / N - 1) < 1e-9, abs(a.values["D"] / D - 1) < 1e-9
     (True, True)
-    >>> a.kkt_residual < 1e-9
-    True
+    >>> a.kkt_residual < 1e-9, a.method
+    (True, 'closed_form')
+    >>> g = allocate(law, "6*N*D", 5.76e23, method="gp")   # the certificate
+    >>> g.method, abs(g.values["N"] / a.values["N"] - 1) < 1e-12
+    ('gp', True)
     """
     return AllocationProblem(law, cost, bounds, substitute, synthesis).allocate(
-        budget, round_integers)
+        budget, round_integers, method=method)
 
 
 def min_cost(law: Law, cost: Any, target: float, bounds: Mapping[str, Any] | None = None, *,
              substitute: Mapping[str, Any] | None = None,
              synthesis: Iterable[SynthesisMethod] | None = None,
-             round_integers: bool = True) -> Allocation:
+             round_integers: bool = True, method: str = "auto") -> Allocation:
     """The cheapest allocation whose loss is at most ``target``.
+
+    Parameters are those of :func:`allocate`, with ``target`` (a loss above
+    the law's floor) in place of the budget.
 
     Examples
     --------
@@ -986,4 +533,4 @@ def min_cost(law: Law, cost: Any, target: float, bounds: Mapping[str, Any] | Non
     target loss 0.18 is below the law's floor 0.2; the floor is reached only with unlimited data
     """
     return AllocationProblem(law, cost, bounds, substitute, synthesis).min_cost(
-        target, round_integers)
+        target, round_integers, method=method)

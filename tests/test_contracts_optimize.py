@@ -37,8 +37,8 @@ exponents = { E = 0.5, k = 0.3 }
 expression = "E + k"
 """
 
-RECORDS = {"Allocation", "FitResult", "Efficiency", "EfficiencyCurve", "MeasuredCost",
-           "AllocationSpec"}
+RECORDS = {"Allocation", "AllocationFrontier", "FitResult", "Efficiency", "EfficiencyCurve",
+           "MeasuredCost", "AllocationSpec"}
 
 
 def _within_budget(_budget):
@@ -57,10 +57,12 @@ def _huber_oracle(value):
 
 CASES = [
     Case("allocate", opt.allocate, {"law": LAW, "cost": COST, "budget": 100.0,
-                                    "bounds": BOUNDS}, oracle=_within_budget(100.0),
+                                    "bounds": BOUNDS, "method": "auto"},
+         oracle=_within_budget(100.0),
          names={"budget": ("budget", "cost")}, valid={"budget": (10.0, 1e6)}),
     Case("min_cost", opt.min_cost, {"law": LAW, "cost": COST, "target": 0.5,
-                                    "bounds": BOUNDS}, names={"target": ("floor",)},
+                                    "bounds": BOUNDS, "method": "auto"},
+         names={"target": ("floor",)},
          valid={"target": (0.3, 1.0)}),
     Case("kkt_residual", opt.kkt_residual,
          {"grad": [1.0, 2.0], "constraints": [(0.0, [1.0, 1.0])], "names": ["c"]},
@@ -73,6 +75,9 @@ CASES = [
     Case("AllocationProblem.min_cost", PROB.min_cost, {"target": 0.5},
          names={"target": ("floor",)}, valid={"target": (0.3, 1.0)}),
     Case("AllocationProblem.sweep", PROB.sweep, {"budgets": [10.0, 100.0]},
+         names={"budgets": ("budget",)}),
+    Case("AllocationProblem.frontier", PROB.frontier, {"budgets": [10.0, 100.0],
+                                                       "method": "auto"},
          names={"budgets": ("budget",)}),
     # At E = 0 the loss is +inf exactly (no data: x^-α): a documented value, not a defect.
     Case("AllocationProblem.loss_at", lambda E: _finite_or_zero_data(PROB.loss_at, E),
@@ -163,6 +168,7 @@ NO_ARGUMENTS = {
     "Allocation.as_dict", "FitResult.as_dict", "FitResult.bootstrap_laws", "Efficiency.as_dict",
     "EfficiencyCurve.as_dict", "EfficiencyCurve.rows", "MeasuredCost.as_dict",
     "AllocationSpec.problem", "AllocationSpec.as_dict", "AllocationProblem.gp",
+    "AllocationProblem.closed_form", "AllocationFrontier.as_dict",
     "AllocationProblem.lowest_loss", "AllocationProblem.cheapest", "Baseline.limit_loss",
 }
 
@@ -280,8 +286,8 @@ def test_every_public_name_and_method_has_a_contract():
 
 
 def test_methods_without_arguments_return_finite_values():
-    objs = [PROB.allocate(100.0), FIT_B, opt.efficiency(LAW, COST, 0.8, "k", {"E": 10.0},
-                                                       BOUNDS),
+    objs = [PROB.allocate(100.0), PROB.frontier([100.0]), FIT_B,
+            opt.efficiency(LAW, COST, 0.8, "k", {"E": 10.0}, BOUNDS),
             opt.efficiency_curve(LAW, COST, [100.0], "k", {"E": 10.0}, BOUNDS),
             opt.cost_to_reach([1.0, 2.0], [0.1, 0.2], 0.15), opt.load_spec(SPEC), PROB, BASE]
     by_class = {type(o).__name__: o for o in objs}

@@ -42,10 +42,15 @@ def chinchilla_optimal(A: float, B: float, alpha: float, beta: float, compute: f
     ValueError: the optimum N = e^1156, D = e^-1109 is outside the float range for A=1e+308, \
 B=410.7, alpha=0.34, beta=0.28, compute=1e+21
     """
-    A, B, alpha, beta = (check_scalar(n, v, low=0.0, low_open=True) for n, v in
-                         (("A", A), ("B", B), ("alpha", alpha), ("beta", beta)))
-    C = check_scalar("compute", compute, low=0.0, low_open=True)
-    k = check_scalar("flops_per_param_token", flops_per_param_token, low=0.0, low_open=True)
+    C, k = compute, flops_per_param_token
+    if not all(type(v) is float and 0.0 < v < math.inf  # False for NaN
+               for v in (A, B, alpha, beta, C, k)):
+        # Anything but six positive finite floats goes through the full checks.
+        A, B, alpha, beta = (check_scalar(n, v, low=0.0, low_open=True) for n, v in
+                             (("A", A), ("B", B), ("alpha", alpha), ("beta", beta)))
+        C = check_scalar("compute", compute, low=0.0, low_open=True)
+        k = check_scalar("flops_per_param_token", flops_per_param_token, low=0.0,
+                         low_open=True)
     # alpha/(alpha+beta) and beta/(alpha+beta) as ratios: alpha + beta may overflow,
     # and then log G = (log(alpha A) - log(beta B))/(alpha + beta) tends to 0.
     a_share, b_share = 1.0 / (1.0 + beta / alpha), 1.0 / (1.0 + alpha / beta)
