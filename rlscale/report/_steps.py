@@ -25,7 +25,7 @@ from rlscale.report._figures import (
     figure_realised,
 )
 
-__all__ = ["STEPS", "Shared", "prune_results", "run_spec"]
+__all__ = ["INDEPENDENT", "STEPS", "Shared", "prune_results", "run_spec"]
 
 
 @dataclass
@@ -415,3 +415,7 @@ STEPS = (
     ("inference budget", inference_step),
     ("proofs", proofs_step),
 )
+
+#: Steps that read only the configuration and write only their own files and
+#: section: :func:`rlscale.report.run_report` runs them in a second process.
+INDEPENDENT = frozenset({"reward law", "inference budget", "proofs"})
