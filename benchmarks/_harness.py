@@ -42,6 +42,8 @@ class Case:
     work_unit: str = "calls"
     extra: Callable[[], dict[str, Any]] | None = None
     repeats: int | None = None
+    #: Run both once untimed first; off for one-shot jobs of minutes (the report).
+    warmup: bool = True
 
 
 @dataclass
@@ -93,9 +95,10 @@ def _time(fn: Callable[[], Any]) -> float:
 def measure(case: Case, repeats: int) -> Measurement:
     """Warm both callables once, then time them alternately ``repeats`` times."""
     repeats = case.repeats or repeats
-    case.ours()
-    if case.peer is not None:
-        case.peer()
+    if case.warmup:
+        case.ours()
+        if case.peer is not None:
+            case.peer()
     ours, peer = [], []
     for _ in range(repeats):
         ours.append(_time(case.ours))

@@ -238,7 +238,9 @@ CASES = [
          names={"gold_a": ("gold_b",), "gold_b": ("gold_a",)}, oracle=_labels_oracle),
     Case("fit_bradley_terry", sim.fit_bradley_terry,
          {"delta": BT_DELTA, "y": BT_Y, "ridge": 1e-2, "max_iter": 20, "tol": 1e-10},
-         counts=("max_iter",), skip_midsize=("max_iter",)),
+         counts=("max_iter",), skip_midsize=("max_iter",),
+         # A delta whose rows do not match y is refused naming y ("y must have shape (1,)").
+         names={"delta": ("y",), "y": ("delta",)}),
     Case("make_rm_setup", sim.make_rm_setup, {"n_opt": 1, "n_rm": 1, "rng": 0},
          counts=("n_opt", "n_rm"), skip_midsize=("n_opt", "n_rm"),
          oracle=lambda s: s.sd > 0, examples=60),

@@ -279,3 +279,29 @@ def test_document_tables_escape_pipes_and_align_numbers() -> None:
     assert "| \\|x\\| ≤ 1 | 0.25 |" in doc.to_markdown()
     html = doc.to_html()
     assert '<td>|x| ≤ 1</td><td class="num">0.25</td>' in html
+
+
+def test_fits_figure_band_is_the_per_point_percentile_band() -> None:
+    # The figure's band is computed with one vectorised loss call per law; it must
+    # equal the per-law, per-point percentiles (FitResult.predict_band's definition).
+    import numpy as np
+
+    from rlscale.report._figures import _band
+    from rlscale.theory import AdditiveLaw
+
+    rng = np.random.default_rng(5)
+    axes = ("environments", "tasks_per_environment", "trajectories_per_task")
+    laws = [AdditiveLaw(0.1 + 0.05 * rng.random(),
+                        coefficients={a: 0.5 + rng.random() for a in axes},
+                        exponents={a: 0.2 + 0.5 * rng.random() for a in axes})
+            for _ in range(25)]
+    grid = np.geomspace(1.0, 64.0, 7)
+    points = {"environments": grid, "tasks_per_environment": np.full(7, 4.0),
+              "trajectories_per_task": np.full(7, 8.0)}
+    low, high = _band(laws, points, 0.9)
+    per_point = np.array([[law.loss(environments=float(g), tasks_per_environment=4.0,
+                                    trajectories_per_task=8.0) for g in grid] for law in laws])
+    assert np.allclose(low, np.percentile(per_point, 5, axis=0), rtol=1e-13)
+    assert np.allclose(high, np.percentile(per_point, 95, axis=0), rtol=1e-13)
+    assert np.all(low < high)
+    assert _band(laws[:19], points, 0.9) is None  # predict_band's 20-law minimum

@@ -1,4 +1,9 @@
-"""Run the report: stage, run the six steps, write the document, publish.
+"""Run the report: stage, run the steps, write the document, publish.
+
+The steps that need nothing from the others (reward law, inference budget,
+proofs: :data:`rlscale.report._steps.INDEPENDENT`) run in a second process
+beside the chain sweep → fit → allocation → efficiency, so a two-core
+machine runs both at once.
 
 Staging and publishing follow :mod:`rlscale._staging` (nothing the report did
 not write is ever deleted); the steps are in :mod:`rlscale.report._steps`.
@@ -24,7 +29,7 @@ from rlscale._staging import (
 )
 from rlscale.report._config import load_config, to_toml, validate
 from rlscale.report._document import build_document
-from rlscale.report._steps import STEPS, Shared, prune_results
+from rlscale.report._steps import INDEPENDENT, STEPS, Shared, prune_results
 
 __all__ = ["ReportResult", "run_report"]
 
@@ -111,16 +116,28 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     # a hash of their full configuration, so a changed config re-trains).
     staging = open_staging(out)
     result = ReportResult(out, config)
+    side = None
     bar = _Progress(progress, total=len(STEPS))
     try:
+        side = _Side(config, staging)  # the independent steps, beside the others
         shared = Shared()
-        timings = result.sections.setdefault("timings", {})
+        sections: dict[str, Any] = {}  # what the main process's steps read and write
+        timings: dict[str, float] = {}
+        added: dict[str, dict[str, Any]] = {}
         for label, step in STEPS:
+            if side.runs(label):
+                continue
             bar.step(label)
-            t0 = time.perf_counter()
-            step(config, staging, result.sections, shared, progress)
-            timings[label] = time.perf_counter() - t0
+            added[label], timings[label] = _run_step(step, config, staging, sections, shared,
+                                                     progress)
             bar.done()
+        for label, (sections, seconds) in side.results().items():
+            added[label], timings[label] = sections, seconds
+            bar.done()
+        # results.json keeps the steps' order whichever process ran them.
+        result.sections["timings"] = {label: timings[label] for label, _ in STEPS}
+        for label, _ in STEPS:
+            result.sections.update(added[label])
         for csv_path, run_ids in shared.run_ids.items():
             prune_results(csv_path, run_ids)
         result.seconds = time.perf_counter() - start
@@ -131,6 +148,61 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         write_text_atomic(staging / "config.toml", to_toml(config))
         result.published = publish(staging, out)
     finally:
+        if side is not None:
+            side.close()
         close_staging(staging)
         bar.close()
     return result
+
+
+def _run_step(step, config, staging, sections, shared, progress
+              ) -> tuple[dict[str, Any], float]:
+    """Run one step; return the sections it added and its wall seconds."""
+    before = set(sections)
+    t0 = time.perf_counter()
+    step(config, staging, sections, shared, progress)
+    seconds = time.perf_counter() - t0
+    return {k: v for k, v in sections.items() if k not in before}, seconds
+
+
+def _run_independent(labels: list[str], config: dict[str, Any], staging: Path
+                     ) -> dict[str, tuple[dict[str, Any], float]]:
+    """Run the named independent steps in order (in the side process)."""
+    steps = dict(STEPS)
+    sections: dict[str, Any] = {}
+    return {label: _run_step(steps[label], config, staging, sections, Shared(), False)
+            for label in labels}
+
+
+class _Side:
+    """The steps that need nothing from the others (:data:`INDEPENDENT`), run in
+    one spawned process while the main process runs the trainer sweep, fit,
+    allocation and efficiency steps.
+
+    With a single CPU they run in the main process, in order, as before.
+    Their results do not depend on the process: every random stream is seeded
+    from the configuration.  A failure in the side process is raised by
+    :meth:`results`; a failure in the main process terminates it.
+    """
+
+    def __init__(self, config: dict[str, Any], staging: Path) -> None:
+        self.labels = [label for label, _ in STEPS if label in INDEPENDENT]
+        self.pool = self.pending = None
+        if (os.cpu_count() or 1) >= 2 and self.labels:
+            import multiprocessing
+
+            self.pool = multiprocessing.get_context("spawn").Pool(1)
+            self.pending = self.pool.apply_async(_run_independent,
+                                                 (self.labels, config, staging))
+
+    def runs(self, label: str) -> bool:
+        return self.pool is not None and label in self.labels
+
+    def results(self) -> dict[str, tuple[dict[str, Any], float]]:
+        return {} if self.pending is None else self.pending.get()
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()  # a no-op wait when the work is done
+            self.pool.join()
+            self.pool = None

@@ -25,7 +25,7 @@ from rlscale.report._figures import (
     figure_realised,
 )
 
-__all__ = ["STEPS", "Shared", "prune_results", "run_spec"]
+__all__ = ["INDEPENDENT", "STEPS", "Shared", "prune_results", "run_spec"]
 
 
 @dataclass
@@ -36,6 +36,9 @@ class Shared:
     ----------
     fit : rlscale.optimize.FitResult or None
         The law fitted in step 3; steps 4 and 5 optimise and compare with it.
+    laws : list
+        ``fit.bootstrap_laws()``, rebuilt once (step 3's ordering and band,
+        step 5's plan uncertainty).
     problem : rlscale.optimize.AllocationProblem or None
         The compiled allocation problem of step 4, re-solved by step 5.
     run_ids : dict
@@ -45,6 +48,7 @@ class Shared:
     """
 
     fit: Any = None
+    laws: list[Any] = field(default_factory=list)
     problem: Any = None
     run_ids: dict[Path, dict[str, None]] = field(default_factory=dict)
 
@@ -92,14 +96,15 @@ def fit_step(config, staging, sections, shared, progress) -> None:
     elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
     ordering = sorted(elasticities, key=elasticities.get, reverse=True)
     # How sure the ordering is: the share of bootstrap laws that order each pair so.
-    boot = [law.elasticities(centre) for law in fit.bootstrap_laws()]
+    laws = fit.bootstrap_laws()
+    boot = [law.elasticities(centre) for law in laws]
     pairs = {f"{a} > {b}": (float(np.mean([e[a] > e[b] for e in boot])) if boot else None)
              for i, a in enumerate(ordering) for b in ordering[i + 1:]}
     sections["fit"] = {"result": fit.as_dict(), "centre": centre, "floor_min": floor_min,
                        "elasticities": elasticities, "impact_ordering": ordering,
                        "ordering_probability": pairs}
-    shared.fit = fit
-    figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png")
+    shared.fit, shared.laws = fit, laws
+    figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png", laws=laws)
 
 
 def allocation_step(config, staging, sections, shared, progress) -> None:
@@ -242,7 +247,7 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     lo, hi, count = config["allocation"]["budgets"]
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
-    laws = fit.bootstrap_laws()
+    laws = shared.laws
     if len(laws) > eff_cfg["plan_laws"]:  # an evenly spaced subset, deterministic
         laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg["plan_laws"]).astype(int)]
     if len(laws) < 2:
@@ -410,3 +415,7 @@ STEPS = (
     ("inference budget", inference_step),
     ("proofs", proofs_step),
 )
+
+#: Steps that read only the configuration and write only their own files and
+#: section: :func:`rlscale.report.run_report` runs them in a second process.
+INDEPENDENT = frozenset({"reward law", "inference budget", "proofs"})
