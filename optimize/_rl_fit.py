@@ -34,18 +34,28 @@ or α·d − β·d·log d (RL), d = √KL — linear in (α, β), so ordinary le
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rlscale.theory._rl_forms import ComputeSigmoid, GaoPeak, gao_peak
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["GaoFit", "PowerLawFit", "SigmoidAudit", "SigmoidFit", "fit_gao", "fit_power_law",
            "fit_sigmoid", "sigmoid_audit"]
 
 _STEP = 0.005  # their asymptote grid spacing
+#: Asymptote grid points at most: ``asymptote_max`` lies within 10 (2,000 steps of 0.005)
+#: of the smallest asymptote searched.
+MAX_ASYMPTOTE_STEPS = 2000
+#: Compute lies in [1e-300, 1e300] (the C_mid grid spans 10x either side in float64).
+COMPUTE_RANGE = (1e-300, 1e300)
+#: Success (and R0, the asymptote) within ±1e6: the asymptote grid steps by 0.005.
+SUCCESS_LIMIT = 1e6
+#: Bootstrap resamples at most: each refits by least squares (a few ms each).
+MAX_BOOTSTRAP = 10**4
 
 
 def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
@@ -55,7 +65,15 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def _gen(rng: Any) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """``rng`` as a Generator: a Generator, ``None`` or a seed, an integer >= 0."""
+    if isinstance(rng, np.random.Generator) or rng is None:
+        return np.random.default_rng(rng)
+    return np.random.default_rng(check_positive_int("rng", rng, minimum=0, maximum=2**128))
+
+
+def _level(confidence: Any) -> float:
+    return check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                        high_open=True)
 
 
 @dataclass(frozen=True)
@@ -136,12 +154,17 @@ class SigmoidAudit:
                 "power_law_final_error": self.power_law_final_error}
 
 
-def _curve(compute: Any, success: Any) -> tuple[np.ndarray, np.ndarray]:
-    c = check_real("compute", compute, low=0.0, low_open=True).ravel()
-    y = check_real("success", success).ravel()
+def _curve(compute: Any, success: Any, minimum: int) -> tuple[np.ndarray, np.ndarray]:
+    """The curve sorted by compute: compute in ``COMPUTE_RANGE``, |success| <= 1e6,
+    equal lengths, at least ``minimum`` points at two or more distinct computes."""
+    c = check_real("compute", compute, low=COMPUTE_RANGE[0], high=COMPUTE_RANGE[1]).ravel()
+    y = check_real("success", success, low=-SUCCESS_LIMIT, high=SUCCESS_LIMIT).ravel()
     if c.shape != y.shape:
         raise ValueError(f"compute and success must have equal lengths; got {c.size} "
                          f"and {y.size}")
+    if c.size < minimum or np.unique(c).size < 2:
+        raise ValueError(f"compute and success need at least {minimum} points at two or more "
+                         f"distinct computes; got {c.size} points at {np.unique(c).size}")
     order = np.argsort(c, kind="stable")
     return c[order], y[order]
 
@@ -164,10 +187,15 @@ def _grid_b(c: np.ndarray, y: np.ndarray, r0: float, a: np.ndarray, c_mid: np.nd
     s = 1.0 / (1.0 + np.exp(np.clip(b_grid[None, :, None] * x, -700, 700)))  # (M, nB, n)
     dy = y - r0
     sys_, sss = s @ dy, np.einsum("mbn,mbn->mb", s, s)                 # (M, nB)
-    da = (a - r0)[:, None, None]                                        # (nA, 1, 1)
-    sse = float(dy @ dy) - 2.0 * da * sys_[None] + da * da * sss[None]  # (nA, M, nB)
-    best = np.argmin(sse, axis=-1)
-    return b_grid[best], np.take_along_axis(sse, best[..., None], axis=-1)[..., 0]
+    b_best = np.empty((a.size, c_mid.size))
+    sse_best = np.empty((a.size, c_mid.size))
+    for lo in range(0, a.size, 64):  # blocks of A: memory O(64·M·nB), not O(nA·M·nB)
+        da = (a[lo:lo + 64] - r0)[:, None, None]                        # (≤64, 1, 1)
+        sse = float(dy @ dy) - 2.0 * da * sys_[None] + da * da * sss[None]  # (≤64, M, nB)
+        best = np.argmin(sse, axis=-1)
+        b_best[lo:lo + 64] = b_grid[best]
+        sse_best[lo:lo + 64] = np.take_along_axis(sse, best[..., None], axis=-1)[..., 0]
+    return b_best, sse_best
 
 
 #: B values searched at each (A, C_mid): 120 log-spaced over [0.05, 20] (3 % apart).
@@ -205,7 +233,12 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
     asymptote_max : float
         Upper end of the asymptote grid (1 for success rates).
     bootstrap, confidence, rng
-        Percentile-bootstrap resamples (0: no intervals), level, seed.
+        Percentile-bootstrap resamples (0: no intervals; at most ``MAX_BOOTSTRAP``
+        = 1e4), level, seed (an integer >= 0 or a Generator).
+
+    Limits: compute in [1e-300, 1e300], |success| and |start| <= 1e6, and
+    ``asymptote_max`` at most 10 above R0 (the asymptote grid's 2,000 steps
+    of 0.005); beyond them a ``ValueError`` names the argument.
 
     Examples
     --------
@@ -219,19 +252,22 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
     >>> lo <= 0.645 <= hi, abs(fit.law.exponent - 1.7) < 0.2
     (True, True)
     """
-    c, y = _curve(compute, success)
-    r0 = float(y[0]) if start is None else float(check_real("start", start))
-    frac = float(check_real("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True))
-    cut = frac * c[-1] if min_compute is None else float(check_real("min_compute", min_compute))
-    a_max = float(check_real("asymptote_max", asymptote_max, low=r0 + _STEP))
-    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0)
-    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                             high_open=True))
+    c, y = _curve(compute, success, 4)
+    r0 = float(y[0]) if start is None else check_scalar(
+        "start", start, low=-SUCCESS_LIMIT, high=SUCCESS_LIMIT)
+    frac = check_scalar("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True)
+    cut = frac * c[-1] if min_compute is None else check_scalar("min_compute", min_compute)
+    a_max = check_scalar("asymptote_max", asymptote_max, low=r0 + _STEP,
+                         high=r0 + _STEP * MAX_ASYMPTOTE_STEPS)
+    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=MAX_BOOTSTRAP)
+    level = _level(confidence)
     keep = c >= cut
     cf, yf = c[keep], y[keep]
-    if cf.size < 4:
-        raise ValueError(f"need at least 4 points with compute >= {cut:g} to fit the sigmoid; "
-                         f"got {cf.size} (lower drop_fraction or add points)")
+    if cf.size < 4 or np.unique(cf).size < 2:
+        raise ValueError(f"need at least 4 points with compute >= {cut:g} (min_compute, or "
+                         f"drop_fraction of the largest compute) at two or more distinct "
+                         f"computes to fit the sigmoid; got {cf.size} (lower drop_fraction or "
+                         "min_compute, or add points)")
     a_grid = np.arange(r0 + _STEP, a_max + 1e-12, _STEP)
     m_grid = np.geomspace(cf[0] / 10, cf[-1] * 10, 100)
     b_grid, sse = _grid_b(cf, yf, r0, a_grid, m_grid)
@@ -265,13 +301,16 @@ def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> 
     """
     from scipy.optimize import least_squares
 
-    c, y = _curve(compute, success)
-    a_max = float(check_real("asymptote_max", asymptote_max))
-    if c.size < 3:
-        raise ValueError(f"need at least 3 points to fit a power law; got {c.size}")
+    c, y = _curve(compute, success, 3)
+    a_max = check_scalar("asymptote_max", asymptote_max, low=-SUCCESS_LIMIT,
+                         high=SUCCESS_LIMIT)
     if a_max <= y.max():
         raise ValueError(f"asymptote_max must exceed the largest success; got "
                          f"asymptote_max={a_max!r}, max success={y.max()!r}")
+    if a_max - y.max() > _STEP * MAX_ASYMPTOTE_STEPS:
+        raise ValueError(f"asymptote_max must lie within {_STEP * MAX_ASYMPTOTE_STEPS:g} of "
+                         f"the largest success (the asymptote grid's {MAX_ASYMPTOTE_STEPS} "
+                         f"steps); got asymptote_max={a_max!r}, max success={y.max()!r}")
     a_grid = np.arange(y.max() + _STEP, a_max + 1e-12, _STEP)
     if a_grid.size == 0:
         a_grid = np.array([a_max])
@@ -314,15 +353,20 @@ def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
     >>> audit.sigmoid_tail_rmse < audit.power_law_tail_rmse
     True
     """
-    c, y = _curve(compute, success)
-    frac = float(check_real("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
-                            high_open=True))
+    c, y = _curve(compute, success, 5)
+    frac = check_scalar("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
+                        high_open=True)
+    drop = check_scalar("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True)
     split = frac * c[-1]
     head, tail = c <= split, c > split
     if tail.sum() < 1:
         raise ValueError(f"no points above fit_fraction·max compute = {split:g} to audit")
-    r0 = float(y[0]) if start is None else float(check_real("start", start))
-    fit = fit_sigmoid(c[head], y[head], start=r0, min_compute=drop_fraction * c[-1],
+    if head.sum() < 4:
+        raise ValueError(f"need at least 4 points at or below fit_fraction·max compute = "
+                         f"{split:g} to fit; got {int(head.sum())} (raise fit_fraction)")
+    r0 = float(y[0]) if start is None else check_scalar(
+        "start", start, low=-SUCCESS_LIMIT, high=SUCCESS_LIMIT)
+    fit = fit_sigmoid(c[head], y[head], start=r0, min_compute=drop * c[-1],
                       asymptote_max=asymptote_max, bootstrap=bootstrap, confidence=confidence,
                       rng=rng)
     power = fit_power_law(fit.compute, fit.success, asymptote_max=asymptote_max)
@@ -362,9 +406,95 @@ def _gao_design(kind: str, kl: np.ndarray) -> np.ndarray:
     raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r}")
 
 
+#: kl <= 1e50 and |gold| <= 1e100: the normal equations square √KL twice.
+KL_LIMIT, GOLD_LIMIT = 1e50, 1e100
+#: Bootstrap resamples at most for fit_gao (closed-form refits, in blocks).
+MAX_GAO_BOOTSTRAP = 10**5
+
+
+def _gao_draws(X: np.ndarray, y: np.ndarray, n_boot: int, gen: np.random.Generator
+               ) -> np.ndarray:
+    """(α, β) of each bootstrap resample whose normal equations are not singular.
+
+    Resamples are drawn in blocks of at most 1e6 indices, so memory stays bounded."""
+    n = y.size
+    block = max(1, 10**6 // n)
+    out = []
+    for lo in range(0, n_boot, block):
+        idx = gen.integers(0, n, (min(block, n_boot - lo), n))
+        Xb, yb = X[idx], y[idx]                                   # (b, n, 2), (b, n)
+        xtx = np.einsum("bni,bnj->bij", Xb, Xb)
+        xty = np.einsum("bni,bn->bi", Xb, yb)
+        det = xtx[:, 0, 0] * xtx[:, 1, 1] - xtx[:, 0, 1] * xtx[:, 1, 0]
+        ok = np.abs(det) > 1e-12 * xtx[:, 0, 0] * xtx[:, 1, 1]
+        # Cramer's rule on the 2x2 normal equations of each resample.
+        a = (xtx[ok, 1, 1] * xty[ok, 0] - xtx[ok, 0, 1] * xty[ok, 1]) / det[ok]
+        b = (xtx[ok, 0, 0] * xty[ok, 1] - xtx[ok, 1, 0] * xty[ok, 0]) / det[ok]
+        out.append(np.column_stack([a, b]))
+    return np.concatenate(out)
+
+
+def _log_peaks(kind: str, alpha: np.ndarray, beta: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """log KL* and log gold* per draw; +inf where a draw has no finite peak.
+
+    best of n: d* = α/(2β), gold* = α²/(4β) (α, β > 0); RL: d* = exp(α/β − 1),
+    gold* = β·d* (β > 0) — :func:`rlscale.theory.gao_peak` written in logs.
+    """
+    log_kl = np.full(alpha.shape, np.inf)
+    log_gain = np.full(alpha.shape, np.inf)
+    if kind == "bon":
+        ok = (alpha > 0) & (beta > 0)
+        log_d = np.log(alpha[ok]) - np.log(2.0 * beta[ok])
+        log_gain[ok] = 2.0 * np.log(alpha[ok]) - np.log(4.0 * beta[ok])
+    else:
+        ok = beta > 0
+        log_d = alpha[ok] / beta[ok] - 1.0
+        log_gain[ok] = np.log(beta[ok]) + log_d
+    log_kl[ok] = 2.0 * log_d
+    return log_kl, log_gain
+
+
+def _interval_or_inf(log_draws: np.ndarray, level: float) -> tuple[float, float]:
+    """Percentile interval (linear interpolation, as :func:`numpy.quantile`) of
+    ``exp(log_draws)``; an end is ``inf`` where it falls among the draws without a
+    finite peak (log ``inf``, or past float64)."""
+    v = np.sort(log_draws)
+    tail = (1.0 - level) / 2.0
+    ends = []
+    for q in (tail, 1.0 - tail):
+        pos = q * (v.size - 1)
+        lo, hi = int(np.floor(pos)), int(np.ceil(pos))
+        if v[hi] > 709.0:
+            ends.append(math.inf)
+            continue
+        a, b = math.exp(v[lo]), math.exp(v[hi])
+        ends.append(a + (b - a) * (pos - lo))
+    return ends[0], ends[1]
+
+
 def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
             confidence: float = 0.95, rng: Any = 0) -> GaoFit:
     """Fit gold = d(α − βd) (``bon``) or d(α − β log d) (``rl``), d = √KL; derive the peak.
+
+    Parameters
+    ----------
+    kl, gold : array_like
+        At least 3 points, kl in [0, 1e50] with two or more distinct positive
+        values, |gold| <= 1e100.
+    kind : {"bon", "rl"}
+    bootstrap, confidence, rng
+        Resamples of the points (0: no intervals; at most 1e5), level, seed
+        (an integer >= 0 or a Generator).
+
+    Returns
+    -------
+    GaoFit
+        ``peak`` is ``None`` where the fitted form has no finite peak (β <= 0,
+        α <= 0 for best of n, or a peak beyond float64).  The upper end of
+        ``peak_kl_interval``/``peak_gain_interval`` is ``inf`` when more than the
+        upper tail of the resamples has no finite peak (the peak is not bounded
+        above at that confidence), and both ends are when most have none.
 
     Examples
     --------
@@ -377,39 +507,41 @@ def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
     >>> lo <= (0.913 / (2 * 0.122)) ** 2 <= hi
     True
     """
-    x = check_real("kl", kl, low=0.0).ravel()
-    y = check_real("gold", gold).ravel()
+    if not isinstance(kind, str) or kind not in ("bon", "rl"):
+        raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r:.60}")
+    x = check_real("kl", kl, low=0.0, high=KL_LIMIT).ravel()
+    y = check_real("gold", gold, low=-GOLD_LIMIT, high=GOLD_LIMIT).ravel()
     if x.shape != y.shape or x.size < 3:
         raise ValueError(f"kl and gold must be equal-length with at least 3 points; got "
                          f"{x.size} and {y.size}")
+    if np.unique(x[x > 0]).size < 2:
+        raise ValueError("kl needs two or more distinct positive values: the two terms of "
+                         f"the form are not identified otherwise; got kl={x.tolist()!r:.80}")
     X = _gao_design(kind, x)
-    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0)
-    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                             high_open=True))
+    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=MAX_GAO_BOOTSTRAP)
+    level = _level(confidence)
+    gen = _gen(rng)
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)
     alpha, beta = float(coef[0]), float(coef[1])
     rmse = float(np.sqrt(np.mean((X @ coef - y) ** 2)))
-    peak = gao_peak(kind, alpha, beta) if beta > 0 and (kind == "rl" or alpha > 0) else None
+    peak = None
+    if beta > 0 and (kind == "rl" or alpha > 0):
+        try:
+            peak = gao_peak(kind, alpha, beta)
+        except ValueError:  # the peak lies beyond float64: no finite peak
+            peak = None
     a_int = b_int = kl_int = g_int = None
     if n_boot:
-        idx = _gen(rng).integers(0, x.size, (n_boot, x.size))
-        Xb, yb = X[idx], y[idx]                                       # (n_boot, n, 2), (n_boot, n)
-        xtx = np.einsum("bni,bnj->bij", Xb, Xb)
-        xty = np.einsum("bni,bn->bi", Xb, yb)
-        ok = np.abs(np.linalg.det(xtx)) > 1e-12 * np.abs(xtx).max()
-        draws = np.linalg.solve(xtx[ok], xty[ok][..., None])[..., 0]
+        draws = _gao_draws(X, y, n_boot, gen)
+        if draws.shape[0] < max(2, n_boot // 2):
+            raise ValueError(f"only {draws.shape[0]} of bootstrap={n_boot} resamples of kl "
+                             "had two distinct positive values (the form is not identified "
+                             "in the others); add points at more kl values")
         a_int, b_int = _interval(draws[:, 0], level), _interval(draws[:, 1], level)
         if peak is not None:
-            da, db = draws[:, 0], draws[:, 1]
-            valid = db > 0
-            if kind == "bon":
-                d = np.where(valid, da / (2 * np.where(valid, db, 1.0)), np.inf)
-                gain = np.where(valid, da * da / (4 * np.where(valid, db, 1.0)), np.inf)
-            else:
-                d = np.where(valid, np.exp(np.minimum(da / np.where(valid, db, 1.0) - 1, 700)),
-                             np.inf)
-                gain = np.where(valid, db * d, np.inf)
-            kl_int, g_int = _interval(d * d, level), _interval(gain, level)
+            log_kl, log_gain = _log_peaks(kind, draws[:, 0], draws[:, 1])
+            kl_int = _interval_or_inf(log_kl, level)
+            g_int = _interval_or_inf(log_gain, level)
     return GaoFit(kind=kind, alpha=alpha, beta=beta, alpha_interval=a_int, beta_interval=b_int,
                   peak=peak, peak_kl_interval=kl_int, peak_gain_interval=g_int, rmse=rmse,
                   n_points=int(x.size))
