@@ -198,3 +198,10 @@ def test_an_expression_that_is_not_a_string_or_sympy_is_refused_not_sympified(ex
         ExpressionLaw(expr, axes=["N"])
     with pytest.raises(TypeError, match="expr must be"):
         Law.from_expr(expr, axes=["N"])
+
+
+def test_symbol_of_an_unknown_name_names_the_argument() -> None:
+    # Found by the theory contract suite (dev profile): the message did not say "name".
+    law = ExpressionLaw("E + A/N**alpha", axes=["N"])
+    with pytest.raises(ValueError, match="name='1' is neither an axis nor a parameter"):
+        law.symbol("1")

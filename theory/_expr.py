@@ -247,7 +247,7 @@ class ExpressionLaw:
         if not isinstance(name, str):
             raise TypeError(f"name must be an axis or parameter name (str); got {name!r}")
         if name not in self._sym:
-            raise ValueError(f"{name!r} is neither an axis nor a parameter of {self.expr}; "
+            raise ValueError(f"name={name!r} is neither an axis nor a parameter of {self.expr}; "
                              f"axes {list(self.axes)}, params {list(self.params)}")
         return self._sym[name]
 
