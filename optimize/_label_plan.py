@@ -172,7 +172,12 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
             raise ValueError(f"budget/price_k = {K:.4g} nats of KL is out of floating range; "
                              f"got budget={B}, price_k={pk}")
     cost = pm * M + pk * K
-    return LabelPlan(M, K, cost, float(_law(a, b, c, M, K)), pm * M / cost)
+    # The gain in Python floats (no overflow warning); a·sqrt(...) past float64 is refused.
+    gain = a * math.sqrt(max(min(math.log(M) + b, c * K), 0.0))
+    if not math.isfinite(gain):
+        raise ValueError(f"the plan's gain a·sqrt(min(log M + b, c·K)) leaves float64; got "
+                         f"a={a!r}, b={b!r}, c={c!r}")
+    return LabelPlan(M, K, cost, gain, pm * M / cost)
 
 
 def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, price_k: float,

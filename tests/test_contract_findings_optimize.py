@@ -139,3 +139,20 @@ def test_calibrate_eta_limits_are_named(kwargs, error, words):
             "bootstrap": 4, "plan_laws": 2, **kwargs}
     with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")):
         opt.calibrate_eta(LAW, "E + k", 200.0, CENTRE, **args)
+
+
+def test_plan_labels_gain_beyond_float64_is_refused_naming_a():
+    # Deep profile: a = 1e308 overflowed a·sqrt(...) with a RuntimeWarning (gain inf).
+    with pytest.raises(ValueError, match="a=1e"):
+        opt.plan_labels(1e308, 0.0, 1.0, price_m=1.0, price_k=100.0, budget=454.6)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "optimize/_fit.py (being restructured by another engineer, not edited here): fit_law's "
+    "error for a target column the data lacks says \"data has no column '1'\" without naming "
+    "the argument target; found by the deep contract run (target='1')"))
+def test_fit_law_names_target_when_the_data_lack_its_column():
+    E = np.array([1.0, 2, 4, 8, 16, 32])
+    with pytest.raises(ValueError, match="target"):
+        opt.fit_law({"E": E, "loss": 0.2 + E**-0.4}, axes=["E"], target="1", starts=4,
+                    n_jobs=1)
