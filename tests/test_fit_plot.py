@@ -40,7 +40,7 @@ def _star_data(seeds=3):
 @pytest.fixture(scope="module")
 def fitted():
     data = _star_data()
-    fit = opt.fit_law(data, axes=["E", "k"], starts=8, bootstrap=30, n_jobs=1)
+    fit = opt.fit_law(data, axes=["E", "k"], starts=4, bootstrap=20, n_jobs=1)
     return data, fit
 
 
