@@ -61,11 +61,11 @@ _EXPORTS: dict[str, str] = {
     "plan_labels": "_label_plan",
     "plan_labels_numeric": "_label_plan",
     # -- named RL laws: compute sigmoid and its audit, Gao et al. (issue 15, section 2) --
-    "GaoFit": "_rl_fit",
+    "GaoFit": "_gao_fit",
     "PowerLawFit": "_rl_fit",
     "SigmoidAudit": "_rl_fit",
     "SigmoidFit": "_rl_fit",
-    "fit_gao": "_rl_fit",
+    "fit_gao": "_gao_fit",
     "fit_power_law": "_rl_fit",
     "fit_sigmoid": "_rl_fit",
     "sigmoid_audit": "_rl_fit",

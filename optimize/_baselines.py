@@ -222,7 +222,13 @@ class PlanUncertainty:
 
     def covers(self, eta: float, baseline: str | None = None) -> bool:
         """Whether the η interval against ``baseline`` (default: strongest) contains ``eta``."""
-        lo, hi = self.eta_intervals[baseline or self.strongest]
+        eta = check_scalar("eta", eta)
+        if baseline is None:
+            baseline = self.strongest
+        if not isinstance(baseline, str) or baseline not in self.eta_intervals:
+            raise ValueError(f"baseline must be one of {sorted(self.eta_intervals)} or None; "
+                             f"got baseline={baseline!r:.60}")
+        lo, hi = self.eta_intervals[baseline]
         return lo <= eta <= hi
 
     def as_dict(self) -> dict[str, Any]:

@@ -56,12 +56,38 @@ def star_design(base: Mapping[str, float], axes: Mapping[str, Sequence[float]]
     return points
 
 
+#: Limits of a study: data sets, bootstrap resamples per fit, their product (refits in
+#: all), laws per plan, replicates, sweep rows (design points x replicates), noise.
+MAX_DATASETS, MAX_BOOTSTRAP, MAX_REFITS = 10**4, 10**4, 10**6
+MAX_PLAN_LAWS, MAX_REPLICATES, MAX_ROWS, MAX_NOISE = 1000, 1000, 10**5, 10.0
+
+
 def _wilson(hits: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion (95 % by default)."""
     p = hits / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _check_design(design: Any, axes: Sequence[str]) -> list[dict[str, float]]:
+    """``design`` as a list of points with a positive finite value on every axis."""
+    if isinstance(design, str | bytes | Mapping) or not isinstance(design, Sequence):
+        raise TypeError(f"design must be a list of points (axis -> value); got "
+                        f"{type(design).__name__}")
+    if not design:
+        raise ValueError("design must hold at least one point")
+    out = []
+    for i, p in enumerate(design):
+        if not isinstance(p, Mapping):
+            raise TypeError(f"design[{i}] must be a mapping axis -> value; got "
+                            f"{type(p).__name__}")
+        missing = [a for a in axes if a not in p]
+        if missing:
+            raise ValueError(f"design[{i}] has no value for the law's axes {missing}")
+        out.append({a: check_scalar(f"design[{i}][{a!r}]", p[a], low=0.0, low_open=True)
+                    for a in axes})
+    return out
 
 
 @dataclass(frozen=True)
@@ -117,22 +143,47 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     design : sequence of mappings
         The sweep's points (axis values), e.g. from :func:`star_design`.
     noise : float
-        Standard deviation of the multiplicative log noise.
+        Standard deviation of the multiplicative log noise, in [0, 10].
     replicates : int
-        Seeds per design point.
+        Seeds per design point (at most 1000; design points x replicates at
+        most 1e5 rows).
     baseline : str
         Which baseline's η to calibrate (a key of
         :attr:`BaselineComparison.baselines`).
     n_datasets, bootstrap, plan_laws, confidence, seed :
-        Size of the study; bootstrap resamples per fit; laws carried into
-        each plan; the nominal level; the seed of everything.
-    """
-    from rlscale.optimize._fit import fit_law
+        Size of the study (at most 1e4 data sets); bootstrap resamples per
+        fit (2 to 1e4; n_datasets x bootstrap at most 1e6 refits); laws
+        carried into each plan (2 to 1000); the nominal level; the seed of
+        everything (an integer >= 0).
 
-    noise = check_scalar("noise", noise, low=0.0)
-    replicates = check_positive_int("replicates", replicates)
-    n_datasets = check_positive_int("n_datasets", n_datasets)
-    plan_laws = check_positive_int("plan_laws", plan_laws, minimum=2)
+    Raises
+    ------
+    ValueError, TypeError
+        An argument outside its range, named; a ``ValueError`` also when every
+        data set failed to fit or plan (the last failure is quoted).
+    """
+    from rlscale.optimize._fit import LAWS, fit_law
+
+    if not isinstance(law, Law) or law.family not in LAWS:
+        raise TypeError(f"law must be an rlscale.theory law of a family fit_law fits {LAWS}; "
+                        f"got {type(law).__name__}")
+    noise = check_scalar("noise", noise, low=0.0, high=MAX_NOISE)
+    replicates = check_positive_int("replicates", replicates, maximum=MAX_REPLICATES)
+    n_datasets = check_positive_int("n_datasets", n_datasets, maximum=MAX_DATASETS)
+    bootstrap = check_positive_int("bootstrap", bootstrap, minimum=2, maximum=MAX_BOOTSTRAP)
+    if n_datasets * bootstrap > MAX_REFITS:
+        raise ValueError(f"n_datasets={n_datasets} x bootstrap={bootstrap} exceed {MAX_REFITS:.0e} "
+                         "refits; lower one of them")
+    plan_laws = check_positive_int("plan_laws", plan_laws, minimum=2, maximum=MAX_PLAN_LAWS)
+    confidence = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                              high_open=True)
+    seed = check_positive_int("seed", seed, minimum=0, maximum=2**63 - MAX_DATASETS)
+    design = _check_design(design, law.axes)
+    if len(design) * replicates > MAX_ROWS:
+        raise ValueError(f"design of {len(design)} points x replicates={replicates} exceeds "
+                         f"{MAX_ROWS:.0e} rows per data set")
+    if not isinstance(baseline, str):
+        raise TypeError(f"baseline must be a baseline name (str); got {baseline!r:.60}")
     truth_cmp = compare_baselines(AllocationProblem(law, cost, bounds, substitute), budget,
                                   centre)
     if baseline not in truth_cmp.baselines:
@@ -145,6 +196,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     rng = np.random.default_rng(seed)
     intervals: list[tuple[float, float]] = []
     failed = 0
+    last: Exception | None = None
     it = range(n_datasets)
     if progress:
         from tqdm import tqdm
@@ -160,12 +212,14 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                 laws = [laws[j] for j in np.linspace(0, len(laws) - 1, plan_laws).astype(int)]
             unc = plan_uncertainty(fit.law, laws, cost, budget, centre, bounds,
                                    substitute=substitute, confidence=confidence)
-        except (ValueError, RuntimeError, ArithmeticError):
+        except (ValueError, RuntimeError, ArithmeticError) as exc:
             failed += 1
+            last = exc
             continue
         intervals.append(tuple(unc.eta_intervals[baseline]))
     if not intervals:
-        raise RuntimeError(f"every one of the {n_datasets} data sets failed to fit or plan")
+        raise ValueError(f"every one of the n_datasets={n_datasets} data sets failed to fit or "
+                         f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: {last}")
     hits = sum(lo <= truth <= hi for lo, hi in intervals)
     return EtaCalibration(hits / len(intervals), _wilson(hits, len(intervals)), truth,
                           baseline, confidence, len(intervals), failed, intervals)

@@ -19,10 +19,20 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._inference import pass_at_k
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._inference import MAX_TABLE, pass_at_k
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["CoverageFit", "fit_coverage"]
+
+#: Limits: problems, bootstrap resamples, and resamples x problems (each resample
+#: averages one pass@k row per problem).
+MAX_PROBLEMS, MAX_BOOTSTRAP, MAX_BOOTSTRAP_WORK = 10**6, 10**5, 10**8
+
+
+def _law(a: float, b: float, k: Any) -> np.ndarray:
+    """c(k) = exp(a·k^b) with a < 0, in logs: exp(−exp(log(−a) + b·log k)), no overflow."""
+    log_neg = np.minimum(np.log(-a) + b * np.log(np.asarray(k, dtype=float)), 709.0)
+    return np.exp(-np.exp(log_neg))
 
 
 @dataclass(frozen=True)
@@ -43,7 +53,7 @@ class CoverageFit:
 
     def predict(self, k: Any) -> np.ndarray:
         """c(k) = exp(a·k^b)."""
-        return np.exp(self.a * np.power(check_real("k", k, low=1.0), self.b))
+        return _law(self.a, self.b, check_real("k", k, low=1.0))
 
     @property
     def extrapolation_error(self) -> float:
@@ -81,14 +91,17 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
     Parameters
     ----------
     samples, correct : array_like of int
-        n_i ≥ 4 samples and c_i ≤ n_i correct ones per problem.
+        n_i ≥ 4 samples (at most 1e7, pass@k's limit; distinct (n_i, c_i)
+        pairs x min n_i at most 1e8) and 0 ≤ c_i ≤ n_i
+        correct ones per problem; 2 to 1e6 problems.
     bootstrap : int
         Bootstrap resamples of the problems for the intervals (0: none, the
-        intervals are ``None``).
+        intervals are ``None``); at most 1e5, and at most 1e8 resamples x
+        problems.
     confidence : float
         Level of the percentile intervals.
     rng : int or numpy.random.Generator
-        Seed of the bootstrap (same seed, identical intervals).
+        Seed of the bootstrap, an integer >= 0 (same seed, identical intervals).
 
     Examples
     --------
@@ -101,17 +114,25 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
     >>> abs(fit.extrapolation_error) < 0.1
     True
     """
-    n = check_real("samples", samples, low=1.0).ravel()
-    c = check_real("correct", correct, low=0.0).ravel()
-    if n.shape != c.shape or n.size < 2:
-        raise ValueError(f"samples and correct must be equal-length sequences of at least 2 "
-                         f"problems; got {n.size} and {c.size}")
+    n = check_real("samples", samples, low=1.0, high=MAX_TABLE).ravel()
+    c = check_real("correct", correct, low=0.0, high=MAX_TABLE).ravel()
+    for name, arr in (("samples", n), ("correct", c)):
+        if np.any(arr != np.floor(arr)):
+            raise ValueError(f"{name} must hold whole numbers; got {name}="
+                             f"{arr[arr != np.floor(arr)][0]:g}")
+    if n.shape != c.shape or not 2 <= n.size <= MAX_PROBLEMS:
+        raise ValueError(f"samples and correct must be equal-length sequences of 2 to "
+                         f"{MAX_PROBLEMS:.0e} problems; got {n.size} and {c.size}")
     if np.any(c > n):
         raise ValueError("correct must be <= samples for every problem")
-    B = check_positive_int("bootstrap", bootstrap, minimum=0)
-    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                             high_open=True))
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    B = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=MAX_BOOTSTRAP)
+    if B * n.size > MAX_BOOTSTRAP_WORK:
+        raise ValueError(f"bootstrap={B} resamples of {n.size} problems exceed "
+                         f"{MAX_BOOTSTRAP_WORK:.0e} problem draws; lower bootstrap")
+    level = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                         high_open=True)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(
+        None if rng is None else check_positive_int("rng", rng, minimum=0, maximum=2**128))
     k_max = int(n.min())
     if k_max < 4:
         raise ValueError(f"every problem needs at least 4 samples; got min samples={k_max}")
@@ -120,6 +141,9 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
     # pair, so a bootstrap resample is a mean of table rows.
     pairs, which = np.unique(np.stack([n, c]), axis=1, return_inverse=True)
     which = which.ravel()
+    if pairs.shape[1] * k_max > MAX_BOOTSTRAP_WORK:  # pass@k sums up to k_max terms per pair
+        raise ValueError(f"samples: {pairs.shape[1]} distinct (samples, correct) pairs x "
+                         f"min samples {k_max} exceed {MAX_BOOTSTRAP_WORK:.0e} pass@k terms")
     table = _curve_rows(pairs[0], pairs[1], k)
     cov = table[which].mean(axis=0)
     a, b = _line(k, cov)
@@ -143,7 +167,7 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
     else:
         a_int = b_int = None  # no bootstrap requested
     return CoverageFit(a=a, b=b, a_interval=a_int, b_interval=b_int, k=k, observed=cov,
-                       predicted=np.exp(a * k.astype(float) ** b), extrapolation_k=k_max,
+                       predicted=_law(a, b, k), extrapolation_k=k_max,
                        extrapolation_observed=float(cov[-1]),
-                       extrapolation_predicted=float(np.exp(a_early * k_max**b_early)),
+                       extrapolation_predicted=float(_law(a_early, b_early, k_max)),
                        n_problems=int(n.size))

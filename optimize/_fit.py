@@ -261,6 +261,15 @@ class FitResult:
         return html_table("FitResult", ["parameter", "value", f"low ({level})", "high"],
                           rows, notes)
 
+    def plot(self, data: Any, **kwargs: Any) -> Any:
+        """Data with intervals, the law per axis with its bootstrap band, residuals (a Figure).
+
+        Arguments and an example: :func:`rlscale.optimize._fit_plot.plot_fit` (extra ``plot``).
+        """
+        from rlscale.optimize._fit_plot import plot_fit
+
+        return plot_fit(self, data, **kwargs)
+
 
 # ---------------------------------------------------------------------------
 # objective

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._validation import check_real
+from rlscale.theory._validation import check_scalar
 
 __all__ = ["LabelPlan", "plan_labels", "plan_labels_numeric"]
 
@@ -105,6 +105,10 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
     target, budget : float
         Exactly one: the gold gain to reach, or the money to spend.
 
+    A plan whose ``M``, ``K`` or cost would leave float64 (``target/a`` outside
+    [1e-150, 1e150], ``log M`` beyond 700, ``K`` beyond 1e308, ``budget·c/price_k`` beyond
+    1e300) is refused with a ``ValueError`` naming the arguments.
+
     Examples
     --------
     >>> p = plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=100.0, target=2.0)
@@ -114,34 +118,66 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
     >>> round(q.gain, 6)
     2.0
     """
-    a = float(check_real("a", a, low=0.0, low_open=True))
-    b = float(check_real("b", b))
-    c = float(check_real("c", c, low=0.0, low_open=True))
-    pm = float(check_real("price_m", price_m, low=0.0, low_open=True))
-    pk = float(check_real("price_k", price_k, low=0.0, low_open=True))
+    a = check_scalar("a", a, low=0.0, low_open=True)
+    b = check_scalar("b", b)
+    c = check_scalar("c", c, low=0.0, low_open=True)
+    pm = check_scalar("price_m", price_m, low=0.0, low_open=True)
+    pk = check_scalar("price_k", price_k, low=0.0, low_open=True)
     if (target is None) == (budget is None):
         raise ValueError("give exactly one of target= and budget=")
     if target is not None:
-        g = float(check_real("target", target, low=0.0, low_open=True))
+        g = check_scalar("target", target, low=0.0, low_open=True)
+        if not 1e-150 <= g / a <= 1e150:
+            raise ValueError(f"target/a = {g / a:.4g} is out of floating range ((target/a)², "
+                             f"the log M and c·K needed, must lie in [1e-300, 1e300]); got "
+                             f"target={g!r}, a={a!r}")
         L = (g / a) ** 2
-        M = max(math.exp(L - b), 1.0) if L - b < 700 else math.inf
-        if not math.isfinite(M):
-            raise ValueError(f"target={g} needs log M = {L - b:.4g} comparisons' worth; "
-                             "out of floating range")
+        if L - b >= 700:
+            raise ValueError(f"target={g} needs log M = {L - b:.4g} comparisons' worth (a={a}, "
+                             f"b={b}); out of floating range")
+        M = max(math.exp(L - b), 1.0)
+        for _ in range(4):  # exp rounds: make log M + b >= L hold in float64 too
+            if math.log(M) + b >= L:
+                break
+            M = math.nextafter(M, math.inf)
         K = L / c
+        if not math.isfinite(pm * M + pk * K):
+            raise ValueError(f"target={g} needs K = {K:.4g} (c={c}) at a cost beyond float64 "
+                             f"(price_m={pm}, price_k={pk})")
     else:
-        B = float(check_real("budget", budget, low=0.0, low_open=True))
-        A = pk / c
-        x0 = (B - A * b) / A
-        u = x0 - _w_exp(math.log(pm / A) + x0)
-        if u < 0.0:  # the label side is already saturated at one comparison
-            if pm >= B:
-                raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
-            u = 0.0
-        M = math.exp(u)
-        K = max((B - pm * M) / pk, 0.0)
+        B = check_scalar("budget", budget, low=0.0, low_open=True)
+        if pm >= B:
+            raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
+        # A = price_k/c; x0 = (B − A b)/A = B·c/price_k − b, kept in range.
+        if not B / pk * c <= 1e300:
+            raise ValueError(f"budget·c/price_k = {B / pk * c:.4g} is out of floating range; "
+                             f"got budget={B}, c={c}, price_k={pk}")
+        x0 = B / pk * c - b
+        log_ratio = math.log(pm) - math.log(pk) + math.log(c)      # log(c_M/A)
+        # u = x0 − W with W + log W = log_ratio + x0, so u = log W − log_ratio: no
+        # cancellation of x0 against W when the budget is huge (x0 = 1e298 lost all of u).
+        u = math.log(_w_exp(log_ratio + x0)) - log_ratio
+        u = min(u, math.log(B / pm))  # never more comparisons than the budget buys
+        if u <= 0.0:  # the label side is already saturated at one comparison
+            M, K = 1.0, max((B - pm) / pk, 0.0)
+        else:
+            # On the optimum both arms of the min are equal, c·K = log M + b: K from that,
+            # not from the remainder (B − c_M·M)/c_K, which cancels to 0 once M ≈ B/c_M
+            # (budget 1e20 gave K = 0 and a gain of 0).
+            M = math.exp(u)
+            K = max((u + b) / c, 0.0)
+            if pm * M + pk * K > B * (1 + 1e-12):
+                K = max((B - pm * M) / pk, 0.0)
+        if not math.isfinite(K):
+            raise ValueError(f"budget/price_k = {K:.4g} nats of KL is out of floating range; "
+                             f"got budget={B}, price_k={pk}")
     cost = pm * M + pk * K
-    return LabelPlan(M, K, cost, float(_law(a, b, c, M, K)), pm * M / cost)
+    # The gain in Python floats (no overflow warning); a·sqrt(...) past float64 is refused.
+    gain = a * math.sqrt(max(min(math.log(M) + b, c * K), 0.0))
+    if not math.isfinite(gain):
+        raise ValueError(f"the plan's gain a·sqrt(min(log M + b, c·K)) leaves float64; got "
+                         f"a={a!r}, b={b!r}, c={c!r}")
+    return LabelPlan(M, K, cost, gain, pm * M / cost)
 
 
 def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, price_k: float,
@@ -160,11 +196,15 @@ def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, pric
     """
     from scipy.optimize import minimize_scalar
 
-    pm = float(check_real("price_m", price_m, low=0.0, low_open=True))
-    pk = float(check_real("price_k", price_k, low=0.0, low_open=True))
-    B = float(check_real("budget", budget, low=0.0, low_open=True))
+    pm = check_scalar("price_m", price_m, low=0.0, low_open=True)
+    pk = check_scalar("price_k", price_k, low=0.0, low_open=True)
+    B = check_scalar("budget", budget, low=0.0, low_open=True)
+    m_max = check_scalar("m_max", m_max, low=1.0)
     if pm >= B:
         raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
+    if not math.isfinite(B / pk):
+        raise ValueError(f"budget/price_k = {B / pk:.4g} nats of KL is out of floating range; "
+                         f"got budget={B}, price_k={pk}")
     hi = math.log(min(B / pm, m_max))
 
     def neg(u: float) -> float:

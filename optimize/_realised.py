@@ -63,7 +63,14 @@ class RealisedEfficiency:
     note: str = ""
 
     def overlaps(self, low: float, high: float) -> bool:
-        """Whether ``[low, high]`` (a predicted interval, say) meets this interval."""
+        """Whether ``[low, high]`` (a predicted interval, say) meets this interval.
+
+        ``low <= high``; either end may be infinite (an unbounded prediction).
+        """
+        low = check_scalar("low", low, allow_inf=True)
+        high = check_scalar("high", high, allow_inf=True)
+        if low > high:
+            raise ValueError(f"low must be <= high; got low={low!r}, high={high!r}")
         return low <= self.interval[1] and self.interval[0] <= high
 
     def as_dict(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Fitting the ScaleRL compute sigmoid, its extrapolation audit, and Gao et al.'s forms.
+"""Fitting the ScaleRL compute sigmoid and its extrapolation audit.
 
 Compute sigmoid R(C) = R0 + (A − R0)/(1 + (C_mid/C)^B)
 (:class:`rlscale.theory.ComputeSigmoid`; Khatri et al. 2025, arXiv 2510.13786,
@@ -26,10 +26,7 @@ law R = A − D·C^(−b) — the sigmoid's large-C form — fitted to the same
 points (A on the same grid, then log(A − R) = log D − b·log C by least
 squares, then a joint refinement).
 
-Gao, Schulman & Hilton 2022 (arXiv 2210.10760): gold = α·d − β·d² (best of n)
-or α·d − β·d·log d (RL), d = √KL — linear in (α, β), so ordinary least squares
-(no intercept: both forms vanish at d = 0); peaks from
-:func:`rlscale.theory.gao_peak`, intervals by the percentile bootstrap.
+Gao et al.'s forms: :mod:`rlscale.optimize._gao_fit`.
 """
 
 from __future__ import annotations
@@ -39,13 +36,22 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._rl_forms import ComputeSigmoid, GaoPeak, gao_peak
-from rlscale.theory._validation import check_positive_int, check_real
+from rlscale.theory._rl_forms import ComputeSigmoid
+from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
-__all__ = ["GaoFit", "PowerLawFit", "SigmoidAudit", "SigmoidFit", "fit_gao", "fit_power_law",
-           "fit_sigmoid", "sigmoid_audit"]
+__all__ = ["PowerLawFit", "SigmoidAudit", "SigmoidFit", "fit_power_law", "fit_sigmoid",
+           "sigmoid_audit"]
 
 _STEP = 0.005  # their asymptote grid spacing
+#: Asymptote grid points at most: ``asymptote_max`` lies within 10 (2,000 steps of 0.005)
+#: of the smallest asymptote searched.
+MAX_ASYMPTOTE_STEPS = 2000
+#: Compute lies in [1e-300, 1e300] (the C_mid grid spans 10x either side in float64).
+COMPUTE_RANGE = (1e-300, 1e300)
+#: Success (and R0, the asymptote) within ±1e6: the asymptote grid steps by 0.005.
+SUCCESS_LIMIT = 1e6
+#: Bootstrap resamples at most: each refits by least squares (a few ms each).
+MAX_BOOTSTRAP = 10**4
 
 
 def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
@@ -55,7 +61,15 @@ def _interval(draws: np.ndarray, level: float) -> tuple[float, float]:
 
 
 def _gen(rng: Any) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """``rng`` as a Generator: a Generator, ``None`` or a seed, an integer >= 0."""
+    if isinstance(rng, np.random.Generator) or rng is None:
+        return np.random.default_rng(rng)
+    return np.random.default_rng(check_positive_int("rng", rng, minimum=0, maximum=2**128))
+
+
+def _level(confidence: Any) -> float:
+    return check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
+                        high_open=True)
 
 
 @dataclass(frozen=True)
@@ -136,12 +150,17 @@ class SigmoidAudit:
                 "power_law_final_error": self.power_law_final_error}
 
 
-def _curve(compute: Any, success: Any) -> tuple[np.ndarray, np.ndarray]:
-    c = check_real("compute", compute, low=0.0, low_open=True).ravel()
-    y = check_real("success", success).ravel()
+def _curve(compute: Any, success: Any, minimum: int) -> tuple[np.ndarray, np.ndarray]:
+    """The curve sorted by compute: compute in ``COMPUTE_RANGE``, |success| <= 1e6,
+    equal lengths, at least ``minimum`` points at two or more distinct computes."""
+    c = check_real("compute", compute, low=COMPUTE_RANGE[0], high=COMPUTE_RANGE[1]).ravel()
+    y = check_real("success", success, low=-SUCCESS_LIMIT, high=SUCCESS_LIMIT).ravel()
     if c.shape != y.shape:
         raise ValueError(f"compute and success must have equal lengths; got {c.size} "
                          f"and {y.size}")
+    if c.size < minimum or np.unique(c).size < 2:
+        raise ValueError(f"compute and success need at least {minimum} points at two or more "
+                         f"distinct computes; got {c.size} points at {np.unique(c).size}")
     order = np.argsort(c, kind="stable")
     return c[order], y[order]
 
@@ -164,10 +183,15 @@ def _grid_b(c: np.ndarray, y: np.ndarray, r0: float, a: np.ndarray, c_mid: np.nd
     s = 1.0 / (1.0 + np.exp(np.clip(b_grid[None, :, None] * x, -700, 700)))  # (M, nB, n)
     dy = y - r0
     sys_, sss = s @ dy, np.einsum("mbn,mbn->mb", s, s)                 # (M, nB)
-    da = (a - r0)[:, None, None]                                        # (nA, 1, 1)
-    sse = float(dy @ dy) - 2.0 * da * sys_[None] + da * da * sss[None]  # (nA, M, nB)
-    best = np.argmin(sse, axis=-1)
-    return b_grid[best], np.take_along_axis(sse, best[..., None], axis=-1)[..., 0]
+    b_best = np.empty((a.size, c_mid.size))
+    sse_best = np.empty((a.size, c_mid.size))
+    for lo in range(0, a.size, 64):  # blocks of A: memory O(64·M·nB), not O(nA·M·nB)
+        da = (a[lo:lo + 64] - r0)[:, None, None]                        # (≤64, 1, 1)
+        sse = float(dy @ dy) - 2.0 * da * sys_[None] + da * da * sss[None]  # (≤64, M, nB)
+        best = np.argmin(sse, axis=-1)
+        b_best[lo:lo + 64] = b_grid[best]
+        sse_best[lo:lo + 64] = np.take_along_axis(sse, best[..., None], axis=-1)[..., 0]
+    return b_best, sse_best
 
 
 #: B values searched at each (A, C_mid): 120 log-spaced over [0.05, 20] (3 % apart).
@@ -205,7 +229,12 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
     asymptote_max : float
         Upper end of the asymptote grid (1 for success rates).
     bootstrap, confidence, rng
-        Percentile-bootstrap resamples (0: no intervals), level, seed.
+        Percentile-bootstrap resamples (0: no intervals; at most ``MAX_BOOTSTRAP``
+        = 1e4), level, seed (an integer >= 0 or a Generator).
+
+    Limits: compute in [1e-300, 1e300], |success| and |start| <= 1e6, and
+    ``asymptote_max`` at most 10 above R0 (the asymptote grid's 2,000 steps
+    of 0.005); beyond them a ``ValueError`` names the argument.
 
     Examples
     --------
@@ -219,19 +248,22 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
     >>> lo <= 0.645 <= hi, abs(fit.law.exponent - 1.7) < 0.2
     (True, True)
     """
-    c, y = _curve(compute, success)
-    r0 = float(y[0]) if start is None else float(check_real("start", start))
-    frac = float(check_real("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True))
-    cut = frac * c[-1] if min_compute is None else float(check_real("min_compute", min_compute))
-    a_max = float(check_real("asymptote_max", asymptote_max, low=r0 + _STEP))
-    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0)
-    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                             high_open=True))
+    c, y = _curve(compute, success, 4)
+    r0 = float(y[0]) if start is None else check_scalar(
+        "start", start, low=-SUCCESS_LIMIT, high=SUCCESS_LIMIT)
+    frac = check_scalar("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True)
+    cut = frac * c[-1] if min_compute is None else check_scalar("min_compute", min_compute)
+    a_max = check_scalar("asymptote_max", asymptote_max, low=r0 + _STEP,
+                         high=r0 + _STEP * MAX_ASYMPTOTE_STEPS)
+    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=MAX_BOOTSTRAP)
+    level = _level(confidence)
     keep = c >= cut
     cf, yf = c[keep], y[keep]
-    if cf.size < 4:
-        raise ValueError(f"need at least 4 points with compute >= {cut:g} to fit the sigmoid; "
-                         f"got {cf.size} (lower drop_fraction or add points)")
+    if cf.size < 4 or np.unique(cf).size < 2:
+        raise ValueError(f"need at least 4 points with compute >= {cut:g} (min_compute, or "
+                         f"drop_fraction of the largest compute) at two or more distinct "
+                         f"computes to fit the sigmoid; got {cf.size} (lower drop_fraction or "
+                         "min_compute, or add points)")
     a_grid = np.arange(r0 + _STEP, a_max + 1e-12, _STEP)
     m_grid = np.geomspace(cf[0] / 10, cf[-1] * 10, 100)
     b_grid, sse = _grid_b(cf, yf, r0, a_grid, m_grid)
@@ -265,13 +297,16 @@ def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> 
     """
     from scipy.optimize import least_squares
 
-    c, y = _curve(compute, success)
-    a_max = float(check_real("asymptote_max", asymptote_max))
-    if c.size < 3:
-        raise ValueError(f"need at least 3 points to fit a power law; got {c.size}")
+    c, y = _curve(compute, success, 3)
+    a_max = check_scalar("asymptote_max", asymptote_max, low=-SUCCESS_LIMIT,
+                         high=SUCCESS_LIMIT)
     if a_max <= y.max():
         raise ValueError(f"asymptote_max must exceed the largest success; got "
                          f"asymptote_max={a_max!r}, max success={y.max()!r}")
+    if a_max - y.max() > _STEP * MAX_ASYMPTOTE_STEPS:
+        raise ValueError(f"asymptote_max must lie within {_STEP * MAX_ASYMPTOTE_STEPS:g} of "
+                         f"the largest success (the asymptote grid's {MAX_ASYMPTOTE_STEPS} "
+                         f"steps); got asymptote_max={a_max!r}, max success={y.max()!r}")
     a_grid = np.arange(y.max() + _STEP, a_max + 1e-12, _STEP)
     if a_grid.size == 0:
         a_grid = np.array([a_max])
@@ -314,15 +349,20 @@ def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
     >>> audit.sigmoid_tail_rmse < audit.power_law_tail_rmse
     True
     """
-    c, y = _curve(compute, success)
-    frac = float(check_real("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
-                            high_open=True))
+    c, y = _curve(compute, success, 5)
+    frac = check_scalar("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
+                        high_open=True)
+    drop = check_scalar("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True)
     split = frac * c[-1]
     head, tail = c <= split, c > split
     if tail.sum() < 1:
         raise ValueError(f"no points above fit_fraction·max compute = {split:g} to audit")
-    r0 = float(y[0]) if start is None else float(check_real("start", start))
-    fit = fit_sigmoid(c[head], y[head], start=r0, min_compute=drop_fraction * c[-1],
+    if head.sum() < 4:
+        raise ValueError(f"need at least 4 points at or below fit_fraction·max compute = "
+                         f"{split:g} to fit; got {int(head.sum())} (raise fit_fraction)")
+    r0 = float(y[0]) if start is None else check_scalar(
+        "start", start, low=-SUCCESS_LIMIT, high=SUCCESS_LIMIT)
+    fit = fit_sigmoid(c[head], y[head], start=r0, min_compute=drop * c[-1],
                       asymptote_max=asymptote_max, bootstrap=bootstrap, confidence=confidence,
                       rng=rng)
     power = fit_power_law(fit.compute, fit.success, asymptote_max=asymptote_max)
@@ -330,86 +370,3 @@ def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
                         tail_compute=c[tail], tail_success=y[tail],
                         sigmoid_tail=np.asarray(fit.law(c[tail])),
                         power_law_tail=power.predict(c[tail]))
-
-
-@dataclass(frozen=True)
-class GaoFit:
-    """Fitted Gao et al. form with its peak; intervals from the percentile bootstrap."""
-
-    kind: str
-    alpha: float
-    beta: float
-    alpha_interval: tuple[float, float] | None
-    beta_interval: tuple[float, float] | None
-    peak: GaoPeak | None
-    peak_kl_interval: tuple[float, float] | None
-    peak_gain_interval: tuple[float, float] | None
-    rmse: float
-    n_points: int
-
-    def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["peak"] = None if self.peak is None else dict(self.peak.__dict__)
-        return out
-
-
-def _gao_design(kind: str, kl: np.ndarray) -> np.ndarray:
-    d = np.sqrt(kl)
-    if kind == "bon":
-        return np.stack([d, -d * d], axis=-1)
-    if kind == "rl":
-        return np.stack([d, -d * np.log(np.where(d > 0, d, 1.0))], axis=-1)
-    raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r}")
-
-
-def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
-            confidence: float = 0.95, rng: Any = 0) -> GaoFit:
-    """Fit gold = d(α − βd) (``bon``) or d(α − β log d) (``rl``), d = √KL; derive the peak.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from rlscale.theory.reward import gao_bon
-    >>> kl = np.linspace(0.1, 30, 40)
-    >>> gold = gao_bon(kl, 0.913, 0.122) + np.random.default_rng(0).normal(0, 0.01, 40)
-    >>> fit = fit_gao(kl, gold, "bon", bootstrap=200)
-    >>> lo, hi = fit.peak_kl_interval
-    >>> lo <= (0.913 / (2 * 0.122)) ** 2 <= hi
-    True
-    """
-    x = check_real("kl", kl, low=0.0).ravel()
-    y = check_real("gold", gold).ravel()
-    if x.shape != y.shape or x.size < 3:
-        raise ValueError(f"kl and gold must be equal-length with at least 3 points; got "
-                         f"{x.size} and {y.size}")
-    X = _gao_design(kind, x)
-    n_boot = check_positive_int("bootstrap", bootstrap, minimum=0)
-    level = float(check_real("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                             high_open=True))
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    alpha, beta = float(coef[0]), float(coef[1])
-    rmse = float(np.sqrt(np.mean((X @ coef - y) ** 2)))
-    peak = gao_peak(kind, alpha, beta) if beta > 0 and (kind == "rl" or alpha > 0) else None
-    a_int = b_int = kl_int = g_int = None
-    if n_boot:
-        idx = _gen(rng).integers(0, x.size, (n_boot, x.size))
-        Xb, yb = X[idx], y[idx]                                       # (n_boot, n, 2), (n_boot, n)
-        xtx = np.einsum("bni,bnj->bij", Xb, Xb)
-        xty = np.einsum("bni,bn->bi", Xb, yb)
-        ok = np.abs(np.linalg.det(xtx)) > 1e-12 * np.abs(xtx).max()
-        draws = np.linalg.solve(xtx[ok], xty[ok][..., None])[..., 0]
-        a_int, b_int = _interval(draws[:, 0], level), _interval(draws[:, 1], level)
-        if peak is not None:
-            da, db = draws[:, 0], draws[:, 1]
-            valid = db > 0
-            if kind == "bon":
-                d = np.where(valid, da / (2 * np.where(valid, db, 1.0)), np.inf)
-                gain = np.where(valid, da * da / (4 * np.where(valid, db, 1.0)), np.inf)
-            else:
-                d = np.where(valid, np.exp(np.minimum(da / np.where(valid, db, 1.0) - 1, 700)),
-                             np.inf)
-                gain = np.where(valid, db * d, np.inf)
-            kl_int, g_int = _interval(d * d, level), _interval(gain, level)
-    return GaoFit(kind=kind, alpha=alpha, beta=beta, alpha_interval=a_int, beta_interval=b_int,
-                  peak=peak, peak_kl_interval=kl_int, peak_gain_interval=g_int, rmse=rmse,
-                  n_points=int(x.size))

@@ -40,6 +40,8 @@ class Case:
     oracle: Callable[[Any], None] | None = None
     valid: dict[str, tuple[Any, ...]] = field(default_factory=dict)
     skip_midsize: tuple[str, ...] = ()
+    #: The valid-but-slow range skipped for ``skip_midsize`` arguments: (low, high], |v|.
+    midsize: tuple[float, float] = (1e3, 1e10)
     #: Fewer examples for an entry that is slow per call (``None``: the profile's).
     examples: int | None = None
 
@@ -49,16 +51,16 @@ class Case:
         if arg in self.skip_midsize:
             # Counts that are valid but take minutes (documented limits) are
             # measured elsewhere; the contract run skips 1e3 < |v| <= 1e10.
-            strat = strat.filter(lambda v: not _midsize(v))
+            strat = strat.filter(lambda v: not _midsize(v, *self.midsize))
         return strat
 
 
-def _midsize(v: Any) -> bool:
+def _midsize(v: Any, low: float = 1e3, high: float = 1e10) -> bool:
     try:
         x = abs(float(v))
     except (TypeError, ValueError, OverflowError):
         return False
-    return 1e3 < x <= 1e10
+    return low < x <= high
 
 
 def run_case(case: Case, data: st.DataObject) -> None:

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import signal
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -62,6 +64,11 @@ def hostile_counts(*extra: Any) -> st.SearchStrategy[Any]:
         st.integers(0, 2**70).map(float),
         st.sampled_from([2.0, 2.5, 1e218, 7.7e165, 1e308]),
     )
+
+
+#: Contract checks run per test (pytest node id): the examples a run really executed,
+#: replays of shrinking included; ``RLSCALE_CONTRACT_LOG`` writes them (tests/conftest.py).
+CALLS: Counter[str] = Counter()
 
 
 class DeadlineExceeded(AssertionError):
@@ -150,6 +157,7 @@ def check_contract(call: Callable[[], Any], names: Iterable[str], *,
     The call's result, or ``None`` when it refused the input as documented.
     """
     names = tuple(names)
+    CALLS[os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" ", 1)[0]] += 1
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
         with time_limit(deadline):

@@ -188,3 +188,20 @@ def test_fit_law_takes_an_expression_and_new_ranges_for_a_law_object() -> None:
     assert narrow.law.ranges["E"] == (0.1, 0.5)  # the ranges given are the ones used
     assert any("parameter E" in w and "edge of its declared range" in w
                for w in narrow.warnings)
+
+
+@pytest.mark.parametrize("expr", [object(), b"E + A/N", 1.5, ["E"]])
+def test_an_expression_that_is_not_a_string_or_sympy_is_refused_not_sympified(expr) -> None:
+    # Found by the theory contract suite in the deep profile: object() raised SympifyError
+    # (a ValueError naming nothing) and bytes were handed to sympify's parser.
+    with pytest.raises(TypeError, match="expr must be a string or a sympy expression"):
+        ExpressionLaw(expr, axes=["N"])
+    with pytest.raises(TypeError, match="expr must be"):
+        Law.from_expr(expr, axes=["N"])
+
+
+def test_symbol_of_an_unknown_name_names_the_argument() -> None:
+    # Found by the theory contract suite (dev profile): the message did not say "name".
+    law = ExpressionLaw("E + A/N**alpha", axes=["N"])
+    with pytest.raises(ValueError, match="name='1' is neither an axis nor a parameter"):
+        law.symbol("1")

@@ -98,3 +98,10 @@ def test_edges_and_vectorisation() -> None:
     vec = reward.comparisons_needed(gs, 4.0)
     assert vec.shape == (3,) and np.all(np.diff(vec) > 0)
     assert vec[1] == pytest.approx(reward.comparisons_needed(1.0, 4.0), rel=1e-13)
+
+
+def test_comparisons_beyond_float64_name_the_noise() -> None:
+    # Found by the theory contract suite (dev profile, noise fuzzed): the message named
+    # target, K and method but not the noise that put the target beyond 1.8e308 comparisons.
+    with pytest.raises(ValueError, match=r"noise=4\.98064e\+153 needs more than 1\.8e308"):
+        reward.comparisons_needed(1.0, 4.0, noise=4.980636125403946e+153)

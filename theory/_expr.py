@@ -203,9 +203,11 @@ class ExpressionLaw:
 
     def __init__(self, expr: str | sp.Expr, axes: Sequence[str],
                  params: Mapping[str, Any] | None = None) -> None:
-        parsed = parse_expression(expr) if isinstance(expr, str) else sp.sympify(expr)
+        # Anything but a string or a sympy expression is refused as it is, not sympified:
+        # sympify raised SympifyError for object() and parses bytes as code.
+        parsed = parse_expression(expr) if isinstance(expr, str) else expr
         if not isinstance(parsed, sp.Expr):
-            raise TypeError(f"expr must be a string or a sympy expression; got {expr!r}")
+            raise TypeError(f"expr must be a string or a sympy expression; got {expr!r:.60}")
         if (isinstance(axes, str) or not isinstance(axes, Sequence)
                 or not all(isinstance(a, str) for a in axes)):
             raise TypeError(f"axes must be a sequence of names; got {axes!r}")
@@ -245,7 +247,7 @@ class ExpressionLaw:
         if not isinstance(name, str):
             raise TypeError(f"name must be an axis or parameter name (str); got {name!r}")
         if name not in self._sym:
-            raise ValueError(f"{name!r} is neither an axis nor a parameter of {self.expr}; "
+            raise ValueError(f"name={name!r} is neither an axis nor a parameter of {self.expr}; "
                              f"axes {list(self.axes)}, params {list(self.params)}")
         return self._sym[name]
 

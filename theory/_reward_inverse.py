@@ -136,8 +136,9 @@ def comparisons_needed(target: Any, k: Any, noise: Any = 1.0, method: str = "bon
     if np.any(beyond):
         i = np.unravel_index(np.argmax(beyond), beyond.shape)
         raise ValueError(
-            f"target gain {g_b[i]:g} by {method} at K={k_b[i]:g} needs more than 1.8e308 "
-            f"comparisons (gain there {top[i]:.6g}, supremum {sup[i]:.6g}); M is a float")
+            f"target gain {g_b[i]:g} by {method} at K={k_b[i]:g} and noise={t_b[i]:g} needs "
+            f"more than 1.8e308 comparisons (gain there {top[i]:.6g}, supremum "
+            f"{sup[i]:.6g}); M is a float")
     base = np.asarray(reward.gain(1.0, k_b, t_b, method), dtype=np.float64)
     done = base >= g_b
 
