@@ -65,8 +65,10 @@ def parse_sweep(text: str) -> list[float]:
 def _print_allocation(alloc: Any, eff: Any | None) -> None:
     what = (f"budget {alloc.budget:g}" if alloc.budget is not None
             else f"target loss {alloc.target:g}")
-    print(f"# optimal allocation for {what}  (status {alloc.status}, KKT residual "
-          f"{alloc.kkt_residual:.2e})")
+    print(f"# optimal allocation for {what}  ({alloc.method}, status {alloc.status}, KKT "
+          f"residual {alloc.kkt_residual:.2e})")
+    if alloc.message:
+        print(f"# {alloc.message}")
     print(f"{'variable':>24} {'value':>14} {'rounded':>10}")
     for k, v in alloc.values.items():
         r = alloc.rounded.get(k, "") if alloc.rounded else ""
