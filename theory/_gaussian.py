@@ -49,8 +49,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import erfcx, log_ndtr, ndtri, ndtri_exp
+from scipy.special import log_ndtr, ndtri, ndtri_exp
 
+from rlscale.theory._normal_selection import bon_log_n_for_kl, kl_of_log_n, quantile_mean_log
 from rlscale.theory._validation import check_real, return_like
 
 __all__ = [
@@ -227,22 +228,7 @@ def bon_kl(n: Any) -> float | np.ndarray:
     689.776
     """
     arr = check_real("n", n, low=1.0)
-    return return_like(_kl_of_log_n(np.log1p(arr - 1.0)), n)
-
-
-def _kl_of_log_n(t: np.ndarray) -> np.ndarray:
-    """``t - 1 + e^{-t}`` (best-of-n KL at ``t = log n``) without cancellation."""
-    t = np.asarray(t, dtype=np.float64)
-    # For small t the two terms cancel to O(t²): use the Taylor series
-    # sum_{k>=2} (-1)^k t^k / k!, truncated where the next term is < 1e-17 t².
-    small = t < 0.1
-    ts = np.where(small, t, 0.0)
-    series = np.zeros_like(ts)
-    term = ts * ts / 2.0
-    for k in range(3, 12):
-        series += term
-        term = -term * ts / k
-    return np.where(small, series, t + np.expm1(-np.where(small, 1.0, t)))
+    return return_like(kl_of_log_n(np.log1p(arr - 1.0)), n)
 
 
 #: Largest KL whose best-of-n pool size e^t is a finite float (t - 1 + e^-t <= 708).
@@ -263,21 +249,7 @@ def bon_n_for_kl(kl: Any) -> float | np.ndarray:
     7.5
     """
     k = check_real("kl", kl, low=0.0, high=_BON_KL_MAX)
-    return return_like(np.exp(_bon_log_n_for_kl(k)), kl)
-
-
-def _bon_log_n_for_kl(k: np.ndarray) -> np.ndarray:
-    # KL(t) = t - 1 + e^{-t} is convex increasing on t >= 0; the start
-    # t0 = k + 1 >= root (and t0 = sqrt(2k) for small k, also >= root).
-    t = np.where(k < 1.0, np.sqrt(2.0 * np.minimum(k, 1.0)), k + 1.0)
-    for _ in range(60):
-        f = _kl_of_log_n(t) - k
-        fp = -np.expm1(-t)
-        step = np.divide(f, fp, out=np.zeros_like(t), where=fp > 0)
-        t = np.maximum(t - step, 0.0)
-        if np.all(np.abs(step) <= 1e-15 * np.maximum(t, 1e-300)):
-            break
-    return t
+    return return_like(np.exp(bon_log_n_for_kl(k)), kl)
 
 
 def tilt_gain(K: Any) -> float | np.ndarray:
@@ -314,22 +286,6 @@ def regressional_gain(n: Any, noise_sd: Any) -> float | np.ndarray:
     return return_like(e / np.hypot(1.0, s), n, noise_sd)  # hypot: no overflow at σ = 1e300
 
 
-def _quantile_mean_log(t: np.ndarray) -> np.ndarray:
-    """Top-``e^{-t}`` mean ``φ(x)/Q(x)``, ``x = Φ⁻¹(1 − e^{-t})``, ``Q`` the upper tail.
-
-    For ``x >= 0`` (``n >= 2``) it is ``sqrt(2/π)/erfcx(x/sqrt 2)`` (as
-    ``Q(x) = erfcx(x/√2) e^{-x²/2}/2``): no cancellation at any ``t``, where
-    ``exp(t − x²/2)`` loses ``t·1e-16`` absolutely (1e-6 relative at ``t = 1e8``).
-    For ``x < 0`` ``x²`` is small and ``n φ(x) = exp(t − x²/2)/sqrt(2π)`` is exact.
-    """
-    t = np.asarray(t, dtype=np.float64)
-    x = -ndtri_exp(-np.maximum(t, 1e-300))
-    pos = x >= 0.0
-    tn, xn = np.where(pos, 0.0, t), np.where(pos, 0.0, x)  # t < log 2 on this branch
-    upper = np.sqrt(2.0 / np.pi) / erfcx(np.where(pos, x, 0.0) / np.sqrt(2.0))
-    return np.where(t > 0, np.where(pos, upper, np.exp(tn - xn * xn / 2) / _SQRT_2PI), 0.0)
-
-
 def quantile_mean_normal(n: Any) -> float | np.ndarray:
     """Mean of N(0,1) over its top ``1/n`` fraction: ``n φ(Φ⁻¹(1 - 1/n))``.
 
@@ -345,4 +301,4 @@ def quantile_mean_normal(n: Any) -> float | np.ndarray:
     0.0
     """
     arr = check_real("n", n, low=1.0)
-    return return_like(_quantile_mean_log(np.log(arr)), n)
+    return return_like(quantile_mean_log(np.log(arr)), n)

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.theory._selection_rules import rule_for
 from rlscale.theory._validation import check_real, return_like
 
 __all__ = ["comparisons_needed", "kl_needed"]
@@ -116,7 +117,7 @@ def comparisons_needed(target: Any, k: Any, noise: Any = 1.0, method: str = "bon
     """
     from rlscale.theory import reward
 
-    reward._method(method)
+    rule_for(method)
     g = check_real("target", target, low=0.0)
     kk = check_real("K", k, low=0.0)
     tt = check_real("noise", noise, low=0.0)
@@ -190,7 +191,7 @@ def kl_needed(target: Any, m: Any, noise: Any = 1.0, method: str = "bon"
     """
     from rlscale.theory import reward
 
-    reward._method(method)
+    rule_for(method)
     g = check_real("target", target, low=0.0)
     mm = check_real("M", m, low=1.0)
     tt = check_real("noise", noise, low=0.0)
