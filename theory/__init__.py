@@ -31,7 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Monomial": "_posynomial",
     "Posynomial": "_posynomial",
     "PosynomialError": "_posynomial",
-    "parse_posynomial": "_posynomial",
+    "parse_posynomial": "_posynomial_parser",
     "AdditiveLaw": "_laws",
     "Law": "_laws",
     "LawProperties": "_laws",
