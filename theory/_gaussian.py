@@ -70,6 +70,8 @@ __all__ = [
 EULER_GAMMA = 0.5772156649015329
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
 _CHUNK = 8192  # rows per block of the n < 2 path
+_ROWS = 1024  # rows per block of the n >= 2 path
+_HUGE_LOG_N = 650.0  # past n = e^650 the n >= 2 path works with log p
 
 
 def _gauss_legendre(edges: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -90,23 +92,25 @@ _LOGPHI_Z = log_ndtr(_Z)
 
 
 def _emax_large(log_n: np.ndarray) -> np.ndarray:
+    """``e(n)`` for ``n >= 2`` from ``log n``, by the Gumbel-variable quadrature."""
     log_n = np.asarray(log_n, dtype=np.float64)
     out = np.empty_like(log_n)
-    huge = log_n > 650.0
-    # max = Φ⁻¹(exp(y)) = -Φ⁻¹(p) with y = -e^w/n and upper-tail mass
-    # p = -expm1(y); the second form keeps full precision where exp(y) rounds
-    # to 1.  Blocks of 1024 rows keep the work arrays in cache.
-    for start in range(0, log_n.size, 1024):
-        ln = log_n[start:start + 1024]
-        p = _EXP_W * np.exp(-np.where(ln > 650.0, 0.0, ln))[:, None]
-        np.negative(p, out=p)
-        np.expm1(p, out=p)
-        np.negative(p, out=p)
-        out[start:start + 1024] = -(ndtri(p) @ _WW)
+    huge = log_n > _HUGE_LOG_N
     if huge.any():
         # Past n = e^650, p = e^{w - log n} (1 - O(e^-646)) underflows: take its
         # log directly, max = -Φ⁻¹(exp(w - log n)), valid for any log n.
         out[huge] = -(ndtri_exp(_W - log_n[huge, None]) @ _WW)
+    # max = Φ⁻¹(exp(y)) = -Φ⁻¹(p) with y = -e^w/n and upper-tail mass
+    # p = -expm1(y); the second form keeps full precision where exp(y) rounds
+    # to 1.  Blocks of _ROWS rows keep the work arrays in cache.
+    rows = np.flatnonzero(~huge)
+    for start in range(0, rows.size, _ROWS):
+        block = rows[start:start + _ROWS]
+        p = _EXP_W * np.exp(-log_n[block])[:, None]
+        np.negative(p, out=p)
+        np.expm1(p, out=p)
+        np.negative(p, out=p)
+        out[block] = -(ndtri(p) @ _WW)
     return out
 
 
