@@ -222,10 +222,16 @@ class Posynomial:
             off = ~np.isfinite(out)
             off |= out == 0
             if off.any():
+                # log of each term, log c + Σ e log x: -inf·e is +inf under a negative
+                # exponent, so x = 0 gives the limit +inf (log_evaluate refuses it).
                 logs = {n: np.log(a) for n, a in arrays.items()}
-                exact = np.stack([np.broadcast_to(np.exp(m.log_evaluate(logs)), shape)
-                                  for m in self.terms])
+                exact = np.stack([np.broadcast_to(np.exp(sum(
+                    (e * logs[name] for name, e in m.exponents), math.log(m.coefficient))),
+                    shape) for m in self.terms])
                 out = np.where(off, exact, out)
+        if np.isnan(out).any():  # 0 under both a positive and a negative power
+            raise ValueError(f"{self} is undefined (0 * inf) at values with an axis at 0 "
+                             f"under a positive and another under a negative power")
         return out
 
     def log_gradient(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
