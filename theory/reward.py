@@ -37,7 +37,9 @@ The model
   ``κ_BT = 4 s^2/τ^2`` (Fisher information ``p(1-p)/s^2 = 1/(4 s^2)`` at
   ``p = 1/2``), i.e. ``τ = 2s``; the brute-force simulator checks this, see
   :mod:`rlscale.simulate`.
-* **Optimisation within KL <= K** on the pool, using the proxy only:
+* **Optimisation within KL <= K** on the pool, using the proxy only (each rule
+  is an object in :data:`RULES` that declares its KL, its pool limit and its
+  pool gain, :mod:`rlscale.theory._selection_rules`):
 
   ``bon`` — best-of-n (real ``n >= 1``): KL ``log n − (n−1)/n``;
   gold gain ``e(n)/sqrt(1 + σ_n²)``.
