@@ -172,7 +172,12 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._gao import gao_bon, gao_rl  # noqa: F401  (re-exported)
-from rlscale.theory._reward_inverse import comparisons_needed, kl_needed  # noqa: F401
+from rlscale.theory._reward_inverse import (  # noqa: F401  (re-exported)
+    comparisons_needed,
+    comparisons_needed_theta,
+    kl_needed,
+    kl_needed_theta,
+)
 from rlscale.theory._selection_rules import (
     KAPPA,
     RULES,
@@ -458,56 +463,3 @@ def upper_bound(m: Any, k: Any) -> float | np.ndarray:
     """
     mm, kk, _ = _check_mk(m, k, 0.0)
     return return_like(C_HI * np.sqrt(np.minimum(np.log(mm), kk)), m, k)
-
-
-# ------------------------------------------------------------------ Θ-form inverses
-
-
-def comparisons_needed_theta(target: Any, k: Any, c: float = math.sqrt(2.0)
-                             ) -> float | np.ndarray:
-    """Θ-form inverse: smallest ``M`` with ``c sqrt(min(log M, K)) >= target``, ``exp(target²/c²)``.
-
-    This inverts the *shape* ``c sqrt(min(log M, K))``, not the model's gain;
-    :func:`comparisons_needed` inverts the exact gain.  ``inf`` when the KL
-    budget alone caps the Θ form below ``target`` (``c sqrt(K) < target``),
-    and where ``exp(target²/c²)`` exceeds the float range (the one documented
-    non-finite result: "more than 1.8e308").  The default ``c = sqrt 2`` is
-    the asymptotic constant of the exact gain.
-
-    Examples
-    --------
-    >>> round(comparisons_needed_theta(2.0, 10.0), 4)  # e^2
-    7.3891
-    >>> comparisons_needed_theta(2.0, 1.0)
-    inf
-    """
-    g = check_real("target", target, low=0.0)
-    kk = check_real("K", k, low=0.0)
-    cc = check_scalar("c", c, low=0.0, low_open=True)
-    _broadcast(target=g, K=kk)
-    with np.errstate(over="ignore"):
-        need = (g / cc) ** 2
-        out = np.where(need <= kk, np.exp(need), np.inf)
-    return return_like(out, target, k)
-
-
-def kl_needed_theta(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
-    """Θ-form inverse: smallest ``K`` with ``c sqrt(min(log M, K)) >= target``, ``target²/c²``.
-
-    ``inf`` if the comparisons cap the Θ form below ``target``.  This inverts
-    the shape, not the model's gain; :func:`kl_needed` inverts the exact gain.
-
-    Examples
-    --------
-    >>> round(kl_needed_theta(2.0, 1e6), 12)
-    2.0
-    >>> kl_needed_theta(10.0, 1e6)
-    inf
-    """
-    g = check_real("target", target, low=0.0)
-    mm = check_real("M", m, low=1.0)
-    cc = check_scalar("c", c, low=0.0, low_open=True)
-    _broadcast(target=g, M=mm)
-    with np.errstate(over="ignore"):
-        need = (g / cc) ** 2
-    return return_like(np.where(need <= np.log(mm), need, np.inf), target, m)
