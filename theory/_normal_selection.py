@@ -37,16 +37,18 @@ def kl_of_log_n(t: np.ndarray) -> np.ndarray:
     0.1931471805599453
     """
     t = np.asarray(t, dtype=np.float64)
+    out = np.array(t + np.expm1(-t))
     # For small t the two terms cancel to O(t²): use the Taylor series
     # sum_{k>=2} (-1)^k t^k / k!, truncated where the next term is < 1e-17 t².
     small = t < 0.1
-    ts = np.where(small, t, 0.0)
+    ts = t[small]
     series = np.zeros_like(ts)
     term = ts * ts / 2.0
     for k in range(3, 12):
         series += term
         term = -term * ts / k
-    return np.where(small, series, t + np.expm1(-np.where(small, 1.0, t)))
+    out[small] = series
+    return out
 
 
 def bon_log_n_for_kl(k: np.ndarray) -> np.ndarray:
