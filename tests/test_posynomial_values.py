@@ -174,3 +174,11 @@ def test_built_terms_are_checked(text: str, match: str) -> None:
 def test_exponents_adding_up_past_the_float_range() -> None:
     with pytest.raises(PosynomialError, match="exponents must be finite"):
         parse_posynomial("N**1e308*N**1e308")
+
+
+def test_sympy_refusals_without_terms_or_with_non_symbol_atoms() -> None:
+    with pytest.raises(PosynomialError, match="cost '0' has no terms"):
+        Posynomial.from_sympy(sp.Integer(0))
+    a = sp.IndexedBase("a")
+    with pytest.raises(PosynomialError, match=r"has non-symbol atoms \[a\[1\]\]"):
+        Posynomial.from_sympy(a[1] + 1)
