@@ -182,3 +182,16 @@ def test_sympy_refusals_without_terms_or_with_non_symbol_atoms() -> None:
     a = sp.IndexedBase("a")
     with pytest.raises(PosynomialError, match=r"has non-symbol atoms \[a\[1\]\]"):
         Posynomial.from_sympy(a[1] + 1)
+
+
+def test_monomials_and_posynomials_are_immutable_values() -> None:
+    import dataclasses
+
+    p = parse_posynomial("2*E*t + k")
+    m = p.terms[0]
+    for obj, field in ((p, "source"), (m, "coefficient")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(obj, field, 1.0)
+    # equal values hash alike, so they can key dicts and caches
+    assert hash(parse_posynomial("k + 2*E*t")) == hash(parse_posynomial("k + 2*E*t"))
+    assert {m: 1}[Monomial(2.0, (("t", 1.0), ("E", 1.0)))] == 1
