@@ -195,3 +195,12 @@ def test_monomials_and_posynomials_are_immutable_values() -> None:
     # equal values hash alike, so they can key dicts and caches
     assert hash(parse_posynomial("k + 2*E*t")) == hash(parse_posynomial("k + 2*E*t"))
     assert {m: 1}[Monomial(2.0, (("t", 1.0), ("E", 1.0)))] == 1
+
+
+def test_underflowing_powers_are_recomputed_and_exact_products_kept() -> None:
+    # x² underflows to 0 at x = 1e-200, but x² y = 1e-200 is a float: recomputed from logs;
+    # 3x² = 3e-400 is a true underflow and stays 0
+    vals = parse_posynomial("x**2*y + 3*x**2").term_values({"x": 1e-200, "y": 1e200})
+    assert vals[0] == pytest.approx(1e-200, rel=1e-13) and vals[1] == 0.0
+    # where the plain product is finite and non-zero it is kept bit for bit (exp∘log is not)
+    assert float(parse_posynomial("3*x**2").evaluate({"x": 7.0})) == 147.0
