@@ -206,3 +206,30 @@ def test_underflowing_powers_are_recomputed_and_exact_products_kept() -> None:
     assert vals[0] == pytest.approx(1e-200, rel=1e-13) and vals[1] == 0.0
     # where the plain product is finite and non-zero it is kept bit for bit (exp∘log is not)
     assert float(parse_posynomial("3*x**2").evaluate({"x": 7.0})) == 147.0
+
+
+@pytest.mark.parametrize(("text", "match"), [
+    ("E**(1e200**2)", "'\\*\\*' at position 9: exponent overflows"),
+    ("E**((-8)**(1/3))", "'\\*\\*' at position 8: exponent is not real"),
+    ("E**(1/0)", "'/' at position 5: division by zero in an exponent"),
+    ("(E+1)**101", "power of a sum 101 is above 100"),
+    ("1e999", "'1e999' at position 0: number is not finite"),
+])
+def test_exponent_and_number_refusals(text: str, match: str) -> None:
+    with pytest.raises(PosynomialError, match=match):
+        parse_posynomial(text)
+
+
+def test_sympy_powers_of_sums_and_bad_axes_are_refused() -> None:
+    x = sp.Symbol("x", positive=True)
+    with pytest.raises(PosynomialError, match=r"a sum raised to 2\.5 is not a posynomial"):
+        Posynomial.from_sympy((x + 1) ** sp.Rational(5, 2))
+    with pytest.raises(PosynomialError, match="a sum raised to -1 is not a posynomial"):
+        Posynomial.from_sympy(1 / (x + 1))
+    with pytest.raises(PosynomialError, match="power of a sum 101 is above 100"):
+        Posynomial.from_sympy((x + 1) ** 101)
+    for axes in (["E", "not id"], ["E", 1]):
+        with pytest.raises(ValueError, match=r"axes must be identifiers such as .E.; got axes"):
+            parse_posynomial("E", axes=axes)
+    with pytest.raises(PosynomialError, match="longer than 10000 characters"):
+        parse_posynomial("E" * 10001)
