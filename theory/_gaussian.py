@@ -49,8 +49,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import erfcx, log_ndtr, ndtri, ndtri_exp
+from scipy.special import log_ndtr, ndtri, ndtri_exp
 
+from rlscale.theory._normal_selection import bon_log_n_for_kl, kl_of_log_n, quantile_mean_log
 from rlscale.theory._validation import check_real, return_like
 
 __all__ = [
@@ -69,6 +70,8 @@ __all__ = [
 EULER_GAMMA = 0.5772156649015329
 _SQRT_2PI = np.sqrt(2.0 * np.pi)
 _CHUNK = 8192  # rows per block of the n < 2 path
+_ROWS = 1024  # rows per block of the n >= 2 path
+_HUGE_LOG_N = 650.0  # past n = e^650 the n >= 2 path works with log p
 
 
 def _gauss_legendre(edges: list[float], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -89,23 +92,25 @@ _LOGPHI_Z = log_ndtr(_Z)
 
 
 def _emax_large(log_n: np.ndarray) -> np.ndarray:
+    """``e(n)`` for ``n >= 2`` from ``log n``, by the Gumbel-variable quadrature."""
     log_n = np.asarray(log_n, dtype=np.float64)
     out = np.empty_like(log_n)
-    huge = log_n > 650.0
-    # max = Φ⁻¹(exp(y)) = -Φ⁻¹(p) with y = -e^w/n and upper-tail mass
-    # p = -expm1(y); the second form keeps full precision where exp(y) rounds
-    # to 1.  Blocks of 1024 rows keep the work arrays in cache.
-    for start in range(0, log_n.size, 1024):
-        ln = log_n[start:start + 1024]
-        p = _EXP_W * np.exp(-np.where(ln > 650.0, 0.0, ln))[:, None]
-        np.negative(p, out=p)
-        np.expm1(p, out=p)
-        np.negative(p, out=p)
-        out[start:start + 1024] = -(ndtri(p) @ _WW)
+    huge = log_n > _HUGE_LOG_N
     if huge.any():
         # Past n = e^650, p = e^{w - log n} (1 - O(e^-646)) underflows: take its
         # log directly, max = -Φ⁻¹(exp(w - log n)), valid for any log n.
         out[huge] = -(ndtri_exp(_W - log_n[huge, None]) @ _WW)
+    # max = Φ⁻¹(exp(y)) = -Φ⁻¹(p) with y = -e^w/n and upper-tail mass
+    # p = -expm1(y); the second form keeps full precision where exp(y) rounds
+    # to 1.  Blocks of _ROWS rows keep the work arrays in cache.
+    rows = np.flatnonzero(~huge)
+    for start in range(0, rows.size, _ROWS):
+        block = rows[start:start + _ROWS]
+        p = _EXP_W * np.exp(-log_n[block])[:, None]
+        np.negative(p, out=p)
+        np.expm1(p, out=p)
+        np.negative(p, out=p)
+        out[block] = -(ndtri(p) @ _WW)
     return out
 
 
@@ -227,22 +232,7 @@ def bon_kl(n: Any) -> float | np.ndarray:
     689.776
     """
     arr = check_real("n", n, low=1.0)
-    return return_like(_kl_of_log_n(np.log1p(arr - 1.0)), n)
-
-
-def _kl_of_log_n(t: np.ndarray) -> np.ndarray:
-    """``t - 1 + e^{-t}`` (best-of-n KL at ``t = log n``) without cancellation."""
-    t = np.asarray(t, dtype=np.float64)
-    # For small t the two terms cancel to O(t²): use the Taylor series
-    # sum_{k>=2} (-1)^k t^k / k!, truncated where the next term is < 1e-17 t².
-    small = t < 0.1
-    ts = np.where(small, t, 0.0)
-    series = np.zeros_like(ts)
-    term = ts * ts / 2.0
-    for k in range(3, 12):
-        series += term
-        term = -term * ts / k
-    return np.where(small, series, t + np.expm1(-np.where(small, 1.0, t)))
+    return return_like(kl_of_log_n(np.log1p(arr - 1.0)), n)
 
 
 #: Largest KL whose best-of-n pool size e^t is a finite float (t - 1 + e^-t <= 708).
@@ -263,21 +253,7 @@ def bon_n_for_kl(kl: Any) -> float | np.ndarray:
     7.5
     """
     k = check_real("kl", kl, low=0.0, high=_BON_KL_MAX)
-    return return_like(np.exp(_bon_log_n_for_kl(k)), kl)
-
-
-def _bon_log_n_for_kl(k: np.ndarray) -> np.ndarray:
-    # KL(t) = t - 1 + e^{-t} is convex increasing on t >= 0; the start
-    # t0 = k + 1 >= root (and t0 = sqrt(2k) for small k, also >= root).
-    t = np.where(k < 1.0, np.sqrt(2.0 * np.minimum(k, 1.0)), k + 1.0)
-    for _ in range(60):
-        f = _kl_of_log_n(t) - k
-        fp = -np.expm1(-t)
-        step = np.divide(f, fp, out=np.zeros_like(t), where=fp > 0)
-        t = np.maximum(t - step, 0.0)
-        if np.all(np.abs(step) <= 1e-15 * np.maximum(t, 1e-300)):
-            break
-    return t
+    return return_like(np.exp(bon_log_n_for_kl(k)), kl)
 
 
 def tilt_gain(K: Any) -> float | np.ndarray:
@@ -314,22 +290,6 @@ def regressional_gain(n: Any, noise_sd: Any) -> float | np.ndarray:
     return return_like(e / np.hypot(1.0, s), n, noise_sd)  # hypot: no overflow at σ = 1e300
 
 
-def _quantile_mean_log(t: np.ndarray) -> np.ndarray:
-    """Top-``e^{-t}`` mean ``φ(x)/Q(x)``, ``x = Φ⁻¹(1 − e^{-t})``, ``Q`` the upper tail.
-
-    For ``x >= 0`` (``n >= 2``) it is ``sqrt(2/π)/erfcx(x/sqrt 2)`` (as
-    ``Q(x) = erfcx(x/√2) e^{-x²/2}/2``): no cancellation at any ``t``, where
-    ``exp(t − x²/2)`` loses ``t·1e-16`` absolutely (1e-6 relative at ``t = 1e8``).
-    For ``x < 0`` ``x²`` is small and ``n φ(x) = exp(t − x²/2)/sqrt(2π)`` is exact.
-    """
-    t = np.asarray(t, dtype=np.float64)
-    x = -ndtri_exp(-np.maximum(t, 1e-300))
-    pos = x >= 0.0
-    tn, xn = np.where(pos, 0.0, t), np.where(pos, 0.0, x)  # t < log 2 on this branch
-    upper = np.sqrt(2.0 / np.pi) / erfcx(np.where(pos, x, 0.0) / np.sqrt(2.0))
-    return np.where(t > 0, np.where(pos, upper, np.exp(tn - xn * xn / 2) / _SQRT_2PI), 0.0)
-
-
 def quantile_mean_normal(n: Any) -> float | np.ndarray:
     """Mean of N(0,1) over its top ``1/n`` fraction: ``n φ(Φ⁻¹(1 - 1/n))``.
 
@@ -345,4 +305,4 @@ def quantile_mean_normal(n: Any) -> float | np.ndarray:
     0.0
     """
     arr = check_real("n", n, low=1.0)
-    return return_like(_quantile_mean_log(np.log(arr)), n)
+    return return_like(quantile_mean_log(np.log(arr)), n)

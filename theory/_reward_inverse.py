@@ -1,9 +1,10 @@
-r"""Exact inverses of the model gain ``G(M, K)`` of :mod:`rlscale.theory.reward`.
+r"""Inverses of the reward law: of the model gain ``G(M, K)`` and of its Θ form.
 
 :func:`comparisons_needed` and :func:`kl_needed` invert the **exact** gain of
 rlscale's selection model for the chosen ``method`` and noise level ``τ``, not
-its ``Θ`` form (those inverses are ``reward.comparisons_needed_theta`` and
-``reward.kl_needed_theta``).  The ``Θ`` form with ``c = √2`` is only the
+its ``Θ`` form (those inverses, closed forms ``exp(G²/c²)`` and ``G²/c²``, are
+:func:`comparisons_needed_theta` and :func:`kl_needed_theta` at the end of this
+module).  The ``Θ`` form with ``c = √2`` is only the
 asymptotic shape: at ``K = 4``, ``τ = 1`` best-of-n needs about 171
 comparisons for a gain of 2, where ``exp(2²/2) = 7.39`` is what the ``Θ``
 inverse says.
@@ -45,9 +46,10 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._validation import check_real, return_like
+from rlscale.theory._selection_rules import rule_for
+from rlscale.theory._validation import check_real, check_scalar, return_like
 
-__all__ = ["comparisons_needed", "kl_needed"]
+__all__ = ["comparisons_needed", "comparisons_needed_theta", "kl_needed", "kl_needed_theta"]
 
 #: ``log`` of the largest float: ``M`` is a float, so at most ``e^709.78``.
 LOG_M_MAX = math.log(sys.float_info.max)
@@ -116,7 +118,7 @@ def comparisons_needed(target: Any, k: Any, noise: Any = 1.0, method: str = "bon
     """
     from rlscale.theory import reward
 
-    reward._method(method)
+    rule_for(method)
     g = check_real("target", target, low=0.0)
     kk = check_real("K", k, low=0.0)
     tt = check_real("noise", noise, low=0.0)
@@ -191,7 +193,7 @@ def kl_needed(target: Any, m: Any, noise: Any = 1.0, method: str = "bon"
     """
     from rlscale.theory import reward
 
-    reward._method(method)
+    rule_for(method)
     g = check_real("target", target, low=0.0)
     mm = check_real("M", m, low=1.0)
     tt = check_real("noise", noise, low=0.0)
@@ -232,3 +234,65 @@ def kl_needed(target: Any, m: Any, noise: Any = 1.0, method: str = "bon"
     log_k = _bisect(f, np.full_like(g_b, LOG_K_MIN), np.where(done, LOG_K_MIN, np.log(k_hi)))
     out = np.where(g_b == 0, 0.0, np.where(done, 1e-300, np.exp(log_k)))
     return return_like(out, target, m, noise)
+
+
+# -- inverses of the Θ form c·sqrt(min(log M, K)) (its shape, not the model's gain) --
+
+
+def _check_broadcast(**arrays: np.ndarray) -> None:
+    """Check that the arrays broadcast, naming them if they do not."""
+    try:
+        np.broadcast_shapes(*(np.shape(v) for v in arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"{k} {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"the shapes of {shapes} do not broadcast together") from None
+
+
+def comparisons_needed_theta(target: Any, k: Any, c: float = math.sqrt(2.0)
+                             ) -> float | np.ndarray:
+    """Θ-form inverse: smallest ``M`` with ``c sqrt(min(log M, K)) >= target``, ``exp(target²/c²)``.
+
+    This inverts the *shape* ``c sqrt(min(log M, K))``, not the model's gain;
+    :func:`comparisons_needed` inverts the exact gain.  ``inf`` when the KL
+    budget alone caps the Θ form below ``target`` (``c sqrt(K) < target``),
+    and where ``exp(target²/c²)`` exceeds the float range (the one documented
+    non-finite result: "more than 1.8e308").  The default ``c = sqrt 2`` is
+    the asymptotic constant of the exact gain.
+
+    Examples
+    --------
+    >>> round(comparisons_needed_theta(2.0, 10.0), 4)  # e^2
+    7.3891
+    >>> comparisons_needed_theta(2.0, 1.0)
+    inf
+    """
+    g = check_real("target", target, low=0.0)
+    kk = check_real("K", k, low=0.0)
+    cc = check_scalar("c", c, low=0.0, low_open=True)
+    _check_broadcast(target=g, K=kk)
+    with np.errstate(over="ignore"):
+        need = (g / cc) ** 2
+        out = np.where(need <= kk, np.exp(need), np.inf)
+    return return_like(out, target, k)
+
+
+def kl_needed_theta(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
+    """Θ-form inverse: smallest ``K`` with ``c sqrt(min(log M, K)) >= target``, ``target²/c²``.
+
+    ``inf`` if the comparisons cap the Θ form below ``target``.  This inverts
+    the shape, not the model's gain; :func:`kl_needed` inverts the exact gain.
+
+    Examples
+    --------
+    >>> round(kl_needed_theta(2.0, 1e6), 12)
+    2.0
+    >>> kl_needed_theta(10.0, 1e6)
+    inf
+    """
+    g = check_real("target", target, low=0.0)
+    mm = check_real("M", m, low=1.0)
+    cc = check_scalar("c", c, low=0.0, low_open=True)
+    _check_broadcast(target=g, M=mm)
+    with np.errstate(over="ignore"):
+        need = (g / cc) ** 2
+    return return_like(np.where(need <= np.log(mm), need, np.inf), target, m)

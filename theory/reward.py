@@ -37,7 +37,9 @@ The model
   ``κ_BT = 4 s^2/τ^2`` (Fisher information ``p(1-p)/s^2 = 1/(4 s^2)`` at
   ``p = 1/2``), i.e. ``τ = 2s``; the brute-force simulator checks this, see
   :mod:`rlscale.simulate`.
-* **Optimisation within KL <= K** on the pool, using the proxy only:
+* **Optimisation within KL <= K** on the pool, using the proxy only (each rule
+  is an object in :data:`RULES` that declares its KL, its pool limit and its
+  pool gain, :mod:`rlscale.theory._selection_rules`):
 
   ``bon`` — best-of-n (real ``n >= 1``): KL ``log n − (n−1)/n``;
   gold gain ``e(n)/sqrt(1 + σ_n²)``.
@@ -167,68 +169,62 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import mpmath
 import numpy as np
-import sympy as sp
-from scipy.special import lambertw
 
-from rlscale.theory._gaussian import (
-    _bon_log_n_for_kl,
-    _quantile_mean_log,
-    expected_max_normal,
-    expected_max_normal_log,
-    quantile_mean_normal,
+from rlscale.theory._gao import gao_bon, gao_rl  # noqa: F401  (re-exported)
+from rlscale.theory._reward_inverse import (  # noqa: F401  (re-exported)
+    comparisons_needed,
+    comparisons_needed_theta,
+    kl_needed,
+    kl_needed_theta,
+)
+from rlscale.theory._selection_rules import (
+    KAPPA,
+    RULES,
+    envelope_pool,
+    log_noise_factor,
+    rule_for,
+    shrink,
 )
 from rlscale.theory._validation import check_finite_result, check_real, check_scalar, return_like
 
-__all__ = [
-    "C_HI",
-    "C_LO",
-    "KAPPA",
-    "METHODS",
-    "M_MIN",
-    "TAU_MAX",
-    "TAU_MIN",
-    "K",
-    "M",
-    "asymptotic_regimes",
-    "comparisons_needed",
-    "comparisons_needed_theta",
-    "crossover",
-    "elasticities",
-    "gain",
-    "gain_at_pool",
-    "gain_upper",
-    "gao_bon",
-    "gao_expr",
-    "gao_rl",
-    "inverses",
-    "kl_needed",
-    "kl_needed_theta",
-    "latex",
-    "law",
-    "law_piecewise",
-    "lower_bound",
-    "lower_bound_expr",
-    "noise_variance",
-    "optimal_pool_size",
-    "proved_constants",
-    "to_numpy",
-    "upper_bound",
-    "upper_bound_expr",
-]
-
-#: Positive symbols: comparisons ``M`` and KL budget ``K``.
-M, K = sp.symbols("M K", positive=True)
-
-#: Proxy-noise constant of the anchor comparison scheme: ``σ_n² = KAPPA τ² n/M``.
-KAPPA = 1.0
 #: Domain of the proved band.
 M_MIN = 10.0
 TAU_MIN = 0.5
 TAU_MAX = 2.0
-#: Optimisation methods with an exact gain in this module.
-METHODS = ("bon", "quantile", "tilt")
+#: Optimisation methods with an exact gain in this module: the names of :data:`RULES`.
+METHODS = tuple(RULES)
+
+#: Names loaded on first use from the module that defines them (sympy and mpmath
+#: stay unimported until a symbolic name is asked for).
+_LAZY = {
+    **dict.fromkeys(("K", "M", "asymptotic_regimes", "crossover", "elasticities", "inverses",
+                     "latex", "law", "law_piecewise", "lower_bound_expr", "to_numpy",
+                     "upper_bound_expr"), "rlscale.theory._reward_symbolic"),
+    "gao_expr": "rlscale.theory._gao",
+}
+
+
+__all__ = sorted([
+    "C_HI", "C_LO", "KAPPA", "METHODS", "M_MIN", "RULES", "TAU_MAX", "TAU_MIN",
+    "comparisons_needed", "comparisons_needed_theta", "gain", "gain_at_pool", "gain_upper",
+    "gao_bon", "gao_rl", "kl_needed", "kl_needed_theta", "lower_bound", "noise_variance",
+    "optimal_pool_size", "proved_constants", "upper_bound", *_LAZY,
+])
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 @dataclass(frozen=True)
@@ -284,6 +280,8 @@ def proved_constants(
         raise ValueError(f"m_min must be >= e^0.5; got m_min={m_min:g}")
     # Exact values at 50 digits from the (exactly representable) float inputs,
     # then rounded outward, so the published floats are themselves valid bounds.
+    import mpmath  # only here: importing the module stays light
+
     with mpmath.workdps(50):
         mf, lo_t, hi_t = mpmath.mpf(m_min), mpmath.mpf(tau_min), mpmath.mpf(tau_max)
         log_m = mpmath.log(mf)
@@ -304,6 +302,8 @@ def _round_outward(exact: Any, *, up: bool) -> float:
     the time (it did for both default constants).  The margin ``1e-40``
     relative exceeds mpmath's error at 50 digits and is far below a float ulp.
     """
+    import mpmath
+
     value = float(exact)
     margin = abs(exact) * mpmath.mpf(10) ** -40
     if up and value < exact + margin:
@@ -313,11 +313,12 @@ def _round_outward(exact: Any, *, up: bool) -> float:
     return value
 
 
-_PC = proved_constants()
-#: Proved lower constant on the default domain (step L7).
-C_LO: float = _PC.c_lo
-#: Proved upper constant on the default domain (step U6).
-C_HI: float = _PC.c_hi
+#: Proved lower constant on the default domain (step L7): ``proved_constants().c_lo``,
+#: written out so that importing this module needs no mpmath (the tests recompute it
+#: at 50 digits and check the two are the same float).
+C_LO: float = 0.21374262563509663
+#: Proved upper constant on the default domain (step U6): ``proved_constants().c_hi``.
+C_HI: float = 1.8058869159602562
 
 
 # --------------------------------------------------------------------------- numeric
@@ -354,7 +355,7 @@ def noise_variance(n: Any, m: Any, noise: Any = 1.0) -> float | np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         var = KAPPA * tt * tt * nn / mm
         # Where τ² or τ²n overflow, log space; a variance beyond 1.8e308 is refused.
-        var = np.where(np.isfinite(var), var, np.exp(_log_noise_factor(mm, tt) + np.log(nn)))
+        var = np.where(np.isfinite(var), var, np.exp(log_noise_factor(mm, tt) + np.log(nn)))
     check_finite_result(var, "the noise variance", n=n, M=m, noise=noise)
     return return_like(var, n, m, noise)
 
@@ -371,63 +372,13 @@ def gain_at_pool(n: Any, m: Any, noise: Any = 1.0, method: str = "bon",
     >>> round(gain_at_pool(2, 1e9, noise=0.0), 6)
     0.56419
     """
-    _method(method)
+    rule = rule_for(method)
     nn = check_real("n", n, low=1.0)
     mm = check_real("M", m, low=1.0)
     tt = check_real("noise", noise, low=0.0)
     kk = check_real("K", K, low=0.0, allow_inf=True)
     _broadcast(n=nn, M=mm, noise=tt, K=kk)
-    if method == "bon":
-        top = np.asarray(expected_max_normal(nn))
-    elif method == "quantile":
-        top = np.asarray(quantile_mean_normal(nn))
-    else:
-        top = np.sqrt(2.0 * np.minimum(kk, np.log(nn)))
-    return return_like(top * _shrink(np.log(nn), mm, tt), n, m, noise, K)
-
-
-def _log_noise_factor(m: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """``log(κτ²/M)`` (``-inf`` for ``τ = 0``, no noise)."""
-    with np.errstate(divide="ignore"):
-        return np.log(KAPPA) + 2.0 * np.log(tau) - np.log(m)
-
-
-def _shrink(log_n: np.ndarray, m: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """Regression factor ``1/sqrt(1 + σ_n²)``, ``σ_n² = κτ²n/M``, in log space (any n, τ)."""
-    return np.exp(-0.5 * np.logaddexp(0.0, _log_noise_factor(m, tau) + log_n))
-
-
-def _method(method: str) -> None:
-    if not isinstance(method, str):
-        raise TypeError(f"method must be one of {', '.join(METHODS)}; got {method!r:.60}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
-
-
-def _lambertw_exp(big_l: np.ndarray) -> np.ndarray:
-    """``W(e^L)``, i.e. the root of ``w + log w = L``, for any real ``L`` (no overflow)."""
-    big_l = np.asarray(big_l, dtype=np.float64)
-    small = big_l <= 2.0
-    w = np.where(small, lambertw(np.exp(np.minimum(big_l, 2.0))).real, 0.0)
-    # Newton on w + log w = L from w0 = L - log L (>= root for L > 2); convex, monotone.
-    lb = np.where(small, 3.0, big_l)
-    v = lb - np.log(lb)
-    for _ in range(50):
-        step = (v + np.log(v) - lb) / (1.0 + 1.0 / v)
-        v = v - step
-        if np.all(np.abs(step) <= 1e-15 * v):
-            break
-    return np.where(small, w, v)
-
-
-def _tilt_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(log n_opt, U) of the envelope, in log space; tau = 0 means no noise: n = e^K."""
-    log_a = _log_noise_factor(m, tau)
-    noisy = np.isfinite(log_a)
-    # z = M/(e κ τ²) = exp(-1 - log a); K* = 1 + W(z).
-    kstar = np.where(noisy, 1.0 + _lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
-    t = np.minimum(k, kstar)
-    return t, np.sqrt(2.0) * np.sqrt(t) * _shrink(t, m, tau)  # sqrt(2t): t may be 1.8e308
+    return return_like(rule.top(nn, kk) * shrink(np.log(nn), mm, tt), n, m, noise, K)
 
 
 def gain_upper(m: Any, k: Any, noise: Any = 1.0) -> float | np.ndarray:
@@ -443,106 +394,7 @@ def gain_upper(m: Any, k: Any, noise: Any = 1.0) -> float | np.ndarray:
     2.635933
     """
     mm, kk, tt = _check_mk(m, k, noise)
-    return return_like(_tilt_pool(mm, kk, tt)[1], m, k, noise)
-
-
-def _log_pool_limit(method: str, k: np.ndarray) -> np.ndarray:
-    if method == "bon":
-        return _bon_log_n_for_kl(k)
-    return k  # quantile and tilt: KL = log n
-
-
-def _pool_gain(method: str, t: np.ndarray, m: np.ndarray, tau: np.ndarray,
-               k: np.ndarray) -> np.ndarray:
-    """Gold gain on a pool of size ``n = e^t``, in log space (``n`` may exceed 1e308)."""
-    t, m, tau, k = np.broadcast_arrays(t, m, tau, k)
-    if method == "bon":
-        top = np.asarray(expected_max_normal_log(t))
-    elif method == "quantile":
-        top = _quantile_mean_log(t)
-    else:
-        top = np.sqrt(2.0 * np.minimum(k, t))
-    return top * _shrink(t, m, tau)
-
-
-_BLOCK = 2048  # inputs optimised at once: the grid is (block, <= 530) floats
-
-
-def _optimise(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_optimise_block` over blocks of inputs, so memory stays bounded."""
-    m, k, tau = np.broadcast_arrays(m, k, tau)
-    flat = [np.ascontiguousarray(a).ravel() for a in (m, k, tau)]
-    t, best = np.empty(flat[0].size), np.empty(flat[0].size)
-    for start in range(0, flat[0].size, _BLOCK):
-        part = slice(start, start + _BLOCK)
-        t[part], best[part] = _optimise_block(method, *(a[part] for a in flat))
-    return t.reshape(m.shape), best.reshape(m.shape)
-
-
-def _optimise_block(method: str, m: np.ndarray, k: np.ndarray, tau: np.ndarray
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Maximise the pool gain over ``t = log n ∈ [0, t_max(K)]``, vectorised.
-
-    The objective is unimodal in ``t`` (a log-concave numerator over a
-    log-convex ``sqrt(1 + a e^t)``), so the best point of *any* grid brackets
-    the maximiser between its neighbours.  The grid is 17 evenly spaced
-    points plus a geometric ladder (ratio 4) from ``t_max/4`` down to
-    ``t = 1e-3``: the maximiser sits near ``log(M/τ²)`` however large the
-    KL budget, and an even grid alone bracketed it in ``[0, t_max/16]``, which
-    for ``K ≥ 1e15`` is too wide to refine (the gain came out 3.6e-237 or 0;
-    issue 10 §4).  Golden-section search then refines the bracket to ~1e-10
-    relative.  The grid depends only on ``max t_max``, so ``G`` is monotone in
-    ``K`` up to that refinement error.
-    """
-    tmax = _log_pool_limit(method, k)
-    # Past t_cap = K* + 40 no pool can win: every method's pool gain is at most the
-    # tilt envelope U(t) = sqrt(2t)/sqrt(1 + a e^t) (Donsker–Varadhan: KL <= t), which
-    # decreases beyond its maximiser K*; where U(t_cap) is below the gain found at
-    # min(K*, t_max) the search stops at t_cap (the noiseless case keeps t_max).
-    log_a = _log_noise_factor(m, tau)
-    noisy = np.isfinite(log_a)
-    kstar = np.where(noisy, 1.0 + _lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
-    t_cap = kstar + 40.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        g_star = _pool_gain(method, np.minimum(kstar, tmax), m, tau, k)
-        u_cap = np.sqrt(2.0) * np.sqrt(np.where(noisy, t_cap, 1.0)) * _shrink(
-            np.where(noisy, t_cap, 0.0), m, tau)
-    full = tmax
-    # Without noise the pool gain increases with n (e(n) and the top-1/n mean do), so
-    # its maximum is at t_max: no search (the grid below sees t_max = 0 there).
-    tmax = np.where(noisy, np.where(u_cap < g_star, np.minimum(tmax, t_cap), tmax), 0.0)
-    top = float(np.max(tmax, initial=0.0))
-    rungs = max(0, math.ceil((math.log2(top) - math.log2(1e-3)) / 2)) if top > 1e-3 else 0
-    ladder = 4.0 ** -np.arange(rungs + 1, dtype=np.float64)  # 1, 1/4, ..., <= 1e-3/top
-    grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 17), ladder]))
-    last = grid.size - 1
-    ts = tmax[..., None] * grid
-    vals = _pool_gain(method, ts, m[..., None], tau[..., None], k[..., None])
-    j = np.argmax(vals, axis=-1)
-    lo = np.take_along_axis(ts, np.maximum(j - 1, 0)[..., None], -1)[..., 0]
-    hi = np.take_along_axis(ts, np.minimum(j + 1, last)[..., None], -1)[..., 0]
-    inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
-    c = hi - inv_phi * (hi - lo)
-    d = lo + inv_phi * (hi - lo)
-    fc = _pool_gain(method, c, m, tau, k)
-    fd = _pool_gain(method, d, m, tau, k)
-    for _ in range(48):
-        left = fc >= fd  # the maximum lies in [lo, d]
-        lo, hi = np.where(left, lo, c), np.where(left, d, hi)
-        keep_c, keep_f = np.where(left, c, d), np.where(left, fc, fd)
-        new = np.where(left, hi - inv_phi * (hi - lo), lo + inv_phi * (hi - lo))
-        f_new = _pool_gain(method, new, m, tau, k)
-        c, fc = np.where(left, new, keep_c), np.where(left, f_new, keep_f)
-        d, fd = np.where(left, keep_c, new), np.where(left, keep_f, f_new)
-    t = np.where(fc >= fd, c, d)
-    best = np.maximum(np.maximum(fc, fd), np.max(vals, axis=-1))
-    t = np.where(np.max(vals, axis=-1) > np.maximum(fc, fd),
-                 np.take_along_axis(ts, j[..., None], -1)[..., 0], t)
-    if not noisy.all():
-        t = np.where(noisy, t, full)
-        best = np.where(noisy, best, _pool_gain(method, full, m, tau, k))
-    return t, best
+    return return_like(envelope_pool(mm, kk, tt)[1], m, k, noise)
 
 
 def gain(m: Any, k: Any, noise: Any = 1.0, method: str = "bon") -> float | np.ndarray:
@@ -568,13 +420,9 @@ def gain(m: Any, k: Any, noise: Any = 1.0, method: str = "bon") -> float | np.nd
     >>> gain(1e4, 0.0)
     0.0
     """
-    _method(method)
+    rule = rule_for(method)
     mm, kk, tt = _check_mk(m, k, noise)
-    if method == "tilt":
-        out = _tilt_pool(mm, kk, tt)[1]
-    else:
-        out = np.where(kk > 0, _optimise(method, mm, kk, tt)[1], 0.0)
-    return return_like(out, m, k, noise)
+    return return_like(np.where(kk > 0, rule.optimise(mm, kk, tt)[1], 0.0), m, k, noise)
 
 
 def optimal_pool_size(m: Any, k: Any, noise: Any = 1.0, method: str = "bon"
@@ -586,9 +434,9 @@ def optimal_pool_size(m: Any, k: Any, noise: Any = 1.0, method: str = "bon"
     >>> round(optimal_pool_size(1e300, 3.0, method="tilt"), 6)  # e^K
     20.085537
     """
-    _method(method)
+    rule = rule_for(method)
     mm, kk, tt = _check_mk(m, k, noise)
-    t = _tilt_pool(mm, kk, tt)[0] if method == "tilt" else _optimise(method, mm, kk, tt)[0]
+    t = rule.optimise(mm, kk, tt)[0]
     with np.errstate(over="ignore"):  # n beyond 1.8e308 (K > ~709, tiny noise) is inf
         return return_like(np.exp(np.where(kk > 0, t, 0.0)), m, k, noise)
 
@@ -615,304 +463,3 @@ def upper_bound(m: Any, k: Any) -> float | np.ndarray:
     """
     mm, kk, _ = _check_mk(m, k, 0.0)
     return return_like(C_HI * np.sqrt(np.minimum(np.log(mm), kk)), m, k)
-
-
-# --------------------------------------------------------------------------- symbolic
-
-
-def law() -> sp.Expr:
-    """The Θ form ``sqrt(min(log M, K))`` (constants dropped).
-
-    Examples
-    --------
-    >>> law().subs({M: sp.E**3, K: 2})
-    sqrt(2)
-    """
-    return sp.sqrt(sp.Min(sp.log(M), K))
-
-
-def _check_constant(c: Any, default: sp.Expr, rational: bool = False) -> sp.Expr:
-    """The constant ``c`` of ``c sqrt(min(log M, K))``: a positive number or sympy expression.
-
-    Numbers go through :func:`check_scalar` (finite, ``> 0``; booleans refused);
-    a sympy expression must not be known to be non-positive, infinite or NaN.
-    """
-    if c is None:
-        return default
-    if isinstance(c, sp.Basic):
-        if not isinstance(c, sp.Expr) or c.has(sp.nan, sp.zoo, sp.oo, -sp.oo) or \
-                c.is_positive is False or (c.is_number and not (c.is_real and c.is_positive)):
-            raise ValueError(f"c must be a positive real constant or symbol; got c={c}")
-        return c
-    value = check_scalar("c", c, low=0.0, low_open=True)
-    return sp.nsimplify(value) if rational else sp.Float(value) if not float(
-        value).is_integer() else sp.Integer(int(value))
-
-
-def law_piecewise(c: Any = 1) -> sp.Piecewise:
-    """``c sqrt(K)`` below the crossover ``K = log M``, ``c sqrt(log M)`` above.
-
-    Examples
-    --------
-    >>> law_piecewise().subs({M: 100, K: 1})
-    1
-    """
-    c = _check_constant(c, sp.Integer(1))
-    return sp.Piecewise((c * sp.sqrt(K), sp.log(M) > K), (c * sp.sqrt(sp.log(M)), True))
-
-
-def _exact_domain() -> tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]:
-    """``M_MIN, TAU_MIN, TAU_MAX, KAPPA`` as exact rationals (the floats are exact)."""
-    return (sp.Rational(M_MIN), sp.Rational(TAU_MIN), sp.Rational(TAU_MAX), sp.Rational(KAPPA))
-
-
-def upper_bound_expr() -> sp.Expr:
-    """``C_HI sqrt(min(log M, K))`` with ``C_HI = sqrt(2ρ)`` exact (step U6).
-
-    ``ρ = max(1, (1 + log(1 + M_MIN/(e τ_min²)))/log M_MIN)``, built from the
-    domain constants, so it is ``C_HI`` before the float's outward rounding.
-
-    Examples
-    --------
-    >>> round(float(upper_bound_expr().subs({M: 10, K: 100})), 6)
-    2.740302
-    """
-    m_min, tau_min, _, _ = _exact_domain()
-    rho = sp.Max(1, (1 + sp.log(1 + m_min / (sp.E * tau_min**2))) / sp.log(m_min))
-    return sp.sqrt(2 * rho) * law()
-
-
-def lower_bound_expr() -> sp.Expr:
-    """``C_LO sqrt(min(log M, K))`` with ``C_LO`` exact (step L7).
-
-    ``C_LO = min(sqrt(2/(π(1 + 2κτ_max²/M_MIN))), sqrt(θ/(4π log 2)))``,
-    ``θ = 1 − 2 log τ_max/log M_MIN``; on the default domain the second term.
-
-    Examples
-    --------
-    >>> theta = 1 - 2 * sp.log(2) / sp.log(10)
-    >>> sp.simplify(lower_bound_expr() / law() - sp.sqrt(theta / (4 * sp.pi * sp.log(2))))
-    0
-    >>> round(float(lower_bound_expr().subs({M: 10, K: 100})), 6)
-    0.324339
-    """
-    m_min, _, tau_max, kappa = _exact_domain()
-    theta = 1 - 2 * sp.Max(sp.log(tau_max), 0) / sp.log(m_min)
-    small = sp.sqrt(2 / (sp.pi * (1 + 2 * kappa * tau_max**2 / m_min)))
-    return sp.Min(small, sp.sqrt(theta / (4 * sp.pi * sp.log(2)))) * law()
-
-
-def crossover() -> sp.Expr:
-    """Crossover budget ``K* = log M`` where the two regimes meet.
-
-    Examples
-    --------
-    >>> crossover()
-    log(M)
-    """
-    return sp.log(M)
-
-
-def comparisons_needed_theta(target: Any, k: Any, c: float = math.sqrt(2.0)
-                             ) -> float | np.ndarray:
-    """Θ-form inverse: smallest ``M`` with ``c sqrt(min(log M, K)) >= target``, ``exp(target²/c²)``.
-
-    This inverts the *shape* ``c sqrt(min(log M, K))``, not the model's gain;
-    :func:`comparisons_needed` inverts the exact gain.  ``inf`` when the KL
-    budget alone caps the Θ form below ``target`` (``c sqrt(K) < target``),
-    and where ``exp(target²/c²)`` exceeds the float range (the one documented
-    non-finite result: "more than 1.8e308").  The default ``c = sqrt 2`` is
-    the asymptotic constant of the exact gain.
-
-    Examples
-    --------
-    >>> round(comparisons_needed_theta(2.0, 10.0), 4)  # e^2
-    7.3891
-    >>> comparisons_needed_theta(2.0, 1.0)
-    inf
-    """
-    g = check_real("target", target, low=0.0)
-    kk = check_real("K", k, low=0.0)
-    cc = check_scalar("c", c, low=0.0, low_open=True)
-    _broadcast(target=g, K=kk)
-    with np.errstate(over="ignore"):
-        need = (g / cc) ** 2
-        out = np.where(need <= kk, np.exp(need), np.inf)
-    return return_like(out, target, k)
-
-
-def kl_needed_theta(target: Any, m: Any, c: float = math.sqrt(2.0)) -> float | np.ndarray:
-    """Θ-form inverse: smallest ``K`` with ``c sqrt(min(log M, K)) >= target``, ``target²/c²``.
-
-    ``inf`` if the comparisons cap the Θ form below ``target``.  This inverts
-    the shape, not the model's gain; :func:`kl_needed` inverts the exact gain.
-
-    Examples
-    --------
-    >>> round(kl_needed_theta(2.0, 1e6), 12)
-    2.0
-    >>> kl_needed_theta(10.0, 1e6)
-    inf
-    """
-    g = check_real("target", target, low=0.0)
-    mm = check_real("M", m, low=1.0)
-    cc = check_scalar("c", c, low=0.0, low_open=True)
-    _broadcast(target=g, M=mm)
-    with np.errstate(over="ignore"):
-        need = (g / cc) ** 2
-    return return_like(np.where(need <= np.log(mm), need, np.inf), target, m)
-
-
-def inverses(c: Any = None) -> dict[str, sp.Piecewise]:
-    """Inverses of ``G = c sqrt(min(log M, K))`` for a target gain ``G`` (a positive symbol).
-
-    ``"M"``: comparisons needed at budget ``K``, ``exp(G²/c²)`` if
-    ``G²/c² <= K`` else ``oo``; ``"K"``: budget needed at ``M``, ``G²/c²`` if
-    ``G²/c² <= log M`` else ``oo``.  The default ``c = sqrt 2`` is the exact
-    gain's asymptotic constant; :func:`comparisons_needed_theta` and
-    :func:`kl_needed_theta` are their numeric forms (:func:`comparisons_needed`
-    and :func:`kl_needed` invert the exact gain instead).
-
-    Examples
-    --------
-    >>> g = sp.Symbol("G", positive=True)
-    >>> inverses()["M"].subs({g: 2, K: 5})
-    exp(2)
-    >>> inverses()["K"].subs({g: 2, M: 5})  # log 5 < G²/2: M caps the gain
-    oo
-    """
-    c = _check_constant(c, sp.sqrt(2), rational=True)
-    g = sp.Symbol("G", positive=True)
-    need = g**2 / c**2
-    return {
-        "M": sp.Piecewise((sp.exp(need), need <= K), (sp.oo, True)),
-        "K": sp.Piecewise((need, need <= sp.log(M)), (sp.oo, True)),
-    }
-
-
-def elasticities() -> dict[str, sp.Piecewise]:
-    """Elasticities ``∂log G/∂log M`` and ``∂log G/∂log K`` of the Θ form.
-
-    Examples
-    --------
-    >>> e = elasticities()
-    >>> e["K"].subs({M: 1e6, K: 1}), e["M"].subs({M: sp.E**4, K: 10})
-    (1/2, 1/8)
-    """
-    return {
-        "M": sp.Piecewise((sp.Integer(0), sp.log(M) > K), (1 / (2 * sp.log(M)), True)),
-        "K": sp.Piecewise((sp.Rational(1, 2), sp.log(M) > K), (sp.Integer(0), True)),
-    }
-
-
-def asymptotic_regimes() -> dict[str, sp.Expr]:
-    """Leading behaviour of the exact gain in each regime (``κ = 1``).
-
-    ``kl_limited`` (``e^K ≪ M``): ``sqrt(2K)``; ``data_limited`` (``e^K ≫ M``):
-    ``sqrt(2 W(M/(e τ²))) ~ sqrt(2 log M)``.
-
-    Examples
-    --------
-    >>> asymptotic_regimes()["kl_limited"]
-    sqrt(2)*sqrt(K)
-    """
-    tau = sp.Symbol("tau", positive=True)
-    return {
-        "kl_limited": sp.sqrt(2 * K),
-        "data_limited": sp.sqrt(2 * sp.LambertW(M / (sp.E * tau**2))),
-        "data_limited_leading": sp.sqrt(2 * sp.log(M)),
-    }
-
-
-def latex(expr: sp.Expr | None = None) -> str:
-    """LaTeX of ``expr`` (default: the Θ form).
-
-    Examples
-    --------
-    >>> latex()
-    '\\\\sqrt{\\\\min\\\\left(K, \\\\log{\\\\left(M \\\\right)}\\\\right)}'
-    """
-    return sp.latex(law() if expr is None else _check_expr(expr))
-
-
-def to_numpy(expr: sp.Expr | None = None):
-    """A numpy function ``f(M, K)`` of ``expr`` (default: the Θ form).
-
-    Examples
-    --------
-    >>> f = to_numpy()
-    >>> [round(float(v), 6) for v in f(np.array([10.0, 1e6]), np.array([1.0, 1.0]))]
-    [1.0, 1.0]
-    """
-    return sp.lambdify((M, K), law() if expr is None else _check_expr(expr), modules="numpy")
-
-
-def _check_expr(expr: Any) -> sp.Expr:
-    if not isinstance(expr, sp.Expr):
-        raise TypeError(f"expr must be a sympy expression (or None for the Θ form); got "
-                        f"{type(expr).__name__}")
-    return expr
-
-
-def gao_expr(kind: str = "bon") -> sp.Expr:
-    """Gao, Schulman & Hilton (2022) gold-score forms as sympy expressions in ``K``.
-
-    ``kind="bon"``: ``d (α − β d)``; ``kind="rl"``: ``d (α − β log d)``; ``d = sqrt(K)``.
-    Their coefficients depend on the reward model (here: on ``M``); they have
-    no ``M`` term of their own, which is what the verification's model
-    comparison tests.
-
-    Examples
-    --------
-    >>> sp.expand(gao_expr("bon"))
-    sqrt(K)*alpha - K*beta
-    >>> gao_expr("rl").subs({K: sp.E**2})
-    E*(alpha - beta)
-    """
-    alpha, beta = sp.symbols("alpha beta", positive=True)
-    d = sp.sqrt(K)
-    if not isinstance(kind, str):
-        raise TypeError(f"kind must be 'bon' or 'rl'; got {kind!r:.60}")
-    if kind == "bon":
-        return d * (alpha - beta * d)
-    if kind == "rl":
-        return d * (alpha - beta * sp.log(d))
-    raise ValueError(f"kind must be 'bon' or 'rl'; got kind={kind!r}")
-
-
-def gao_bon(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
-    """Gao, Schulman & Hilton (2022) best-of-n form ``d (α − β d)``, ``d = sqrt(KL)``.
-
-    Examples
-    --------
-    >>> gao_bon(4.0, 1.0, 0.1)
-    1.6
-    """
-    d = np.sqrt(check_real("kl", kl, low=0.0))
-    a, b = check_real("alpha", alpha), check_real("beta", beta)
-    _broadcast(kl=d, alpha=a, beta=b)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = d * (a - b * d)
-    check_finite_result(out, "the Gao et al. best-of-n score", kl=kl, alpha=alpha, beta=beta)
-    return return_like(out, kl, alpha, beta)
-
-
-def gao_rl(kl: Any, alpha: float, beta: float) -> float | np.ndarray:
-    """Gao, Schulman & Hilton (2022) RL form ``d (α − β log d)``, ``d = sqrt(KL)`` (0 at 0).
-
-    Examples
-    --------
-    >>> round(gao_rl(math.e**2, 1.0, 0.5), 6)  # d = e
-    1.359141
-    """
-    d = np.sqrt(check_real("kl", kl, low=0.0))
-    a, b = check_real("alpha", alpha), check_real("beta", beta)
-    _broadcast(kl=d, alpha=a, beta=b)
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = np.where(d > 0, d * (a - b * np.log(np.where(d > 0, d, 1.0))), 0.0)
-    check_finite_result(out, "the Gao et al. RL score", kl=kl, alpha=alpha, beta=beta)
-    return return_like(out, kl, alpha, beta)
-
-
-# Exact inverses of gain() live in their own module (bisection in log space).
-from rlscale.theory._reward_inverse import comparisons_needed, kl_needed  # noqa: E402

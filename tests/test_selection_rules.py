@@ -1,0 +1,141 @@
+"""The selection rules of the reward law, checked generically: one loop over every rule.
+
+Each rule declares its KL, pool limit and pool gain; the tests check those
+declarations against independent computations (mpmath at 30+ digits, closed
+forms) and the generic optimiser against a brute-force maximum over pools.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from rlscale.theory import reward
+from rlscale.theory._selection_rules import RULES, SelectionRule, rule_for
+
+ALL = sorted(RULES)
+
+
+def _kl_exact(name: str, n: float, k: float) -> float:
+    """The rule's KL on a pool of ``n``, from its definition (module docstring of reward)."""
+    with mp.workdps(40):
+        n = mp.mpf(n)
+        if name == "bon":  # log n - (n-1)/n
+            return float(mp.log(n) - (n - 1) / n)
+        if name == "quantile":
+            return float(mp.log(n))
+        return float(min(mp.mpf(k), mp.log(n)))  # tilt
+
+
+def _top_exact(name: str, n: float, k: float) -> float:
+    """Noise-free gain on a pool of ``n``, by quadrature or closed form at 30 digits."""
+    with mp.workdps(30):
+        n = mp.mpf(n)
+        if name == "bon":  # e(n) = ∫ z n Φ^{n-1} φ dz
+            return float(mp.quad(lambda z: z * n * mp.ncdf(z) ** (n - 1) * mp.npdf(z),
+                                 [-mp.inf, -5, 0, 5, mp.inf]))
+        if name == "quantile":  # n φ(Φ⁻¹(1 - 1/n))
+            x = -mp.sqrt(2) * mp.erfinv(2 / n - 1)
+            return float(n * mp.npdf(x))
+        return float(mp.sqrt(2 * min(mp.mpf(k), mp.log(n))))
+
+
+def test_registry_matches_methods() -> None:
+    assert reward.METHODS == ("bon", "quantile", "tilt")
+    assert tuple(RULES) == reward.METHODS
+    assert all(isinstance(r, SelectionRule) and RULES[r.name] is r for r in RULES.values())
+    assert reward.RULES is RULES
+    with pytest.raises(ValueError, match=r"method must be one of bon, quantile, tilt; got "
+                                         r"method='pg'"):
+        rule_for("pg")
+    with pytest.raises(TypeError, match="method must be one of"):
+        rule_for(3)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("k", [1e-6, 0.05, 0.7, 3.0, 40.0])
+def test_pool_limit_spends_exactly_the_budget(name: str, k: float) -> None:
+    rule = RULES[name]
+    t = float(rule.log_pool_limit(np.float64(k)))
+    assert _kl_exact(name, np.exp(t), k) == pytest.approx(k, rel=1e-9)
+    assert float(rule.kl_log(np.float64(t))) == pytest.approx(
+        _kl_exact(name, np.exp(t), np.inf), rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize("n", [1.5, 2.0, 7.0, 300.0])
+def test_pool_gain_matches_mpmath(name: str, n: float) -> None:
+    rule, k = RULES[name], 1.3
+    want = _top_exact(name, n, k)
+    assert float(rule.top(np.float64(n), np.float64(k))) == pytest.approx(want, rel=1e-9)
+    assert float(rule.top_log(np.float64(np.log(n)), np.float64(k))) == pytest.approx(
+        want, rel=1e-9)
+    # gold gain: shrunk by 1/sqrt(1 + τ² n/M), here τ = 2, M = 50
+    gold = reward.gain_at_pool(n, 50.0, noise=2.0, method=name, K=k)
+    assert gold == pytest.approx(want / np.sqrt(1 + 4.0 * n / 50.0), rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ALL)
+@pytest.mark.parametrize(("m", "k", "tau"), [(30.0, 0.3, 1.0), (1e3, 2.0, 1.0),
+                                             (1e4, 50.0, 0.5), (200.0, 6.0, 2.0)])
+def test_gain_is_the_best_feasible_pool(name: str, m: float, k: float, tau: float) -> None:
+    # brute force: every pool on a fine grid of log n whose KL fits the budget
+    rule = RULES[name]
+    t_max = float(rule.log_pool_limit(np.float64(k)))
+    ts = np.linspace(0.0, t_max, 20001)
+    brute = float(np.max(rule.top_log(ts, np.full_like(ts, k)) / np.sqrt(
+        1 + tau**2 * np.exp(ts) / m)))
+    g = reward.gain(m, k, noise=tau, method=name)
+    assert g == pytest.approx(brute, rel=1e-6)
+    assert g >= brute * (1 - 1e-12)  # never below a feasible pool
+    n = reward.optimal_pool_size(m, k, noise=tau, method=name)
+    assert _kl_exact(name, n, k) <= k * (1 + 1e-9)
+    assert reward.gain_at_pool(n, m, noise=tau, method=name, K=k) == pytest.approx(g, rel=1e-9)
+    assert g <= reward.gain_upper(m, k, noise=tau) * (1 + 1e-12)
+
+
+def test_tilt_is_the_envelope_in_closed_form() -> None:
+    # U = sqrt(2 W(z)) past K* = 1 + W(z), z = M/(e τ²)
+    m, tau = 1e4, 1.5
+    with mp.workdps(30):
+        w = mp.lambertw(mp.mpf(m) / (mp.e * tau**2))
+        want = float(mp.sqrt(2 * w))
+        n_star = float(mp.e ** (1 + w))
+    assert reward.gain(m, 100.0, noise=tau, method="tilt") == pytest.approx(want, rel=1e-12)
+    assert reward.optimal_pool_size(m, 100.0, noise=tau, method="tilt") == pytest.approx(
+        n_star, rel=1e-12)
+
+
+def test_published_constants_are_the_proved_ones() -> None:
+    pc = reward.proved_constants()
+    assert pc.c_lo == reward.C_LO and pc.c_hi == reward.C_HI
+    with mp.workdps(50):
+        rho = (1 + mp.log1p(10 / (mp.e * mp.mpf(0.25)))) / mp.log(10)
+        theta = 1 - 2 * mp.log(2) / mp.log(10)
+        c_hi = mp.sqrt(2 * rho)
+        c_lo = mp.sqrt(theta / (4 * mp.pi * mp.log(2)))
+        assert reward.C_HI >= c_hi > mp.mpf(np.nextafter(reward.C_HI, 0))
+        assert reward.C_LO <= c_lo < mp.mpf(np.nextafter(reward.C_LO, 1))
+
+
+def test_importing_reward_loads_neither_sympy_nor_mpmath() -> None:
+    code = ("import sys; from rlscale.theory import reward; reward.gain(1e4, 2.0); "
+            "reward.lower_bound(1e4, 2.0); "
+            "print(sorted(m for m in ('sympy', 'mpmath', 'cvxpy', 'matplotlib') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"
+
+
+def test_symbolic_names_load_on_first_use() -> None:
+    import sympy as sp
+
+    assert reward.law() == sp.sqrt(sp.Min(reward.K, sp.log(reward.M)))
+    assert "law" in dir(reward) and "gao_expr" in dir(reward)
+    with pytest.raises(AttributeError, match="has no attribute 'nope'"):
+        reward.nope  # noqa: B018
