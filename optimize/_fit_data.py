@@ -173,8 +173,13 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
         bounds[0] = log_floor_bounds(law, floor_bounds)
         lo_e = -np.inf if bounds[0][0] is None else bounds[0][0]
         hi_e = np.inf if bounds[0][1] is None else bounds[0][1]
+        # Clip the floor column; floors that clip to the same value give the same rows.
+        # The grid is a product in lexicographic order, so keeping the rows of each
+        # clipped value's first floor equals a row-wise unique (which takes seconds).
+        floors = np.unique(grid[:, 0])
+        _, first = np.unique(np.clip(floors, lo_e, hi_e), return_index=True)
+        grid = grid[np.isin(grid[:, 0], floors[first])]
         grid[:, 0] = np.clip(grid[:, 0], lo_e, hi_e)
-        grid = np.unique(grid, axis=0)
     if bootstrap * y.size > 20 * MAX_FIT_WORK:
         raise ValueError(f"bootstrap x points = {bootstrap} x {y.size} exceeds "
                          f"{20 * MAX_FIT_WORK:.0e}: use fewer resamples or average replicates")

@@ -43,12 +43,12 @@ def blas_threads(limit: int = 1) -> Iterator[None]:
     Parameters
     ----------
     limit : int
-        Maximum number of BLAS threads inside the block (>= 1).
+        Maximum number of BLAS threads inside the block, in ``[1, 1024]``.
 
     Raises
     ------
-    ValueError
-        ``limit`` below 1.
+    ValueError, TypeError
+        ``limit`` not an integer in ``[1, 1024]``.
 
     Examples
     --------
@@ -60,8 +60,8 @@ def blas_threads(limit: int = 1) -> Iterator[None]:
     ...     pass
     Traceback (most recent call last):
     ...
-    ValueError: limit must be an integer >= 1; got limit=0
+    ValueError: limit must be an integer >= 1 and <= 1024; got limit=0
     """
-    limit = check_positive_int("limit", limit, minimum=1)
+    limit = check_positive_int("limit", limit, minimum=1, maximum=1024)
     with _controller().limit(limits=limit, user_api="blas"):
         yield
