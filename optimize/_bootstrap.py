@@ -50,7 +50,7 @@ def resample_counts(n_points: int, n_boot: int, seed: int) -> np.ndarray:
     --------
     >>> c = resample_counts(5, 3, seed=0)
     >>> c.shape, c.sum(axis=1).tolist()
-    ((3, 5), [5, 5, 5])
+    ((3, 5), [5.0, 5.0, 5.0])
     """
     return np.array([np.bincount(idx, minlength=n_points)
                      for idx in resample_indices(n_points, n_boot, seed)], dtype=np.float64)
