@@ -40,6 +40,14 @@ CORE = {
     "simulate/_rloo.py": ["tests/test_algorithm_updates.py", "tests/test_train.py"],
     "optimize/_allocate.py": ["tests/test_allocate.py"],
     "optimize/_fit.py": ["tests/test_fit.py"],
+    # the fitter's modules after the split of issue 16, room 3
+    "optimize/_fit_family.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_fit_data.py": ["tests/test_fit.py"],
+    "optimize/_fit_search.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_fit_objective.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_multistart.py": ["tests/test_multistart.py", "tests/test_fit.py"],
+    "optimize/_bootstrap.py": ["tests/test_multistart.py", "tests/test_fit.py"],
+    "optimize/_lbfgs.py": ["tests/test_multistart.py", "tests/test_fit.py"],
     "theory/_gaussian.py": ["tests/test_reward_law.py", "tests/test_gaussian_extremes.py"],
     "theory/_posynomial.py": ["tests/test_posynomial.py"],
 }
