@@ -94,6 +94,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="reference cache (.npz; repeat to merge several; new "
                              "references go to the first; default "
                              "/tmp/rlscale_multistart_ref.npz)")
+    parser.add_argument("--cached-only", action="store_true",
+                        help="score only the sets whose reference is cached")
     args = parser.parse_args(argv)
     paths = [Path(p) for p in (args.cache or ["/tmp/rlscale_multistart_ref.npz"])]
     cache = paths[0]
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         if path.is_file():
             refs.update(dict(np.load(path)))
     indices = [*range(args.sets), *range(100, 100 + args.sets)]
+    if args.cached_only:
+        indices = [i for i in indices if str(i) in refs]
     misses, better, times = [], 0, []
     for i in indices:
         logx, logy = synthetic(i)

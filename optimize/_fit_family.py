@@ -98,6 +98,37 @@ class _Additive:
             J[:, :, 1 + n + i] = -wi * logx[:, i]
         return pred, J
 
+    def huber_gradient(self, thetas: np.ndarray, logx: np.ndarray, logy: np.ndarray,
+                       delta: float) -> tuple[np.ndarray, np.ndarray]:
+        """Summed Huber loss of ``log L_hat - log y`` and its gradient, for ``(B, p)`` thetas.
+
+        The gradient is ``J^T c`` with ``c = clip(r, -delta, delta)`` (the Huber
+        derivative), formed term by term without the ``(B, P, p)`` Jacobian: one
+        ``(B, P)`` array per term, elementwise max/exp/sum over a handful of terms
+        being much faster than reducing a short last axis.
+        """
+        n = logx.shape[1]
+        terms = [np.broadcast_to(thetas[:, :1], (thetas.shape[0], logy.size))]
+        for i in range(n):
+            terms.append(thetas[:, 1 + i:2 + i] - thetas[:, 1 + n + i:2 + n + i] * logx[:, i])
+        zmax = terms[0]
+        for t in terms[1:]:
+            zmax = np.maximum(zmax, t)
+        w = [np.exp(t - zmax) for t in terms]
+        s = w[0].copy()
+        for wi in w[1:]:
+            s += wi
+        r = zmax + np.log(s) - logy
+        c = np.clip(r, -delta, delta)  # c (r - c/2): r^2/2 inside, delta(|r| - delta/2) out
+        loss = (c * (r - 0.5 * c)).sum(axis=1)
+        g = np.empty_like(thetas)
+        g[:, 0] = np.einsum("bi,bi->b", c, w[0] / s)
+        for i in range(n):
+            wa = w[1 + i] / s * c
+            g[:, 1 + i] = wa.sum(axis=1)
+            g[:, 1 + n + i] = -(wa @ logx[:, i])
+        return loss, g
+
     def grid(self, n_axes: int) -> np.ndarray:
         return _product([GRID["log_floor"]] + [GRID["log_coefficient"]] * n_axes
                         + [GRID["exponent"]] * n_axes)
@@ -171,6 +202,13 @@ class _Multiplicative:
         J[:, :, 0] = 1.0
         J[:, :, 1:] = -logx
         return pred, J
+
+    def huber_gradient(self, thetas: np.ndarray, logx: np.ndarray, logy: np.ndarray,
+                       delta: float) -> tuple[np.ndarray, np.ndarray]:
+        """Summed Huber loss and its gradient ``J^T c`` (``J = [1, -log x]``)."""
+        r = thetas[:, :1] - thetas[:, 1:] @ logx.T - logy
+        c = np.clip(r, -delta, delta)
+        return (c * (r - 0.5 * c)).sum(axis=1), np.column_stack([c.sum(axis=1), -(c @ logx)])
 
     def grid(self, n_axes: int) -> np.ndarray:
         return _product([GRID["log_coefficient"]] + [GRID["exponent"]] * n_axes)

@@ -53,37 +53,9 @@ class Objective:
         return _family(self.family).predict(np.asarray(theta)[None, :], logx)[0][0]
 
     def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        n = self.n_axes
-        d = self.delta
-        if self.family == "additive":
-            e, a, alpha = theta[0], theta[1:1 + n], theta[1 + n:]
-            z = np.empty((self.logy.size, n + 1))
-            z[:, 0] = e
-            z[:, 1:] = a - alpha * self.logx
-            zmax = z.max(axis=1, keepdims=True)
-            w = np.exp(z - zmax)
-            s = w.sum(axis=1, keepdims=True)
-            pred = zmax[:, 0] + np.log(s[:, 0])
-            w /= s
-            r = pred - self.logy
-            absr = np.abs(r)
-            inside = absr <= d
-            loss = np.where(inside, 0.5 * r * r, d * (absr - 0.5 * d)).sum()
-            dr = np.where(inside, r, d * np.sign(r))
-            g = np.empty(theta.size)
-            g[0] = dr @ w[:, 0]
-            wa = w[:, 1:] * dr[:, None]
-            g[1:1 + n] = wa.sum(axis=0)
-            g[1 + n:] = -(wa * self.logx).sum(axis=0)
-        else:
-            pred = theta[0] - self.logx @ theta[1:]
-            r = pred - self.logy
-            absr = np.abs(r)
-            inside = absr <= d
-            loss = np.where(inside, 0.5 * r * r, d * (absr - 0.5 * d)).sum()
-            dr = np.where(inside, r, d * np.sign(r))
-            g = np.concatenate([[dr.sum()], -(dr @ self.logx)])
-        return float(loss) * self.scale, g * self.scale
+        """Objective and gradient at one parameter vector (what scipy's L-BFGS-B takes)."""
+        loss, g = self._batch_block(np.asarray(theta, dtype=np.float64)[None, :])
+        return float(loss[0]), g[0]
 
     def batch(self, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Objective and gradient for many parameter vectors at once, shape (B, p).
@@ -99,41 +71,7 @@ class Objective:
         return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
 
     def _batch_block(self, thetas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        n = self.n_axes
-        d = self.delta
-        if self.family == "additive":
-            # One (B, P) array per term: elementwise max/exp/sum over a handful of
-            # terms is much faster than reducing a short last axis.
-            terms = [np.broadcast_to(thetas[:, :1], (thetas.shape[0], self.logy.size))]
-            for i in range(n):
-                terms.append(thetas[:, 1 + i:2 + i]
-                             - thetas[:, 1 + n + i:2 + n + i] * self.logx[:, i])
-            zmax = terms[0]
-            for t in terms[1:]:
-                zmax = np.maximum(zmax, t)
-            w = [np.exp(t - zmax) for t in terms]
-            s = w[0].copy()
-            for wi in w[1:]:
-                s += wi
-            pred = zmax + np.log(s)
-            for wi in w:
-                wi /= s
-        else:
-            pred = thetas[:, :1] - thetas[:, 1:] @ self.logx.T
-        r = pred - self.logy
-        # Huber via the clipped residual c: c (r - c/2) is r^2/2 inside, d(|r| - d/2)
-        # outside, and c is the derivative.
-        dr = np.clip(r, -d, d)
-        loss = (dr * (r - 0.5 * dr)).sum(axis=1)
-        if self.family == "additive":
-            g = np.empty_like(thetas)
-            g[:, 0] = np.einsum("bi,bi->b", dr, w[0])
-            for i in range(n):
-                wa = w[1 + i] * dr
-                g[:, 1 + i] = wa.sum(axis=1)
-                g[:, 1 + n + i] = -(wa @ self.logx[:, i])
-        else:
-            g = np.column_stack([dr.sum(axis=1), -(dr @ self.logx)])
+        loss, g = _family(self.family).huber_gradient(thetas, self.logx, self.logy, self.delta)
         return loss * self.scale, g * self.scale
 
     def grid(self) -> np.ndarray:

@@ -301,7 +301,7 @@ def projected_starts(fam, logx: np.ndarray, logy: np.ndarray, exponents: np.ndar
 
 def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.ndarray,
                lower: np.ndarray, upper: np.ndarray | None = None, *, batch: int = 2,
-               agree: int = 2, screen_iter: int = 30, polish_iter: int = 100,
+               agree: int = 2, screen_iter: int = 30, polish_iter: int = 200,
                xtol: float = 1e-3) -> MultistartResult:
     """Refine one start per exponent region of ``grid``; stop when the basins agree.
 
@@ -347,16 +347,23 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
             if len(pick) == batch:
                 break
         order = [j for j in order if j not in pick]
-        cands = theta[pick]
-        if fam.name != "multiplicative":  # the same end points with no floor at all
-            floorless = cands.copy()
-            floorless[:, 0] = np.clip(float(logy.min()) - 30.0, lower[0], upper[0])
-            cands = np.concatenate([cands, floorless])
-        pt, pf, pok = huber_lm(fam, logx, logy, delta, cands, lower, upper,
+        pt, pf, pok = huber_lm(fam, logx, logy, delta, theta[pick], lower, upper,
                                maxiter=polish_iter, ftol=1e-15, xtol=1e-13, outside=0.01)
+        if fam.name != "multiplicative":
+            # The same end points with the floor fixed at e^-30 of the smallest target
+            # (or its lower bound): the limit of a floor tending to 0, which L-BFGS
+            # and LM approach only at a crawl.
+            e0 = float(np.clip(float(logy.min()) - 30.0, lower[0], upper[0]))
+            lo, hi = lower.copy(), upper.copy()
+            lo[0] = hi[0] = e0
+            ft, ff, fok = huber_lm(fam, logx, logy, delta, theta[pick], lo, hi,
+                                   maxiter=polish_iter, ftol=1e-15, xtol=1e-13, outside=0.01)
+            pt, pf, pok = np.concatenate([pt, ft]), np.concatenate([pf, ff]), np.concatenate(
+                [pok, fok])
         n_conv += int(pok.sum())
         best_before = basins[0][0] if basins else np.inf
-        _merge(basins, fam.predict(pt, logx)[0], pt, pf, xtol)
+        counts = np.arange(len(pf)) < len(pick)  # floorless copies do not count as agreement
+        _merge(basins, fam.predict(pt, logx)[0], pt, pf, xtol, counts)
         # Stop when the best basin was reached twice, or this batch found nothing lower.
         if basins and (basins[0][2] >= agree or basins[0][0] >= best_before * (1 - 1e-9)):
             break
@@ -372,17 +379,18 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
 
 
 def _merge(basins: list[list], pred: np.ndarray, theta: np.ndarray, f: np.ndarray,
-           xtol: float) -> None:
-    """Add end points to ``basins`` (same basin: log-predictions within ``xtol``)."""
+           xtol: float, counts: np.ndarray) -> None:
+    """Add end points to ``basins`` (same basin: log-predictions within ``xtol``); those
+    with ``counts`` true add one to their basin's count of starts."""
     for j in np.argsort(f, kind="stable"):
         if not np.isfinite(f[j]):
             continue
         for b in basins:
             if np.max(np.abs(pred[j] - b[3])) <= xtol:
-                b[2] += 1
+                b[2] += int(counts[j])
                 if f[j] < b[0]:
                     b[0], b[1], b[3] = float(f[j]), theta[j], pred[j]
                 break
         else:
-            basins.append([float(f[j]), theta[j], 1, pred[j]])
+            basins.append([float(f[j]), theta[j], int(counts[j]), pred[j]])
     basins.sort(key=lambda b: b[0])

@@ -260,3 +260,24 @@ def test_blas_threads_limits_and_restores() -> None:
     with pytest.raises(ValueError, match="limit must be an integer >= 1 and <= 1024; got limit=0"):
         with blas_threads(0):
             pass
+
+
+@pytest.mark.parametrize("name", ["additive", "multiplicative", "pass_rate"])
+def test_family_gradient_is_the_jacobian_times_the_huber_derivative(name, rng) -> None:
+    fam = family(name)
+    logx = rng.uniform(0, 5, (15, 2))
+    logy = rng.normal(0.5, 0.3, 15)
+    thetas = fam.grid(2)[rng.choice(len(fam.grid(2)), 6, replace=False)] * 0.1
+    loss, g = fam.huber_gradient(thetas, logx, logy, 0.05)
+    pred, J = fam.predict(thetas, logx, jac=True)
+    r = pred - logy
+    np.testing.assert_allclose(loss, huber_sum(r, 0.05), rtol=1e-12)
+    np.testing.assert_allclose(g, np.einsum("bpk,bp->bk", J, np.clip(r, -0.05, 0.05)),
+                               rtol=1e-10, atol=1e-14)
+    # the Jacobian itself against central differences
+    h = 1e-6
+    for k in range(thetas.shape[1]):
+        step = np.zeros(thetas.shape[1])
+        step[k] = h
+        fd = (fam.predict(thetas + step, logx)[0] - fam.predict(thetas - step, logx)[0]) / (2 * h)
+        np.testing.assert_allclose(J[:, :, k], fd, rtol=1e-6, atol=1e-8)
