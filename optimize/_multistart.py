@@ -145,8 +145,9 @@ def huber_lm(fam, logx: np.ndarray, logy: np.ndarray, delta: float, theta0: np.n
         Huber threshold.
     theta0 : (B, p) array
         Starting points, one problem per row.
-    lower, upper : (p,) arrays
-        Bounds (``-inf``/``inf`` for none; ``upper`` defaults to none).
+    lower, upper : (p,) or (B, p) arrays
+        Bounds, shared or per problem (``-inf``/``inf`` for none; ``upper``
+        defaults to none).
     weights : (B, P) array, optional
         Per-problem point weights (bootstrap counts).
     maxiter : int
@@ -189,6 +190,8 @@ def huber_lm(fam, logx: np.ndarray, logy: np.ndarray, delta: float, theta0: np.n
 def _huber_lm(fam, logx, logy, delta, theta, lower, upper, weights, maxiter, ftol, xtol,
               outside):
     B, p = theta.shape
+    lower = np.broadcast_to(lower, (B, p))  # per-problem bounds allowed
+    upper = np.broadcast_to(upper, (B, p))
     theta = np.clip(theta, lower, upper)
     pred, J = fam.predict(theta, logx, jac=True)
     r = pred - logy
@@ -210,12 +213,13 @@ def _huber_lm(fam, logx, logy, delta, theta, lower, upper, weights, maxiter, fto
             om = om * weights[a]
         g = np.matmul(c[:, None, :], Ja)[:, 0]
         H = np.matmul(Ja.transpose(0, 2, 1) * om[:, None, :], Ja)
-        free = ~(((th <= lower) & (g > 0)) | ((th >= upper) & (g < 0)))
+        lo, hi = lower[a], upper[a]
+        free = ~(((th <= lo) & (g > 0)) | ((th >= hi) & (g < 0)))
         diag = np.einsum("bkk->bk", H)
         damp = lam[a, None] * np.maximum(diag, 1e-12 * (1.0 + diag.max(axis=1, keepdims=True)))
         A = np.where(free[:, :, None] & free[:, None, :], H + damp[:, :, None] * eye, eye)
         step = -np.linalg.solve(A, np.where(free, g, 0.0)[:, :, None])[:, :, 0]
-        trial = np.clip(th + step, lower, upper)
+        trial = np.clip(th + step, lo, hi)
         pt, Jt = fam.predict(trial, logx, jac=True)
         rt = pt - logy
         ft = huber_sum(rt, delta, None if weights is None else weights[a])
@@ -347,19 +351,19 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
             if len(pick) == batch:
                 break
         order = [j for j in order if j not in pick]
-        pt, pf, pok = huber_lm(fam, logx, logy, delta, theta[pick], lower, upper,
-                               maxiter=polish_iter, ftol=1e-15, xtol=1e-13, outside=0.01)
+        cands = theta[pick]
+        lo, hi = np.tile(lower, (len(pick), 1)), np.tile(upper, (len(pick), 1))
         if fam.name != "multiplicative":
             # The same end points with the floor fixed at e^-30 of the smallest target
             # (or its lower bound): the limit of a floor tending to 0, which L-BFGS
-            # and LM approach only at a crawl.
+            # and LM approach only at a crawl.  Polished together, per-row bounds.
             e0 = float(np.clip(float(logy.min()) - 30.0, lower[0], upper[0]))
-            lo, hi = lower.copy(), upper.copy()
-            lo[0] = hi[0] = e0
-            ft, ff, fok = huber_lm(fam, logx, logy, delta, theta[pick], lo, hi,
-                                   maxiter=polish_iter, ftol=1e-15, xtol=1e-13, outside=0.01)
-            pt, pf, pok = np.concatenate([pt, ft]), np.concatenate([pf, ff]), np.concatenate(
-                [pok, fok])
+            fixed_lo, fixed_hi = lo.copy(), hi.copy()
+            fixed_lo[:, 0] = fixed_hi[:, 0] = e0
+            cands = np.concatenate([cands, cands])
+            lo, hi = np.concatenate([lo, fixed_lo]), np.concatenate([hi, fixed_hi])
+        pt, pf, pok = huber_lm(fam, logx, logy, delta, cands, lo, hi, maxiter=polish_iter,
+                               ftol=1e-15, xtol=1e-13, outside=0.01)
         n_conv += int(pok.sum())
         best_before = basins[0][0] if basins else np.inf
         counts = np.arange(len(pf)) < len(pick)  # floorless copies do not count as agreement
