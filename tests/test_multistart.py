@@ -281,3 +281,19 @@ def test_family_gradient_is_the_jacobian_times_the_huber_derivative(name, rng) -
         step[k] = h
         fd = (fam.predict(thetas + step, logx)[0] - fam.predict(thetas - step, logx)[0]) / (2 * h)
         np.testing.assert_allclose(J[:, :, k], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_projected_starts_of_the_multiplicative_law_and_of_negative_coefficients() -> None:
+    mult = family("multiplicative")
+    logx = np.log(np.logspace(0, 3, 9))[:, None]
+    logy = 1.5 - 0.25 * logx[:, 0]  # exact: the start is the optimum
+    t = projected_starts(mult, logx, logy, np.zeros((1, 1)), np.array([-np.inf, 0.0]),
+                         np.full(2, np.inf))
+    np.testing.assert_allclose(t, [[1.5, 0.25]], rtol=1e-12)
+    # A rising target under alpha = 1: the least-squares coefficient of x^-1 is
+    # negative, so it is replaced by 1e-6 of the smallest target.
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    y = np.array([2.0, 3.0, 4.0, 5.0])
+    t = projected_starts(ADD, np.log(x)[:, None], np.log(y), np.array([[1.0]]), _lower(1),
+                         np.full(3, np.inf))
+    assert t[0, 1] == pytest.approx(math.log(2e-6), rel=1e-12)
