@@ -1,36 +1,36 @@
-"""Grid-safe multistart at single-start speed: screen the grid, refine distinct basins.
+"""Grid-safe multistart at single-start speed: one start per exponent region, polished.
 
 The fitter minimises the summed Huber loss of log residuals (method and sources
 in :mod:`rlscale.optimize._fit`).  Hoffmann et al.'s safety device is a grid of
 initialisations (4,500 for two axes, 135,000 for three); running L-BFGS from all
 of them costs a hundred single fits.  :func:`multistart` keeps the grid's
-coverage and drops most of the cost.
+coverage of the exponents, where the objective's basins lie (the floor and the
+coefficients enter almost linearly), and drops most of the cost.
 
-**The safety rule** (what :func:`multistart` guarantees to look at before it
-stops):
+**The safety rule** (what :func:`multistart` looks at before it stops):
 
-1. *Screen.*  The objective is evaluated at every grid point in one vectorised
-   pass (:func:`grid_objective`).
-2. *Cover every exponent region.*  For each distinct exponent tuple of the grid
-   (25 for two axes, 125 for three) its best grid point is refined, together
-   with the ``batch`` best grid points overall -- all at once by
-   :func:`huber_lm`, a Levenberg--Marquardt method vectorised over starts.
-   The basins of this non-convex objective are set by the exponents (the
-   floor and coefficients enter almost linearly), so one start per exponent
-   region reaches every basin the grid's starts lead to in practice.
-3. *Group into basins.*  End points whose log-predictions at the data agree to
-   ``xtol`` (1e-3) are one basin (predictions, not parameters: along a
-   direction the data cannot resolve the parameters drift while the curve does
-   not).
-4. *Agree or look further.*  The best basin must have been reached from at
-   least ``agree`` (3) starts; otherwise the next ``batch`` grid points in
-   screening order are refined and step 3 repeats, up to ``max_starts``.
-5. *Polish.*  Every basin within ``1e-3`` (relative) of the best is refined to
-   tight tolerances (``huber_lm`` to 1e-15 relative decrease); the lowest wins.
+1. *One start per exponent region.*  For each distinct exponent tuple of the
+   grid (25 for two axes, 125 for three) the floor and coefficients are solved
+   for by least squares (:func:`projected_starts`) -- better than the grid's
+   best point for those exponents, whose coefficients are 5 apart in log.
+2. *Refine them all together*: 30 iterations of :func:`huber_lm`, a
+   Levenberg--Marquardt method vectorised over starts, on the IRLS majoriser of
+   the Huber loss (robust far from an optimum).
+3. *Polish the best distinct ones.*  In order of objective, the best ``batch``
+   (2) end points whose log-predictions differ by more than ``xtol`` (1e-3) are
+   polished to full precision (Gauss--Newton on the Huber loss's own Hessian,
+   up to 200 iterations), each also with its floor fixed at ``e^-30`` of the
+   smallest target: an optimum with the floor tending to 0 is approached only
+   at a crawl with the floor free.
+4. *Stop when they agree.*  The search stops when the best basin has been
+   reached by ``agree`` (2) polished starts (the floorless copies do not count),
+   or when a batch found nothing lower than the best before it (1e-9
+   relative); otherwise the next ``batch`` end points are polished.
 
-The rule is a heuristic, checked against L-BFGS from every grid point: the
-Chinchilla points and synthetic sets in ``tests/test_multistart.py``, and 200
-synthetic two- and three-axis sets in ``benchmarks/bench_multistart.py``.
+The rule is a heuristic, checked against L-BFGS from the grid: the Chinchilla
+points and synthetic sets in ``tests/test_multistart.py``, and 200 synthetic two-
+and three-axis sets in ``benchmarks/multistart_safety.py`` (the closing note of
+issue 13 gives the count).
 """
 
 from __future__ import annotations
@@ -61,63 +61,6 @@ def huber_sum(r: np.ndarray, delta: float, weights: np.ndarray | None = None) ->
     if weights is not None:
         h = h * weights
     return h.sum(axis=1)
-
-
-def grid_objective(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.ndarray,
-                   chunk: int = 4096) -> np.ndarray:
-    """Summed Huber objective at every row of ``grid``, vectorised over rows.
-
-    Non-finite values (overflow at far-off grid points) become ``inf``.
-
-    Examples
-    --------
-    >>> from rlscale.optimize._fit_family import family
-    >>> logx = np.log([[1.0], [10.0], [100.0]])
-    >>> logy = np.log([3.0, 2.0, 1.5])
-    >>> f = grid_objective(family("multiplicative"), logx, logy, 1.0,
-    ...                    np.array([[np.log(3.0), 0.0]]))
-    >>> r = np.log(3.0) - logy                  # every |r| <= delta = 1: Huber = r^2/2
-    >>> bool(np.isclose(f[0], 0.5 * (r @ r), rtol=1e-14))
-    True
-    """
-    out = np.empty(len(grid))
-    rows = max(1, min(chunk, 2 * 10**5 // max(logy.size, 1)))  # work arrays stay in cache
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if fam.name in ("additive", "pass_rate"):
-            out[:] = _additive_grid(logx, logy, delta, grid, rows)
-        else:
-            for i in range(0, len(grid), rows):
-                pred, _ = fam.predict(grid[i:i + rows], logx)
-                out[i:i + rows] = huber_sum(pred - logy, delta)
-    out[~np.isfinite(out)] = np.inf
-    return out
-
-
-def _additive_grid(logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.ndarray,
-                   rows: int) -> np.ndarray:
-    """Additive objective on a grid, exponentiating each distinct term once.
-
-    ``log L_hat = log(e^e + sum_i e^(a_i - alpha_i log x_i))`` and axis ``i``'s term
-    depends on the pair ``(a_i, alpha_i)`` only, of which Hoffmann et al.'s grid
-    repeats 30.  Each distinct term is a row of a table; a grid point's prediction
-    is the log of a sum of gathered rows.  No max-shift is needed: every term is
-    positive, and one that overflows gives an ``inf`` objective (never ranked first).
-    """
-    n = logx.shape[1]
-    floors, inv = np.unique(grid[:, 0], return_inverse=True)
-    tables = [np.exp(floors)[:, None] * np.ones(logy.size)]
-    inverses = [inv.reshape(-1)]
-    for i in range(n):
-        pairs, inv = np.unique(grid[:, [1 + i, 1 + n + i]], axis=0, return_inverse=True)
-        tables.append(np.exp(pairs[:, :1] - pairs[:, 1:] * logx[:, i]))
-        inverses.append(inv.reshape(-1))
-    out = np.empty(len(grid))
-    for i in range(0, len(grid), rows):
-        total = tables[0][inverses[0][i:i + rows]]
-        for table, idx in zip(tables[1:], inverses[1:]):
-            total += table[idx[i:i + rows]]
-        out[i:i + rows] = huber_sum(np.log(total) - logy, delta)
-    return out
 
 
 def huber_lm(fam, logx: np.ndarray, logy: np.ndarray, delta: float, theta0: np.ndarray,
@@ -249,14 +192,13 @@ class MultistartResult:
         Summed Huber loss there.
     basins : list of (objective, theta, count)
         Distinct end points, best first, with the number of starts that reached each.
-    n_screened, n_refined, n_converged : int
-        Grid points screened, starts refined, refined starts that met a stopping rule.
+    n_refined, n_converged : int
+        Starts refined, and refined or polished runs that met a stopping rule.
     """
 
     theta: np.ndarray
     objective: float
     basins: list
-    n_screened: int
     n_refined: int
     n_converged: int
 
@@ -310,10 +252,11 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
     """Refine one start per exponent region of ``grid``; stop when the basins agree.
 
     The safety rule is in the module docstring: every exponent tuple of the grid
-    is refined from its projected start (:func:`projected_starts`), and the
-    search goes on (the grid's best ``batch`` points at a time, in screening
-    order, at most ``max_starts`` starts in all) until the best basin has been
-    reached from ``agree`` starts.
+    is refined from its projected start (:func:`projected_starts`) for
+    ``screen_iter`` iterations; the best distinct end points are polished
+    ``batch`` at a time (with floorless copies, ``polish_iter`` iterations) until
+    the best basin has been reached by ``agree`` polished starts or a batch
+    finds nothing lower.
 
     Examples
     --------
@@ -337,7 +280,6 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
                             maxiter=screen_iter, ftol=1e-12, xtol=1e-10)
     n_refined, n_conv = len(starts), int(ok.sum())
     order = [int(j) for j in np.argsort(f, kind="stable") if np.isfinite(f[j])]
-    values = None  # the grid is screened only when the polished basins disagree
     basins: list[list] = []  # [objective, theta, count, log-predictions], best first
     while order:
         # Stage 2: polish the best `batch` distinct end points to full precision.
@@ -378,7 +320,6 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
     theta, f = [basins[0][1]], [basins[0][0]]
     return MultistartResult(theta=theta[best], objective=float(f[best]),
                             basins=[(b[0], b[1], b[2]) for b in basins],
-                            n_screened=0 if values is None else int(values.size),
                             n_refined=n_refined, n_converged=n_conv)
 
 
