@@ -352,3 +352,10 @@ def test_floor_bounds_are_kept_by_the_default_search() -> None:
     fixed = fit_law({"K": x, "loss": y}, axes=["K"], floor=(0.5, 0.5), holdout=0)
     assert fixed.params["floor"] == 0.5
     assert fixed.params["exponent[K]"] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_huber_refuses_a_zero_or_negative_threshold() -> None:
+    with pytest.raises(ValueError, match="delta"):
+        huber(np.array([0.1]), delta=0.0)
+    with pytest.raises(ValueError, match="delta"):
+        huber(np.array([0.1]), delta=-1.0)
