@@ -45,6 +45,14 @@ CORE = {
        for m in ("_allocate", "_alloc_checks", "_alloc_closed", "_alloc_kkt", "_alloc_model",
                  "_alloc_polish", "_alloc_result", "_alloc_space")},
     "optimize/_fit.py": ["tests/test_fit.py"],
+    # the fitter's modules after the split of issue 16, room 3
+    "optimize/_fit_family.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_fit_data.py": ["tests/test_fit.py"],
+    "optimize/_fit_search.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_fit_objective.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_multistart.py": ["tests/test_multistart.py", "tests/test_fit.py"],
+    "optimize/_bootstrap.py": ["tests/test_multistart.py", "tests/test_fit.py"],
+    "optimize/_lbfgs.py": ["tests/test_multistart.py", "tests/test_fit.py"],
     "theory/_gaussian.py": ["tests/test_gaussian_pinned.py", "tests/test_gaussian_extremes.py",
                             "tests/test_reward_law.py"],
     # split out of _gaussian (issue 16 room 5): the log-space helpers it shares with reward

@@ -1,9 +1,10 @@
-"""Multi-start L-BFGS vectorised across starts (stage 1 of :func:`rlscale.optimize.fit_law`).
+"""Multi-start L-BFGS vectorised across starts (the grid stage of ``fit_law(starts="grid")``).
 
-Two-loop L-BFGS recursion per start with Armijo backtracking and scipy's
-L-BFGS-B stopping rules, evaluated for all starts at once through the
-objective's ``batch`` method (see :class:`rlscale.optimize._fit._Objective`).
-Moved out of ``_fit.py`` unchanged to keep that module small.
+Two-loop L-BFGS recursion per start (Nocedal & Wright 2006, *Numerical
+Optimization*, algorithm 7.4) with Armijo backtracking and scipy's L-BFGS-B
+stopping rules, evaluated for all starts at once through the objective's
+``batch`` method (see :class:`rlscale.optimize._fit_objective.Objective`).
+Tested against scipy's L-BFGS-B in ``tests/test_multistart.py``.
 """
 
 from __future__ import annotations

@@ -305,6 +305,11 @@ REL = T.SynthesisMethod("E", unit_cost=1.0, rho=0.5, saturation=2.0, kind="relat
 FILTER = T.optimal_filter_threshold(stats.uniform(0, 1), 1.0, 1.0)
 QUALITY = np.linspace(0.0, 1.0, 33)
 
+def _blas_product(limit: Any) -> float:
+    with T.blas_threads(limit):
+        return float(np.ones(3) @ np.ones(3))
+
+
 CONTRACTS: dict[str, Contract] = {
     # -- validation helpers
     "check_real": Contract(lambda value: T.check_real("x", value, low=0.0), {"value": 1.0},
@@ -312,6 +317,8 @@ CONTRACTS: dict[str, Contract] = {
     "check_positive_int": Contract(lambda value: T.check_positive_int("n", value,
                                                                       maximum=10**6),
                                    {"value": 3}, {"value": ("n",)}, counts=("value",)),
+    "blas_threads": Contract(lambda limit: _blas_product(limit), {"limit": 1},
+                             {"limit": ("limit",)}, counts=("limit",)),
     # -- Gaussian extremes
     "expected_max_normal": Contract(T.expected_max_normal, {"n": 10.0}, oracle=_kamath,
                                     extras={"n": (1.0, 2.0, 1e300, 1.5)}),

@@ -252,3 +252,110 @@ def test_bootstrap_laws_rebuild_each_resample_and_band_the_prediction() -> None:
     assert low[1] <= truth <= high[1]
     with pytest.raises(ValueError, match="at least 20 usable bootstrap laws"):
         fit_law({"K": x, "loss": y}, axes=["K"], starts=10).predict_band(points)
+
+
+# -- values pinned by hand (issue 16: tests that pin values) ---------------------------
+
+def test_summary_statistics_by_hand() -> None:
+    from rlscale.optimize._fit import _summarise
+    from rlscale.optimize._fit_data import prepare
+
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    y = np.array([3.0, 2.0, 1.6, 1.2])
+    prep = prepare({"K": x, "loss": y}, "multiplicative", ["K"], "loss", 1e-3, "sum", "keep",
+                   0.9, 0.0, 0, 1, None, None)
+    theta = np.array([math.log(3.0), 0.5])  # L = 3 K^-0.5
+    s = _summarise(prep, {"theta": theta, "objective": 0.0})
+    resid = np.log(3.0 * x ** -0.5) - np.log(y)
+    rss = float(resid @ resid)
+    tss = float(((np.log(y) - np.log(y).mean()) ** 2).sum())
+    assert s["r2"] == pytest.approx(1 - rss / tss, rel=1e-12)
+    assert s["rmse_log"] == pytest.approx(math.sqrt(rss / 4), rel=1e-12)
+    assert s["aic"] == pytest.approx(4 * math.log(rss / 4) + 4, rel=1e-12)
+    assert s["bic"] == pytest.approx(4 * math.log(rss / 4) + 2 * math.log(4), rel=1e-12)
+    np.testing.assert_allclose(s["residuals"], resid, rtol=1e-12)
+    assert s["params"] == pytest.approx({"coefficient": 3.0, "exponent[K]": 0.5}, rel=1e-12)
+
+
+def test_extrapolation_error_by_hand() -> None:
+    # Exact multiplicative law on the 9 smallest points; the largest is 10 % above it.
+    x = np.logspace(0, 3, 10)
+    y = 2.0 * x ** -0.3
+    y[-1] *= 1.1
+    fit = fit_law({"K": x, "loss": y}, law="multiplicative", axes=["K"], holdout=0.1)
+    ex = fit.extrapolation
+    assert ex["n_holdout"] == 1
+    # predicted / observed - 1 = 1/1.1 - 1 (the refit on 9 exact points is the truth,
+    # to L-BFGS-B's tolerance from the full fit's warm start)
+    assert ex["mean_abs_rel_error"] == pytest.approx(1 - 1 / 1.1, rel=1e-3)
+    assert ex["max_abs_rel_error"] == pytest.approx(1 - 1 / 1.1, rel=1e-3)
+    assert ex["rmse_log"] == pytest.approx(math.log(1.1), rel=1e-3)
+    assert ex["min_heldout_scale"] == pytest.approx(1000.0, rel=1e-12)
+
+
+def test_pass_rate_parameters_by_hand() -> None:
+    from rlscale.optimize._fit_family import family
+
+    fam = family("pass_rate")
+    theta = np.array([math.log(1.25), math.log(2.0), 0.7])  # 1/p = 1.25 + 2 E^-0.7
+    assert fam.natural(theta, ["E"]) == pytest.approx(
+        {"p_max": 0.8, "coefficient[E]": 1.6, "exponent[E]": 0.7}, rel=1e-12)
+    law = fam.to_law(theta, ["E"])
+    assert law.pass_rate(E=3.0) == pytest.approx(1 / (1.25 + 2 * 3.0 ** -0.7), rel=1e-12)
+    back = fam.law_from_natural(fam.natural(theta, ["E"]), ["E"])
+    assert back.pass_rate(E=3.0) == pytest.approx(law.pass_rate(E=3.0), rel=1e-12)
+    assert fam.bounds(1)[0] == (0.0, None) and fam.grid(1)[:, 0].min() == 0.0
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"floor": (0, 1), "p_max": (0.5, 1)}, ValueError, "not both"),
+        ({"floor": (0, 1), "law": "multiplicative"}, ValueError, "has no floor"),
+        ({"floor": (0, 1), "law": "pass_rate", "target": "s"}, ValueError, "has p_max= instead"),
+        ({"p_max": (0.5, 1)}, ValueError, r"p_max=\(low, high\) bounds a pass-rate law"),
+        ({"floor": (1.0,)}, ValueError, r"floor must be a pair \(low, high\)"),
+        ({"floor": "ab"}, ValueError, r"floor must be a pair"),
+        ({"floor": (2.0, 1.0)}, ValueError, r"floor must have low <= high; got floor=\(2, 1\)"),
+        ({"floor": (-1.0, 1.0)}, ValueError, r"floor\[0\]"),
+        ({"p_max": (0.5, 1.5), "law": "pass_rate", "target": "s"}, ValueError, r"p_max\[1\]"),
+        ({"reduction": "median"}, ValueError, "reduction must be 'sum' or 'mean'"),
+        ({"replicates": "max"}, ValueError, "replicates must be 'keep' or 'mean'"),
+        ({"delta": 2e3}, ValueError, "delta"),
+        ({"axes": ["N", "N"]}, ValueError, "axes must be distinct"),
+        ({"target": 3}, TypeError, "target must be a column name"),
+        ({"bootstrap": 10**9}, ValueError, "bootstrap x points"),
+        ({"starts": 10**7, "reduction": "mean"}, ValueError, "exceeds the multistart limit"),
+        ({"starts": 0}, ValueError, "starts"),
+    ],
+)
+def test_every_validation_branch_is_reached(kwargs, error, match) -> None:
+    data = {"N": np.array([1.0, 2.0, 4.0, 8.0, 16.0]), "loss": np.array([5, 4, 3, 2.5, 2.2]),
+            "s": np.array([0.1, 0.2, 0.3, 0.4, 0.5])}
+    kwargs = {"axes": ["N"], **kwargs}
+    with pytest.raises(error, match=match):
+        fit_law(data, **kwargs)
+
+
+def test_data_must_be_a_table_of_equal_columns() -> None:
+    with pytest.raises(TypeError, match="data must be a mapping"):
+        fit_law([1, 2, 3], axes=["N"])
+    with pytest.raises(ValueError, match="columns must be 1-d and of equal length"):
+        fit_law({"N": [1.0, 2.0, 3.0, 4.0, 5.0], "loss": [1.0, 2.0]}, axes=["N"])
+
+
+def test_floor_bounds_are_kept_by_the_default_search() -> None:
+    x = np.logspace(0, 3, 20)
+    y = 0.5 + 2.0 * x ** -0.5
+    fit = fit_law({"K": x, "loss": y}, axes=["K"], floor=(0.6, 0.7), holdout=0)
+    assert fit.params["floor"] == pytest.approx(0.6, rel=1e-9)  # the truth 0.5 is outside
+    fixed = fit_law({"K": x, "loss": y}, axes=["K"], floor=(0.5, 0.5), holdout=0)
+    assert fixed.params["floor"] == 0.5
+    assert fixed.params["exponent[K]"] == pytest.approx(0.5, rel=1e-6)
+
+
+def test_huber_refuses_a_zero_or_negative_threshold() -> None:
+    with pytest.raises(ValueError, match="delta"):
+        huber(np.array([0.1]), delta=0.0)
+    with pytest.raises(ValueError, match="delta"):
+        huber(np.array([0.1]), delta=-1.0)

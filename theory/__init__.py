@@ -14,6 +14,8 @@ _EXPORTS: dict[str, str] = {
     # -- argument checking (foundation) --
     "check_real": "_validation",
     "check_positive_int": "_validation",
+    # -- a BLAS thread limit for numeric hot loops (issue 13, goal 8) --
+    "blas_threads": "_threads",
     "RlscaleError": "_errors",
     "SolverError": "_errors",
     "InfeasibleError": "_errors",
