@@ -33,12 +33,13 @@ def columns(data: Any, axes: Sequence[str], target: str) -> tuple[np.ndarray, np
     if not isinstance(target, str):
         raise TypeError(f"target must be a column name (str); got target={target!r:.60}")
     cols = []
-    for name in [*axes, target]:
+    for role, name in [*(("axes", a) for a in axes), ("target", target)]:
         try:
             col = data[name]
         except (KeyError, IndexError, ValueError) as exc:
             keys = list(data.keys()) if hasattr(data, "keys") else "?"
-            raise ValueError(f"data has no column {name!r}; columns: {keys}") from exc
+            raise ValueError(f"data has no column {name!r} (named by {role}={name!r}); "
+                             f"columns: {keys}") from exc
         cols.append(np.asarray(col))
     lengths = {c.shape for c in cols}
     if len(lengths) != 1 or cols[0].ndim != 1:

@@ -147,10 +147,6 @@ def test_plan_labels_gain_beyond_float64_is_refused_naming_a():
         opt.plan_labels(1e308, 0.0, 1.0, price_m=1.0, price_k=100.0, budget=454.6)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "optimize/_fit.py (being restructured by another engineer, not edited here): fit_law's "
-    "error for a target column the data lacks says \"data has no column '1'\" without naming "
-    "the argument target; found by the deep contract run (target='1')"))
 def test_fit_law_names_target_when_the_data_lack_its_column():
     E = np.array([1.0, 2, 4, 8, 16, 32])
     with pytest.raises(ValueError, match="target"):
