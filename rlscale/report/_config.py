@@ -12,7 +12,9 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     ``algorithms``, ``[sweep.base]``, ``[sweep.axes]``, ``[sweep.train]``).
 ``[fit]``
     ``law`` (``"additive"``), ``bootstrap`` resamples, ``confidence``,
-    ``starts`` (L-BFGS-B starts).
+    ``starts``: ``"auto"`` (the fitter's grid-safe multistart, default), ``"grid"``
+    (L-BFGS from every grid point) or a number of grid starts (see
+    :func:`rlscale.optimize.fit_law`).
 ``[costs]``
     Unit costs ``environment``, ``task``, ``trajectory``: a run with ``E``
     environments, ``t`` tasks each and ``k`` trajectories per task costs
@@ -72,7 +74,7 @@ DEFAULTS: dict[str, Any] = {
         },
         "train": {},
     },
-    "fit": {"law": "additive", "bootstrap": 1000, "confidence": 0.9, "starts": 64},
+    "fit": {"law": "additive", "bootstrap": 1000, "confidence": 0.9, "starts": "auto"},
     "costs": {"environment": 20.0, "task": 2.0, "trajectory": 0.1},
     "allocation": {
         "budget": 1000.0,
@@ -106,7 +108,7 @@ QUICK: dict[str, Any] = {
             "trajectories_per_task": [2, 8, 32],
         },
     },
-    "fit": {"bootstrap": 200, "starts": 16},
+    "fit": {"bootstrap": 200},
     "allocation": {"budgets": [200.0, 20000.0, 8]},
     "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0], "plan_laws": 40},
 }
@@ -150,6 +152,8 @@ def _merge(base: dict[str, Any], override: dict[str, Any], where: str = "") -> d
             out[key] = _merge(base[key], value, path + ".")
         else:
             expected = type(base[key])
+            if path == "fit.starts" and isinstance(value, int) and not isinstance(value, bool):
+                expected = int  # "auto", "grid" or a number of starts; checked in validate
             if expected is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
             if not isinstance(value, expected) or isinstance(value, bool) != isinstance(
@@ -216,7 +220,12 @@ def validate(config: dict[str, Any]) -> None:
     check_positive_int("fit.bootstrap", f["bootstrap"], minimum=0)
     check_real("fit.confidence", f["confidence"], low=0.0, high=1.0, low_open=True,
                high_open=True)
-    check_positive_int("fit.starts", f["starts"])
+    if isinstance(f["starts"], str):
+        if f["starts"] not in ("auto", "grid"):
+            raise ValueError(f"fit.starts must be 'auto', 'grid' or a number of starts >= 1; "
+                             f"got {f['starts']!r}")
+    else:
+        check_positive_int("fit.starts", f["starts"])
     costs = config["costs"]
     for key, value in costs.items():
         check_real(f"costs.{key}", value, low=0.0, low_open=True)

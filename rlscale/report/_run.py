@@ -131,8 +131,8 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
             added[label], timings[label] = _run_step(step, config, staging, sections, shared,
                                                      progress)
             bar.done()
-        for label, (sections, seconds) in side.results().items():
-            added[label], timings[label] = sections, seconds
+        for label, (side_sections, seconds) in side.results().items():
+            added[label], timings[label] = side_sections, seconds
             bar.done()
         # results.json keeps the steps' order whichever process ran them.
         result.sections["timings"] = {label: timings[label] for label, _ in STEPS}
@@ -199,10 +199,20 @@ class _Side:
         return self.pool is not None and label in self.labels
 
     def results(self) -> dict[str, tuple[dict[str, Any], float]]:
-        return {} if self.pending is None else self.pending.get()
+        if self.pending is None:
+            return {}
+        out = self.pending.get()
+        self.pending = None
+        return out
 
     def close(self) -> None:
         if self.pool is not None:
-            self.pool.terminate()  # a no-op wait when the work is done
+            # Finished work: let the worker exit on its own, so it releases its
+            # semaphores (terminating it leaked one to the resource tracker).
+            # Unfinished work (another step failed, Ctrl-C): stop it now.
+            if self.pending is None:
+                self.pool.close()
+            else:
+                self.pool.terminate()
             self.pool.join()
             self.pool = None
