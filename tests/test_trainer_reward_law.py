@@ -75,6 +75,74 @@ def test_plan_labels_cli() -> None:
     assert len(err.getvalue().strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("a,b,c,kappa,gamma,budget", [
+    (1.14, 2.43, 0.60, 0.05, 0.6, 5000.0), (1.5, -1.3, 0.42, 0.02, 1.4, 3000.0),
+    (0.8, 0.5, 2.0, 0.2, 0.5, 800.0), (1.0, 0.0, 1.0, 0.05, 1.0, 454.6)])
+def test_step_priced_budget_plan_is_the_brute_force_optimum(a, b, c, kappa, gamma,
+                                                             budget) -> None:
+    pm, ps = 1.0, 2.0
+    plan = plan_labels(a, b, c, price_m=pm, price_step=ps, kl_per_step=kappa,
+                       kl_step_exponent=gamma, budget=budget)
+    assert plan.cost == pytest.approx(budget, rel=1e-12)
+    assert plan.K == pytest.approx(kappa * plan.steps**gamma, rel=1e-12)
+    # Brute force over the budget line in (M, S): the steps left buy K = kappa*S^gamma.
+    M = np.exp(np.linspace(0.0, math.log(budget / pm), 200_001))
+    S = np.maximum((budget - pm * M) / ps, 0.0)
+    best = _law(a, b, c, M, kappa * S**gamma).max()
+    assert plan.gain >= best - 1e-12
+    assert plan.gain == pytest.approx(best, rel=2e-5)
+    # The generic solver, handed gain(M, S) and the step price as its "K" price, agrees.
+    num = plan_labels_numeric(lambda m, s: _law(a, b, c, m, kappa * np.asarray(s)**gamma),
+                              price_m=pm, price_k=ps, budget=budget)
+    assert num.gain == pytest.approx(plan.gain, rel=1e-7)
+
+
+def test_step_priced_target_plan_is_the_corner_and_linear_steps_are_a_kl_price() -> None:
+    a, b, c, kappa, gamma = 1.2, -0.5, 0.6, 0.03, 0.7
+    tgt = plan_labels(a, b, c, price_m=2.0, price_step=3.0, kl_per_step=kappa,
+                      kl_step_exponent=gamma, target=2.5)
+    L = (2.5 / a) ** 2  # both arguments of the min at L: M = e^(L - b), K = L/c
+    assert (tgt.M, tgt.K) == (pytest.approx(math.exp(L - b)), pytest.approx(L / c))
+    assert tgt.steps == pytest.approx((L / c / kappa) ** (1 / gamma), rel=1e-12)
+    assert tgt.cost == pytest.approx(2.0 * tgt.M + 3.0 * tgt.steps, rel=1e-12)
+    # Nothing on a grid of (M, S) reaching the target is cheaper.
+    M, S = np.meshgrid(np.geomspace(1, 1e6, 700), np.geomspace(1e-2, 1e6, 700))
+    ok = _law(a, b, c, M, kappa * S**gamma) >= 2.5
+    assert (2.0 * M + 3.0 * S)[ok].min() >= tgt.cost * (1 - 2e-2)
+    # gamma = 1: a price per step is a price per nat of c_S/kappa, the same plan.
+    by_step = plan_labels(a, b, c, price_m=1.0, price_step=5.0, kl_per_step=0.05,
+                          budget=2000.0)
+    by_kl = plan_labels(a, b, c, price_m=1.0, price_k=100.0, budget=2000.0)
+    assert (by_step.M, by_step.K, by_step.gain) == (by_kl.M, by_kl.K, by_kl.gain)
+    assert by_step.steps == pytest.approx(by_kl.K / 0.05, rel=1e-12) and by_kl.steps is None
+
+
+def test_step_priced_plan_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="exactly one of price_k= .* and price_step="):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, price_step=1.0, budget=9.0)
+    with pytest.raises(ValueError, match="price_step= needs kl_per_step="):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_step=1.0, budget=9.0)
+    with pytest.raises(ValueError, match="kl_step_exponent must be > 0 and <= 10"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_step=1.0, kl_per_step=0.1,
+                    kl_step_exponent=0.0, budget=9.0)
+    with pytest.raises(ValueError, match="kl_per_step= converts steps"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, kl_per_step=0.1, budget=9.0)
+
+
+def test_plan_labels_cli_prices_steps() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["plan-labels", "--law", "1,0,1", "--price-m", "1", "--price-step", "5",
+                     "--kl-per-step", "0.05", "--target", "2"]) == 0
+    res = json.loads(out.getvalue())
+    assert (res["K"], res["steps"]) == (4.0, 80.0)  # K = 4 nats at 0.05 nats a step
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["plan-labels", "--law", "1,0,1", "--price-m", "1", "--price-k", "1",
+                     "--kl-per-step", "0.1", "--budget", "9"]) == 2
+    assert "go with --price-step" in err.getvalue()
+
+
 # ----------------------------------------------------------------------------- generalising proxy
 
 
