@@ -46,6 +46,12 @@ class PgResult:
     kl, proxy, gold : ndarray, shape (B, T)
         Exact trajectory KL to the reference and expected proxy / gold returns.
     policy : ndarray, shape (B, H, T, 3, S², 4)
+    kl_trace : ndarray, shape (steps, B)
+        ``kl_trace[s, b]``: Monte Carlo estimate of the trajectory KL of the
+        policy after ``s`` updates (the mean, over tasks and their ``k``
+        trajectories, of the sampled log ratios of update ``s + 1``; unbiased,
+        and free: the update samples them anyway).  How fast KL grows with RL
+        steps, for pricing optimisation per step.
     """
 
     betas: np.ndarray
@@ -53,6 +59,7 @@ class PgResult:
     proxy: np.ndarray
     gold: np.ndarray
     policy: np.ndarray
+    kl_trace: np.ndarray
 
 
 def kl_policy_gradient(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: Any, *,
@@ -93,7 +100,8 @@ def kl_policy_gradient(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: 
     rows = np.arange(W)
     # The KL term's curvature grows with beta: a step lr/max(1, beta) keeps ascent stable.
     step_scale = np.repeat(1.0 / np.maximum(1.0, b), H * n)[:, None]
-    for _ in range(steps):
+    trace = np.empty((steps, B))
+    for it in range(steps):
         state = t["start"][task].copy()
         alive = np.ones(W, bool)
         ret = np.zeros(W)
@@ -115,6 +123,7 @@ def kl_policy_gradient(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: 
             state = np.where(alive, t["cont_idx"][land], state)
             if not alive.any():
                 break
+        trace[it] = logr.reshape(B, T * k).mean(axis=1)
         R = (ret - b[bw] * logr).reshape(B * T, k)
         adv = (R - (R.sum(axis=1, keepdims=True) - R) / (k - 1)).reshape(-1)
         flats, weights = [], []
@@ -132,4 +141,4 @@ def kl_policy_gradient(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: 
     pol /= pol.sum(axis=-1, keepdims=True)
     ev_p = rw.evaluate(pol, r, kl=True)
     ev_g = rw.evaluate(pol, gold_land)
-    return PgResult(b, ev_p["kl"], ev_p["value"], ev_g["value"], pol)
+    return PgResult(b, ev_p["kl"], ev_p["value"], ev_g["value"], pol, trace)
