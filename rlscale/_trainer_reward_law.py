@@ -213,7 +213,8 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
     from rlscale._trainer_reward_plan import planning_check
 
     plan = planning_check(setup, r2, np.random.default_rng(root.spawn(1)[0]),
-                          seeds=st["seeds"], betas=betas)
+                          seeds=st["seeds"], betas=betas, pg_betas=pg_betas,
+                          pg_steps=st["pg_steps"])
     bar.update(1)
     bar.close()
     rep = TrainerRewardLawReport(
