@@ -84,7 +84,7 @@ def test_step_priced_budget_plan_is_the_brute_force_optimum(a, b, c, kappa, gamm
     plan = plan_labels(a, b, c, price_m=pm, price_step=ps, kl_per_step=kappa,
                        kl_step_exponent=gamma, budget=budget)
     assert plan.cost == pytest.approx(budget, rel=1e-12)
-    assert plan.K == pytest.approx(kappa * plan.steps**gamma, rel=1e-12)
+    assert pytest.approx(kappa * plan.steps**gamma, rel=1e-12) == plan.K
     # Brute force over the budget line in (M, S): the steps left buy K = kappa*S^gamma.
     M = np.exp(np.linspace(0.0, math.log(budget / pm), 200_001))
     S = np.maximum((budget - pm * M) / ps, 0.0)
@@ -102,7 +102,7 @@ def test_step_priced_target_plan_is_the_corner_and_linear_steps_are_a_kl_price()
     tgt = plan_labels(a, b, c, price_m=2.0, price_step=3.0, kl_per_step=kappa,
                       kl_step_exponent=gamma, target=2.5)
     L = (2.5 / a) ** 2  # both arguments of the min at L: M = e^(L - b), K = L/c
-    assert (tgt.M, tgt.K) == (pytest.approx(math.exp(L - b)), pytest.approx(L / c))
+    assert (pytest.approx(math.exp(L - b)), pytest.approx(L / c)) == (tgt.M, tgt.K)
     assert tgt.steps == pytest.approx((L / c / kappa) ** (1 / gamma), rel=1e-12)
     assert tgt.cost == pytest.approx(2.0 * tgt.M + 3.0 * tgt.steps, rel=1e-12)
     # Nothing on a grid of (M, S) reaching the target is cheaper.
@@ -118,7 +118,7 @@ def test_step_priced_target_plan_is_the_corner_and_linear_steps_are_a_kl_price()
 
 
 def test_step_priced_plan_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="exactly one of price_k= .* and price_step="):
+    with pytest.raises(ValueError, match=r"exactly one of price_k= .* and price_step="):
         plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, price_step=1.0, budget=9.0)
     with pytest.raises(ValueError, match="price_step= needs kl_per_step="):
         plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_step=1.0, budget=9.0)
