@@ -38,7 +38,8 @@ def _law_min(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
 
 
 def _law_smooth(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
-    a, b, q = np.exp(p[0]), p[1], np.exp(np.minimum(p[3], 700.0))
+    # q = e^p3 clamped to [e^-50, e^700]: a solver stepping p3 to -inf would divide by 0.
+    a, b, q = np.exp(p[0]), p[1], np.exp(np.clip(p[3], -50.0, 700.0))
     u = np.maximum(lm + b, 1e-12)
     log_v = p[2] + np.log(np.maximum(k, 1e-300))  # log(cK) without overflowing cK
     # (u^-q + v^-q)^(-1/q) in log space so large q (a sharp min) cannot overflow.
@@ -71,9 +72,9 @@ def _jac_smooth(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
     weights ``w_u = u^−q/e^lse``, ``w_v = v^−q/e^lse``: ``∂ log f/∂b = w_u/(2u)``
     (zero where ``u`` is clamped), ``∂ log f/∂log c = w_v/2`` and
     ``∂ log f/∂log q = (w_u log u + w_v log v)/2 + lse/(2q)`` (zero where ``q`` is
-    clamped at ``e^700``).
+    clamped to ``[e^−50, e^700]``).
     """
-    q = np.exp(np.minimum(p[3], 700.0))
+    q = np.exp(np.clip(p[3], -50.0, 700.0))
     raw = lm + p[1]
     u = np.maximum(raw, 1e-12)
     log_u = np.log(u)
@@ -82,7 +83,8 @@ def _jac_smooth(p: np.ndarray, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
     w_u, w_v = np.exp(-q * log_u - lse), np.exp(-q * log_v - lse)
     f = np.exp(p[0]) * np.exp(-lse / (2.0 * q))
     d_b = np.where(raw > 1e-12, w_u / (2.0 * u), 0.0)
-    d_q = (w_u * log_u + w_v * log_v) / 2.0 + lse / (2.0 * q) if p[3] < 700.0 else 0.0 * f
+    d_q = ((w_u * log_u + w_v * log_v) / 2.0 + lse / (2.0 * q) if -50.0 < p[3] < 700.0
+           else 0.0 * f)
     return f[:, None] * np.column_stack([np.ones_like(f), d_b, w_v / 2.0, d_q])
 
 

@@ -143,6 +143,35 @@ def test_plan_labels_cli_prices_steps() -> None:
     assert "go with --price-step" in err.getvalue()
 
 
+@pytest.mark.parametrize("p", [(0.1, -1.0, 0.3, 1.2), (-0.4, 2.5, -1.0, -0.7),
+                               (0.3, 0.0, 0.5, 3.0)])
+def test_law_jacobians_match_finite_differences(p) -> None:
+    from scipy.optimize._numdiff import approx_derivative
+
+    from rlscale._law_models import (
+        _jac_min,
+        _jac_smooth,
+        _jac_sqrt_logm,
+        _law_min,
+        _law_smooth,
+        _sqrt_logm,
+    )
+
+    rng = np.random.default_rng(0)
+    lm, k = np.log(rng.uniform(10, 1e5, 300)), rng.uniform(0.05, 30, 300)
+    for fn, jac, q in ((_law_min, _jac_min, p[:3]), (_law_smooth, _jac_smooth, p),
+                       (_sqrt_logm, _jac_sqrt_logm, p[:2])):
+        q = np.asarray(q, float)
+        f = fn(q, lm, k)
+        num = approx_derivative(lambda x, fn=fn: fn(x, lm, k), q, method="3-point")
+        # Away from the kinks (min switching, clamp at 0) the derivative is smooth.
+        h = 1e-5
+        smooth = np.all([np.abs(fn(q + h * e, lm, k) + fn(q - h * e, lm, k) - 2 * f)
+                         < 1e-6 for e in np.eye(q.size)], axis=0)
+        assert smooth.sum() > 200
+        assert np.allclose(jac(q, lm, k)[smooth], num[smooth], rtol=1e-6, atol=1e-8)
+
+
 # ----------------------------------------------------------------------------- generalising proxy
 
 
