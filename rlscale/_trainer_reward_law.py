@@ -26,7 +26,13 @@ in miniature and exactly (issue 12), with
    (:func:`rlscale.theory.reward.gain`, ``τ = 2s``) and its generalising-proxy
    variant (:func:`rlscale.simulate._generalising_proxy.generalising_proxy_gain`,
    ``d = 10``) fitted the same way.
-6. **Planning check** (:mod:`rlscale._trainer_reward_plan`).
+6. **Planning check** (:mod:`rlscale._trainer_reward_plan`), with the KL per
+   RL step measured on the planned reward model and a plan priced per step.
+
+**Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits
+per optimiser × capacity × noise (and the Gaussian model on the same grid)
+run in the same workers.  Measured CPU (``--jobs 1``, one process, at load
+15–20 on 2 cores): ``quick`` 13 s; see ``docs/verify.md`` for ``full``.
 """
 
 from __future__ import annotations

@@ -209,7 +209,9 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     assert sec["enabled"] and all(sec[k] == direct[k] for k in ("r2", "plan", "breaks"))
     for rel in sec["files"].values():  # relative to the report, inside its reward-law/
         assert rel.startswith("reward-law/trainer/") and (tmp_path / rel).is_file()
-    json.dumps(sec, allow_nan=False)  # results.json holds it as strict JSON
+    from rlscale._io import to_jsonable
+
+    json.dumps(to_jsonable(sec), allow_nan=False)  # results.json holds it as strict JSON
     doc = Document("t")
     _trainer_law(doc, sec)
     md = doc.to_markdown()
