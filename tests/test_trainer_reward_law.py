@@ -38,6 +38,8 @@ def test_budget_plan_is_the_brute_force_optimum(a, b, c, budget) -> None:
     num = plan_labels_numeric(lambda m, k: _law(a, b, c, m, k), price_m=pm, price_k=pk,
                               budget=budget)
     assert num.gain == pytest.approx(plan.gain, rel=1e-7)
+    assert num.cost == pytest.approx(budget, rel=1e-12)
+    assert num.gain == pytest.approx(_law(a, b, c, num.M, num.K), rel=1e-12)
 
 
 def test_target_plan_is_cheapest_and_consistent_with_the_budget_plan() -> None:
@@ -60,6 +62,8 @@ def test_plan_rejects_bad_input() -> None:
         plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=0.0, budget=10.0)
     with pytest.raises(ValueError, match="does not buy one comparison"):
         plan_labels(1.0, 5.0, 1.0, price_m=10.0, price_k=1.0, budget=5.0)
+    with pytest.raises(ValueError, match=r"target=40\.0 needs log M = 1600"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, target=40.0)
 
 
 def test_plan_labels_cli() -> None:
