@@ -64,6 +64,12 @@ def test_plan_rejects_bad_input() -> None:
         plan_labels(1.0, 5.0, 1.0, price_m=10.0, price_k=1.0, budget=5.0)
     with pytest.raises(ValueError, match=r"target=40\.0 needs log M = 1600"):
         plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, target=40.0)
+    with pytest.raises(ValueError, match="price_m must be > 0"):
+        plan_labels_numeric(lambda m, k: _law(1.0, 0.0, 1.0, m, k), price_m=0.0, price_k=1.0,
+                            budget=9.0)
+    cheap = plan_labels_numeric(lambda m, k: _law(1.0, 0.0, 1.0, m, k), price_m=0.5,
+                                price_k=1.0, budget=9.0)  # prices below 1 are prices too
+    assert cheap.cost == pytest.approx(9.0, rel=1e-12)
 
 
 def test_plan_labels_cli() -> None:
