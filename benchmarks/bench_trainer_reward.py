@@ -9,9 +9,9 @@ per environment and ``β``, which still leaves a Monte Carlo standard error
 
 Law refits: the trainer verification refits ``a·√min(log M + b, c·K)``
 hundreds of times per group for its bootstrap intervals.  Ours:
-:func:`rlscale._law_models._least_squares` (analytic Jacobian, MINPACK's
-Levenberg–Marquardt); peer: ``scipy.optimize.least_squares`` with its
-defaults (trust-region reflective, finite-difference Jacobian), what the
+:func:`rlscale._law_models._least_squares` (trust-region reflective with the
+analytic Jacobian); peer: ``scipy.optimize.least_squares`` with its
+defaults (the same method, finite-difference Jacobian), what the
 verification used before; the largest difference of the fitted parameters is
 printed.  Also ``verify reward-law --trainer --quick`` end to end (budget:
 60 s on 2 cores).

@@ -138,11 +138,8 @@ def _least_squares(fn, p0, lm, k, g) -> np.ndarray:
     jf = _JACOBIANS.get(fn)
     jac = "2-point" if jf is None else (lambda p: jf(p, lm, k))
     for start in p0:
-        start = np.asarray(start, float)
-        # MINPACK's Levenberg-Marquardt (fast, compiled) needs as many points as parameters.
-        method = "lm" if np.size(g) >= start.size else "trf"
-        res = least_squares(lambda p: fn(p, lm, k) - g, start, jac=jac, method=method,
-                            max_nfev=_EFFORT["max_nfev"])
+        res = least_squares(lambda p: fn(p, lm, k) - g, np.asarray(start, float), jac=jac,
+                            method="trf", max_nfev=_EFFORT["max_nfev"])
         if best is None or res.cost < best.cost:
             best = res
     return best.x
