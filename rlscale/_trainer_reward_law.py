@@ -31,8 +31,8 @@ in miniature and exactly (issue 12), with
 
 **Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits
 per optimiser × capacity × noise (and the Gaussian model on the same grid)
-run in the same workers.  Measured CPU (``--jobs 1``, one process, at load
-15–20 on 2 cores): ``quick`` 13 s; see ``docs/verify.md`` for ``full``.
+run in the same workers.  Measured here on 2 cores: ``quick`` 16 s of CPU
+(``--jobs 1``), ``full`` 162 s of CPU and 3.4 min wall (``--jobs 2``, load 3–6).
 """
 
 from __future__ import annotations
