@@ -64,7 +64,9 @@ def summary_text(rep: Any) -> str:
                      f"{q['predicted_gain']:.3f} trained {q['trained_gain']:.3f} "
                      f"[{q['trained_ci'][0]:.3f}, {q['trained_ci'][1]:.3f}]{extra}")
     ks = p.get("kl_per_step")
-    if ks:
+    if ks and "plan" not in ks:
+        lines.append(f"KL per RL step: {ks['note']}")
+    elif ks:
         lines.append(f"KL per RL step (pg on the planned RM, {ks['steps']} updates): "
                      f"K = {ks['kappa']:.4g}*S^{ks['gamma']:.3f} (log-log R^2 "
                      f"{ks['r2_log']:.3f}); at price_step={ks['price_step']} the plan is "

@@ -102,13 +102,21 @@ def planning_check(setup: Any, r2_rows: list[dict[str, Any]], gen: np.random.Gen
                                      setup.opt.landing_reward(setup.gold_weights), pg_betas,
                                      steps=pg_steps, rng=gen)
             traces.append(res.kl_trace)
-        steps = kl_per_step(traces)
-        by_step = plan_labels(a, b, c, price_m=pm, price_step=PLAN_PRICES["price_step"],
-                              kl_per_step=steps["kappa"], kl_step_exponent=steps["gamma"],
-                              budget=B)
-        plans["planned_per_step"] = (by_step.M, by_step.K)
-        steps["plan"] = by_step.as_dict()
+        try:
+            steps = kl_per_step(traces)
+        except ValueError as exc:  # KL never positive: nothing to price steps by
+            steps = {"note": str(exc)}
         steps["price_step"] = PLAN_PRICES["price_step"]
+        if "gamma" in steps and not 0.0 < steps["gamma"] <= 10.0:
+            # A short or noisy run whose KL does not grow with steps gives no usable rate.
+            steps["note"] = (f"the fitted exponent {steps['gamma']:.3g} is outside (0, 10]: "
+                             "KL did not grow with steps; no step-priced plan")
+        if "note" not in steps:
+            by_step = plan_labels(a, b, c, price_m=pm, price_step=PLAN_PRICES["price_step"],
+                                  kl_per_step=steps["kappa"],
+                                  kl_step_exponent=steps["gamma"], budget=B)
+            plans["planned_per_step"] = (by_step.M, by_step.K)
+            steps["plan"] = by_step.as_dict()
     gains: dict[str, list[np.ndarray]] = {name: [] for name in plans}
     for delta, labels in pools:
         for name, (M, K) in plans.items():

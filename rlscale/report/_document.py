@@ -294,7 +294,9 @@ def _trainer_law(doc: Document, tr) -> None:
                 _ci(q["planned_minus_this"], q["planned_minus_this_ci"])
                 if "planned_minus_this" in q else "—"] for name, q in plan["plans"].items()])
     ks = plan.get("kl_per_step")
-    if ks:
+    if ks and "plan" not in ks:
+        doc.paragraph(f"KL per RL step, measured on the planned reward model: {ks['note']}.")
+    elif ks:
         doc.paragraph(
             f"KL per RL step, measured on the planned reward model with the pg recipe: "
             f"K = {ks['kappa']:.3g}·S^{ks['gamma']:.3f} (log–log R² {ks['r2_log']:.3f}, "
