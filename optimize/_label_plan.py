@@ -1,8 +1,19 @@
 r"""Planning labels against optimisation: the cheapest ``(M, K)`` on the reward law.
 
 With the fitted law ``G(M, K) = a·sqrt(min(log M + b, c·K))`` and prices
-``c_M`` per comparison and ``c_K`` per nat of KL (or per RL step divided by
-the measured KL per step), the cost of a plan is ``c_M·M + c_K·K``.
+``c_M`` per comparison and ``c_K`` per nat of KL, the cost of a plan is
+``c_M·M + c_K·K``.
+
+**Prices per RL step.**  Optimisation is often paid per RL step, not per nat.
+With the KL a run reaches after ``S`` steps measured as ``K(S) = κ·S^γ``
+(``rlscale verify reward-law --trainer`` fits ``κ, γ`` to its policy-gradient
+runs), a plan of ``S`` steps buys ``K = κ·S^γ`` and costs ``c_M·M + c_S·S``,
+``S(K) = (K/κ)^{1/γ}``.  ``S(K)`` rises in ``K``, so the arguments below carry
+over unchanged: the target plan is the same corner with ``S = (L/(cκ))^{1/γ}``;
+the budget plan still has ``log M + b = c·K``.  For ``γ = 1`` the step price
+is a KL price ``c_K = c_S/κ`` and the Lambert-W closed form holds; for
+``γ ≠ 1`` the balance ``c_M e^u + c_S ((u + b)/(cκ))^{1/γ} = B`` has no closed
+form and is solved by bracketed root finding (its left side rises in ``u``).
 
 **Cheapest plan for a target gain** ``g``.  ``G >= g`` iff both
 ``log M + b >= L`` and ``c·K >= L`` with ``L = (g/a)²``, and the cost rises in
@@ -57,6 +68,9 @@ class LabelPlan:
         The law's gain at ``(M, K)``.
     label_cost_share : float
         ``c_M·M/cost``.
+    steps : float or None
+        RL steps ``S`` with ``K = κ·S^γ`` when optimisation is priced per step
+        (``price_step=``); ``None`` when it is priced per nat of KL.
     """
 
     M: float
@@ -64,10 +78,14 @@ class LabelPlan:
     cost: float
     gain: float
     label_cost_share: float
+    steps: float | None = None
 
     def as_dict(self) -> dict[str, float]:
-        return {"M": self.M, "K": self.K, "cost": self.cost, "gain": self.gain,
-                "label_cost_share": self.label_cost_share}
+        out = {"M": self.M, "K": self.K, "cost": self.cost, "gain": self.gain,
+               "label_cost_share": self.label_cost_share}
+        if self.steps is not None:
+            out["steps"] = self.steps
+        return out
 
 
 def _law(a: float, b: float, c: float, M: Any, K: Any) -> Any:
@@ -92,18 +110,28 @@ def _w_exp(x: float) -> float:
     return w
 
 
-def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
-                target: float | None = None, budget: float | None = None) -> LabelPlan:
+def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float | None = None,
+                target: float | None = None, budget: float | None = None,
+                price_step: float | None = None, kl_per_step: float | None = None,
+                kl_step_exponent: float = 1.0) -> LabelPlan:
     """Cheapest ``(M, K)`` reaching ``target``, or the best gain for ``budget`` (closed form).
 
     Parameters
     ----------
     a, b, c : float
         The fitted law ``a·sqrt(min(log M + b, c·K))`` (``a, c > 0``).
-    price_m, price_k : float
-        Price per comparison and per nat of KL, > 0.
+    price_m : float
+        Price per comparison, > 0.
+    price_k : float, optional
+        Price per nat of KL, > 0.  Exactly one of ``price_k`` and ``price_step``.
     target, budget : float
         Exactly one: the gold gain to reach, or the money to spend.
+    price_step : float, optional
+        Price per RL step, > 0; needs ``kl_per_step``.
+    kl_per_step : float, optional
+        ``κ`` in the measured KL after ``S`` steps, ``K = κ·S^γ`` (nats), > 0.
+    kl_step_exponent : float
+        ``γ`` in ``(0, 10]`` (default 1: KL linear in steps, ``c_K = c_S/κ``).
 
     A plan whose ``M``, ``K`` or cost would leave float64 (``target/a`` outside
     [1e-150, 1e150], ``log M`` beyond 700, ``K`` beyond 1e308, ``budget·c/price_k`` beyond
@@ -117,33 +145,35 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
     >>> q = plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=100.0, budget=p.cost)
     >>> round(q.gain, 6)
     2.0
+
+    Priced per RL step, with 0.05 nats a step (so a step costs 5 at 100 a nat):
+
+    >>> s = plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_step=5.0, kl_per_step=0.05,
+    ...                 budget=p.cost)
+    >>> round(s.gain, 6), round(s.steps, 6)            # K = 4 nats = 80 steps
+    (2.0, 80.0)
     """
     a = check_scalar("a", a, low=0.0, low_open=True)
     b = check_scalar("b", b)
     c = check_scalar("c", c, low=0.0, low_open=True)
     pm = check_scalar("price_m", price_m, low=0.0, low_open=True)
-    pk = check_scalar("price_k", price_k, low=0.0, low_open=True)
+    if (price_k is None) == (price_step is None):
+        raise ValueError("give exactly one of price_k= (per nat of KL) and price_step= "
+                         "(per RL step, with kl_per_step=)")
     if (target is None) == (budget is None):
         raise ValueError("give exactly one of target= and budget=")
+    if price_step is not None:
+        return _plan_steps(a, b, c, pm, price_step, kl_per_step, kl_step_exponent, target,
+                           budget)
+    if kl_per_step is not None:
+        raise ValueError("kl_per_step= converts steps to KL; it needs price_step=, not "
+                         "price_k=")
+    pk = check_scalar("price_k", price_k, low=0.0, low_open=True)
     if target is not None:
-        g = check_scalar("target", target, low=0.0, low_open=True)
-        if not 1e-150 <= g / a <= 1e150:
-            raise ValueError(f"target/a = {g / a:.4g} is out of floating range ((target/a)², "
-                             f"the log M and c·K needed, must lie in [1e-300, 1e300]); got "
-                             f"target={g!r}, a={a!r}")
-        L = (g / a) ** 2
-        if L - b >= 700:
-            raise ValueError(f"target={g} needs log M = {L - b:.4g} comparisons' worth (a={a}, "
-                             f"b={b}); out of floating range")
-        M = max(math.exp(L - b), 1.0)
-        for _ in range(4):  # exp rounds: make log M + b >= L hold in float64 too
-            if math.log(M) + b >= L:
-                break
-            M = math.nextafter(M, math.inf)
-        K = L / c
+        M, K = _target_corner(a, b, c, target)
         if not math.isfinite(pm * M + pk * K):
-            raise ValueError(f"target={g} needs K = {K:.4g} (c={c}) at a cost beyond float64 "
-                             f"(price_m={pm}, price_k={pk})")
+            raise ValueError(f"target={target} needs K = {K:.4g} (c={c}) at a cost beyond "
+                             f"float64 (price_m={pm}, price_k={pk})")
     else:
         B = check_scalar("budget", budget, low=0.0, low_open=True)
         if pm >= B:
@@ -178,6 +208,72 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float,
         raise ValueError(f"the plan's gain a·sqrt(min(log M + b, c·K)) leaves float64; got "
                          f"a={a!r}, b={b!r}, c={c!r}")
     return LabelPlan(M, K, cost, gain, pm * M / cost)
+
+
+def _target_corner(a: float, b: float, c: float, target: Any) -> tuple[float, float]:
+    """The cheapest plan reaching ``target`` is the corner ``log M + b = c·K = (g/a)²``."""
+    g = check_scalar("target", target, low=0.0, low_open=True)
+    if not 1e-150 <= g / a <= 1e150:
+        raise ValueError(f"target/a = {g / a:.4g} is out of floating range ((target/a)², "
+                         f"the log M and c·K needed, must lie in [1e-300, 1e300]); got "
+                         f"target={g!r}, a={a!r}")
+    L = (g / a) ** 2
+    if L - b >= 700:
+        raise ValueError(f"target={g} needs log M = {L - b:.4g} comparisons' worth (a={a}, "
+                         f"b={b}); out of floating range")
+    M = max(math.exp(L - b), 1.0)
+    for _ in range(4):  # exp rounds: make log M + b >= L hold in float64 too
+        if math.log(M) + b >= L:
+            break
+        M = math.nextafter(M, math.inf)
+    return M, L / c
+
+
+def _plan_steps(a, b, c, pm, price_step, kl_per_step, gamma, target, budget) -> LabelPlan:
+    """:func:`plan_labels` with optimisation priced per RL step, ``K = κ·S^γ``."""
+    from scipy.optimize import brentq
+
+    ps = check_scalar("price_step", price_step, low=0.0, low_open=True)
+    if kl_per_step is None:
+        raise ValueError("price_step= needs kl_per_step= (the measured KL per RL step, > 0)")
+    kappa = check_scalar("kl_per_step", kl_per_step, low=0.0, high=1e100, low_open=True)
+    gamma = check_scalar("kl_step_exponent", gamma, low=0.0, high=10.0, low_open=True)
+
+    def steps_for(K: float) -> float:
+        if K <= 0:
+            return 0.0
+        try:
+            return (K / kappa) ** (1.0 / gamma)
+        except OverflowError:  # beyond float64: no budget buys it
+            return math.inf
+
+    if target is not None:
+        M, K = _target_corner(a, b, c, target)
+        S = steps_for(K)
+        if not math.isfinite(S):
+            raise ValueError(f"target={target} needs K = {K:.4g} nats, beyond float64 in "
+                             f"steps at kl_per_step={kappa:g}, kl_step_exponent={gamma:g}")
+    else:
+        B = check_scalar("budget", budget, low=0.0, low_open=True)
+        if pm >= B:
+            raise ValueError(f"budget={B} does not buy one comparison at price_m={pm}")
+        if gamma == 1.0:  # a step price is a KL price: the Lambert-W closed form
+            p = plan_labels(a, b, c, price_m=pm, price_k=ps / kappa, budget=B)
+            return LabelPlan(p.M, p.K, p.cost, p.gain, p.label_cost_share, p.K / kappa)
+
+        def excess(u: float) -> float:  # rises in u: spend on both axes at log M + b = c·K
+            return pm * math.exp(u) + ps * steps_for(max(u + b, 0.0) / c) - B
+
+        hi = math.log(B / pm)
+        if excess(0.0) >= 0.0:  # one comparison already costs the balance: rest on steps
+            u = 0.0
+        else:
+            u = brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+        M = math.exp(u)
+        S = max((B - pm * M) / ps, 0.0)
+        K = kappa * S**gamma
+    cost = pm * M + ps * S
+    return LabelPlan(M, K, cost, float(_law(a, b, c, M, K)), pm * M / cost, S)
 
 
 def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, price_k: float,

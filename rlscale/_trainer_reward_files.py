@@ -63,6 +63,14 @@ def summary_text(rep: Any) -> str:
         lines.append(f"  {name:>17}: M={q['M']:9.0f} K={q['K']:6.2f} predicted "
                      f"{q['predicted_gain']:.3f} trained {q['trained_gain']:.3f} "
                      f"[{q['trained_ci'][0]:.3f}, {q['trained_ci'][1]:.3f}]{extra}")
+    ks = p.get("kl_per_step")
+    if ks and "plan" not in ks:
+        lines.append(f"KL per RL step: {ks['note']}")
+    elif ks:
+        lines.append(f"KL per RL step (pg on the planned RM, {ks['steps']} updates): "
+                     f"K = {ks['kappa']:.4g}*S^{ks['gamma']:.3f} (log-log R^2 "
+                     f"{ks['r2_log']:.3f}); at price_step={ks['price_step']} the plan is "
+                     f"{ks['plan']['steps']:.0f} steps")
     lines.append(f"{len(rep.points)} grid points, {rep.seconds:.1f} s")
     return "\n".join(lines)
 

@@ -154,6 +154,30 @@ def _check_setup(setup: Any) -> RmSetup:
     return setup
 
 
+def _proxy_units(setup: RmSetup, theta: np.ndarray, cols) -> tuple[np.ndarray, np.ndarray]:
+    """Proxy landing rewards in reference-sd units (one β grid fits every RM), and the
+    reference's proxy value per environment in the same units."""
+    rw = setup.opt
+    proxy = rw.landing_reward(theta, cols)
+    ref_p = rw.evaluate(None, proxy, second_moment=True)
+    psd = float(np.sqrt(np.mean(ref_p["second"][0] - ref_p["value"][0] ** 2)))
+    if psd > 0:
+        proxy = proxy / psd
+    return proxy, ref_p["value"][0] / (psd if psd > 0 else 1.0)
+
+
+def proxy_landing(setup: RmSetup, theta: Any, capacity: str) -> np.ndarray:
+    """The proxy's landing rewards on the optimisation environments, in reference-sd units,
+    as :func:`gold_gains` optimises them (flat, ``T·3·S²``)."""
+    _check_setup(setup)
+    cols = _capacity_columns(capacity)
+    theta = check_real("theta", theta, low=-1e100, high=1e100)
+    if theta.shape != (len(cols),):
+        raise ValueError(f"theta must have shape ({len(cols)},) for capacity {capacity!r}; "
+                         f"got {theta.shape}")
+    return _proxy_units(setup, theta, cols)[0]
+
+
 def _frontier_gold(kl: np.ndarray, proxy: np.ndarray, gold: np.ndarray,
                    K: np.ndarray) -> np.ndarray:
     """Gold at each budget along the proxy's Pareto frontier (per row = environment)."""
@@ -225,12 +249,7 @@ def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
     pg_steps = check_positive_int("pg_steps", pg_steps, maximum=10**6)
     gen = as_generator(rng)
     rw = setup.opt
-    proxy = rw.landing_reward(theta, cols)
-    ref_p = rw.evaluate(None, proxy, second_moment=True)
-    psd = float(np.sqrt(np.mean(ref_p["second"][0] - ref_p["value"][0] ** 2)))
-    if psd > 0:
-        proxy = proxy / psd  # proxy in reference-sd units: one beta grid fits every RM
-    ref_proxy = ref_p["value"][0] / (psd if psd > 0 else 1.0)
+    proxy, ref_proxy = _proxy_units(setup, theta, cols)
     gold = rw.landing_reward(setup.gold_weights)
     ref_gold = setup.ref_gold
     out = {}

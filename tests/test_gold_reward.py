@@ -120,6 +120,23 @@ def test_policy_gradient_moves_towards_the_soft_optimum() -> None:
     assert np.all(obj - ref > 0.7 * (so.soft_value - ref))
 
 
+def test_policy_gradient_kl_trace_estimates_the_exact_kl_of_each_iterate() -> None:
+    # The same seed runs the same first n updates: the (n+1)-step run's trace at n is a
+    # Monte Carlo estimate of the KL of the n-step run's final policy, evaluated exactly.
+    rw = make_reward_world(3, rng=2, family=TINY)
+    g = rw.landing_reward(GOLD_WEIGHTS)
+    n, k = 30, 64
+    short = kl_policy_gradient(rw, g, g, [0.05, 1.0], steps=n, k=k, lr=0.5, rng=4)
+    long = kl_policy_gradient(rw, g, g, [0.05, 1.0], steps=n + 1, k=k, lr=0.5, rng=4)
+    assert long.kl_trace.shape == (n + 1, 2) and np.all(long.kl_trace[0] == 0.0)
+    assert np.array_equal(long.kl_trace[:n], short.kl_trace)
+    for b in range(2):  # an independent sample of the same policy gives the standard error
+        lr_ = sample_trajectories(rw, k, 9, short.policy[b])[1]
+        se = lr_.std(ddof=1) / math.sqrt(lr_.size)
+        assert abs(long.kl_trace[n, b] - short.kl[b].mean()) < 4.5 * se
+    assert short.kl[0].mean() > 0.3 and short.kl[0].mean() > short.kl[1].mean()
+
+
 def test_bradley_terry_matches_a_generic_optimiser() -> None:
     from scipy.optimize import minimize
 

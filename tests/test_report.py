@@ -176,6 +176,67 @@ def test_publish_replaces_an_old_report(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
 
 
+_TINY_TRAINER = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas": 8,
+                 "bon_pool": 200, "pg_noises": (1.0,), "pg_m": (100.0,), "pg_betas": 2,
+                 "pg_steps": 5, "boot": 3, "max_nfev": 50}
+
+
+@pytest.mark.slow  # ~5 s of CPU on a toy grid, but 15-30 s wall here (worker start-up, load)
+def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
+    # The step only calls the library; its section and document say what the library says.
+    import rlscale._trainer_reward_law as tr
+    from rlscale._document import Document
+    from rlscale.report._document import _trainer_law
+    from rlscale.report._steps import reward_law_trainer_step
+
+    monkeypatch.setitem(tr._SETTINGS, "quick", _TINY_TRAINER)
+    monkeypatch.setattr(tr, "NOISES", (1.0,))
+    reports = []
+    library = tr.verify_trainer_reward_law
+
+    def spy(*args, **kwargs):
+        reports.append((args, kwargs, library(*args, **kwargs)))
+        return reports[-1][2]
+
+    monkeypatch.setattr(tr, "verify_trainer_reward_law", spy)
+    config = load_config(quick=True)
+    sections: dict = {}
+    reward_law_trainer_step(config, tmp_path, sections, Shared(), False)
+    sec = sections["reward_law_trainer"]
+    (args, kwargs, rep), = reports  # one library call, with the report's seed and mode
+    assert args == ("quick",) and kwargs["rng"] == config["seed"]
+    direct = json.loads(json.dumps(rep.as_dict()))
+    assert sec["enabled"] and all(sec[k] == direct[k] for k in ("r2", "plan", "breaks"))
+    for rel in sec["files"].values():  # relative to the report, inside its reward-law/
+        assert rel.startswith("reward-law/trainer/") and (tmp_path / rel).is_file()
+    from rlscale._io import to_jsonable
+
+    json.dumps(to_jsonable(sec), allow_nan=False)  # results.json holds it as strict JSON
+    doc = Document("t")
+    _trainer_law(doc, sec)
+    md = doc.to_markdown()
+    assert "1b. Reward optimisation in the RL trainer" in md
+    for row in sec["r2"]:
+        assert f"| {row['optimiser']} | {row['capacity']} |" in md
+    assert "optimisation_only" in md and "KL per RL step" in md
+    config["reward_law_trainer"]["enabled"] = False
+    reward_law_trainer_step(config, tmp_path, sections, Shared(), False)
+    assert sections["reward_law_trainer"] == {"enabled": False}
+    doc = Document("t")
+    _trainer_law(doc, sections["reward_law_trainer"])
+    assert "disabled in the configuration" in doc.to_markdown()
+
+
+def test_reward_law_trainer_config_is_checked(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[reward_law_trainer]\nmode = 'medium'\n")
+    with pytest.raises(ValueError, match=r"reward_law_trainer\.mode must be 'quick' or 'full'"):
+        load_config(bad)
+    bad.write_text("[reward_law_trainer]\nenabled = 1\n")
+    with pytest.raises(ValueError, match=r"reward_law_trainer\.enabled must be bool"):
+        load_config(bad)
+
+
 @pytest.fixture(scope="module")
 def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("report") / "out"
@@ -190,7 +251,8 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_quick_report_writes_every_file(quick_report: Path) -> None:
     for name in ("index.md", "index.html", "results.json", "config.toml", MARKER,
                  "sweep.csv", "fits.png", "allocation.png", "efficiency.png", "realised.png",
-                 "reward-law/heatmap.png", "reward-law/collapse.png"):
+                 "reward-law/heatmap.png", "reward-law/collapse.png",
+                 "reward-law/trainer/results.json", "reward-law/trainer/gold_vs_kl.png"):
         assert (quick_report / name).is_file(), name
     assert not list(quick_report.parent.glob(".*partial*"))
     # Every name the report writes is one that resuming may remove (and no other).
@@ -205,7 +267,8 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
     assert "data:image/png;base64," in html
     assert 'src="fits.png"' not in html  # self-contained
     md = (quick_report / "index.md").read_text()
-    for heading in ("Summary of findings", "1. Reward", "2. Trainer sweep", "3. Per-axis",
+    for heading in ("Summary of findings", "1. Reward", "1b. Reward optimisation in the RL",
+                    "2. Trainer sweep", "3. Per-axis",
                     "4. Compute-optimal", "5. Efficiency", "6. Inference budget",
                     "7. Machine-checked", "Caveats"):
         assert heading in md

@@ -38,6 +38,8 @@ def test_budget_plan_is_the_brute_force_optimum(a, b, c, budget) -> None:
     num = plan_labels_numeric(lambda m, k: _law(a, b, c, m, k), price_m=pm, price_k=pk,
                               budget=budget)
     assert num.gain == pytest.approx(plan.gain, rel=1e-7)
+    assert num.cost == pytest.approx(budget, rel=1e-12)
+    assert num.gain == pytest.approx(_law(a, b, c, num.M, num.K), rel=1e-12)
 
 
 def test_target_plan_is_cheapest_and_consistent_with_the_budget_plan() -> None:
@@ -60,6 +62,14 @@ def test_plan_rejects_bad_input() -> None:
         plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=0.0, budget=10.0)
     with pytest.raises(ValueError, match="does not buy one comparison"):
         plan_labels(1.0, 5.0, 1.0, price_m=10.0, price_k=1.0, budget=5.0)
+    with pytest.raises(ValueError, match=r"target=40\.0 needs log M = 1600"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, target=40.0)
+    with pytest.raises(ValueError, match="price_m must be > 0"):
+        plan_labels_numeric(lambda m, k: _law(1.0, 0.0, 1.0, m, k), price_m=0.0, price_k=1.0,
+                            budget=9.0)
+    cheap = plan_labels_numeric(lambda m, k: _law(1.0, 0.0, 1.0, m, k), price_m=0.5,
+                                price_k=1.0, budget=9.0)  # prices below 1 are prices too
+    assert cheap.cost == pytest.approx(9.0, rel=1e-12)
 
 
 def test_plan_labels_cli() -> None:
@@ -73,6 +83,103 @@ def test_plan_labels_cli() -> None:
         assert main(["plan-labels", "--law", "1,0", "--price-m", "1", "--price-k", "1",
                      "--budget", "9"]) == 2
     assert len(err.getvalue().strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("a,b,c,kappa,gamma,budget", [
+    (1.14, 2.43, 0.60, 0.05, 0.6, 5000.0), (1.5, -1.3, 0.42, 0.02, 1.4, 3000.0),
+    (0.8, 0.5, 2.0, 0.2, 0.5, 800.0), (1.0, 0.0, 1.0, 0.05, 1.0, 454.6)])
+def test_step_priced_budget_plan_is_the_brute_force_optimum(a, b, c, kappa, gamma,
+                                                             budget) -> None:
+    pm, ps = 1.0, 2.0
+    plan = plan_labels(a, b, c, price_m=pm, price_step=ps, kl_per_step=kappa,
+                       kl_step_exponent=gamma, budget=budget)
+    assert plan.cost == pytest.approx(budget, rel=1e-12)
+    assert pytest.approx(kappa * plan.steps**gamma, rel=1e-12) == plan.K
+    # Brute force over the budget line in (M, S): the steps left buy K = kappa*S^gamma.
+    M = np.exp(np.linspace(0.0, math.log(budget / pm), 200_001))
+    S = np.maximum((budget - pm * M) / ps, 0.0)
+    best = _law(a, b, c, M, kappa * S**gamma).max()
+    assert plan.gain >= best - 1e-12
+    assert plan.gain == pytest.approx(best, rel=2e-5)
+    # The generic solver, handed gain(M, S) and the step price as its "K" price, agrees.
+    num = plan_labels_numeric(lambda m, s: _law(a, b, c, m, kappa * np.asarray(s)**gamma),
+                              price_m=pm, price_k=ps, budget=budget)
+    assert num.gain == pytest.approx(plan.gain, rel=1e-7)
+
+
+def test_step_priced_target_plan_is_the_corner_and_linear_steps_are_a_kl_price() -> None:
+    a, b, c, kappa, gamma = 1.2, -0.5, 0.6, 0.03, 0.7
+    tgt = plan_labels(a, b, c, price_m=2.0, price_step=3.0, kl_per_step=kappa,
+                      kl_step_exponent=gamma, target=2.5)
+    L = (2.5 / a) ** 2  # both arguments of the min at L: M = e^(L - b), K = L/c
+    assert (pytest.approx(math.exp(L - b)), pytest.approx(L / c)) == (tgt.M, tgt.K)
+    assert tgt.steps == pytest.approx((L / c / kappa) ** (1 / gamma), rel=1e-12)
+    assert tgt.cost == pytest.approx(2.0 * tgt.M + 3.0 * tgt.steps, rel=1e-12)
+    # Nothing on a grid of (M, S) reaching the target is cheaper.
+    M, S = np.meshgrid(np.geomspace(1, 1e6, 700), np.geomspace(1e-2, 1e6, 700))
+    ok = _law(a, b, c, M, kappa * S**gamma) >= 2.5
+    assert (2.0 * M + 3.0 * S)[ok].min() >= tgt.cost * (1 - 2e-2)
+    # gamma = 1: a price per step is a price per nat of c_S/kappa, the same plan.
+    by_step = plan_labels(a, b, c, price_m=1.0, price_step=5.0, kl_per_step=0.05,
+                          budget=2000.0)
+    by_kl = plan_labels(a, b, c, price_m=1.0, price_k=100.0, budget=2000.0)
+    assert (by_step.M, by_step.K, by_step.gain) == (by_kl.M, by_kl.K, by_kl.gain)
+    assert by_step.steps == pytest.approx(by_kl.K / 0.05, rel=1e-12) and by_kl.steps is None
+
+
+def test_step_priced_plan_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"exactly one of price_k= .* and price_step="):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, price_step=1.0, budget=9.0)
+    with pytest.raises(ValueError, match="price_step= needs kl_per_step="):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_step=1.0, budget=9.0)
+    with pytest.raises(ValueError, match="kl_step_exponent must be > 0 and <= 10"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_step=1.0, kl_per_step=0.1,
+                    kl_step_exponent=0.0, budget=9.0)
+    with pytest.raises(ValueError, match="kl_per_step= converts steps"):
+        plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=1.0, kl_per_step=0.1, budget=9.0)
+
+
+def test_plan_labels_cli_prices_steps() -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["plan-labels", "--law", "1,0,1", "--price-m", "1", "--price-step", "5",
+                     "--kl-per-step", "0.05", "--target", "2"]) == 0
+    res = json.loads(out.getvalue())
+    assert (res["K"], res["steps"]) == (4.0, 80.0)  # K = 4 nats at 0.05 nats a step
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["plan-labels", "--law", "1,0,1", "--price-m", "1", "--price-k", "1",
+                     "--kl-per-step", "0.1", "--budget", "9"]) == 2
+    assert "go with --price-step" in err.getvalue()
+
+
+@pytest.mark.parametrize("p", [(0.1, -1.0, 0.3, 1.2), (-0.4, 2.5, -1.0, -0.7),
+                               (0.3, 0.0, 0.5, 3.0)])
+def test_law_jacobians_match_finite_differences(p) -> None:
+    from scipy.optimize._numdiff import approx_derivative
+
+    from rlscale._law_models import (
+        _jac_min,
+        _jac_smooth,
+        _jac_sqrt_logm,
+        _law_min,
+        _law_smooth,
+        _sqrt_logm,
+    )
+
+    rng = np.random.default_rng(0)
+    lm, k = np.log(rng.uniform(10, 1e5, 300)), rng.uniform(0.05, 30, 300)
+    for fn, jac, q in ((_law_min, _jac_min, p[:3]), (_law_smooth, _jac_smooth, p),
+                       (_sqrt_logm, _jac_sqrt_logm, p[:2])):
+        q = np.asarray(q, float)
+        f = fn(q, lm, k)
+        num = approx_derivative(lambda x, fn=fn: fn(x, lm, k), q, method="3-point")
+        # Away from the kinks (min switching, clamp at 0) the derivative is smooth.
+        h = 1e-5
+        smooth = np.all([np.abs(fn(q + h * e, lm, k) + fn(q - h * e, lm, k) - 2 * f)
+                         < 1e-6 for e in np.eye(q.size)], axis=0)
+        assert smooth.sum() > 200
+        assert np.allclose(jac(q, lm, k)[smooth], num[smooth], rtol=1e-6, atol=1e-8)
 
 
 # ----------------------------------------------------------------------------- generalising proxy

@@ -7,6 +7,10 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     Seed of every random stream in the report.
 ``[reward_law]``
     ``mode`` (``"quick"`` or ``"full"``).
+``[reward_law_trainer]``
+    ``enabled``; ``mode`` (``"quick"`` or ``"full"``) of the reward law in the
+    RL trainer (:func:`rlscale._trainer_reward_law.verify_trainer_reward_law`,
+    ``rlscale verify reward-law --trainer``).
 ``[sweep]``
     A sweep spec exactly as for ``rlscale sweep`` (``design``, ``seeds``,
     ``algorithms``, ``[sweep.base]``, ``[sweep.axes]``, ``[sweep.train]``).
@@ -62,6 +66,7 @@ __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config"
 DEFAULTS: dict[str, Any] = {
     "seed": 0,
     "reward_law": {"mode": "quick"},
+    "reward_law_trainer": {"enabled": True, "mode": "quick"},
     "sweep": {
         "design": "axes",
         "seeds": [0, 1, 2],
@@ -204,6 +209,9 @@ def validate(config: dict[str, Any]) -> None:
     if config["reward_law"]["mode"] not in ("quick", "full"):
         raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
                          f"{config['reward_law']['mode']!r}")
+    if config["reward_law_trainer"]["mode"] not in ("quick", "full"):
+        raise ValueError(f"reward_law_trainer.mode must be 'quick' or 'full'; got "
+                         f"{config['reward_law_trainer']['mode']!r}")
     runs = expand(parse_spec({**config["sweep"], "train": train_fields(config)}))
     # Each exponent of the fitted law needs its axis to vary in the sweep.
     for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",

@@ -1,4 +1,4 @@
-"""The report's six steps: each calls the library and records plain data.
+"""The report's steps: each calls the library and records plain data.
 
 A step is ``step(config, staging, sections, shared, progress)``: it reads the
 configuration, writes its files into ``staging``, stores its plain-data
@@ -63,6 +63,23 @@ def reward_law_step(config, staging, sections, shared, progress) -> None:
     data = rep.as_dict()
     data["files"] = {k: f"reward-law/{Path(v).name}" for k, v in data["files"].items()}
     sections["reward_law"] = data
+
+
+def reward_law_trainer_step(config, staging, sections, shared, progress) -> None:
+    """The reward law in the RL trainer (:mod:`rlscale._trainer_reward_law`): its
+    :class:`~rlscale._trainer_reward_law.TrainerRewardLawReport`, as plain data."""
+    cfg = config["reward_law_trainer"]
+    if not cfg["enabled"]:
+        sections["reward_law_trainer"] = {"enabled": False}
+        return
+    from rlscale._trainer_reward_law import verify_trainer_reward_law
+
+    rep = verify_trainer_reward_law(cfg["mode"], out=staging / "reward-law" / "trainer",
+                                    rng=config["seed"], figures=True, progress=False,
+                                    jobs=min(2, os.cpu_count() or 1))
+    data = rep.as_dict()
+    data["files"] = {k: f"reward-law/trainer/{Path(v).name}" for k, v in data["files"].items()}
+    sections["reward_law_trainer"] = {"enabled": True, **data}
 
 
 def sweep_step(config, staging, sections, shared, progress) -> None:
@@ -408,6 +425,7 @@ def inference_step(config, staging, sections, shared, progress) -> None:
 #: The steps in order, with the progress bar's labels.
 STEPS = (
     ("reward law", reward_law_step),
+    ("reward law in the trainer", reward_law_trainer_step),
     ("trainer sweep", sweep_step),
     ("law fit", fit_step),
     ("allocation", allocation_step),
