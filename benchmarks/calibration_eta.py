@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseline {r.baseline}: true η {r.truth:.4g}; {r.confidence:.0%} intervals cover it "
           f"in {r.coverage:.3f} of {r.n_datasets} data sets (Wilson 95 %: [{lo:.3f}, {hi:.3f}]; "
           f"{r.n_failed} failed) in {time.perf_counter() - start:.0f} s")
+    for index, reason in r.failures:
+        print(f"  data set {index} left out: {reason}")
     return 0
 
 

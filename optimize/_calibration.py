@@ -109,6 +109,9 @@ class EtaCalibration:
         Data sets used, and those whose fit or plan failed (left out).
     intervals : list of tuple
         Each data set's ``(low, high)``.
+    failures : list of tuple
+        ``(index, reason)`` of each data set left out: a study that drops data
+        sets must say why, since dropping the hard ones can flatter coverage.
     """
 
     coverage: float
@@ -119,6 +122,7 @@ class EtaCalibration:
     n_datasets: int
     n_failed: int
     intervals: list[tuple[float, float]] = field(repr=False)
+    failures: list[tuple[int, str]] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -195,8 +199,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     clean = np.asarray(law.loss(x), dtype=float)
     rng = np.random.default_rng(seed)
     intervals: list[tuple[float, float]] = []
-    failed = 0
-    last: Exception | None = None
+    failures: list[tuple[int, str]] = []
     it = range(n_datasets)
     if progress:
         from tqdm import tqdm
@@ -213,13 +216,14 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
             unc = plan_uncertainty(fit.law, laws, cost, budget, centre, bounds,
                                    substitute=substitute, confidence=confidence)
         except (ValueError, RuntimeError, ArithmeticError) as exc:
-            failed += 1
-            last = exc
+            failures.append((i, f"{type(exc).__name__}: {exc}"))
             continue
         intervals.append(tuple(unc.eta_intervals[baseline]))
     if not intervals:
         raise ValueError(f"every one of the n_datasets={n_datasets} data sets failed to fit or "
-                         f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: {last}")
+                         f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: "
+                         f"{failures[-1][1]}")
     hits = sum(lo <= truth <= hi for lo, hi in intervals)
     return EtaCalibration(hits / len(intervals), _wilson(hits, len(intervals)), truth,
-                          baseline, confidence, len(intervals), failed, intervals)
+                          baseline, confidence, len(intervals), len(failures), intervals,
+                          failures)
