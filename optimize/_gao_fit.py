@@ -126,7 +126,7 @@ def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
     ----------
     kl, gold : array_like
         At least 3 points, kl in [0, 1e50] with two or more distinct positive
-        values, |gold| <= 1e100.
+        values, ``abs(gold) <= 1e100``.
     kind : {"bon", "rl"}
     bootstrap, confidence, rng
         Resamples of the points (0: no intervals; at most 1e5), level, seed
