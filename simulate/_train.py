@@ -60,6 +60,7 @@ from rlscale.simulate._rollout import LOG_REF, group_stats, rollout, state_rows
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._train_config import TrainConfig
 from rlscale.simulate._value_iteration import optimal_success, policy_success
+from rlscale.theory import blas_threads
 
 __all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
 
@@ -175,6 +176,15 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
         config = TrainConfig.from_dict(overrides)
     elif overrides:
         config = TrainConfig.from_dict({**config.as_dict(), **overrides})
+    # One BLAS thread: the hot loop multiplies small matrices, where threads only add
+    # synchronisation, and under load a multi-threaded OpenBLAS ran 9-15x slower
+    # (issue 13, goal 8; measured on the fitter's L-BFGS-B, the same kind of work).
+    with blas_threads(1):
+        return _train(config, progress)
+
+
+def _train(config: TrainConfig, progress: bool) -> TrainResult:
+    """:func:`train` for a resolved config."""
     start_time = time.perf_counter()
     seeds = np.random.SeedSequence(config.seed).spawn(4)
     world_rng, policy_rng, rollout_rng, schedule_rng = (np.random.default_rng(s) for s in seeds)
