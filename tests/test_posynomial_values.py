@@ -233,3 +233,46 @@ def test_sympy_powers_of_sums_and_bad_axes_are_refused() -> None:
             parse_posynomial("E", axes=axes)
     with pytest.raises(PosynomialError, match="longer than 10000 characters"):
         parse_posynomial("E" * 10001)
+
+
+# --- parser values and limits, each pinned against a hand computation ---------------------
+
+
+def test_division_by_a_monomial_divides_its_coefficient() -> None:
+    # E/(2·T) at E = T = 1 is 1/2 (a mutant multiplying by the coefficient gives 2).
+    assert parse_posynomial("E/(2*T)").evaluate({"E": 1.0, "T": 1.0}) == 0.5
+
+
+def test_a_sum_to_the_first_power_is_the_sum() -> None:
+    # (E + T)^1 is a posynomial; only non-integer or sub-unit powers of sums are refused.
+    assert parse_posynomial("(E+T)**1").evaluate({"E": 1.0, "T": 2.0}) == 3.0
+    with pytest.raises(PosynomialError, match=r"raised to 0\.5"):
+        parse_posynomial("(E+T)**0.5")
+
+
+def test_constant_sums_in_exponents_add() -> None:
+    assert parse_posynomial("E**(1+1)").evaluate({"E": 3.0}) == 9.0
+    assert parse_posynomial("E**(3-1)").evaluate({"E": 3.0}) == 9.0
+
+
+def test_nesting_depth_is_counted_back_after_each_constant() -> None:
+    # 200 constants side by side do not use up (or free) nesting depth: 101 levels of
+    # parentheses after them are still refused, 90 still accepted.
+    flat = "1*" * 200
+    with pytest.raises(PosynomialError, match="nested deeper than 100 levels"):
+        parse_posynomial("E**(" + flat + "(" * 101 + "1" + ")" * 101 + ")")
+    ok = parse_posynomial("E**(" + flat + "(" * 90 + "1" + ")" * 90 + ")")
+    assert ok.evaluate({"E": 2.0}) == 2.0
+
+
+def test_a_stray_token_is_named() -> None:
+    with pytest.raises(PosynomialError, match=r"'\)' at position 4: expected a number, an "
+                                              r"axis name or '\('"):
+        parse_posynomial("E + )")
+
+
+def test_the_length_limit_is_inclusive() -> None:
+    # Exactly 10,000 characters is accepted; one more is refused.
+    assert parse_posynomial("E" + " " * 9_999).evaluate({"E": 2.0}) == 2.0
+    with pytest.raises(PosynomialError, match="longer than 10000 characters"):
+        parse_posynomial("E" + " " * 10_000)
