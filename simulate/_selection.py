@@ -64,6 +64,7 @@ from typing import Any
 import numpy as np
 from scipy.special import log_softmax, ndtri, ndtri_exp
 
+from rlscale.simulate._random import as_generator
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar, return_like
 from rlscale.theory.reward import KAPPA, METHODS
 
@@ -117,18 +118,6 @@ class SelectionSample:
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
-
-
-def _rng(rng: Any) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None:
-        return np.random.default_rng()
-    if isinstance(rng, int | np.integer) and not isinstance(rng, bool | np.bool_):
-        if rng < 0:
-            raise ValueError(f"rng must be a non-negative int seed; got rng={rng}")
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng must be a numpy Generator, an int seed or None; got {rng!r}")
 
 
 def _noise_sd(n: float, noise_sd: Any, m: Any, noise: Any) -> float:
@@ -218,7 +207,7 @@ def sample_selection(
     sd = _noise_sd(nn, noise_sd, M, noise)
     kk = check_scalar("K", K, low=0.0, allow_inf=True)
     trials = check_positive_int("trials", trials, minimum=2, maximum=MAX_TRIALS)
-    gen = _rng(rng)
+    gen = as_generator(rng)
     # scale = sqrt(1 + σ²) = proxy sd; shrink = 1/scale is the gold per unit of the
     # standardised proxy and resid = σ/scale the sd of X given the proxy.  Written
     # to stay finite for σ up to 1e308 (n = 1e300 with M = 1).
@@ -301,7 +290,7 @@ def brute_force_selection(
             f"proxy_error must be 'gaussian' or 'student_t'; got proxy_error={proxy_error!r}"
         )
     tau = check_scalar("noise", noise, low=0.0, high=MAX_NOISE)
-    gen = _rng(rng)
+    gen = as_generator(rng)
     direct = noise_sd is not None
     if direct:
         sd = check_scalar("noise_sd", noise_sd, low=0.0, high=MAX_NOISE)
@@ -472,7 +461,7 @@ def soft_bon_frontier(
                          f"10 s); "
                          f"got trials={trials}, sum(ns)={int(ns_arr.sum())}, "
                          f"len(lambdas)={lam.size}: {draws:.3g}")
-    gen = _rng(rng)
+    gen = as_generator(rng)
     kl = np.empty((ns_arr.size, lam.size))
     gold = np.empty_like(kl)
     se = np.empty_like(kl)
