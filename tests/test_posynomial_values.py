@@ -276,3 +276,30 @@ def test_the_length_limit_is_inclusive() -> None:
     assert parse_posynomial("E" + " " * 9_999).evaluate({"E": 2.0}) == 2.0
     with pytest.raises(PosynomialError, match="longer than 10000 characters"):
         parse_posynomial("E" + " " * 10_000)
+
+
+def test_the_predicted_term_count_of_a_power_is_exact_on_hand_cases() -> None:
+    # _power_terms_bound predicts the size of base**j before expanding (the work limit
+    # rests on it). By hand: (1 + E)^99 has 100 terms, E^0..E^99; (E + E² + E³)² has
+    # exponents 2..6, 5 terms, under the
+    # C(4, 2) = 6 multisets; (E^½ + E^½·T + T + 1)² takes E in {0, ½, 1} and T in
+    # {0, 1, 2}: at most 3·3 = 9 terms, under C(5, 2) = 10 multisets.
+    from rlscale.theory._posynomial import _key
+    from rlscale.theory._posynomial_expand import _power_terms_bound
+
+    one_e = {_key({}): 1.0, _key({"E": 1.0}): 1.0}
+    assert _power_terms_bound(one_e, 99) == 100
+    cubic = {_key({"E": e}): 1.0 for e in (1.0, 2.0, 3.0)}
+    assert _power_terms_bound(cubic, 2) == 5
+    mixed = {_key({"E": 0.5}): 1.0, _key({"E": 0.5, "T": 1.0}): 1.0, _key({"T": 1.0}): 1.0,
+             _key({}): 1.0}
+    assert _power_terms_bound(mixed, 2) == 9
+    assert len(parse_posynomial("(E**0.5 + E**0.5*T + T + 1)**2").terms) <= 9
+
+
+def test_a_monomial_to_a_real_power() -> None:
+    # (0.5·E)^0.5 = √0.5·E^0.5: a coefficient below 1 is fine; only negative ones are not.
+    p = parse_posynomial("(0.5*E)**0.5")
+    assert p.evaluate({"E": 4.0}) == pytest.approx(math.sqrt(0.5) * 2.0, rel=1e-15)
+    with pytest.raises(PosynomialError, match="makes an exponent infinite"):
+        parse_posynomial("(E**1e200)**1e200")
