@@ -42,8 +42,8 @@ CORE = {
     "simulate/_algorithms.py": ["tests/test_trainer_shape.py", "tests/test_algorithm_updates.py"],
     "simulate/_axes.py": ["tests/test_trainer_shape.py"],
     **{f"optimize/{m}.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py"]
-       for m in ("_allocate", "_alloc_checks", "_alloc_closed", "_alloc_kkt", "_alloc_model",
-                 "_alloc_polish", "_alloc_result", "_alloc_space")},
+       for m in ("_allocate", "_alloc_verbs", "_alloc_checks", "_alloc_closed", "_alloc_kkt",
+                 "_alloc_model", "_alloc_polish", "_alloc_result", "_alloc_space")},
     "optimize/_fit.py": ["tests/test_fit.py"],
     # the fitter's modules after the split of issue 16, room 3
     "optimize/_fit_family.py": ["tests/test_fit.py", "tests/test_multistart.py"],
