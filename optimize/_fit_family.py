@@ -55,6 +55,29 @@ def _product(columns: Sequence[Sequence[float]]) -> np.ndarray:
     return np.column_stack([m.ravel() for m in mesh])
 
 
+def _log_sum_exp_terms(theta: np.ndarray, logx: np.ndarray
+                       ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray]:
+    """The additive law's log terms ``z_0 = log E``, ``z_i = log A_i − α_i log x_i`` for
+    ``theta`` ``(B, p)``, as ``zmax``, ``w_j = exp(z_j − zmax)`` and ``s = Σ w_j``
+    (``(B, P)`` each), so ``log L_hat = zmax + log s`` without overflow and
+    ``w_j / s`` is the derivative of ``log L_hat`` in ``z_j``.  One ``(B, P)``
+    array per term: elementwise max/exp/sum over a handful of terms is much
+    faster than reducing a short last axis.
+    """
+    n = logx.shape[1]
+    terms = [np.broadcast_to(theta[:, :1], (theta.shape[0], logx.shape[0]))]
+    for i in range(n):
+        terms.append(theta[:, 1 + i:2 + i] - theta[:, 1 + n + i:2 + n + i] * logx[:, i])
+    zmax = terms[0]
+    for t in terms[1:]:
+        zmax = np.maximum(zmax, t)
+    w = [np.exp(t - zmax) for t in terms]
+    s = w[0].copy()
+    for wi in w[1:]:
+        s += wi
+    return zmax, w, s
+
+
 class _Additive:
     """``L = E + sum_i A_i x_i^-alpha_i``; ``theta = (log E, log A_i, alpha_i)``."""
 
@@ -77,16 +100,7 @@ class _Additive:
         """``log L_hat`` of shape ``(B, P)`` for ``theta`` ``(B, p)``; Jacobian ``(B, P, p)``."""
         n = logx.shape[1]
         B, P = theta.shape[0], logx.shape[0]
-        terms = [np.broadcast_to(theta[:, :1], (B, P))]
-        for i in range(n):
-            terms.append(theta[:, 1 + i:2 + i] - theta[:, 1 + n + i:2 + n + i] * logx[:, i])
-        zmax = terms[0]
-        for t in terms[1:]:
-            zmax = np.maximum(zmax, t)
-        w = [np.exp(t - zmax) for t in terms]
-        s = w[0].copy()
-        for wi in w[1:]:
-            s += wi
+        zmax, w, s = _log_sum_exp_terms(theta, logx)
         pred = zmax + np.log(s)
         if not jac:
             return pred, None
@@ -108,16 +122,7 @@ class _Additive:
         being much faster than reducing a short last axis.
         """
         n = logx.shape[1]
-        terms = [np.broadcast_to(thetas[:, :1], (thetas.shape[0], logy.size))]
-        for i in range(n):
-            terms.append(thetas[:, 1 + i:2 + i] - thetas[:, 1 + n + i:2 + n + i] * logx[:, i])
-        zmax = terms[0]
-        for t in terms[1:]:
-            zmax = np.maximum(zmax, t)
-        w = [np.exp(t - zmax) for t in terms]
-        s = w[0].copy()
-        for wi in w[1:]:
-            s += wi
+        zmax, w, s = _log_sum_exp_terms(thetas, logx)
         r = zmax + np.log(s) - logy
         c = np.clip(r, -delta, delta)  # c (r - c/2): r^2/2 inside, delta(|r| - delta/2) out
         loss = (c * (r - 0.5 * c)).sum(axis=1)
