@@ -17,7 +17,7 @@ _EXPORTS: dict[str, str] = {
     "allocate": "_alloc_verbs",
     "kkt_residual": "_alloc_kkt",
     "min_cost": "_alloc_verbs",
-    "FitResult": "_fit",
+    "FitResult": "_fit_result",
     "fit_law": "_fit",
     "huber": "_fit",
     "Baseline": "_efficiency",

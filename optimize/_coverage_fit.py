@@ -50,6 +50,9 @@ class CoverageFit:
     extrapolation_observed: float
     extrapolation_predicted: float
     n_problems: int
+    success: bool = True
+    status: str = "exact"
+    message: str = ""
 
     def predict(self, k: Any) -> np.ndarray:
         """c(k) = exp(a·k^b)."""
@@ -170,4 +173,7 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
                        predicted=_law(a, b, k), extrapolation_k=k_max,
                        extrapolation_observed=float(cov[-1]),
                        extrapolation_predicted=float(_law(a_early, b_early, k_max)),
-                       n_problems=int(n.size))
+                       n_problems=int(n.size), success=True, status="exact",
+                       message=f"log(-log c) = log(-a) + b log k by linear least squares on "
+                               f"the k where 0 < c < 1 (of {k.size} grid values; distinct k, "
+                               f"so full rank)")

@@ -39,17 +39,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from rlscale.optimize._diagnostics import (
-    FitWarning,
     design_warnings,
     fit_warnings,
-    range_warnings,
 )
 from rlscale.optimize._fit_data import LAWS, Prepared, prepare
 from rlscale.optimize._fit_family import GRID, family  # noqa: F401  (GRID: re-exported)
@@ -60,8 +57,8 @@ from rlscale.optimize._fit_objective import (  # noqa: F401  (re-exported names)
     grid_stage,
     minimise,
 )
+from rlscale.optimize._fit_result import FitResult
 from rlscale.optimize._fit_search import search
-from rlscale.theory._laws import Law, PassRateLaw
 from rlscale.theory._threads import blas_threads
 from rlscale.theory._validation import check_real, check_scalar
 
@@ -86,189 +83,6 @@ def huber(r: Any, delta: float = 1e-3) -> np.ndarray:
     # Written as c·(|r| − c/2) with c = min(|r|, δ): no r² overflow for |r| near 1e308.
     c = np.minimum(a, d)
     return c * (a - 0.5 * c)
-
-
-@dataclass(frozen=True)
-class FitResult:
-    """Outcome of :func:`fit_law`.
-
-    Attributes
-    ----------
-    law : Law
-        The fitted law (a :class:`~rlscale.theory.PassRateLaw` for pass rates).
-    params : dict
-        Natural parameters: ``floor``, ``coefficient[axis]``/``coefficient``,
-        ``exponent[axis]`` (and ``p_max`` for pass rates).
-    objective : float
-        Huber loss at the optimum (summed or mean, see ``reduction``).
-    n_points, n_params : int
-    r2 : float
-        ``1 - RSS/TSS`` of ``log L`` (NaN, with nothing to explain, when every target is
-        equal and the fit misses it; 1 when it hits it).
-    rmse_log : float
-        Root mean squared log residual.
-    aic, bic : float
-        Gaussian-likelihood criteria on the log residuals.
-    residuals : numpy.ndarray
-        ``log L_hat - log L`` per (aggregated) point.
-    extrapolation : dict
-        Hold-out of the largest-scale points: ``n_holdout``,
-        ``mean_abs_rel_error``, ``max_abs_rel_error``, ``rmse_log``.
-    intervals : dict
-        ``param -> (low, high)`` percentile bootstrap intervals (empty when
-        ``bootstrap=0``), at level ``confidence``.
-    bootstrap_samples : numpy.ndarray or None
-        The bootstrap estimates, shape ``(n_bootstrap, n_params)``, columns in
-        the order of ``params``.
-    warnings : tuple of FitWarning
-        Diagnostics (:mod:`rlscale.optimize._diagnostics`): collinear axes, a
-        parameter at its bound or not identified, correlated estimates, an
-        ill-conditioned Jacobian.  Empty for a clean design and a well-posed law.
-    data_range : dict
-        ``axis -> (min, max)`` of the data, for :meth:`range_warnings`.
-    floor_bounds : tuple or None
-        The ``floor`` (or ``p_max``) bounds the fit was given.
-    """
-
-    law: Law
-    params: dict[str, float]
-    objective: float
-    n_points: int
-    n_params: int
-    r2: float
-    rmse_log: float
-    aic: float
-    bic: float
-    residuals: np.ndarray
-    extrapolation: dict[str, Any]
-    intervals: dict[str, tuple[float, float]]
-    confidence: float
-    n_bootstrap: int
-    n_starts: int
-    n_converged: int
-    axes: tuple[str, ...]
-    target: str
-    reduction: str
-    delta: float
-    replicates: str
-    seconds: float
-    bootstrap_samples: np.ndarray | None = field(default=None, repr=False)
-    warnings: tuple[FitWarning, ...] = ()
-    data_range: dict[str, tuple[float, float]] = field(default_factory=dict)
-    floor_bounds: tuple[float, float] | None = None
-
-    def range_warnings(self, values: Mapping[str, Any]) -> list[FitWarning]:
-        """``extrapolation`` warnings for predicting at ``values`` (axis -> value(s)):
-        an axis more than 10x beyond the data range."""
-        return range_warnings(self.data_range, values)
-
-    def predict(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
-        """The fitted law's loss (or pass rate, for pass-rate fits) at ``values``."""
-        if isinstance(self.law, PassRateLaw):
-            return self.law.pass_rate(values, **kwargs)
-        return self.law.loss(values, **kwargs)
-
-    def bootstrap_laws(self) -> list[Law]:
-        """The fitted law of each bootstrap resample (empty without a bootstrap).
-
-        Rebuilt from :attr:`bootstrap_samples` (columns in the order of
-        :attr:`params`).  A resample whose exponent reached its lower bound 0
-        no longer depends on that axis and is not a valid law object; it is
-        left out, so the list may be shorter than :attr:`n_bootstrap`.
-        """
-        if self.bootstrap_samples is None:
-            return []
-        fam = family(self.law.family)
-        names = list(self.params)
-        laws: list[Law] = []
-        for row in self.bootstrap_samples:
-            try:
-                laws.append(fam.law_from_natural(dict(zip(names, row.tolist())), self.axes))
-            except ValueError:
-                continue
-        return laws
-
-    def predict_band(self, points: Sequence[Mapping[str, Any]],
-                     confidence: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Pointwise percentile band of the prediction over the bootstrap laws.
-
-        Parameters
-        ----------
-        points : sequence of mappings
-            Axis values at which to predict.
-        confidence : float, optional
-            Band level (default: the fit's :attr:`confidence`).
-
-        Returns
-        -------
-        (low, high) : numpy.ndarray
-            One value per point.
-
-        Raises
-        ------
-        ValueError
-            When the fit has fewer than 20 usable bootstrap laws.
-        """
-        level = self.confidence if confidence is None else check_scalar(
-            "confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
-        if (isinstance(points, str | bytes | Mapping) or not isinstance(points, Sequence)
-                or not all(isinstance(p, Mapping) for p in points)):
-            raise TypeError(f"points must be a sequence of mappings axis -> value; got "
-                            f"points={points!r:.60}")
-        laws = self.bootstrap_laws()
-        if len(laws) < 20:
-            raise ValueError(f"a prediction band needs at least 20 usable bootstrap laws; "
-                             f"this fit has {len(laws)} (fit with bootstrap >= 20)")
-        pass_rate = isinstance(self.law, PassRateLaw)
-        preds = np.array([[float(law.pass_rate(p) if pass_rate else law.loss(p))
-                           for p in points] for law in laws])
-        tail = (1 - level) / 2 * 100
-        return np.percentile(preds, tail, axis=0), np.percentile(preds, 100 - tail, axis=0)
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "bootstrap_samples"}
-        out["law"] = self.law.as_dict()
-        out["warnings"] = [w.as_dict() for w in self.warnings]
-        out["data_range"] = {a: list(r) for a, r in self.data_range.items()}
-        out["floor_bounds"] = None if self.floor_bounds is None else list(self.floor_bounds)
-        out["residuals"] = self.residuals.tolist()
-        out["intervals"] = {k: list(v) for k, v in self.intervals.items()}
-        out["axes"] = list(self.axes)
-        return out
-
-    # -- notebook display and pandas -------------------------------------------
-    def to_frame(self) -> Any:
-        """The parameters as a :class:`pandas.DataFrame` indexed by ``parameter``.
-
-        Columns ``value``, ``low`` and ``high`` (the bootstrap interval; NaN without a
-        bootstrap).  Needs pandas (``pip install 'rlscale[pandas]'``), else ImportError.
-        """
-        from rlscale.theory._display import parameter_frame
-
-        return parameter_frame(self.params, self.intervals)
-
-    def _repr_html_(self) -> str:
-        from rlscale.theory._display import html_table
-
-        rows = [[name, value, *self.intervals.get(name, (None, None))]
-                for name, value in self.params.items()]
-        extra = self.extrapolation.get("mean_abs_rel_error")
-        notes = [f"{self.law.family} law on {', '.join(self.axes)} ({self.target}); "
-                 f"{self.n_points} points, R² = {self.r2:.4g}, RMSE(log) = {self.rmse_log:.4g}, "
-                 f"AIC = {self.aic:.4g}, BIC = {self.bic:.4g}"
-                 + ("" if extra is None else f", extrapolation error = {extra:.3g}")]
-        level = f"{self.confidence:.0%} interval" if self.intervals else "no bootstrap"
-        return html_table("FitResult", ["parameter", "value", f"low ({level})", "high"],
-                          rows, notes)
-
-    def plot(self, data: Any, **kwargs: Any) -> Any:
-        """Data with intervals, the law per axis with its bootstrap band, residuals (a Figure).
-
-        Arguments and an example: :func:`rlscale.optimize._fit_plot.plot_fit` (extra ``plot``).
-        """
-        from rlscale.optimize._fit_plot import plot_fit
-
-        return plot_fit(self, data, **kwargs)
 
 
 # ---------------------------------------------------------------------------

@@ -60,8 +60,10 @@ class ExpressionFit:
     warnings : tuple of str
         Parameters at the edge of their declared range, and the like.
     n_points, n_starts : int
-    success : bool
-    message : str
+    success, status, message
+        The result convention of :mod:`rlscale.optimize._outcome` for the best
+        start's ``least_squares`` run (``status`` ``"converged"`` or
+        ``"not_converged"``).
     seconds : float
     """
 
@@ -84,6 +86,10 @@ class ExpressionFit:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def status(self) -> str:
+        return "converged" if self.success else "not_converged"
+
+    @property
     def bound(self) -> BoundLaw:
         """The law at the fitted parameters."""
         return self.law.bind(self.params)
@@ -97,7 +103,7 @@ class ExpressionFit:
                 "rmse_log": self.rmse_log, "aic": self.aic, "bic": self.bic,
                 "intervals": self.intervals, "warnings": list(self.warnings),
                 "n_points": self.n_points, "n_starts": self.n_starts,
-                "success": self.success, "message": self.message,
+                "success": self.success, "status": self.status, "message": self.message,
                 "confidence": self.confidence, "seconds": self.seconds,
                 "extrapolation": self.extra.get("extrapolation", {})}
 

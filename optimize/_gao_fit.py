@@ -14,16 +14,24 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._outcome import from_lstsq
 from rlscale.optimize._rl_fit import _gen, _interval, _level
 from rlscale.theory._rl_forms import GaoPeak, gao_peak
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["GaoFit", "fit_gao"]
 
+_FORMS = {"bon": "d(α − βd)", "rl": "d(α − β log d)"}
+
 
 @dataclass(frozen=True)
 class GaoFit:
-    """Fitted Gao et al. form with its peak; intervals from the percentile bootstrap."""
+    """Fitted Gao et al. form with its peak; intervals from the percentile bootstrap.
+
+    ``success``, ``status`` and ``message``: the result convention of
+    :mod:`rlscale.optimize._outcome` for the linear least-squares solve
+    (``"exact"`` at full rank 2).
+    """
 
     kind: str
     alpha: float
@@ -35,6 +43,9 @@ class GaoFit:
     peak_gain_interval: tuple[float, float] | None
     rmse: float
     n_points: int
+    success: bool = True
+    status: str = "exact"
+    message: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -166,7 +177,8 @@ def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
     n_boot = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=MAX_GAO_BOOTSTRAP)
     level = _level(confidence)
     gen = _gen(rng)
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
+    coef, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
+    ok, status, message = from_lstsq(int(rank), 2, f"gold = {_FORMS[kind]}")
     alpha, beta = float(coef[0]), float(coef[1])
     rmse = float(np.sqrt(np.mean((X @ coef - y) ** 2)))
     peak = None
@@ -189,4 +201,4 @@ def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
             g_int = _interval_or_inf(log_gain, level)
     return GaoFit(kind=kind, alpha=alpha, beta=beta, alpha_interval=a_int, beta_interval=b_int,
                   peak=peak, peak_kl_interval=kl_int, peak_gain_interval=g_int, rmse=rmse,
-                  n_points=int(x.size))
+                  n_points=int(x.size), success=ok, status=status, message=message)

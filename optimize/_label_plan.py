@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._outcome import from_scipy
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["LabelPlan", "plan_labels", "plan_labels_numeric"]
@@ -71,6 +72,11 @@ class LabelPlan:
     steps : float or None
         RL steps ``S`` with ``K = κ·S^γ`` when optimisation is priced per step
         (``price_step=``); ``None`` when it is priced per nat of KL.
+    success, status, message
+        The result convention of :mod:`rlscale.optimize._outcome`:
+        ``"closed_form"`` for the Lambert-W plan, ``"converged"`` when a root
+        (step-priced plans) or a bounded Brent search
+        (:func:`plan_labels_numeric`) met its tolerance.
     """
 
     M: float
@@ -79,10 +85,14 @@ class LabelPlan:
     gain: float
     label_cost_share: float
     steps: float | None = None
+    success: bool = True
+    status: str = "closed_form"
+    message: str = "the Lambert-W closed form of the optimality condition"
 
-    def as_dict(self) -> dict[str, float]:
+    def as_dict(self) -> dict[str, Any]:
         out = {"M": self.M, "K": self.K, "cost": self.cost, "gain": self.gain,
-               "label_cost_share": self.label_cost_share}
+               "label_cost_share": self.label_cost_share, "success": self.success,
+               "status": self.status, "message": self.message}
         if self.steps is not None:
             out["steps"] = self.steps
         return out
@@ -207,6 +217,9 @@ def plan_labels(a: float, b: float, c: float, *, price_m: float, price_k: float 
     if not math.isfinite(gain):
         raise ValueError(f"the plan's gain a·sqrt(min(log M + b, c·K)) leaves float64; got "
                          f"a={a!r}, b={b!r}, c={c!r}")
+    if target is not None:
+        return LabelPlan(M, K, cost, gain, pm * M / cost, None, True, "closed_form",
+                         "the corner log M + b = c·K = (target/a)²")
     return LabelPlan(M, K, cost, gain, pm * M / cost)
 
 
@@ -265,15 +278,22 @@ def _plan_steps(a, b, c, pm, price_step, kl_per_step, gamma, target, budget) -> 
             return pm * math.exp(u) + ps * steps_for(max(u + b, 0.0) / c) - B
 
         hi = math.log(B / pm)
+        outcome = (True, "closed_form", "one comparison costs the balance; the rest on steps")
         if excess(0.0) >= 0.0:  # one comparison already costs the balance: rest on steps
             u = 0.0
         else:
-            u = brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-15, maxiter=500)
+            u, root = brentq(excess, 0.0, hi, xtol=1e-14, rtol=1e-15, maxiter=500,
+                             full_output=True, disp=False)
+            outcome = (bool(root.converged), "converged" if root.converged else "failed",
+                       f"brentq on the budget line: {root.flag} after {root.iterations} "
+                       "iterations")
         M = math.exp(u)
         S = max((B - pm * M) / ps, 0.0)
         K = kappa * S**gamma
     cost = pm * M + ps * S
-    return LabelPlan(M, K, cost, float(_law(a, b, c, M, K)), pm * M / cost, S)
+    if target is not None:
+        outcome = (True, "closed_form", "the corner log M + b = c·K = (target/a)²")
+    return LabelPlan(M, K, cost, float(_law(a, b, c, M, K)), pm * M / cost, S, *outcome)
 
 
 def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, price_k: float,
@@ -317,4 +337,6 @@ def plan_labels_numeric(gain: Callable[[Any, Any], Any], *, price_m: float, pric
     M = math.exp(u)
     K = max((B - pm * M) / pk, 0.0)
     cost = pm * M + pk * K
-    return LabelPlan(M, K, cost, -neg(u), pm * M / cost)
+    ok, status, message = from_scipy(res, "bounded Brent (minimize_scalar) around the best "
+                                          "of 400 grid points")
+    return LabelPlan(M, K, cost, -neg(u), pm * M / cost, None, ok, status, message)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._outcome import from_scipy
 from rlscale.theory._rl_forms import ComputeSigmoid
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -74,16 +75,25 @@ def _level(confidence: Any) -> float:
 
 @dataclass(frozen=True)
 class SigmoidFit:
-    """A fitted compute sigmoid: the law, bootstrap intervals, the points fitted."""
+    """A fitted compute sigmoid: the law, bootstrap intervals, the points fitted.
+
+    ``compute`` and ``observed`` are the points fitted (after dropping early
+    compute); ``success``, ``status`` and ``message`` follow the result
+    convention of :mod:`rlscale.optimize._outcome` for the point fit's
+    ``least_squares`` refinement.
+    """
 
     law: ComputeSigmoid
     asymptote_interval: tuple[float, float] | None
     exponent_interval: tuple[float, float] | None
     midpoint_interval: tuple[float, float] | None
     compute: np.ndarray
-    success: np.ndarray
+    observed: np.ndarray
     dropped: int
     rmse: float
+    success: bool = True
+    status: str = "converged"
+    message: str = ""
 
     def predict(self, compute: Any) -> float | np.ndarray:
         return self.law(compute)
@@ -95,12 +105,19 @@ class SigmoidFit:
 
 @dataclass(frozen=True)
 class PowerLawFit:
-    """The bounded power law R(C) = A − D·C^(−b) (the sigmoid's C ≫ C_mid form)."""
+    """The bounded power law R(C) = A − D·C^(−b) (the sigmoid's C ≫ C_mid form).
+
+    ``success``, ``status`` and ``message``: the result convention of
+    :mod:`rlscale.optimize._outcome` for the ``least_squares`` refinement.
+    """
 
     asymptote: float
     scale: float
     exponent: float
     rmse: float
+    success: bool = True
+    status: str = "converged"
+    message: str = ""
 
     def predict(self, compute: Any) -> np.ndarray:
         c = check_real("compute", compute, low=0.0, low_open=True)
@@ -199,7 +216,8 @@ _B_GRID = np.geomspace(0.05, 20.0, 120)
 
 
 def _refine_sigmoid(c: np.ndarray, y: np.ndarray, r0: float, start: tuple[float, float, float],
-                    a_max: float) -> tuple[float, float, float]:
+                    a_max: float) -> tuple[tuple[float, float, float], Any]:
+    """The refined ``(A, C_mid, B)`` and scipy's result (its status feeds the outcome)."""
     from scipy.optimize import least_squares
 
     a0, m0, b0 = start
@@ -207,7 +225,7 @@ def _refine_sigmoid(c: np.ndarray, y: np.ndarray, r0: float, start: tuple[float,
     x0 = np.clip([a0, np.log(m0), np.log(b0)], np.array(lo) + 1e-9, np.array(hi) - 1e-9)
     sol = least_squares(lambda p: _sigmoid(c, r0, p[0], np.exp(p[1]), np.exp(p[2])) - y, x0,
                         bounds=(lo, hi), method="trf", x_scale="jac")
-    return float(sol.x[0]), float(np.exp(sol.x[1])), float(np.exp(sol.x[2]))
+    return (float(sol.x[0]), float(np.exp(sol.x[1])), float(np.exp(sol.x[2]))), sol
 
 
 def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
@@ -268,7 +286,8 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
     m_grid = np.geomspace(cf[0] / 10, cf[-1] * 10, 100)
     b_grid, sse = _grid_b(cf, yf, r0, a_grid, m_grid)
     i, j = np.unravel_index(int(np.argmin(sse)), sse.shape)
-    a, m, b = _refine_sigmoid(cf, yf, r0, (a_grid[i], m_grid[j], b_grid[i, j]), a_max)
+    (a, m, b), sol = _refine_sigmoid(cf, yf, r0, (a_grid[i], m_grid[j], b_grid[i, j]), a_max)
+    ok, status, message = from_scipy(sol, "least_squares (trf) from the best grid point")
     rmse = float(np.sqrt(np.mean((_sigmoid(cf, r0, a, m, b) - yf) ** 2)))
     ints: list[tuple[float, float] | None] = [None, None, None]
     if n_boot:
@@ -276,12 +295,13 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
         draws = np.empty((n_boot, 3))
         for t in range(n_boot):
             idx = np.sort(gen.integers(0, cf.size, cf.size))
-            draws[t] = _refine_sigmoid(cf[idx], yf[idx], r0, (a, m, b), a_max)
+            draws[t] = _refine_sigmoid(cf[idx], yf[idx], r0, (a, m, b), a_max)[0]
         ints = [_interval(draws[:, k], level) for k in range(3)]
     return SigmoidFit(law=ComputeSigmoid(asymptote=a, exponent=b, midpoint=m, start=r0),
                       asymptote_interval=ints[0], midpoint_interval=ints[1],
-                      exponent_interval=ints[2], compute=cf, success=yf,
-                      dropped=int((~keep).sum()), rmse=rmse)
+                      exponent_interval=ints[2], compute=cf, observed=yf,
+                      dropped=int((~keep).sum()), rmse=rmse, success=ok, status=status,
+                      message=message)
 
 
 def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> PowerLawFit:
@@ -326,7 +346,9 @@ def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> 
                                                           [hi_a, np.inf, np.inf]))
     a, ld, b = (float(v) for v in sol.x)
     rmse = float(np.sqrt(np.mean((a - np.exp(ld - b * lc) - y) ** 2)))
-    return PowerLawFit(asymptote=a, scale=float(np.exp(ld)), exponent=b, rmse=rmse)
+    ok, status, message = from_scipy(sol, "least_squares from the best asymptote on the grid")
+    return PowerLawFit(asymptote=a, scale=float(np.exp(ld)), exponent=b, rmse=rmse, success=ok,
+                       status=status, message=message)
 
 
 def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
@@ -365,7 +387,7 @@ def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
     fit = fit_sigmoid(c[head], y[head], start=r0, min_compute=drop * c[-1],
                       asymptote_max=asymptote_max, bootstrap=bootstrap, confidence=confidence,
                       rng=rng)
-    power = fit_power_law(fit.compute, fit.success, asymptote_max=asymptote_max)
+    power = fit_power_law(fit.compute, fit.observed, asymptote_max=asymptote_max)
     return SigmoidAudit(split=float(split), sigmoid=fit, power_law=power,
                         tail_compute=c[tail], tail_success=y[tail],
                         sigmoid_tail=np.asarray(fit.law(c[tail])),

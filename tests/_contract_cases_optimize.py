@@ -48,7 +48,7 @@ def _sigmoid_oracle(fit):
     law = fit.law
     assert law.start < law.asymptote, (law.start, law.asymptote)
     pred = _sigmoid(fit.compute, law.start, law.asymptote, law.midpoint, law.exponent)
-    rmse = math.sqrt(float(np.mean((pred - fit.success) ** 2)))
+    rmse = math.sqrt(float(np.mean((pred - fit.observed) ** 2)))
     assert math.isclose(fit.rmse, rmse, rel_tol=1e-9, abs_tol=1e-12), (fit.rmse, rmse)
     for lo_hi in (fit.asymptote_interval, fit.exponent_interval, fit.midpoint_interval):
         assert lo_hi is None or lo_hi[0] <= lo_hi[1]
@@ -317,7 +317,7 @@ NO_ARGUMENTS = {
     "AdaptivePlan.as_dict", "BaselineComparison.as_dict", "BaselineComparison.eta",
     "CoverageFit.as_dict", "CoverageFit.extrapolation_error", "EtaCalibration.as_dict",
     "ExpressionAllocation.as_dict", "ExpressionAllocation.to_frame", "ExpressionFit.as_dict",
-    "ExpressionFit.bound", "ExpressionFit.to_frame", "GaoFit.as_dict",
+    "ExpressionFit.bound", "ExpressionFit.status", "ExpressionFit.to_frame", "GaoFit.as_dict",
     "InferenceComparison.adaptivity_gain", "InferenceComparison.as_dict",
     "InferenceComparison.best_baseline", "InferenceComparison.success_ratio",
     "InferencePlan.as_dict", "LabelPlan.as_dict", "PlanUncertainty.as_dict",

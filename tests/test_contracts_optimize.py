@@ -169,6 +169,7 @@ NO_ARGUMENTS = {
     "Allocation.to_frame", "FitResult.to_frame", "Efficiency.to_frame",
     "EfficiencyCurve.to_frame",
     "Allocation.as_dict", "FitResult.as_dict", "FitResult.bootstrap_laws", "Efficiency.as_dict",
+    "FitResult.success", "FitResult.status", "FitResult.message",
     "EfficiencyCurve.as_dict", "EfficiencyCurve.rows", "MeasuredCost.as_dict",
     "AllocationSpec.problem", "AllocationSpec.as_dict", "AllocationProblem.gp",
     "AllocationProblem.closed_form", "AllocationFrontier.as_dict",

@@ -47,6 +47,8 @@ def run(args: argparse.Namespace, axes: list[str], columns: dict[str, list[float
         fit = fit_gao(x, y, args.law[4:], bootstrap=args.bootstrap,
                       confidence=args.confidence, rng=args.seed)
         payload.update(fit=fit)
+    if not fit.success:
+        print(f"warning [{fit.status}] {fit.message}", file=sys.stderr)
     json.dump(to_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
     if args.out:

@@ -117,6 +117,8 @@ def _fit(args: argparse.Namespace) -> int:
                      bootstrap=args.bootstrap, confidence=args.confidence,
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,
                      n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max)
+    if not result.success:
+        print(f"warning [{result.status}] {result.message}", file=sys.stderr)
     for warning in result.warnings:
         print(f"warning {warning}", file=sys.stderr)
     payload = {"data": args.csv, **result.as_dict()}
