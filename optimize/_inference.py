@@ -73,7 +73,14 @@ BASELINES = ("uniform", "front-loaded", "difficulty", "fixed-n")
 
 @dataclass(frozen=True)
 class InferencePlan:
-    """A static plan: candidates per turn and the success it predicts."""
+    """A static plan: candidates per turn and the success it predicts.
+
+    ``success`` is the plan's predicted task success (a probability), the one
+    exception to the result convention of :mod:`rlscale.optimize._outcome`;
+    ``status`` is the producing method's word (cvxpy's for ``"continuous"``,
+    ``"optimal"`` for the exact integer plan and the baselines' evaluation)
+    and ``message`` says it in words.
+    """
 
     method: str
     n: tuple[float, ...]
@@ -84,8 +91,12 @@ class InferencePlan:
     turn_success: tuple[float, ...]
     status: str = "optimal"
 
+    @property
+    def message(self) -> str:
+        return f"{self.method} plan: {self.status}, predicted success {self.success:.6g}"
+
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "message": self.message}
 
 
 @dataclass(frozen=True)
