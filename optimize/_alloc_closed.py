@@ -39,15 +39,24 @@ the bounds for the relaxation to contain the feasible set.
 from __future__ import annotations
 
 import math
+import sys
+import time
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from rlscale.optimize._alloc_kkt import ALLOCATE, Sense
+from rlscale.optimize._alloc_kkt import ALLOCATE, Sense, round_allocation
+from rlscale.optimize._alloc_result import Allocation, AllocationFrontier, effective_matrix
 
-__all__ = ["KINDS", "ClosedForm", "closed_form", "closed_frontier",
-           "closed_points"]
+__all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier",
+           "closed_logs"]
+
+#: ``log x`` outside this range is refused (``exp`` would leave the float range).
+_LOG_RANGE = (-708.0, 709.0)
+#: The largest ``log`` of a finite float.
+_LOG_MAX = math.log(sys.float_info.max)
 
 
 #: Each closed form in words, with its source.
@@ -216,10 +225,11 @@ def _nested(obj: list, cst: list, idx: dict, n: int) -> ClosedForm | None:
     return ClosedForm("nested", pooled, (np.array(order), half, log_total))
 
 
-def closed_points(problem: Any, sense: Sense, bounds: np.ndarray, method: str
-                   ) -> np.ndarray | None:
-    """Closed-form ``x`` (variables x bounds), NaN columns where the bounds cut it off.
+def closed_logs(problem: Any, sense: Sense, bounds: np.ndarray, method: str
+                ) -> np.ndarray | None:
+    """Closed-form ``log x`` (variables x bounds), NaN columns where the bounds cut it off.
 
+    ``log x`` is clipped onto the box where it lies outside by at most 1e-12 (rounding).
     None when the problem has no closed form or ``method`` asks for a solver.
     Raises ValueError for ``method="closed_form"`` when there is none, when it
     leaves the bounds, or when the optimum leaves the float range.
@@ -237,8 +247,9 @@ def closed_points(problem: Any, sense: Sense, bounds: np.ndarray, method: str
         return None
     rhs = bounds if sense.minimises_loss else bounds - problem.law.floor
     logx = cf.log_values(sense, np.log(rhs))
-    if np.any(logx > 709.0) or np.any(logx < -708.0):
-        j = int(np.flatnonzero((logx > 709.0).any(0) | (logx < -708.0).any(0))[0])
+    low, high = _LOG_RANGE
+    if np.any(logx > high) or np.any(logx < low):
+        j = int(np.flatnonzero((logx > high).any(0) | (logx < low).any(0))[0])
         raise ValueError(f"the optimum at {sense.what} {bounds[j]:g} leaves the float range "
                          f"(a variable would be e^{float(np.max(np.abs(logx[:, j]))):.4g} "
                          f"or its reciprocal); use a {sense.what} nearer the law's scale")
@@ -250,9 +261,9 @@ def closed_points(problem: Any, sense: Sense, bounds: np.ndarray, method: str
         raise ValueError(f"method='closed_form': at {sense.what} {bounds[j]:g} the closed "
                          f"form ({cf.kind}) leaves the bounds {problem.bounds}; use "
                          "method='auto' to solve the bounded problem")
-    x = np.exp(np.clip(logx, problem._log_lo[:, None], problem._log_hi[:, None]))
-    x[:, ~inside] = np.nan
-    return x
+    u = np.clip(logx, problem._log_lo[:, None], problem._log_hi[:, None])
+    u[:, ~inside] = np.nan
+    return u
 
 
 def closed_frontier(problem: Any, x: np.ndarray, budgets: np.ndarray
@@ -289,3 +300,175 @@ def _softmax_grad(z: np.ndarray, A: np.ndarray) -> np.ndarray:
     """Gradients of ``log sum exp(z)``, ``z = A u + b``, per column (variables x points)."""
     w = np.exp(z - z.max(axis=0))
     return A.T @ (w / w.sum(axis=0))
+
+
+class ClosedPlan:
+    """A problem's closed form in one sense, reduced to numbers for calls of microseconds.
+
+    Built once per problem and sense (``AllocationProblem._plan``).  Every closed
+    form is affine in logs (:meth:`ClosedForm.affine`): ``log x = p + q L`` with
+    ``L = log rhs``, ``rhs`` the budget or the target minus the floor.  So are the
+    logs of the law's terms, of the cost's terms and of the effective axes,
+    ``A log x + b`` (:meth:`AllocationProblem._matrix`): ``(A p + b) + (A q) L``.
+
+    **The fast interval** ``low < rhs < high``.  Each condition the general path
+    checks bounds ``L`` on one side, so together they leave an interval of ``L``:
+    ``log x`` within the box bounds and the float range ``[-708, 709]`` shrunk
+    by 1e-9 (far above the rounding of ``p + q L``), and for a budget at least
+    the cost of the cheapest allocation, for a target above the lowest loss the
+    bounds allow.  Within it no further check is needed and nothing is clipped
+    (:meth:`solve`); NaN, infinities, non-positive values and everything near an
+    edge fail the comparison and take the general path (:func:`closed_logs`),
+    which raises or clips as it always did, then :meth:`build`.  The values are
+    ``numpy.exp`` of the same ``p + q L`` on every path (numpy's ``exp`` and
+    ``log`` give the same digits for a scalar as inside an array), so a single
+    call, a sweep and a frontier agree to the last bit.
+
+    The record's certificate -- KKT residual, multipliers, ``success``,
+    ``message`` -- and its integer rounding are deferred to first read
+    (:class:`._alloc_result._Deferred`).
+    """
+
+    def __init__(self, problem: Any, sense: Sense) -> None:
+        cf = problem.closed_form
+        self.problem, self.sense = problem, sense
+        p, q = cf.affine(sense)
+        self._pq = tuple(zip(p.tolist(), q.tolist()))
+        self._p, self._q = p[:, None], q[:, None]
+        #: Subtracted from the bound to give ``rhs``: 0 for a budget, the floor for a target.
+        self.floor = 0.0 if sense.minimises_loss else problem.law.floor
+        self._law_floor = problem.law.floor
+        self._names, self._axes = tuple(problem.variables), tuple(problem.law.axes)
+        mats = [problem._matrix(problem.objective), problem._matrix(problem.cost)]
+        self._n_obj, self._n_cost = len(mats[0][1]), len(mats[1][1])
+        eff = effective_matrix(problem)
+        # An axis that is a decision variable itself (no substitution) is read off the values.
+        direct = [(a, self._names[int(np.argmax(row))]) for a, row, c in zip(self._axes, *eff)
+                  if c == 0.0 and np.count_nonzero(row) == 1 and row.max() == 1.0]
+        self._direct = tuple(direct) if len(direct) == len(self._axes) else None
+        if self._direct is None:
+            mats.append(eff)
+        A, b = np.vstack([m[0] for m in mats]), np.concatenate([m[1] for m in mats])
+        self._rows = tuple(zip((A @ p + b).tolist(), (A @ q).tolist()))
+        self._sparse = _sparse_rows(A, b)
+        self._labels = tuple(problem._labels)
+        self._message = f"closed form: {KINDS[cf.kind]}"
+        self._template = {
+            "status": "optimal", "rounded": None, "rounded_loss": None, "rounded_cost": None,
+            "rounding_note": "", "solver": f"closed form ({cf.kind})", "method": "closed_form",
+            "budget": None, "target": None}
+        self._bound_key = "budget" if sense.minimises_loss else "target"
+        self.low, self.high = self._fast_interval(problem, p, q)
+
+    def _fast_interval(self, problem: Any, p: np.ndarray, q: np.ndarray
+                       ) -> tuple[float, float]:
+        """``(low, high)`` of ``rhs`` (see the class docstring); empty as ``(inf, -inf)``."""
+        lo_l, hi_l = -math.inf, math.inf
+        for pi, qi, lo, hi in zip(p.tolist(), q.tolist(), problem._log_lo.tolist(),
+                                  problem._log_hi.tolist()):
+            if qi == 0.0:  # a pooled nesting level: log x = p whatever the rhs
+                if not (max(lo, _LOG_RANGE[0]) <= pi <= min(hi, _LOG_RANGE[1])):
+                    return math.inf, -math.inf
+                continue
+            lo, hi = max(lo, _LOG_RANGE[0]) + 1e-9, min(hi, _LOG_RANGE[1]) - 1e-9
+            a, b = (lo - pi) / qi, (hi - pi) / qi
+            lo_l, hi_l = max(lo_l, min(a, b)), min(hi_l, max(a, b))
+        if not lo_l < hi_l:
+            return math.inf, -math.inf
+        low = _exp_or_inf(lo_l)
+        high = math.inf if hi_l >= _LOG_MAX else _exp_or_inf(hi_l)
+        if self.sense.minimises_loss:
+            low = max(low, problem.cheapest()[0])
+        else:
+            low = max(low, problem.lowest_loss() * (1 + 1e-12) - self.floor)
+        return low, high
+
+    def solve(self, bound: float, rhs: float, round_integers: bool) -> Allocation:
+        """The record at ``bound`` (``rhs = bound - floor``), which the caller has checked
+        lies in the fast interval: the terms from their affine forms in ``L``."""
+        start = time.perf_counter()
+        log_rhs = float(np.log(rhs))
+        x = [float(np.exp(p + q * log_rhs)) for p, q in self._pq]
+        terms = [math.exp(c + d * log_rhs) for c, d in self._rows]
+        return self._record(bound, x, terms, round_integers, start)
+
+    def build(self, bound: float, u: list[float], x: list[float], round_integers: bool,
+              start: float) -> Allocation:
+        """The record of the general path's point ``x = exp(u)`` (``u`` possibly clipped onto
+        a bound): the terms from ``A u + b``."""
+        return self._record(bound, x, _terms(self._sparse, u), round_integers, start)
+
+    def _record(self, bound: float, x: list[float], terms: list[float], round_integers: bool,
+                start: float) -> Allocation:
+        """The record: ``terms`` are the law's, then the cost's, then the effective axes'."""
+        n_obj, n_cost = self._n_obj, self._n_cost
+        values = dict(zip(self._names, x))
+        cost_terms = terms[n_obj:n_obj + n_cost]
+        cost = sum(cost_terms)
+        known = self._template.copy()
+        known[self._bound_key] = bound
+        known["values"] = values
+        known["effective"] = ({a: values[v] for a, v in self._direct} if self._direct
+                              else dict(zip(self._axes, terms[n_obj + n_cost:])))
+        known["loss"] = self._law_floor + sum(terms[:n_obj])
+        known["cost"] = cost
+        known["shares"] = {k: t / cost for k, t in zip(self._labels, cost_terms)}
+        known["extra"] = {}
+        if round_integers:  # deferred with the certificate
+            for key in ("rounded", "rounded_loss", "rounded_cost", "rounding_note"):
+                del known[key]
+        known["seconds"] = time.perf_counter() - start
+        return Allocation._deferred(known, self._certify)
+
+    def _certify(self, record: Allocation) -> dict[str, Any]:
+        """The deferred fields of ``record``: its certificate, and its rounding if asked."""
+        state = record.__dict__
+        bound, values = state[self._bound_key], state["values"]
+        residual, duals = self.problem._kkt(self.sense, bound, values)
+        out = {"kkt_residual": residual, "duals": duals, "success": residual <= 1e-6,
+               "message": f"{self._message}; KKT residual {residual:.2g}"}
+        if "rounded" not in state:
+            out.update({"rounded": None, "rounded_loss": None, "rounded_cost": None,
+                        "rounding_note": ""})
+            out.update(round_allocation(self.problem, self.sense, bound, values))
+        return out
+
+    def frontier(self, budgets: np.ndarray) -> AllocationFrontier:
+        """Allocations at ``budgets``, all in the fast interval: one vectorised pass."""
+        budgets = budgets.copy()  # the record's own: its certificate reads them later
+        x = np.exp(self._p + self._q * np.log(budgets))
+        return AllocationFrontier._deferred(
+            {"budgets": budgets, "values": dict(zip(self._names, x))},
+            partial(frontier_certificate, self.problem, x))
+
+
+def frontier_certificate(problem: Any, x: np.ndarray, record: AllocationFrontier
+                         ) -> dict[str, Any]:
+    """The deferred fields of a closed-form :class:`AllocationFrontier` at points ``x``."""
+    budgets = record.budgets
+    loss, cost, kkt = closed_frontier(problem, x, budgets)
+    return {"loss": loss, "cost": cost, "kkt_residual": kkt,
+            "method": ("closed_form",) * budgets.size}
+
+
+def _sparse_rows(A: np.ndarray, b: np.ndarray) -> tuple[tuple[float, tuple], ...]:
+    """Rows ``b_k + sum_i A_ki u_i`` as ``(b_k, ((i, A_ki), ...))`` over the non-zero ``A_ki``."""
+    return tuple((float(bk), tuple((i, float(a)) for i, a in enumerate(row) if a != 0.0))
+                 for row, bk in zip(A.tolist(), b.tolist()))
+
+
+def _terms(rows: tuple, u: list[float]) -> list[float]:
+    """``exp`` of each sparse row at ``u``."""
+    out = []
+    for z, nz in rows:
+        for i, a in nz:
+            z += a * u[i]
+        out.append(math.exp(z))
+    return out
+
+
+def _exp_or_inf(z: float) -> float:
+    try:
+        return math.exp(z)
+    except OverflowError:
+        return math.inf

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,11 +53,11 @@ from rlscale.optimize._alloc_checks import (
     parse_bounds,
 )
 from rlscale.optimize._alloc_closed import (
-    KINDS,
     ClosedForm,
+    ClosedPlan,
     closed_form,
-    closed_frontier,
-    closed_points,
+    closed_logs,
+    frontier_certificate,
 )
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
 from rlscale.optimize._alloc_model import solve_numeric
@@ -69,6 +70,9 @@ from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Allocation", "AllocationFrontier", "AllocationProblem", "kkt_residual"]
+
+#: The methods that take a closed form where there is one.
+_CLOSED = ("auto", "closed_form")
 
 
 class AllocationProblem:
@@ -187,6 +191,7 @@ class AllocationProblem:
         self._labels = [m.label() for m in self.cost.terms]
         self._spaces: dict[str, LogSpace] = {}
         self._cheapest: tuple[float, dict[str, float]] | None = None
+        self._plans: dict[str, ClosedPlan | None] = {}
         self._reducible = law.reducible_posynomial()
 
     # -- helpers -----------------------------------------------------------
@@ -307,6 +312,14 @@ class AllocationProblem:
             return lambda values: space
         return lambda values: CountSpace(self, sense, bound, values)
 
+    def _plan(self, sense: Sense) -> ClosedPlan | None:
+        """The closed form precomputed for ``sense`` (:class:`._alloc_closed.ClosedPlan`),
+        built on first use; None without a closed form."""
+        if sense.name not in self._plans:
+            self._plans[sense.name] = (None if self.closed_form is None
+                                       else ClosedPlan(self, sense))
+        return self._plans[sense.name]
+
     def _kkt(self, sense: Sense, bound: float, values: Mapping[str, float]
              ) -> tuple[float, dict[str, float]]:
         return self._space(sense, bound)(values).kkt(values)
@@ -314,7 +327,17 @@ class AllocationProblem:
     # -- public solves --------------------------------------------------------
     def allocate(self, budget: float, round_integers: bool = True, *,
                  method: str = "auto") -> Allocation:
-        """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`)."""
+        """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`).
+
+        With a closed form and a float budget inside its fast interval (the
+        budget is valid and the optimum lies inside the bounds, see
+        :class:`._alloc_closed.ClosedPlan`) this is the whole call; the
+        record's KKT certificate is computed when first read.
+        """
+        plan = self._plans.get("allocate") or self._plan(ALLOCATE)
+        if (type(budget) is float and plan is not None and plan.low < budget < plan.high
+                and type(method) is str and method in _CLOSED):
+            return plan.solve(budget, budget, round_integers)
         if not (type(budget) is float and 0.0 < budget < math.inf):  # fast path: a float
             budget = check_scalar("budget", budget, low=0.0, low_open=True)
         self._check_budget(budget)
@@ -331,7 +354,15 @@ class AllocationProblem:
 
     def min_cost(self, target: float, round_integers: bool = True, *,
                  method: str = "auto") -> Allocation:
-        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`)."""
+        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`).
+
+        The closed form's fast path as in :meth:`allocate`, with ``target - floor``
+        in place of the budget.
+        """
+        plan = self._plans.get("min_cost") or self._plan(MIN_COST)
+        if (type(target) is float and plan is not None and type(method) is str
+                and method in _CLOSED and plan.low < target - plan.floor < plan.high):
+            return plan.solve(target, target - plan.floor, round_integers)
         target = check_scalar("target", target)
         floor = self.law.floor
         if target <= floor:
@@ -364,7 +395,8 @@ class AllocationProblem:
               progress: bool = False, *, method: str = "auto") -> list[Allocation]:
         """:meth:`allocate` for many budgets, reusing one compiled problem.
 
-        A closed form is evaluated for all budgets at once.
+        A closed form is evaluated for all budgets at once; each record defers
+        its certificate as :meth:`allocate` does.
         """
         budgets = self._budgets(budgets)
         method = check_method(method)
@@ -373,20 +405,22 @@ class AllocationProblem:
             from tqdm import tqdm
 
             it = tqdm(budgets, desc="budgets", unit="budget", file=__import__("sys").stderr)
-        pre = closed_points(self, ALLOCATE, budgets, method)
+        logs = closed_logs(self, ALLOCATE, budgets, method)
         out = []
         for i, b in enumerate(it):
             self._check_budget(float(b))
             out.append(self._solve(ALLOCATE, float(b), round_integers, method,
-                                   None if pre is None else pre[:, i]))
+                                   None if logs is None else logs[:, i]))
         return out
 
     def frontier(self, budgets: Iterable[float], *, method: str = "auto") -> AllocationFrontier:
         """Optimal loss, cost and allocation at many budgets, as arrays.
 
-        With a closed form everything is computed in one vectorised pass (no
-        :class:`Allocation` per budget, no rounding); budgets where the closed
-        form leaves the bounds, or problems without one, are solved one by one.
+        With a closed form the allocations are computed in one vectorised pass
+        (no :class:`Allocation` per budget, no rounding); the loss, cost, KKT
+        residual and method per budget are computed, vectorised too, when one of
+        them is first read.  Budgets where the closed form leaves the bounds, or
+        problems without one, are solved one by one.
 
         Examples
         --------
@@ -398,18 +432,25 @@ class AllocationProblem:
         >>> bool(np.all(f.kkt_residual < 1e-12))
         True
         """
+        plan = self._plans.get("allocate") or self._plan(ALLOCATE)
+        if (type(budgets) is np.ndarray and plan is not None and budgets.dtype == np.float64
+                and budgets.ndim == 1 and 0 < budgets.size <= 10_000 and type(method) is str
+                and method in _CLOSED and plan.low < budgets.min()
+                and budgets.max() < plan.high):
+            return plan.frontier(budgets)  # every budget valid, every optimum inside the box
         budgets = self._budgets(budgets)
         method = check_method(method)
         if budgets.size:
             self._check_budget(float(budgets.min()))
-        pre = closed_points(self, ALLOCATE, budgets, method)
-        n = budgets.size
-        if pre is not None and np.all(np.isfinite(pre[0])):
-            loss, cost, kkt = closed_frontier(self, pre, budgets)
-            return AllocationFrontier(budgets, dict(zip(self.variables, pre)), loss, cost, kkt,
-                                      ("closed_form",) * n)
+        logs = closed_logs(self, ALLOCATE, budgets, method)
+        if logs is not None and np.all(np.isfinite(logs[0])):
+            budgets = budgets.copy()
+            x = np.exp(logs)
+            return AllocationFrontier._deferred(
+                {"budgets": budgets, "values": dict(zip(self.variables, x))},
+                partial(frontier_certificate, self, x))
         allocs = [self._solve(ALLOCATE, float(b), False, method,
-                              None if pre is None else pre[:, i])
+                              None if logs is None else logs[:, i])
                   for i, b in enumerate(budgets)]
         return AllocationFrontier(
             budgets, {v: np.array([a.values[v] for a in allocs]) for v in self.variables},
@@ -417,19 +458,27 @@ class AllocationProblem:
             np.array([a.kkt_residual for a in allocs]), tuple(a.method for a in allocs))
 
     def _solve(self, sense: Sense, bound: float, round_integers: bool, method: str,
-               point: np.ndarray | None = None) -> Allocation:
+               logs: np.ndarray | None = None) -> Allocation:
+        """One solve; ``logs`` is the closed form's ``log x`` when the caller has it.
+
+        A closed form in its fast interval takes :meth:`ClosedPlan.solve`, the path of a
+        float budget, so every path gives the same digits; elsewhere the closed form's
+        point comes from :func:`closed_logs` (clipped onto a bound it touches).
+        """
         start = time.perf_counter()
-        if point is None and method in ("auto", "closed_form"):
-            pts = closed_points(self, sense, np.array([bound]), method)
-            point = None if pts is None else pts[:, 0]
-        if point is not None and np.all(np.isfinite(point)):
-            values = {v: float(x) for v, x in zip(self.variables, point)}
-            kind = self.closed_form.kind
-            status, used, solver = "optimal", "closed_form", f"closed form ({kind})"
-            message = f"closed form: {KINDS[kind]}"
-        else:
-            values, status, used, message = solve_numeric(self, sense, bound, method)
-            solver = "CLARABEL " + used
+        if method in _CLOSED and (plan := self._plan(sense)) is not None:
+            rhs = bound - plan.floor
+            if plan.low < rhs < plan.high:
+                return plan.solve(bound, rhs, round_integers)
+            if logs is None:
+                logs = closed_logs(self, sense, np.array([bound]), method)[:, 0]
+            if np.all(np.isfinite(logs)):
+                return plan.build(bound, logs.tolist(), np.exp(logs).tolist(),
+                                  round_integers, start)
+        elif method == "closed_form":
+            closed_logs(self, sense, np.array([bound]), method)  # raises: no closed form
+        values, status, used, message = solve_numeric(self, sense, bound, method)
+        solver = "CLARABEL " + used
         residual, duals = self._kkt(sense, bound, values)
         loss, cost, effective, shares = summarise(self, values)
         if used == "gp" and sense.minimises_loss and cost < bound * (1 - 1e-6) and any(
