@@ -43,6 +43,7 @@ import sys
 import time
 from dataclasses import dataclass
 from functools import partial
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,8 @@ __all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier"
 _LOG_RANGE = (-708.0, 709.0)
 #: The largest ``log`` of a finite float.
 _LOG_MAX = math.log(sys.float_info.max)
+#: The fields of an integer rounding (deferred with the certificate when asked for).
+_ROUNDING = ("rounded", "rounded_loss", "rounded_cost", "rounding_note")
 
 
 #: Each closed form in words, with its source.
@@ -340,12 +343,17 @@ class ClosedPlan:
         self._law_floor = problem.law.floor
         self._names, self._axes = tuple(problem.variables), tuple(problem.law.axes)
         mats = [problem._matrix(problem.objective), problem._matrix(problem.cost)]
-        self._n_obj, self._n_cost = len(mats[0][1]), len(mats[1][1])
+        n_obj, n_cost = len(mats[0][1]), len(mats[1][1])
+        self._obj_slice, self._cost_slice = slice(0, n_obj), slice(n_obj, n_obj + n_cost)
+        self._eff_slice = slice(n_obj + n_cost, None)
         eff = effective_matrix(problem)
-        # An axis that is a decision variable itself (no substitution) is read off the values.
-        direct = [(a, self._names[int(np.argmax(row))]) for a, row, c in zip(self._axes, *eff)
+        # Axes that are decision variables themselves (no substitution) are read off the values.
+        direct = [int(np.argmax(row)) for row, c in zip(*eff)
                   if c == 0.0 and np.count_nonzero(row) == 1 and row.max() == 1.0]
-        self._direct = tuple(direct) if len(direct) == len(self._axes) else None
+        #: ``x -> the effective axes`` when every axis is a decision variable, else None (the
+        #: spare index keeps the result a tuple for one axis; ``zip`` with the axes drops it).
+        self._direct = (itemgetter(*direct, 0) if len(direct) == len(self._axes)
+                        else None)
         if self._direct is None:
             mats.append(eff)
         A, b = np.vstack([m[0] for m in mats]), np.concatenate([m[1] for m in mats])
@@ -353,10 +361,8 @@ class ClosedPlan:
         self._sparse = _sparse_rows(A, b)
         self._labels = tuple(problem._labels)
         self._message = f"closed form: {KINDS[cf.kind]}"
-        self._template = {
-            "status": "optimal", "rounded": None, "rounded_loss": None, "rounded_cost": None,
-            "rounding_note": "", "solver": f"closed form ({cf.kind})", "method": "closed_form",
-            "budget": None, "target": None}
+        self._solver = f"closed form ({cf.kind})"
+        self._minimises = sense.minimises_loss
         self._bound_key = "budget" if sense.minimises_loss else "target"
         self.low, self.high = self._fast_interval(problem, p, q)
 
@@ -400,25 +406,29 @@ class ClosedPlan:
 
     def _record(self, bound: float, x: list[float], terms: list[float], round_integers: bool,
                 start: float) -> Allocation:
-        """The record: ``terms`` are the law's, then the cost's, then the effective axes'."""
-        n_obj, n_cost = self._n_obj, self._n_cost
-        values = dict(zip(self._names, x))
-        cost_terms = terms[n_obj:n_obj + n_cost]
+        """The record: ``terms`` are the law's, then the cost's, then the effective axes'.
+
+        The per-call hot path: no comprehension frames, one dict handed to the record.
+        """
+        cost_terms = terms[self._cost_slice]
         cost = sum(cost_terms)
-        known = self._template.copy()
-        known[self._bound_key] = bound
-        known["values"] = values
-        known["effective"] = ({a: values[v] for a, v in self._direct} if self._direct
-                              else dict(zip(self._axes, terms[n_obj + n_cost:])))
-        known["loss"] = self._law_floor + sum(terms[:n_obj])
-        known["cost"] = cost
-        known["shares"] = {k: t / cost for k, t in zip(self._labels, cost_terms)}
-        known["extra"] = {}
+        state = {"values": dict(zip(self._names, x)),
+                 "effective": dict(zip(self._axes, terms[self._eff_slice] if self._direct is None
+                                       else self._direct(x))),
+                 "loss": self._law_floor + sum(terms[self._obj_slice]), "cost": cost,
+                 "budget": bound if self._minimises else None,
+                 "target": None if self._minimises else bound,
+                 # one cost term: its share is t / t = 1.0 exactly
+                 "shares": ({self._labels[0]: 1.0} if len(cost_terms) == 1
+                            else dict(zip(self._labels, map(cost.__rtruediv__, cost_terms)))),
+                 "status": "optimal", "rounded": None, "rounded_loss": None,
+                 "rounded_cost": None, "rounding_note": "", "solver": self._solver,
+                 "seconds": 0.0, "extra": {}, "method": "closed_form"}
         if round_integers:  # deferred with the certificate
-            for key in ("rounded", "rounded_loss", "rounded_cost", "rounding_note"):
-                del known[key]
-        known["seconds"] = time.perf_counter() - start
-        return Allocation._deferred(known, self._certify)
+            for key in _ROUNDING:
+                del state[key]
+        state["seconds"] = time.perf_counter() - start
+        return Allocation._deferred(state, self._certify)
 
     def _certify(self, record: Allocation) -> dict[str, Any]:
         """The deferred fields of ``record``: its certificate, and its rounding if asked."""
@@ -428,15 +438,16 @@ class ClosedPlan:
         out = {"kkt_residual": residual, "duals": duals, "success": residual <= 1e-6,
                "message": f"{self._message}; KKT residual {residual:.2g}"}
         if "rounded" not in state:
-            out.update({"rounded": None, "rounded_loss": None, "rounded_cost": None,
-                        "rounding_note": ""})
+            out.update(dict.fromkeys(_ROUNDING), rounding_note="")
             out.update(round_allocation(self.problem, self.sense, bound, values))
         return out
 
     def frontier(self, budgets: np.ndarray) -> AllocationFrontier:
         """Allocations at ``budgets``, all in the fast interval: one vectorised pass."""
         budgets = budgets.copy()  # the record's own: its certificate reads them later
-        x = np.exp(self._p + self._q * np.log(budgets))
+        x = self._q * np.log(budgets)  # p + q L as in :meth:`ClosedForm.log_values`, in place
+        x += self._p
+        np.exp(x, out=x)
         return AllocationFrontier._deferred(
             {"budgets": budgets, "values": dict(zip(self._names, x))},
             partial(frontier_certificate, self.problem, x))

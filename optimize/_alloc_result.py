@@ -35,10 +35,11 @@ class _Deferred:
 
     @classmethod
     def _deferred(cls, known: dict[str, Any], pending: Callable[[Any], dict[str, Any]]) -> Any:
-        """A record with the ``known`` fields set and the others computed by ``pending``."""
+        """A record with the ``known`` fields (the dict is taken over, not copied) and the
+        others computed by ``pending``."""
+        known["_pending"] = pending
         obj = object.__new__(cls)
-        obj.__dict__.update(known)
-        obj.__dict__["_pending"] = pending
+        object.__setattr__(obj, "__dict__", known)  # ``known`` becomes the instance's own
         return obj
 
     def __getattr__(self, name: str) -> Any:

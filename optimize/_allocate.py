@@ -73,6 +73,8 @@ __all__ = ["Allocation", "AllocationFrontier", "AllocationProblem", "kkt_residua
 
 #: The methods that take a closed form where there is one.
 _CLOSED = ("auto", "closed_form")
+#: The dtype of a native float64 array (``dtype is`` is the cheap test).
+_FLOAT64 = np.dtype(np.float64)
 
 
 class AllocationProblem:
@@ -433,10 +435,10 @@ class AllocationProblem:
         True
         """
         plan = self._plans.get("allocate") or self._plan(ALLOCATE)
-        if (type(budgets) is np.ndarray and plan is not None and budgets.dtype == np.float64
+        if (type(budgets) is np.ndarray and plan is not None and budgets.dtype is _FLOAT64
                 and budgets.ndim == 1 and 0 < budgets.size <= 10_000 and type(method) is str
-                and method in _CLOSED and plan.low < budgets.min()
-                and budgets.max() < plan.high):
+                and method in _CLOSED and plan.low < np.minimum.reduce(budgets)
+                and np.maximum.reduce(budgets) < plan.high):
             return plan.frontier(budgets)  # every budget valid, every optimum inside the box
         budgets = self._budgets(budgets)
         method = check_method(method)
