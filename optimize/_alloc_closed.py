@@ -58,6 +58,7 @@ __all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier"
 _LOG_RANGE = (-708.0, 709.0)
 #: The largest ``log`` of a finite float.
 _LOG_MAX = math.log(sys.float_info.max)
+_new, _set = object.__new__, object.__setattr__
 #: The fields of an integer rounding (deferred with the certificate when asked for).
 _ROUNDING = ("rounded", "rounded_loss", "rounded_cost", "rounding_note")
 
@@ -428,7 +429,10 @@ class ClosedPlan:
             for key in _ROUNDING:
                 del state[key]
         state["seconds"] = time.perf_counter() - start
-        return Allocation._deferred(state, self._certify)
+        state["_pending"] = self._certify  # Allocation._deferred, inlined: the hot path
+        record = _new(Allocation)
+        _set(record, "__dict__", state)
+        return record
 
     def _certify(self, record: Allocation) -> dict[str, Any]:
         """The deferred fields of ``record``: its certificate, and its rounding if asked."""
