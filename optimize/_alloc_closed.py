@@ -337,8 +337,9 @@ class ClosedPlan:
         cf = problem.closed_form
         self.problem, self.sense = problem, sense
         p, q = cf.affine(sense)
-        self._pq = tuple(zip(p.tolist(), q.tolist()))
-        self._p, self._q = p[:, None], q[:, None]
+        self._p_col, self._q_col = p[:, None], q[:, None]
+        #: ``L -> x``: numpy's exp, whose digits the vectorised frontier shares.
+        self._values_at = _affine_exp(p.tolist(), q.tolist(), np.exp)
         #: Subtracted from the bound to give ``rhs``: 0 for a budget, the floor for a target.
         self.floor = 0.0 if sense.minimises_loss else problem.law.floor
         self._law_floor = problem.law.floor
@@ -358,13 +359,19 @@ class ClosedPlan:
         if self._direct is None:
             mats.append(eff)
         A, b = np.vstack([m[0] for m in mats]), np.concatenate([m[1] for m in mats])
-        self._rows = tuple(zip((A @ p + b).tolist(), (A @ q).tolist()))
+        #: ``L -> the terms`` (law's, cost's, effective axes'): math.exp, no digits to share.
+        self._terms_at = _affine_exp((A @ p + b).tolist(), (A @ q).tolist(), math.exp)
         self._sparse = _sparse_rows(A, b)
         self._labels = tuple(problem._labels)
         self._message = f"closed form: {KINDS[cf.kind]}"
-        self._solver = f"closed form ({cf.kind})"
-        self._minimises = sense.minimises_loss
         self._bound_key = "budget" if sense.minimises_loss else "target"
+        #: Every field of a record in order, with the values all records share.
+        self._template = {
+            "values": None, "effective": None, "loss": None, "cost": None, "budget": None,
+            "target": None, "shares": None, "status": "optimal", "rounded": None,
+            "rounded_loss": None, "rounded_cost": None, "rounding_note": "",
+            "solver": f"closed form ({cf.kind})", "seconds": 0.0, "extra": None,
+            "method": "closed_form"}
         self.low, self.high = self._fast_interval(problem, p, q)
 
     def _fast_interval(self, problem: Any, p: np.ndarray, q: np.ndarray
@@ -395,9 +402,8 @@ class ClosedPlan:
         lies in the fast interval: the terms from their affine forms in ``L``."""
         start = time.perf_counter()
         log_rhs = float(np.log(rhs))
-        x = [float(np.exp(p + q * log_rhs)) for p, q in self._pq]
-        terms = [math.exp(c + d * log_rhs) for c, d in self._rows]
-        return self._record(bound, x, terms, round_integers, start)
+        return self._record(bound, self._values_at(log_rhs), self._terms_at(log_rhs),
+                            round_integers, start)
 
     def build(self, bound: float, u: list[float], x: list[float], round_integers: bool,
               start: float) -> Allocation:
@@ -413,23 +419,22 @@ class ClosedPlan:
         """
         cost_terms = terms[self._cost_slice]
         cost = sum(cost_terms)
-        state = {"values": dict(zip(self._names, x)),
-                 "effective": dict(zip(self._axes, terms[self._eff_slice] if self._direct is None
-                                       else self._direct(x))),
-                 "loss": self._law_floor + sum(terms[self._obj_slice]), "cost": cost,
-                 "budget": bound if self._minimises else None,
-                 "target": None if self._minimises else bound,
-                 # one cost term: its share is t / t = 1.0 exactly
-                 "shares": ({self._labels[0]: 1.0} if len(cost_terms) == 1
-                            else dict(zip(self._labels, map(cost.__rtruediv__, cost_terms)))),
-                 "status": "optimal", "rounded": None, "rounded_loss": None,
-                 "rounded_cost": None, "rounding_note": "", "solver": self._solver,
-                 "seconds": 0.0, "extra": {}, "method": "closed_form"}
+        state = self._template.copy()  # a copy is cheaper than a 17-key literal
+        state["values"] = dict(zip(self._names, x))
+        state["effective"] = dict(zip(self._axes, terms[self._eff_slice] if self._direct is None
+                                      else self._direct(x)))
+        state["loss"] = self._law_floor + sum(terms[self._obj_slice])
+        state["cost"] = cost
+        state[self._bound_key] = bound
+        # one cost term: its share is t / t = 1.0 exactly
+        state["shares"] = ({self._labels[0]: 1.0} if len(cost_terms) == 1
+                           else dict(zip(self._labels, map(cost.__rtruediv__, cost_terms))))
+        state["extra"] = {}
         if round_integers:  # deferred with the certificate
             for key in _ROUNDING:
                 del state[key]
-        state["seconds"] = time.perf_counter() - start
         state["_pending"] = self._certify  # Allocation._deferred, inlined: the hot path
+        state["seconds"] = time.perf_counter() - start
         record = _new(Allocation)
         _set(record, "__dict__", state)
         return record
@@ -449,8 +454,8 @@ class ClosedPlan:
     def frontier(self, budgets: np.ndarray) -> AllocationFrontier:
         """Allocations at ``budgets``, all in the fast interval: one vectorised pass."""
         budgets = budgets.copy()  # the record's own: its certificate reads them later
-        x = self._q * np.log(budgets)  # p + q L as in :meth:`ClosedForm.log_values`, in place
-        x += self._p
+        x = self._q_col * np.log(budgets)  # p + q L as in ClosedForm.log_values, in place
+        x += self._p_col
         np.exp(x, out=x)
         return AllocationFrontier._deferred(
             {"budgets": budgets, "values": dict(zip(self._names, x))},
@@ -464,6 +469,27 @@ def frontier_certificate(problem: Any, x: np.ndarray, record: AllocationFrontier
     loss, cost, kkt = closed_frontier(problem, x, budgets)
     return {"loss": loss, "cost": cost, "kkt_residual": kkt,
             "method": ("closed_form",) * budgets.size}
+
+
+def _affine_exp(c: list[float], d: list[float], exp: Any) -> Any:
+    """``L -> [float(exp(c_i + d_i L)) for each i]``, unrolled up to three terms.
+
+    The per-call hot path: for the handful of variables and terms of a closed form
+    a loop's set-up costs as much as the arithmetic.  ``float`` turns numpy's
+    scalars into Python floats (and leaves ``math.exp``'s as they are).
+    """
+    if len(c) == 1:
+        (c0,), (d0,) = c, d
+        return lambda L: [float(exp(c0 + d0 * L))]
+    if len(c) == 2:
+        (c0, c1), (d0, d1) = c, d
+        return lambda L: [float(exp(c0 + d0 * L)), float(exp(c1 + d1 * L))]
+    if len(c) == 3:
+        (c0, c1, c2), (d0, d1, d2) = c, d
+        return lambda L: [float(exp(c0 + d0 * L)), float(exp(c1 + d1 * L)),
+                          float(exp(c2 + d2 * L))]
+    pairs = tuple(zip(c, d))
+    return lambda L: [float(exp(ci + di * L)) for ci, di in pairs]
 
 
 def _sparse_rows(A: np.ndarray, b: np.ndarray) -> tuple[tuple[float, tuple], ...]:

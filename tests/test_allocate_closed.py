@@ -388,3 +388,29 @@ def test_a_closed_form_frontier_defers_loss_cost_and_certificate() -> None:
     assert calls == [0]
     assert g.method == ("closed_form", "closed_form") and calls == [1]
     assert np.all(g.kkt_residual <= 1e-12)
+
+
+@pytest.mark.parametrize("axes", [["N"], ["N", "D", "K", "T"]])
+def test_one_and_four_variables_by_their_optimality_conditions(axes) -> None:
+    # Power laws under k prod x_i^g_i = B: alpha_i l_i / g_i is the same for every term
+    # (stationarity in log x) and the budget is spent; one axis: x = (B / k)^(1 / g).
+    alpha = dict(zip(axes, (0.4, 0.3, 0.55, 0.2)))
+    coef = dict(zip(axes, (3.0, 50.0, 7.0, 0.5)))
+    gam = dict(zip(axes, (1.5, 1.0, 0.5, 2.0)))
+    law = AdditiveLaw(0.5, coef, alpha)
+    prob = AllocationProblem(law, "2*" + "*".join(f"{a}**{gam[a]!r}" for a in axes))
+    for budget in (1e3, 1e12):
+        a = prob.allocate(budget, round_integers=False)
+        x = a.values
+        assert a.method == "closed_form" and list(a.effective) == axes
+        assert 2 * math.prod(x[v] ** gam[v] for v in axes) == pytest.approx(budget, rel=1e-13)
+        terms = {v: coef[v] * x[v] ** -alpha[v] for v in axes}
+        marg = [alpha[v] * terms[v] / gam[v] for v in axes]
+        assert marg == pytest.approx([marg[0]] * len(axes), rel=1e-12)
+        assert a.loss == pytest.approx(0.5 + sum(terms.values()), rel=1e-14)
+        assert a.effective == x and a.shares == {prob._labels[0]: 1.0}
+        if len(axes) == 1:
+            assert x["N"] == pytest.approx((budget / 2) ** (1 / 1.5), rel=1e-14)
+        b = prob.min_cost(a.loss, round_integers=False)
+        assert b.cost == pytest.approx(budget, rel=1e-12) and b.kkt_residual <= 1e-12
+        assert a.kkt_residual <= 1e-12 and a.success
