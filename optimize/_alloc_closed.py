@@ -385,6 +385,8 @@ class ClosedPlan:
                     return math.inf, -math.inf
                 continue
             lo, hi = max(lo, _LOG_RANGE[0]) + 1e-9, min(hi, _LOG_RANGE[1]) - 1e-9
+            if not lo < hi:  # a box narrower than the margins
+                return math.inf, -math.inf
             a, b = (lo - pi) / qi, (hi - pi) / qi
             lo_l, hi_l = max(lo_l, min(a, b)), min(hi_l, max(a, b))
         if not lo_l < hi_l:
@@ -457,9 +459,10 @@ class ClosedPlan:
         x = self._q_col * np.log(budgets)  # p + q L as in ClosedForm.log_values, in place
         x += self._p_col
         np.exp(x, out=x)
-        return AllocationFrontier._deferred(
-            {"budgets": budgets, "values": dict(zip(self._names, x))},
-            partial(frontier_certificate, self.problem, x))
+        record = _new(AllocationFrontier)  # AllocationFrontier._deferred, inlined
+        _set(record, "__dict__", {"budgets": budgets, "values": dict(zip(self._names, x)),
+                                  "_pending": partial(frontier_certificate, self.problem, x)})
+        return record
 
 
 def frontier_certificate(problem: Any, x: np.ndarray, record: AllocationFrontier

@@ -177,7 +177,9 @@ def test_pooled_levels_are_exactly_one_on_the_fast_path() -> None:
     # The pooled level (s = 4 + 1, c = 5 + 2): n_i = sqrt(s_i / c_i) B / sum sqrt(s_j c_j);
     # the interval starts where E = sqrt(9/50) B / total reaches e^-708 (t = k = 1 throughout).
     total = math.sqrt(9 * 50) + math.sqrt(5 * 7)
-    assert plan.low == pytest.approx(math.exp(-708) * total / math.sqrt(9 / 50), rel=1e-8)
+    # (with the interval's margin of 1e-9 in log x)
+    assert plan.low == pytest.approx(math.exp(-708 + 1e-9) * total / math.sqrt(9 / 50),
+                                     rel=1e-12)
     assert plan.high == math.inf
     for budget in (1e3, 1e9):
         a = prob.allocate(budget, round_integers=False)
@@ -234,6 +236,9 @@ def test_budgets_at_the_edges_of_the_fast_interval() -> None:
     f = prob.frontier(np.array([plan.high * 0.5, edge * (1 - 1e-13), edge * 2]))
     assert f.method == ("closed_form", "closed_form", "gp")
     assert f.values["N"][1] == margin.values["N"]
+    # A box narrower than the margins: no fast interval, the general path clips onto it.
+    pinned = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (2.1e10, 2.1e10 * (1 + 1e-10))})
+    assert pinned._plan(ALLOCATE).low == math.inf
     # Lower bounds: below the larger of B = 6 (10 / G)^((a+b)/b) (where N reaches 10) and
     # 6 (100 G)^((a+b)/a) (where D reaches 100) the closed form leaves the box and the GP
     # solves; below the cheapest allocation, 6 * 10 * 100, nothing does.
