@@ -58,7 +58,8 @@ __all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier"
 _LOG_RANGE = (-708.0, 709.0)
 #: The largest ``log`` of a finite float.
 _LOG_MAX = math.log(sys.float_info.max)
-_new, _set = object.__new__, object.__setattr__
+# Bound once: the per-call hot path looks nothing up.
+_new, _set, _clock, _np_log = object.__new__, object.__setattr__, time.perf_counter, np.log
 #: The fields of an integer rounding (deferred with the certificate when asked for).
 _ROUNDING = ("rounded", "rounded_loss", "rounded_cost", "rounding_note")
 
@@ -402,8 +403,8 @@ class ClosedPlan:
     def solve(self, bound: float, rhs: float, round_integers: bool) -> Allocation:
         """The record at ``bound`` (``rhs = bound - floor``), which the caller has checked
         lies in the fast interval: the terms from their affine forms in ``L``."""
-        start = time.perf_counter()
-        log_rhs = float(np.log(rhs))
+        start = _clock()
+        log_rhs = float(_np_log(rhs))
         return self._record(bound, self._values_at(log_rhs), self._terms_at(log_rhs),
                             round_integers, start)
 
@@ -436,7 +437,7 @@ class ClosedPlan:
             for key in _ROUNDING:
                 del state[key]
         state["_pending"] = self._certify  # Allocation._deferred, inlined: the hot path
-        state["seconds"] = time.perf_counter() - start
+        state["seconds"] = _clock() - start
         record = _new(Allocation)
         _set(record, "__dict__", state)
         return record

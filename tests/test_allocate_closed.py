@@ -238,7 +238,8 @@ def test_budgets_at_the_edges_of_the_fast_interval() -> None:
     assert f.values["N"][1] == margin.values["N"]
     # A box narrower than the margins: no fast interval, the general path clips onto it.
     pinned = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (2.1e10, 2.1e10 * (1 + 1e-10))})
-    assert pinned._plan(ALLOCATE).low == math.inf
+    assert (pinned._plan(ALLOCATE).low, pinned._plan(ALLOCATE).high) == (math.inf, -math.inf)
+    assert pinned.allocate(1e24, round_integers=False).values["N"] == pytest.approx(2.1e10)
     # Lower bounds: below the larger of B = 6 (10 / G)^((a+b)/b) (where N reaches 10) and
     # 6 (100 G)^((a+b)/a) (where D reaches 100) the closed form leaves the box and the GP
     # solves; below the cheapest allocation, 6 * 10 * 100, nothing does.
