@@ -240,6 +240,11 @@ def test_budgets_at_the_edges_of_the_fast_interval() -> None:
     pinned = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (2.1e10, 2.1e10 * (1 + 1e-10))})
     assert (pinned._plan(ALLOCATE).low, pinned._plan(ALLOCATE).high) == (math.inf, -math.inf)
     assert pinned.allocate(1e24, round_integers=False).values["N"] == pytest.approx(2.1e10)
+    # Bounds no budget satisfies together (N >= 1e10 needs B above 1.2e22, D <= 1e9 below
+    # 2.2e17): an empty interval, so every budget goes to the general path (here the GP).
+    apart = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (1e10, None), "D": (None, 1e9)})
+    assert (apart._plan(ALLOCATE).low, apart._plan(ALLOCATE).high) == (math.inf, -math.inf)
+    assert apart.allocate(1e20, round_integers=False).method == "gp"
     # Lower bounds: below the larger of B = 6 (10 / G)^((a+b)/b) (where N reaches 10) and
     # 6 (100 G)^((a+b)/a) (where D reaches 100) the closed form leaves the box and the GP
     # solves; below the cheapest allocation, 6 * 10 * 100, nothing does.
