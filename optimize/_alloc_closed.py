@@ -56,12 +56,10 @@ __all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier"
 
 #: ``log x`` outside this range is refused (``exp`` would leave the float range).
 _LOG_RANGE = (-708.0, 709.0)
-#: The largest ``log`` of a finite float.
-_LOG_MAX = math.log(sys.float_info.max)
+_LOG_MAX = math.log(sys.float_info.max)  # the largest log of a finite float
 # Bound once: the per-call hot path looks nothing up.
 _new, _set, _clock, _np_log = object.__new__, object.__setattr__, time.perf_counter, np.log
-#: The fields of an integer rounding (deferred with the certificate when asked for).
-_ROUNDING = ("rounded", "rounded_loss", "rounded_cost", "rounding_note")
+_ROUNDING = ("rounded", "rounded_loss", "rounded_cost", "rounding_note")  # deferred if asked
 
 
 #: Each closed form in words, with its source.
@@ -310,28 +308,21 @@ def _softmax_grad(z: np.ndarray, A: np.ndarray) -> np.ndarray:
 class ClosedPlan:
     """A problem's closed form in one sense, reduced to numbers for calls of microseconds.
 
-    Built once per problem and sense (``AllocationProblem._plan``).  Every closed
-    form is affine in logs (:meth:`ClosedForm.affine`): ``log x = p + q L`` with
-    ``L = log rhs``, ``rhs`` the budget or the target minus the floor.  So are the
-    logs of the law's terms, of the cost's terms and of the effective axes,
-    ``A log x + b`` (:meth:`AllocationProblem._matrix`): ``(A p + b) + (A q) L``.
+    Built once per problem and sense (``AllocationProblem._plan``).  Every closed form is
+    affine in logs (:meth:`ClosedForm.affine`): ``log x = p + q L``, ``L = log rhs``, ``rhs``
+    the budget or target minus floor; so are the logs of the law's and cost's terms and of
+    the effective axes, ``A log x + b = (A p + b) + (A q) L``.
 
-    **The fast interval** ``low < rhs < high``.  Each condition the general path
-    checks bounds ``L`` on one side, so together they leave an interval of ``L``:
-    ``log x`` within the box bounds and the float range ``[-708, 709]`` shrunk
-    by 1e-9 (far above the rounding of ``p + q L``), and for a budget at least
-    the cost of the cheapest allocation, for a target above the lowest loss the
-    bounds allow.  Within it no further check is needed and nothing is clipped
-    (:meth:`solve`); NaN, infinities, non-positive values and everything near an
-    edge fail the comparison and take the general path (:func:`closed_logs`),
-    which raises or clips as it always did, then :meth:`build`.  The values are
-    ``numpy.exp`` of the same ``p + q L`` on every path (numpy's ``exp`` and
-    ``log`` give the same digits for a scalar as inside an array), so a single
-    call, a sweep and a frontier agree to the last bit.
-
-    The record's certificate -- KKT residual, multipliers, ``success``,
-    ``message`` -- and its integer rounding are deferred to first read
-    (:class:`._alloc_result._Deferred`).
+    **The fast interval** ``low < rhs < high``: each check of the general path bounds ``L``
+    on one side -- ``log x`` inside the box and the float range ``[-708, 709]`` shrunk by
+    1e-9 (far above the rounding of ``p + q L``), a budget above the cheapest allocation, a
+    target above the lowest loss the bounds allow -- so together they leave an interval.
+    Inside it nothing else is checked or clipped (:meth:`solve`); NaN, infinities, values
+    <= 0 and the edges take the general path (:func:`closed_logs`, then :meth:`build`),
+    which raises or clips as before.  Values are ``numpy.exp`` of the same ``p + q L`` on
+    every path (numpy gives a scalar the digits it gives inside an array), so a call, a
+    sweep and a frontier agree to the last bit.  The certificate and the integer rounding
+    are deferred to first read (:class:`._alloc_result._Deferred`).
     """
 
     def __init__(self, problem: Any, sense: Sense) -> None:
@@ -416,10 +407,7 @@ class ClosedPlan:
 
     def _record(self, bound: float, x: list[float], terms: list[float], round_integers: bool,
                 start: float) -> Allocation:
-        """The record: ``terms`` are the law's, then the cost's, then the effective axes'.
-
-        The per-call hot path: no comprehension frames, one dict handed to the record.
-        """
+        """The record (``terms``: the law's, the cost's, the effective axes'); the hot path."""
         cost_terms = terms[self._cost_slice]
         cost = sum(cost_terms)
         state = self._template.copy()  # a copy is cheaper than a 17-key literal
@@ -469,19 +457,14 @@ class ClosedPlan:
 def frontier_certificate(problem: Any, x: np.ndarray, record: AllocationFrontier
                          ) -> dict[str, Any]:
     """The deferred fields of a closed-form :class:`AllocationFrontier` at points ``x``."""
-    budgets = record.budgets
-    loss, cost, kkt = closed_frontier(problem, x, budgets)
+    loss, cost, kkt = closed_frontier(problem, x, record.budgets)
     return {"loss": loss, "cost": cost, "kkt_residual": kkt,
-            "method": ("closed_form",) * budgets.size}
+            "method": ("closed_form",) * record.budgets.size}
 
 
 def _affine_exp(c: list[float], d: list[float], exp: Any) -> Any:
-    """``L -> [float(exp(c_i + d_i L)) for each i]``, unrolled up to three terms.
-
-    The per-call hot path: for the handful of variables and terms of a closed form
-    a loop's set-up costs as much as the arithmetic.  ``float`` turns numpy's
-    scalars into Python floats (and leaves ``math.exp``'s as they are).
-    """
+    """``L -> [float(exp(c_i + d_i L)) for each i]``, unrolled up to three terms (for so few,
+    a loop's set-up costs as much as the arithmetic); ``float`` unwraps numpy's scalars."""
     if len(c) == 1:
         (c0,), (d0,) = c, d
         return lambda L: [float(exp(c0 + d0 * L))]
@@ -512,7 +495,7 @@ def _terms(rows: tuple, u: list[float]) -> list[float]:
     return out
 
 
-def _exp_or_inf(z: float) -> float:
+def _exp_or_inf(z: float) -> float:  # the bound of an interval: overflow is "no bound"
     try:
         return math.exp(z)
     except OverflowError:

@@ -33,7 +33,8 @@ How a problem is solved (``method=``):
     the tests check that both agree to 1e-12 on random instances.
 
 Every :class:`Allocation` carries its KKT residual (:func:`kkt_residual`),
-computed from the point alone in the same coordinates whatever solved it.
+computed from the point alone in the same coordinates whatever solved it (for
+a closed form when first read: :class:`._alloc_closed.ClosedPlan`).
 """
 
 from __future__ import annotations
@@ -331,11 +332,8 @@ class AllocationProblem:
                  method: str = "auto") -> Allocation:
         """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`).
 
-        With a closed form and a float budget inside its fast interval (the
-        budget is valid and the optimum lies inside the bounds, see
-        :class:`._alloc_closed.ClosedPlan`) this is the whole call; the
-        record's KKT certificate is computed when first read.
-        """
+        A float budget in a closed form's fast interval needs no other check
+        (:class:`._alloc_closed.ClosedPlan`)."""
         plan = self._plans.get("allocate") or self._plan(ALLOCATE)
         if (type(budget) is float and plan is not None and plan.low < budget < plan.high
                 and type(method) is str and method in _CLOSED):
@@ -356,11 +354,8 @@ class AllocationProblem:
 
     def min_cost(self, target: float, round_integers: bool = True, *,
                  method: str = "auto") -> Allocation:
-        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`).
-
-        The closed form's fast path as in :meth:`allocate`, with ``target - floor``
-        in place of the budget.
-        """
+        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`);
+        the fast path of :meth:`allocate` with ``target - floor`` for the budget."""
         plan = self._plans.get("min_cost") or self._plan(MIN_COST)
         if (type(target) is float and plan is not None and type(method) is str
                 and method in _CLOSED and plan.low < target - plan.floor < plan.high):
@@ -395,11 +390,8 @@ class AllocationProblem:
 
     def sweep(self, budgets: Iterable[float], round_integers: bool = True,
               progress: bool = False, *, method: str = "auto") -> list[Allocation]:
-        """:meth:`allocate` for many budgets, reusing one compiled problem.
-
-        A closed form is evaluated for all budgets at once; each record defers
-        its certificate as :meth:`allocate` does.
-        """
+        """:meth:`allocate` for many budgets, reusing one compiled problem (a closed form is
+        evaluated for all budgets at once)."""
         budgets = self._budgets(budgets)
         method = check_method(method)
         it: Iterable[float] = budgets
@@ -418,11 +410,10 @@ class AllocationProblem:
     def frontier(self, budgets: Iterable[float], *, method: str = "auto") -> AllocationFrontier:
         """Optimal loss, cost and allocation at many budgets, as arrays.
 
-        With a closed form the allocations are computed in one vectorised pass
-        (no :class:`Allocation` per budget, no rounding); the loss, cost, KKT
-        residual and method per budget are computed, vectorised too, when one of
-        them is first read.  Budgets where the closed form leaves the bounds, or
-        problems without one, are solved one by one.
+        A closed form computes the allocations in one vectorised pass, and the
+        loss, cost, KKT residual and method when one of them is first read.
+        Budgets where it leaves the bounds, or problems without one, are solved
+        one by one.
 
         Examples
         --------
@@ -435,8 +426,8 @@ class AllocationProblem:
         True
         """
         plan = self._plans.get("allocate") or self._plan(ALLOCATE)
-        # The smallest and largest budget by argmin/argmax (a third of a reduction's cost;
-        # NaN is both, and fails both comparisons).
+        # Smallest and largest budget by argmin/argmax, a third of a reduction's cost (NaN is
+        # both, and fails both comparisons).
         if (type(budgets) is np.ndarray and plan is not None and budgets.dtype is _FLOAT64
                 and budgets.ndim == 1 and 0 < budgets.size <= 10_000 and type(method) is str
                 and method in _CLOSED and plan.low < budgets.item(budgets.argmin())
@@ -463,12 +454,8 @@ class AllocationProblem:
 
     def _solve(self, sense: Sense, bound: float, round_integers: bool, method: str,
                logs: np.ndarray | None = None) -> Allocation:
-        """One solve; ``logs`` is the closed form's ``log x`` when the caller has it.
-
-        A closed form in its fast interval takes :meth:`ClosedPlan.solve`, the path of a
-        float budget, so every path gives the same digits; elsewhere the closed form's
-        point comes from :func:`closed_logs` (clipped onto a bound it touches).
-        """
+        """One solve (``logs``: the closed form's ``log x`` when the caller has it).  In the
+        fast interval the path of a float budget, so every path gives the same digits."""
         start = time.perf_counter()
         if method in _CLOSED and (plan := self._plan(sense)) is not None:
             rhs = bound - plan.floor
