@@ -2,11 +2,16 @@
 
 Rows (issue 13 goals 3-4): nested 3-axis build+solve against scipy SLSQP (``method="auto"``,
 which takes the nested closed form, and ``method="gp"``, cvxpy + polish); the Chinchilla
-2-axis allocation per call and a 100-budget sweep per budget against the ``chinchilla`` PyPI
-package's ``allocate_compute`` (closed form; install it with ``pip install chinchilla`` in
-the benchmark's environment only -- without it these rows print "peer not installed");
-``chinchilla_optimal`` against the package; a DPP sweep against rebuilding; and 1,000 random
-feasible instances (KKT residual of every one, ours and SLSQP's, by the same check).
+2-axis allocation per call and 100- and 10,000-budget frontiers per budget against the
+``chinchilla`` PyPI package's ``allocate_compute`` (closed form; install it with ``pip install
+chinchilla`` in the benchmark's environment only -- without it these rows print "peer not
+installed"); ``chinchilla_optimal`` against the package; a DPP sweep against rebuilding; and
+1,000 random feasible instances (KKT residual of every one, ours and SLSQP's, by the same
+check).
+
+A closed-form record defers its KKT certificate (and a frontier its loss, cost and residuals)
+to first read, so the Chinchilla rows come twice: as called (values, loss, cost, shares; the
+package returns N and D only) and with the certificate read as well.
 """
 
 from __future__ import annotations
@@ -118,23 +123,36 @@ def cases(smoke: bool) -> list[Case]:
     chin_law = AdditiveLaw(CHIN["E"], {"N": CHIN["A"], "D": CHIN["B"]},
                            {"N": CHIN["alpha"], "D": CHIN["beta"]})
     chin = AllocationProblem(chin_law, "6*N*D")
+    big = 50 if smoke else 10_000
     compute = np.logspace(18, 26, n_budgets)
+    many = np.logspace(18, 26, big)
+    big_calls = 2 if smoke else 20
 
     def chin_call():
         for _ in range(calls):
             chin.allocate(5.76e23, round_integers=False)
 
+    def chin_call_certified():
+        for _ in range(calls):
+            chin.allocate(5.76e23, round_integers=False).kkt_residual  # noqa: B018
+
     def peer_call():
         for _ in range(calls):
             peer(5.76e23, CHIN)
 
-    def chin_sweep():
-        for _ in range(calls):
-            chin.frontier(compute)
+    def frontier(budgets, times, certified=False):
+        def run():
+            for _ in range(times):
+                f = chin.frontier(budgets)
+                if certified:
+                    f.kkt_residual  # noqa: B018
+        return run
 
-    def peer_sweep():
-        for _ in range(calls):
-            peer(compute, CHIN)
+    def peer_frontier(budgets, times):
+        def run():
+            for _ in range(times):
+                peer(budgets, CHIN)
+        return run
 
     def ours_closed():
         for _ in range(calls):
@@ -146,11 +164,16 @@ def cases(smoke: bool) -> list[Case]:
         g = [chin.allocate(float(c), round_integers=False, method="gp") for c in compute[:5]]
         gap = max(abs(a.values["N"] / f.values["N"][i] - 1) for i, a in enumerate(g))
         out["frontier vs GP, worst relative gap (5 budgets)"] = f"{gap:.2e}"
+        out["frontier worst KKT residual"] = f"{float(np.max(f.kkt_residual)):.2e}"
         if peer is not None:
             n, _ = peer(compute, CHIN)
             out["frontier vs package N, worst relative gap"] = \
                 f"{float(np.max(np.abs(f.values['N'] / n - 1))):.2e}"
         return out
+
+    def peer_row(name, ours, peer_fn, label, work, unit, extra=None):
+        return Case(name, ours, peer_fn if peer else None, label, work=work, work_unit=unit,
+                    extra=extra if peer else (lambda: missing))
 
     # -- robustness: random instances --------------------------------------------------
     n_inst = 20 if smoke else 1000
@@ -160,6 +183,8 @@ def cases(smoke: bool) -> list[Case]:
     def ours_all(method: str):
         def run():
             res = [p.allocate(b, round_integers=False, method=method) for p, b in inst]
+            for a in res:  # the certificate inside the timing, as the peer's KKT check is
+                a.kkt_residual  # noqa: B018
             summary[method] = res
         return run
 
@@ -185,16 +210,23 @@ def cases(smoke: bool) -> list[Case]:
              "scipy SLSQP in log variables"),
         Case("nested 3-axis build+solve (gp)", build_and_solve_gp, slsqp_once,
              "scipy SLSQP in log variables"),
-        Case("chinchilla allocation per call", chin_call, peer_call if peer else None,
-             "chinchilla package allocate_compute", work=calls, work_unit="calls",
-             extra=None if peer else (lambda: missing)),
-        Case(f"chinchilla {n_budgets}-budget sweep", chin_sweep, peer_sweep if peer else None,
-             "chinchilla package allocate_compute, vectorised", work=calls * n_budgets,
-             work_unit="budgets", extra=agree),
-        Case("chinchilla_optimal closed form", ours_closed,
-             (lambda: [peer(5.76e23, CHIN) for _ in range(calls)]) if peer else None,
-             "chinchilla package allocate_compute", work=calls, work_unit="calls",
-             extra=None if peer else (lambda: missing)),
+        peer_row("chinchilla allocation per call", chin_call, peer_call,
+                 "chinchilla package allocate_compute", calls, "calls"),
+        peer_row("chinchilla allocation, certificate read", chin_call_certified, peer_call,
+                 "chinchilla package allocate_compute", calls, "calls"),
+        peer_row(f"chinchilla {n_budgets}-budget frontier", frontier(compute, calls),
+                 peer_frontier(compute, calls), "chinchilla package allocate_compute, vectorised",
+                 calls * n_budgets, "budgets", agree),
+        peer_row(f"chinchilla {n_budgets}-budget frontier, certificate read",
+                 frontier(compute, calls, certified=True), peer_frontier(compute, calls),
+                 "chinchilla package allocate_compute, vectorised", calls * n_budgets,
+                 "budgets"),
+        peer_row(f"chinchilla {big}-budget frontier", frontier(many, big_calls),
+                 peer_frontier(many, big_calls), "chinchilla package allocate_compute, "
+                 "vectorised", big_calls * big, "budgets"),
+        peer_row("chinchilla_optimal closed form", ours_closed,
+                 (lambda: [peer(5.76e23, CHIN) for _ in range(calls)]) if peer else None,
+                 "chinchilla package allocate_compute", calls, "calls"),
         Case(f"nested sweep, {n_budgets} budgets (DPP)", sweep, rebuild,
              "rebuild the cvxpy problem for each budget", work=n_budgets, work_unit="budgets"),
         Case(f"{n_inst} random feasible instances (auto)", ours_all("auto"), slsqp_all,

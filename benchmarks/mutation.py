@@ -42,7 +42,8 @@ CORE = {
     "simulate/_algorithms.py": ["tests/test_trainer_shape.py", "tests/test_algorithm_updates.py"],
     "simulate/_axes.py": ["tests/test_trainer_shape.py"],
     **{f"optimize/{m}.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py",
-                            "tests/test_allocate_internals.py"]
+                            "tests/test_allocate_internals.py",
+                            "tests/test_allocate_closed.py"]
        for m in ("_allocate", "_alloc_verbs", "_alloc_checks", "_alloc_closed", "_alloc_kkt",
                  "_alloc_model", "_alloc_polish", "_alloc_result", "_alloc_space")},
     "optimize/_fit.py": ["tests/test_fit.py"],

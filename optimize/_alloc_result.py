@@ -1,21 +1,73 @@
 """The result records of an allocation (:class:`Allocation`, :class:`AllocationFrontier`) and
-the summary of a solver's point that fills them."""
+the summary of a solver's point that fills them.
+
+A closed form (:mod:`._alloc_closed`) costs microseconds, its certificate -- the KKT
+residual and multipliers, checked at the point in log space -- ten to a hundred times more.
+So records of a closed form are built with that certificate *deferred*: the fields named in
+``_DEFERRED`` are absent from the instance until first read, when one call computes all of
+them and stores them (:class:`_Deferred`).  Reading, comparing, printing, ``as_dict`` and
+pickling all see the computed values; a solver's record has every field from the start.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Allocation", "AllocationFrontier", "summarise"]
+__all__ = ["Allocation", "AllocationFrontier", "effective_matrix", "summarise"]
+
+
+class _Deferred:
+    """Fields computed on first read (see the module docstring).
+
+    A record made by :meth:`_deferred` holds a callable under ``_pending`` that
+    takes the record and returns the deferred fields as a dict.  ``__getattr__`` runs
+    only when ordinary lookup fails, so a field already present costs nothing;
+    the deferred fields have no class-level default (``default_factory``), so
+    their lookup does fail until they are computed.
+    """
+
+    _DEFERRED: frozenset[str] = frozenset()
+
+    @classmethod
+    def _deferred(cls, known: dict[str, Any], pending: Callable[[Any], dict[str, Any]]) -> Any:
+        """A record with the ``known`` fields (the dict is taken over, not copied) and the
+        others computed by ``pending``."""
+        known["_pending"] = pending
+        obj = object.__new__(cls)
+        object.__setattr__(obj, "__dict__", known)  # ``known`` becomes the instance's own
+        return obj
+
+    def __getattr__(self, name: str) -> Any:
+        state = self.__dict__
+        if name in self._DEFERRED and "_pending" in state:
+            state.update(state["_pending"](self))
+            state.pop("_pending", None)
+            return state[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _settled(self) -> dict[str, Any]:
+        """The instance's fields, deferred ones computed."""
+        if "_pending" in self.__dict__:
+            getattr(self, next(iter(self._DEFERRED)))
+        return self.__dict__
+
+    def __getstate__(self) -> dict[str, Any]:  # pickle and copy: a plain record
+        return dict(self._settled())
 
 
 @dataclass(frozen=True)
-class Allocation:
+class Allocation(_Deferred):
     """The outcome of :func:`allocate` or :func:`min_cost`.
+
+    A closed form's record computes its certificate -- ``kkt_residual``,
+    ``duals``, ``success`` and ``message`` -- and its integer rounding when one
+    of them is first read (the solve itself then costs a few microseconds); a
+    solver's record carries them from the start.
 
     Attributes
     ----------
@@ -51,6 +103,7 @@ class Allocation:
     success : bool
         Whether the KKT residual is ``<= 1e-6`` (failures raise instead of
         returning, so this flags a point that is feasible but not certified).
+        Default True.
     message : str
         How it was solved, in words: the closed form used, or the solver and
         whether polishing and the SLSQP rescue ran.
@@ -68,19 +121,23 @@ class Allocation:
     status: str
     duals: dict[str, float]
     kkt_residual: float
-    rounded: dict[str, int] | None = None
-    rounded_loss: float | None = None
-    rounded_cost: float | None = None
-    rounding_note: str = ""
+    # No class-level defaults (factories instead): deferred fields must be absent until read.
+    rounded: dict[str, int] | None = field(default_factory=lambda: None)
+    rounded_loss: float | None = field(default_factory=lambda: None)
+    rounded_cost: float | None = field(default_factory=lambda: None)
+    rounding_note: str = field(default_factory=str)
     solver: str = ""
     seconds: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
-    success: bool = True
-    message: str = ""
+    success: bool = field(default_factory=lambda: True)
+    message: str = field(default_factory=str)
     method: str = ""
 
+    _DEFERRED = frozenset({"kkt_residual", "duals", "success", "message", "rounded",
+                           "rounded_loss", "rounded_cost", "rounding_note"})
+
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
         out.pop("extra")
         out.update(self.extra)
         return out
@@ -116,8 +173,12 @@ class Allocation:
 
 
 @dataclass(frozen=True)
-class AllocationFrontier:
+class AllocationFrontier(_Deferred):
     """Optimal allocations at many budgets, as arrays (:meth:`AllocationProblem.frontier`).
+
+    From a closed form only ``budgets`` and ``values`` are computed by the call
+    (one vectorised pass); ``loss``, ``cost``, ``kkt_residual`` and ``method``
+    are computed together, vectorised, when one of them is first read.
 
     Attributes
     ----------
@@ -137,6 +198,8 @@ class AllocationFrontier:
     cost: np.ndarray
     kkt_residual: np.ndarray
     method: tuple[str, ...]
+
+    _DEFERRED = frozenset({"loss", "cost", "kkt_residual", "method"})
 
     def as_dict(self) -> dict[str, Any]:
         return {"budgets": self.budgets.tolist(),
@@ -161,7 +224,7 @@ def summarise(problem: Any, values: dict[str, float]
     u = np.log(x)
     A, b = problem._matrix(problem.objective)
     Ac, bc = problem._matrix(problem.cost)
-    Ae, be = _effective_matrix(problem)
+    Ae, be = effective_matrix(problem)
     with np.errstate(over="ignore"):
         terms = np.exp(Ac @ u + bc)
         cost = float(terms.sum())
@@ -171,7 +234,7 @@ def summarise(problem: Any, values: dict[str, float]
             dict(zip(problem._labels, (terms / cost).tolist())))
 
 
-def _effective_matrix(problem: Any) -> tuple[np.ndarray, np.ndarray]:
+def effective_matrix(problem: Any) -> tuple[np.ndarray, np.ndarray]:
     """``(A, b)`` with ``log(effective axes) = A @ log(x) + b`` (GP problems)."""
     if "effective" not in problem._mats:
         A = np.zeros((len(problem.law.axes), len(problem.variables)))

@@ -33,7 +33,8 @@ How a problem is solved (``method=``):
     the tests check that both agree to 1e-12 on random instances.
 
 Every :class:`Allocation` carries its KKT residual (:func:`kkt_residual`),
-computed from the point alone in the same coordinates whatever solved it.
+computed from the point alone in the same coordinates whatever solved it (for
+a closed form when first read: :class:`._alloc_closed.ClosedPlan`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -52,11 +54,11 @@ from rlscale.optimize._alloc_checks import (
     parse_bounds,
 )
 from rlscale.optimize._alloc_closed import (
-    KINDS,
     ClosedForm,
+    ClosedPlan,
     closed_form,
-    closed_frontier,
-    closed_points,
+    closed_logs,
+    frontier_certificate,
 )
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
 from rlscale.optimize._alloc_model import solve_numeric
@@ -69,6 +71,11 @@ from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["Allocation", "AllocationFrontier", "AllocationProblem", "kkt_residual"]
+
+#: The methods that take a closed form where there is one.
+_CLOSED = ("auto", "closed_form")
+#: The dtype of a native float64 array (``dtype is`` is the cheap test).
+_FLOAT64 = np.dtype(np.float64)
 
 
 class AllocationProblem:
@@ -187,6 +194,7 @@ class AllocationProblem:
         self._labels = [m.label() for m in self.cost.terms]
         self._spaces: dict[str, LogSpace] = {}
         self._cheapest: tuple[float, dict[str, float]] | None = None
+        self._plans: dict[str, ClosedPlan | None] = {}
         self._reducible = law.reducible_posynomial()
 
     # -- helpers -----------------------------------------------------------
@@ -307,6 +315,14 @@ class AllocationProblem:
             return lambda values: space
         return lambda values: CountSpace(self, sense, bound, values)
 
+    def _plan(self, sense: Sense) -> ClosedPlan | None:
+        """The closed form precomputed for ``sense`` (:class:`._alloc_closed.ClosedPlan`),
+        built on first use; None without a closed form."""
+        if sense.name not in self._plans:
+            self._plans[sense.name] = (None if self.closed_form is None
+                                       else ClosedPlan(self, sense))
+        return self._plans[sense.name]
+
     def _kkt(self, sense: Sense, bound: float, values: Mapping[str, float]
              ) -> tuple[float, dict[str, float]]:
         return self._space(sense, bound)(values).kkt(values)
@@ -314,7 +330,14 @@ class AllocationProblem:
     # -- public solves --------------------------------------------------------
     def allocate(self, budget: float, round_integers: bool = True, *,
                  method: str = "auto") -> Allocation:
-        """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`)."""
+        """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`).
+
+        A float budget in a closed form's fast interval needs no other check
+        (:class:`._alloc_closed.ClosedPlan`)."""
+        plan = self._plans.get("allocate") or self._plan(ALLOCATE)
+        if (type(budget) is float and plan is not None and plan.low < budget < plan.high
+                and type(method) is str and method in _CLOSED):
+            return plan.solve(budget, budget, round_integers)
         if not (type(budget) is float and 0.0 < budget < math.inf):  # fast path: a float
             budget = check_scalar("budget", budget, low=0.0, low_open=True)
         self._check_budget(budget)
@@ -331,7 +354,12 @@ class AllocationProblem:
 
     def min_cost(self, target: float, round_integers: bool = True, *,
                  method: str = "auto") -> Allocation:
-        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`)."""
+        """Minimise the cost subject to ``loss <= target`` (``method``: see :func:`allocate`);
+        the fast path of :meth:`allocate` with ``target - floor`` for the budget."""
+        plan = self._plans.get("min_cost") or self._plan(MIN_COST)
+        if (type(target) is float and plan is not None and type(method) is str
+                and method in _CLOSED and plan.low < target - plan.floor < plan.high):
+            return plan.solve(target, target - plan.floor, round_integers)
         target = check_scalar("target", target)
         floor = self.law.floor
         if target <= floor:
@@ -362,10 +390,8 @@ class AllocationProblem:
 
     def sweep(self, budgets: Iterable[float], round_integers: bool = True,
               progress: bool = False, *, method: str = "auto") -> list[Allocation]:
-        """:meth:`allocate` for many budgets, reusing one compiled problem.
-
-        A closed form is evaluated for all budgets at once.
-        """
+        """:meth:`allocate` for many budgets, reusing one compiled problem (a closed form is
+        evaluated for all budgets at once)."""
         budgets = self._budgets(budgets)
         method = check_method(method)
         it: Iterable[float] = budgets
@@ -373,20 +399,21 @@ class AllocationProblem:
             from tqdm import tqdm
 
             it = tqdm(budgets, desc="budgets", unit="budget", file=__import__("sys").stderr)
-        pre = closed_points(self, ALLOCATE, budgets, method)
+        logs = closed_logs(self, ALLOCATE, budgets, method)
         out = []
         for i, b in enumerate(it):
             self._check_budget(float(b))
             out.append(self._solve(ALLOCATE, float(b), round_integers, method,
-                                   None if pre is None else pre[:, i]))
+                                   None if logs is None else logs[:, i]))
         return out
 
     def frontier(self, budgets: Iterable[float], *, method: str = "auto") -> AllocationFrontier:
         """Optimal loss, cost and allocation at many budgets, as arrays.
 
-        With a closed form everything is computed in one vectorised pass (no
-        :class:`Allocation` per budget, no rounding); budgets where the closed
-        form leaves the bounds, or problems without one, are solved one by one.
+        A closed form computes the allocations in one vectorised pass, and the
+        loss, cost, KKT residual and method when one of them is first read.
+        Budgets where it leaves the bounds, or problems without one, are solved
+        one by one.
 
         Examples
         --------
@@ -398,18 +425,27 @@ class AllocationProblem:
         >>> bool(np.all(f.kkt_residual < 1e-12))
         True
         """
+        plan = self._plans.get("allocate") or self._plan(ALLOCATE)
+        # Smallest and largest budget by argmin/argmax, a third of a reduction's cost (NaN is
+        # both, and fails both comparisons).
+        if (type(budgets) is np.ndarray and plan is not None and budgets.dtype is _FLOAT64
+                and budgets.ndim == 1 and 0 < budgets.size <= 10_000 and type(method) is str
+                and method in _CLOSED and plan.low < budgets.item(budgets.argmin())
+                and budgets.item(budgets.argmax()) < plan.high):
+            return plan.frontier(budgets)  # every budget valid, every optimum inside the box
         budgets = self._budgets(budgets)
         method = check_method(method)
         if budgets.size:
             self._check_budget(float(budgets.min()))
-        pre = closed_points(self, ALLOCATE, budgets, method)
-        n = budgets.size
-        if pre is not None and np.all(np.isfinite(pre[0])):
-            loss, cost, kkt = closed_frontier(self, pre, budgets)
-            return AllocationFrontier(budgets, dict(zip(self.variables, pre)), loss, cost, kkt,
-                                      ("closed_form",) * n)
+        logs = closed_logs(self, ALLOCATE, budgets, method)
+        if logs is not None and np.all(np.isfinite(logs[0])):
+            budgets = budgets.copy()
+            x = np.exp(logs)
+            return AllocationFrontier._deferred(
+                {"budgets": budgets, "values": dict(zip(self.variables, x))},
+                partial(frontier_certificate, self, x))
         allocs = [self._solve(ALLOCATE, float(b), False, method,
-                              None if pre is None else pre[:, i])
+                              None if logs is None else logs[:, i])
                   for i, b in enumerate(budgets)]
         return AllocationFrontier(
             budgets, {v: np.array([a.values[v] for a in allocs]) for v in self.variables},
@@ -417,19 +453,23 @@ class AllocationProblem:
             np.array([a.kkt_residual for a in allocs]), tuple(a.method for a in allocs))
 
     def _solve(self, sense: Sense, bound: float, round_integers: bool, method: str,
-               point: np.ndarray | None = None) -> Allocation:
+               logs: np.ndarray | None = None) -> Allocation:
+        """One solve (``logs``: the closed form's ``log x`` when the caller has it).  In the
+        fast interval the path of a float budget, so every path gives the same digits."""
         start = time.perf_counter()
-        if point is None and method in ("auto", "closed_form"):
-            pts = closed_points(self, sense, np.array([bound]), method)
-            point = None if pts is None else pts[:, 0]
-        if point is not None and np.all(np.isfinite(point)):
-            values = {v: float(x) for v, x in zip(self.variables, point)}
-            kind = self.closed_form.kind
-            status, used, solver = "optimal", "closed_form", f"closed form ({kind})"
-            message = f"closed form: {KINDS[kind]}"
-        else:
-            values, status, used, message = solve_numeric(self, sense, bound, method)
-            solver = "CLARABEL " + used
+        if method in _CLOSED and (plan := self._plan(sense)) is not None:
+            rhs = bound - plan.floor
+            if plan.low < rhs < plan.high:
+                return plan.solve(bound, rhs, round_integers)
+            if logs is None:
+                logs = closed_logs(self, sense, np.array([bound]), method)[:, 0]
+            if np.all(np.isfinite(logs)):
+                return plan.build(bound, logs.tolist(), np.exp(logs).tolist(),
+                                  round_integers, start)
+        elif method == "closed_form":
+            closed_logs(self, sense, np.array([bound]), method)  # raises: no closed form
+        values, status, used, message = solve_numeric(self, sense, bound, method)
+        solver = "CLARABEL " + used
         residual, duals = self._kkt(sense, bound, values)
         loss, cost, effective, shares = summarise(self, values)
         if used == "gp" and sense.minimises_loss and cost < bound * (1 - 1e-6) and any(
