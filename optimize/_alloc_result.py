@@ -190,6 +190,13 @@ class AllocationFrontier(_Deferred):
         Loss, cost and KKT residual at each budget.
     method : tuple of str
         ``"closed_form"``, ``"gp"`` or ``"dcp"`` per budget.
+    success, status, message
+        The result convention of :mod:`rlscale.optimize._outcome` for the whole
+        frontier: ``success`` when every budget's KKT residual is ``<= 1e-6``;
+        ``status`` ``"closed_form"`` when every budget took the closed form,
+        ``"optimal"`` otherwise, ``"uncertified"`` when a budget fails the test;
+        ``message`` counts the methods and gives the worst residual.  Read
+        them and the certificate is computed.
     """
 
     budgets: np.ndarray
@@ -201,11 +208,28 @@ class AllocationFrontier(_Deferred):
 
     _DEFERRED = frozenset({"loss", "cost", "kkt_residual", "method"})
 
+    @property
+    def success(self) -> bool:
+        return bool(np.all(self.kkt_residual <= 1e-6))
+
+    @property
+    def status(self) -> str:
+        if not self.success:
+            return "uncertified"
+        return "closed_form" if set(self.method) == {"closed_form"} else "optimal"
+
+    @property
+    def message(self) -> str:
+        counts = ", ".join(f"{self.method.count(m)} {m}" for m in sorted(set(self.method)))
+        worst = float(np.max(self.kkt_residual)) if self.kkt_residual.size else 0.0
+        return f"{self.budgets.size} budgets ({counts}); worst KKT residual {worst:.2g}"
+
     def as_dict(self) -> dict[str, Any]:
         return {"budgets": self.budgets.tolist(),
                 "values": {k: v.tolist() for k, v in self.values.items()},
                 "loss": self.loss.tolist(), "cost": self.cost.tolist(),
-                "kkt_residual": self.kkt_residual.tolist(), "method": list(self.method)}
+                "kkt_residual": self.kkt_residual.tolist(), "method": list(self.method),
+                "success": self.success, "status": self.status, "message": self.message}
 
 
 def summarise(problem: Any, values: dict[str, float]

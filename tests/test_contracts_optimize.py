@@ -172,7 +172,8 @@ NO_ARGUMENTS = {
     "FitResult.success", "FitResult.status", "FitResult.message",
     "EfficiencyCurve.as_dict", "EfficiencyCurve.rows", "MeasuredCost.as_dict",
     "AllocationSpec.problem", "AllocationSpec.as_dict", "AllocationProblem.gp",
-    "AllocationProblem.closed_form", "AllocationFrontier.as_dict",
+    "AllocationProblem.closed_form", "AllocationFrontier.as_dict", "AllocationFrontier.success",
+    "AllocationFrontier.status", "AllocationFrontier.message",
     "AllocationProblem.lowest_loss", "AllocationProblem.cheapest", "Baseline.limit_loss",
 }
 

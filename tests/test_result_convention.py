@@ -12,6 +12,7 @@ import pytest
 from scipy.optimize import OptimizeResult, least_squares
 
 from rlscale.optimize import (
+    AllocationProblem,
     allocate,
     allocate_expression,
     fit_coverage,
@@ -64,6 +65,7 @@ VERBS = {
     "fit_coverage": lambda: fit_coverage([20, 20, 20, 20], [1, 5, 10, 0], bootstrap=0),
     "fit_expression": _expression_fit,
     "allocate": lambda: allocate(CHIN, "6*N*D", 5.76e23),
+    "frontier": lambda: AllocationProblem(CHIN, "6*N*D").frontier([1e21, 1e22, 5.76e23]),
     "min_cost": lambda: min_cost(CHIN, "6*N*D", 2.0),
     "allocate_expression": _expression_plan,
     "plan_labels": lambda: plan_labels(1.0, 0.0, 1.0, price_m=1.0, price_k=100.0,
@@ -102,6 +104,17 @@ def test_statuses_name_the_method_that_ran():
     assert VERBS["plan_labels_numeric"]().status == "converged"
     assert VERBS["fit_gao"]().status == "exact" and "rank 2" in VERBS["fit_gao"]().message
     assert VERBS["fit_sigmoid"]().status == "converged"
+
+
+def test_a_frontier_names_its_methods_and_flags_an_uncertified_budget():
+    law = AdditiveLaw(0.5, {"E": 4.0, "k": 4.0}, {"E": 0.5, "k": 0.5})
+    # a cap that binds at the larger budget: the GP solves the frontier
+    front = AllocationProblem(law, "E + k", {"E": (1, 300)}).frontier([100.0, 800.0])
+    assert front.method == ("gp", "gp") and front.status == "optimal" and front.success
+    assert front.message.startswith("2 budgets (2 gp); worst KKT residual")
+    assert VERBS["frontier"]().status == "closed_form"
+    bad = dataclasses.replace(front, kkt_residual=np.array([0.0, 1e-3]))
+    assert (bad.success, bad.status) == (False, "uncertified")
 
 
 def test_a_fit_without_a_converged_start_says_so():
