@@ -97,3 +97,37 @@ def test_every_method_is_scored_from_one_set_of_bootstrap_etas() -> None:
     assert r.intervals == [tuple(np.quantile(s["k only"], [0.05, 0.95])) for s in r.samples]
     with pytest.raises(ValueError, match="jackknife=True"):
         calibrate_eta(law, COST, 1000.0, CENTRE, design, noise=0.05, method="BCa")
+
+
+def test_jackknife_etas_refit_without_each_design_point() -> None:
+    # BCa's jackknife: η of the law refitted with one design point's replicates left
+    # out, re-pricing the point law's baseline allocation; recomputed here from the
+    # same noise draw with fit_law and min_cost directly.
+    import numpy as np
+
+    from rlscale.optimize import AllocationProblem, calibrate_eta, fit_law, star_design
+    from rlscale.theory import AdditiveLaw
+
+    law = AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.5})
+    design = star_design({"E": 8, "k": 8}, {"E": [1, 8, 64], "k": [1, 8, 64]})
+    bounds = {"E": (1, 1e6), "k": (1, 1e6)}
+    r = calibrate_eta(law, "E + k", 200.0, {"E": 10.0, "k": 10.0}, design, noise=0.02,
+                      replicates=2, bounds=bounds, n_datasets=1, bootstrap=10, plan_laws=3,
+                      seed=5, jackknife=True, method="BCa")
+    n = 2 * len(design)
+    assert set(r.table) == {"percentile", "basic", "basic-log", "bc", "BCa"}
+    assert len(r.jackknife[0]["k only"]) == len(design)
+    x = {a: np.repeat([p[a] for p in design], 2) for a in ("E", "k")}
+    clean = law.loss(x)
+    data = {**x, "loss": clean * np.exp(0.02 * np.random.default_rng(5).standard_normal(n))}
+    keep = np.arange(n) >= 2                        # design point 0 left out
+    jack = fit_law({k: v[keep] for k, v in data.items()}, axes=["E", "k"], seed=5,
+                   n_jobs=1).law
+    point = fit_law(data, axes=["E", "k"], bootstrap=10, seed=5, n_jobs=1).law
+    from rlscale.optimize import compare_baselines
+
+    row = compare_baselines(AllocationProblem(point, "E + k", bounds), 200.0,
+                            {"E": 10.0, "k": 10.0}).baselines["k only"]
+    want = row["cost"] / AllocationProblem(jack, "E + k", bounds).min_cost(
+        float(jack.loss(row["values"])), round_integers=False).cost
+    assert r.jackknife[0]["k only"][0] == pytest.approx(want, rel=1e-6)
