@@ -256,8 +256,9 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
         most 1e5 rows).
     baseline, method : str
         The baseline (a key of :attr:`BaselineComparison.baselines`) and the
-        interval method (one of "percentile", "basic", "basic-log", "bc",
-        "BCa"; "BCa" needs ``jackknife=True``) of the headline fields.
+        interval method (one of "symmetric", "percentile", "basic",
+        "basic-log", "bc", "BCa"; "BCa" needs ``jackknife=True``) of the
+        headline fields.
     n_datasets, bootstrap, plan_laws, confidence, seed :
         Size of the study (at most 1e4 data sets); bootstrap resamples per
         fit (2 to 1e4; n_datasets x bootstrap at most 1e6 refits); laws
@@ -283,9 +284,9 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     >>> cal = calibrate_eta(law, "E + k", 200.0, {"E": 10.0, "k": 10.0}, design, noise=0.02,
     ...                     bounds={"E": (1, 1e6), "k": (1, 1e6)}, n_datasets=2,
     ...                     bootstrap=20, plan_laws=5)
-    >>> cal.n_datasets, sorted(cal.table) == sorted(["percentile", "basic", "basic-log", "bc"])
-    (2, True)
-    >>> cal.table["bc"]["k only"]["coverage"] == cal.coverage   # the headline entry
+    >>> cal.n_datasets, cal.method, sorted(cal.table)
+    (2, 'symmetric', ['basic', 'basic-log', 'bc', 'percentile', 'symmetric'])
+    >>> cal.table["symmetric"]["k only"]["coverage"] == cal.coverage   # the headline entry
     True
     """
     import time

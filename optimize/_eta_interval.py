@@ -11,7 +11,7 @@ default linear interpolation), ``Φ`` the standard normal CDF and
     ``[q(α/2), q(1 − α/2)]`` (Efron 1979; Efron & Tibshirani 1993, §13.3).
 ``"basic"``
     ``[2θ̂ − q(1 − α/2), 2θ̂ − q(α/2)]``, the "basic" or reflected interval
-    (Davison & Hinkley 1997, eq. 5.6): it assumes ``θ* − θ̂`` is distributed
+    (Davison & Hinkley 1997, §5.2): it assumes ``θ* − θ̂`` is distributed
     like ``θ̂ − θ``, so a bootstrap distribution shifted above ``θ̂`` moves the
     interval *below* it.  With a ``floor`` (η ≥ 1) both ends are clipped at
     the floor.
@@ -20,7 +20,14 @@ default linear interpolation), ``Φ`` the standard normal CDF and
     ``[floor + (θ̂ − f)²/(q(1 − α/2) − f), floor + (θ̂ − f)²/(q(α/2) − f)]``
     (``f`` the floor).  It never crosses the floor; the log scale is the
     usual variance-stabilising choice for a positive excess (Davison &
-    Hinkley 1997, §5.2.2).  Needs a ``floor``.
+    Hinkley 1997, §5.2).  Needs a ``floor``.
+``"symmetric"``
+    ``[θ̂ − t, θ̂ + t]`` with ``t`` the ``confidence``-quantile of
+    ``|θ* − θ̂|`` (Hall 1988, "On symmetric bootstrap confidence intervals",
+    JRSS B 50: 35–45, here without studentising), the low end clipped at the
+    floor.  It ignores the skew of the bootstrap distribution: on the short
+    side it reaches as far as on the long side, which is what guards against
+    a point estimate biased away from a floor.
 ``"bc"``
     Bias-corrected percentile (Efron 1981, 1987; Efron & Tibshirani 1993,
     §14.3 with ``a = 0``): ``z₀ = Φ⁻¹(p₀)``, ``p₀`` the share of samples
@@ -50,11 +57,12 @@ __all__ = ["DEFAULT_METHOD", "INTERVAL_METHODS", "acceleration", "bias_z0",
 
 #: The interval methods :func:`bootstrap_interval` knows (scipy.stats.bootstrap's
 #: names where they exist).
-INTERVAL_METHODS: tuple[str, ...] = ("percentile", "basic", "basic-log", "bc", "BCa")
+INTERVAL_METHODS: tuple[str, ...] = ("percentile", "basic", "basic-log", "symmetric", "bc",
+                                      "BCa")
 
 #: The method the report and :func:`~rlscale.optimize.plan_uncertainty` use by default:
 #: the one the calibration study measured closest to nominal coverage.
-DEFAULT_METHOD = "bc"
+DEFAULT_METHOD = "symmetric"
 
 
 def check_interval_method(method: Any) -> str:
@@ -127,10 +135,10 @@ def bootstrap_interval(samples: Any, estimate: float, confidence: float = 0.9,
         The statistic on the data (the point estimate ``θ̂``).
     confidence : float
         Nominal two-sided level, in (0, 1).
-    method : {"percentile", "basic", "basic-log", "bc", "BCa"}
+    method : {"percentile", "basic", "basic-log", "symmetric", "bc", "BCa"}
     floor : float, optional
-        A bound the statistic cannot go below (η ≥ 1); "basic" clips at it and
-        "basic-log" works on ``log(θ − floor)``.
+        A bound the statistic cannot go below (η ≥ 1); "basic" and "symmetric"
+        clip at it and "basic-log" works on ``log(θ − floor)``.
     jackknife : sequence of float, optional
         Leave-one-out values of the statistic, for "BCa".
 
@@ -159,6 +167,11 @@ def bootstrap_interval(samples: Any, estimate: float, confidence: float = 0.9,
         lo, hi = 2 * estimate - q_hi, 2 * estimate - q_lo
         if floor is not None:
             lo, hi = max(lo, floor), max(hi, floor)
+    elif method == "symmetric":
+        t = float(np.quantile(np.abs(x - estimate), confidence))
+        lo, hi = estimate - t, estimate + t
+        if floor is not None:
+            lo = max(lo, floor)
     elif method == "basic-log":
         if floor is None:
             raise ValueError("method='basic-log' needs a floor (the log is of θ − floor)")

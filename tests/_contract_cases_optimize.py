@@ -314,7 +314,7 @@ CASES += [
          {"baseline": None, "method": "percentile"},
          names={"baseline": ("baseline",), "method": ("method",)},
          valid={"baseline": ("k only", "E only", "proportional"),
-                "method": ("basic", "bc", "basic-log")}),
+                "method": ("basic", "bc", "basic-log", "symmetric")}),
     Case("RealisedEfficiency.overlaps", _overlaps_checked, {"low": 1.0, "high": 3.0},
          names={"low": ("low",), "high": ("high",)}),
     Case("ExpressionFit.predict", lambda E: EXPR_FIT.predict({"E": E}), {"E": 10.0},

@@ -207,7 +207,7 @@ def test_eta_interval_methods_from_the_same_samples() -> None:
 
     u = plan_uncertainty(LAW, _spread_laws(), COST, 500.0, {"E": 10.0, "k": 20.0},
                          {"E": (1, 1e9), "k": (1, 1e9)}, confidence=0.8)
-    assert u.method == "bc" and u.eta_intervals["k only"] == u.eta_interval("k only")
+    assert u.method == "symmetric" and u.eta_intervals["k only"] == u.eta_interval("k only")
     s = np.sort(u.eta_samples["k only"])
     est = u.point.baselines["k only"]["eta"]
     q10, q90 = np.quantile(s, [0.1, 0.9])
@@ -218,6 +218,9 @@ def test_eta_interval_methods_from_the_same_samples() -> None:
     z0 = nd.inv_cdf(min(max(np.mean(s < est), 1 / 60), 1 - 1 / 60))
     want = np.quantile(s, [nd.cdf(2 * z0 + nd.inv_cdf(0.1)), nd.cdf(2 * z0 + nd.inv_cdf(0.9))])
     assert u.eta_interval("k only", "bc") == pytest.approx(tuple(want), rel=1e-12)
+    t = np.quantile(np.abs(s - est), 0.8)
+    assert u.eta_interval("k only", "symmetric") == pytest.approx(
+        (max(1.0, est - t), est + t), rel=1e-14)
     assert u.eta_interval() == u.eta_intervals[u.strongest]
     pct = plan_uncertainty(LAW, _spread_laws(), COST, 500.0, {"E": 10.0, "k": 20.0},
                            {"E": (1, 1e9), "k": (1, 1e9)}, confidence=0.8, method="percentile")

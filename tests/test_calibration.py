@@ -84,7 +84,8 @@ def test_every_method_is_scored_from_one_set_of_bootstrap_etas() -> None:
     r = calibrate_eta(law, COST, 1000.0, CENTRE, design, noise=0.05, replicates=2,
                       bounds=BOUNDS, substitute=SUBSTITUTE, n_datasets=3, bootstrap=20,
                       plan_laws=5, seed=2, method="percentile")
-    assert r.n_datasets == 3 and set(r.table) == {"percentile", "basic", "basic-log", "bc"}
+    assert r.n_datasets == 3 and set(r.table) == {"percentile", "basic", "basic-log", "bc",
+                                                  "symmetric"}
     for name, truth in r.truths.items():
         pct, basic = [], []
         for est, smp in zip(r.estimates, r.samples):
@@ -115,7 +116,7 @@ def test_jackknife_etas_refit_without_each_design_point() -> None:
                       replicates=2, bounds=bounds, n_datasets=1, bootstrap=10, plan_laws=3,
                       seed=5, jackknife=True, method="BCa")
     n = 2 * len(design)
-    assert set(r.table) == {"percentile", "basic", "basic-log", "bc", "BCa"}
+    assert set(r.table) == {"percentile", "basic", "basic-log", "bc", "BCa", "symmetric"}
     assert len(r.jackknife[0]["k only"]) == len(design)
     x = {a: np.repeat([p[a] for p in design], 2) for a in ("E", "k")}
     clean = law.loss(x)

@@ -56,6 +56,24 @@ def test_basic_log_interval_by_hand() -> None:
         bootstrap_interval(s, 1.0, 0.9, "basic-log", floor=1.0)
 
 
+def test_symmetric_interval_by_hand() -> None:
+    # |θ* − 50| for 1..100 is 49, 48, ..., 0, 1, ..., 50: sorted 0,1,1,2,2,...,49,49,50
+    # (k at indices 2k − 1 and 2k).  Its 0.9-quantile sits at position 0.9·99 = 89.1,
+    # between indices 89 and 90, both 45.  With 50.5 the deviations are 0.5, 0.5, 1.5, ...:
+    # index 89 is 44.5 and 90 is 45.5, so the quantile interpolates to 44.6.
+    d = np.sort(np.abs(ONE_TO_100 - 50.0))
+    assert (d[89], d[90]) == (45.0, 45.0)
+    t = 45.0
+    assert bootstrap_interval(ONE_TO_100, 50.5, 0.9, "symmetric") == pytest.approx(
+        (50.5 - 44.6, 50.5 + 44.6), abs=1e-12)
+    assert bootstrap_interval(ONE_TO_100, 50.0, 0.9, "symmetric") == pytest.approx(
+        (50.0 - t, 50.0 + t), abs=1e-12)
+    # |θ* − 20|: 0 once, 1..19 twice, then 20..80 at indices 39..99, so position 89.1
+    # gives 70.1; the low end 20 − 70.1 is clipped at the floor.
+    assert bootstrap_interval(ONE_TO_100, 20.0, 0.9, "symmetric", floor=1.0) == pytest.approx(
+        (1.0, 90.1), abs=1e-12)
+
+
 def test_bias_corrected_interval_by_hand() -> None:
     # 30 of 100 samples below 30.5: p0 = 0.3, z0 = Φ⁻¹(0.3); the ends are the
     # Φ(2 z0 ± 1.645) quantiles, with the normal from the standard library.
@@ -121,7 +139,8 @@ def test_bad_input_is_named() -> None:
         bootstrap_interval(ONE_TO_100, 1.0, 1.0)
     with pytest.raises(ValueError, match="jackknife"):
         bootstrap_interval(ONE_TO_100, 1.0, 0.9, "BCa")
-    assert set(INTERVAL_METHODS) == {"percentile", "basic", "basic-log", "bc", "BCa"}
+    assert set(INTERVAL_METHODS) == {"percentile", "basic", "basic-log", "symmetric", "bc",
+                                     "BCa"}
 
 
 @pytest.mark.slow

@@ -15,8 +15,10 @@ from rlscale.report._config import SUBSTITUTE
 
 #: How each η-interval method is named in the report (plan_uncertainty's ``method``).
 _INTERVAL_TEXT = {
-    "bc": "bias-corrected percentile intervals (Efron 1987; the method the calibration study "
-          "measured closest to nominal coverage, docs/solve.md)",
+    "symmetric": "symmetric intervals η̂ ± t, t the level's quantile of |η* − η̂| over those laws "
+                 "(Hall 1988; the one method that did not under-cover in the calibration study, "
+                 "docs/solve.md)",
+    "bc": "bias-corrected percentile intervals (Efron 1987)",
     "percentile": "percentile intervals of η over those laws",
     "basic": "basic (reflected) intervals, 2η̂ − quantiles, clipped at 1",
     "basic-log": "basic intervals of log(η − 1)",
