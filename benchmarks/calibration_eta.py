@@ -70,6 +70,23 @@ def table(r) -> str:
     return "\n".join(lines)
 
 
+def rescore(path: str) -> int:
+    """Print the coverage table of a saved study, every method re-scored from its η."""
+    from types import SimpleNamespace
+
+    from rlscale.optimize._calibration import score_intervals
+
+    with open(path, encoding="utf-8") as fh:
+        saved = json.load(fh)
+    _, tab = score_intervals(saved["truths"], saved["estimates"], saved["samples"],
+                             saved["jackknife"], saved["confidence"])
+    r = SimpleNamespace(truths=saved["truths"], table=tab, n_datasets=saved["n_datasets"])
+    print(f"{path}: {saved['n_datasets']} data sets ({saved['n_failed']} left out), nominal "
+          f"{saved['confidence']:.0%}, re-scored")
+    print(table(r))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=int, default=200)
@@ -81,7 +98,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan-laws", type=int, default=40)
     parser.add_argument("--jackknife", action="store_true", help="add BCa (slower)")
     parser.add_argument("--json", metavar="FILE", help="write the whole result as JSON")
+    parser.add_argument("--rescore", metavar="FILE", help="re-score a study saved with --json "
+                        "with every current interval method (no refits) and print its table")
     args = parser.parse_args(argv)
+    if args.rescore:
+        return rescore(args.rescore)
     r = study(args.datasets, args.bootstrap, args.seed, args.baseline, method=args.method,
               plan_laws=args.plan_laws, jackknife=args.jackknife)
     print(f"{r.n_datasets} data sets ({r.n_failed} left out), seed {args.seed}, "

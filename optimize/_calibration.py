@@ -203,6 +203,28 @@ def _interval_or_none(samples: np.ndarray, estimate: float, confidence: float, m
         return None
 
 
+def score_intervals(truths: Mapping[str, float], estimates: Sequence[Mapping[str, float]],
+                    samples: Sequence[Mapping[str, Any]],
+                    jackknife: Sequence[Mapping[str, Sequence[float]]], confidence: float
+                    ) -> tuple[dict[str, dict[str, list]], dict[str, dict[str, dict[str, Any]]]]:
+    """Every method's interval per data set and baseline, and the coverage table.
+
+    The part of :func:`calibrate_eta` after the fits: it needs only the point and
+    bootstrap η of each data set (and jackknife η for "BCa", which is scored only
+    when every data set has them), so a saved study can be re-scored
+    (``python -m benchmarks.calibration_eta --rescore FILE``).
+    """
+    with_jack = bool(jackknife) and all(len(v) >= 2 for j in jackknife for v in j.values())
+    methods = [m for m in INTERVAL_METHODS if m != "BCa" or with_jack]
+    per: dict[str, dict[str, list[tuple[float, float] | None]]] = {
+        m: {k: [_interval_or_none(np.asarray(s[k], dtype=float), e[k], confidence, m,
+                                  j[k] if with_jack else [])
+                for s, e, j in zip(samples, estimates, jackknife)] for k in truths}
+        for m in methods}
+    table = {m: {k: _coverage_row(per[m][k], truths[k]) for k in truths} for m in methods}
+    return per, table
+
+
 def _jackknife_laws(data: dict[str, np.ndarray], axes: list[str], family: str,
                     n_points: int, replicates: int, seed: int) -> list[Law]:
     """The fitted law with each design point (all its replicates) left out in turn."""
@@ -383,12 +405,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
         raise ValueError(f"every one of the n_datasets={n_datasets} data sets failed to fit or "
                          f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: "
                          f"{failures[-1][1]}")
-    methods = [m for m in INTERVAL_METHODS if m != "BCa" or jackknife]
-    per: dict[str, dict[str, list[tuple[float, float] | None]]] = {
-        m: {k: [_interval_or_none(s[k], e[k], confidence, m, j[k])
-                for s, e, j in zip(samples, estimates, jacks)] for k in truths}
-        for m in methods}
-    table = {m: {k: _coverage_row(per[m][k], truths[k]) for k in truths} for m in methods}
+    per, table = score_intervals(truths, estimates, samples, jacks, confidence)
     head = per[method][baseline]
     if any(iv is None for iv in head):
         raise ValueError(f"method={method!r} could not form an interval on every data set "
