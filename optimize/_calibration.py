@@ -406,6 +406,10 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                          f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: "
                          f"{failures[-1][1]}")
     per, table = score_intervals(truths, estimates, samples, jacks, confidence)
+    if method not in per:
+        raise ValueError("method='BCa' could not be scored: a data set has fewer than 2 "
+                         "jackknife refits that solved; see EtaCalibration.table of another "
+                         "method")
     head = per[method][baseline]
     if any(iv is None for iv in head):
         raise ValueError(f"method={method!r} could not form an interval on every data set "

@@ -22,16 +22,22 @@ def test_wilson_interval_matches_its_closed_form() -> None:
 @pytest.mark.slow
 def test_predicted_eta_interval_covers_the_known_eta() -> None:
     # A reduced study (60 data sets, seed 1: not the 200-set, seed-0 study the docs
-    # quote): the default method's 90 % interval reaches nominal coverage against
-    # trajectories only and against proportional scaling, within the Wilson interval.
+    # quote, on which the default method was chosen): the default 90 % interval does
+    # not under-cover against trajectories only or against proportional scaling.
     from benchmarks.calibration_eta import study
     from rlscale.optimize._eta_interval import DEFAULT_METHOD
 
     r = study(datasets=60, bootstrap=200, seed=1, baseline="proportional", progress=False)
     assert r.method == DEFAULT_METHOD and r.n_failed == 0
     for baseline in ("k only", "proportional"):
-        lo, hi = r.table[DEFAULT_METHOD][baseline]["wilson"]
-        assert lo <= 0.9 <= hi, (baseline, r.table[DEFAULT_METHOD][baseline])
+        row = r.table[DEFAULT_METHOD][baseline]
+        # The default never under-covers (it may be conservative: 0.955 against
+        # proportional on the 200-set study) and is not vacuous.
+        assert row["wilson"][1] >= 0.9 and row["coverage"] < 1.0, (baseline, row)
+    # The problem it fixes: the percentile interval under-covers against proportional,
+    # every miss above the truth.
+    pct = r.table["percentile"]["proportional"]
+    assert pct["wilson"][1] < 0.9 and pct["below"] == 0, pct
     # One study, every method: the headline fields are the table's entry.
     assert r.coverage == r.table[DEFAULT_METHOD]["proportional"]["coverage"]
     assert len(r.samples) == r.n_datasets == len(r.laws_used)
