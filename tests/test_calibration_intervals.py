@@ -103,6 +103,14 @@ def test_acceleration_by_hand() -> None:
     # d = mean − θ_(i) = (1, 1, −2): Σd³ = −6, Σd² = 6 -> a = −6 / (6·6^1.5).
     assert acceleration([1.0, 1.0, 4.0]) == pytest.approx(-6 / (6 * 6**1.5), rel=1e-12)
     assert acceleration([2.0, 2.0, 2.0]) == 0.0
+    # One outlier among 100: d = 0.01 (99 times) and −0.99, a = −0.9702/(6·0.99^1.5).
+    jack = [0.0] * 99 + [1.0]
+    assert acceleration(jack) == pytest.approx((99e-6 - 0.99**3) / (6 * 0.99**1.5), rel=1e-12)
+    # |a| <= 1/6 always, so 1 − a(z0 + z) <= 0 needs |z0 + z| >= 6: an estimate below all
+    # of 10^4 samples (z0 = Φ⁻¹(1/20000) = −3.89) at 99.99 % (z = −3.89).  Refused, not
+    # turned into a quantile level outside [0, 1].
+    with pytest.raises(ValueError, match="acceleration"):
+        bootstrap_interval(np.arange(1.0, 10001.0), 0.0, 0.9999, "BCa", jackknife=jack)
 
 
 @pytest.mark.parametrize("method", ["percentile", "basic", "BCa"])
@@ -135,6 +143,9 @@ def test_bad_input_is_named() -> None:
         bootstrap_interval([1.0, np.inf, 2.0], 1.0, 0.9)
     with pytest.raises(ValueError, match="at least 2"):
         bootstrap_interval([1.0], 1.0, 0.9)
+    with pytest.raises(ValueError, match="flat"):
+        bootstrap_interval(np.ones((3, 3)), 1.0, 0.9)
+    assert bootstrap_interval([1.0, 3.0], 2.0, 0.5) == (1.5, 2.5)   # two samples are enough
     with pytest.raises(ValueError, match="confidence"):
         bootstrap_interval(ONE_TO_100, 1.0, 1.0)
     with pytest.raises(ValueError, match="jackknife"):
