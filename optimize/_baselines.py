@@ -25,6 +25,12 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._allocate import Allocation, AllocationProblem
+from rlscale.optimize._eta_interval import (
+    DEFAULT_METHOD,
+    INTERVAL_METHODS,
+    bootstrap_interval,
+    check_interval_method,
+)
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
 from rlscale.theory._validation import check_mapping, check_scalar
@@ -33,6 +39,8 @@ __all__ = ["BaselineComparison", "PlanUncertainty", "baseline_allocations",
            "compare_baselines", "plan_uncertainty"]
 
 PROPORTIONAL = "proportional"
+#: η never goes below 1: the optimum reaches any baseline's loss at no more than its cost.
+ETA_FLOOR = 1.0
 
 
 def _spend(problem: AllocationProblem, budget: float, direction: Mapping[str, float],
@@ -202,6 +210,18 @@ class PlanUncertainty:
         what robustness costs if the point law is right).
     n_laws : int
         Bootstrap laws used (those whose allocation problem solved).
+    notes : tuple of str
+        Why bootstrap laws were skipped, once per distinct reason.
+    method : str
+        How :attr:`eta_intervals` were formed from the bootstrap η (see
+        :func:`plan_uncertainty`); :meth:`eta_interval` gives any other method.
+    eta_samples : dict
+        Per baseline, η under each bootstrap law used (``n_laws`` values, the
+        same laws for every baseline).
+    n_skipped : int
+        Bootstrap laws skipped (exponent beyond the solver's range, no
+        solvable plan, or a non-finite η); their share is
+        ``n_skipped / (n_laws + n_skipped)``.
     """
 
     budget: float
@@ -215,6 +235,9 @@ class PlanUncertainty:
     robust_point_cost: float
     n_laws: int
     notes: tuple[str, ...] = field(default=())
+    method: str = "percentile"
+    eta_samples: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    n_skipped: int = 0
 
     @property
     def strongest(self) -> str:
@@ -231,6 +254,29 @@ class PlanUncertainty:
         lo, hi = self.eta_intervals[baseline]
         return lo <= eta <= hi
 
+    def eta_interval(self, baseline: str | None = None, method: str | None = None
+                     ) -> tuple[float, float]:
+        """The η interval against ``baseline`` (default: strongest) by ``method``.
+
+        ``method`` is one of :data:`INTERVAL_METHODS` (default: :attr:`method`, the
+        one :attr:`eta_intervals` holds); all are formed from the same bootstrap η
+        (:attr:`eta_samples`) and the point η, at :attr:`confidence`, with η's
+        floor 1.  "BCa" needs jackknife values and is not available here.
+        """
+        if baseline is None:
+            baseline = self.strongest
+        if not isinstance(baseline, str) or baseline not in self.eta_samples:
+            raise ValueError(f"baseline must be one of {sorted(self.eta_samples)} or None; "
+                             f"got baseline={baseline!r:.60}")
+        method = self.method if method is None else check_interval_method(method)
+        if method == "BCa":
+            raise ValueError("method='BCa' needs jackknife values of η, which a "
+                             "PlanUncertainty does not hold; use 'symmetric', 'bc', 'basic' or "
+                             "'percentile'")
+        return bootstrap_interval(self.eta_samples[baseline],
+                                  float(self.point.baselines[baseline]["eta"]),
+                                  self.confidence, method, floor=ETA_FLOOR)
+
     def as_dict(self) -> dict[str, Any]:
         return {"budget": self.budget, "confidence": self.confidence,
                 "point": self.point.as_dict(),
@@ -238,13 +284,76 @@ class PlanUncertainty:
                 "loss_band": self.loss_band, "eta_intervals": self.eta_intervals,
                 "strongest": self.strongest, "robust": self.robust.as_dict(),
                 "robust_gain": self.robust_gain, "robust_point_cost": self.robust_point_cost,
-                "n_laws": self.n_laws, "notes": list(self.notes)}
+                "n_laws": self.n_laws, "notes": list(self.notes), "method": self.method,
+                "n_skipped": self.n_skipped,
+                "eta_samples": {k: v.tolist() for k, v in self.eta_samples.items()}}
+
+
+def _bootstrap_law_problem(b: Law, cost: Any, bounds: Any, substitute: Any
+                           ) -> tuple[AllocationProblem | None, str]:
+    """The allocation problem of a bootstrap law, or ``None`` and why it cannot be built.
+
+    A bootstrap law of a poorly identified fit can carry an exponent beyond
+    what the solver takes (|α| > 1000: the term is a step at the lower bound)
+    or a coefficient that underflowed; such a law is skipped and counted, not
+    allowed to fail the whole plan.
+    """
+    try:
+        return AllocationProblem(b, cost, bounds, substitute), ""
+    except ValueError as exc:
+        return None, f"a bootstrap law the solver cannot take was skipped: {exc}"
+
+
+def eta_bootstrap(point: BaselineComparison, laws: Sequence[Law], cost: Any,
+                  bounds: Mapping[str, Any] | None, substitute: Mapping[str, Any] | None,
+                  allocations: bool = True) -> dict[str, Any]:
+    """η against each baseline of ``point`` under each bootstrap law (private helper).
+
+    Each law re-plans and re-prices the same baseline allocations.  A law is
+    used for every baseline or for none: it is skipped (with a note) when its
+    problem cannot be built, a solve fails or an η is not finite.  Returns
+    ``{"etas": {name: array}, "alloc": [...], "losses": [...], "good": [...],
+    "notes": [...], "skipped": int}`` (``alloc``/``losses`` empty unless
+    ``allocations``).
+    """
+    budget = point.budget
+    plan_values = point.plan.values
+    etas: dict[str, list[float]] = {k: [] for k in point.baselines}
+    alloc: list[dict[str, float]] = []
+    losses: list[float] = []
+    good: list[Law] = []
+    notes: list[str] = []
+    for b in laws:
+        pb, why = _bootstrap_law_problem(b, cost, bounds, substitute)
+        if pb is None:
+            notes.append(why)
+            continue
+        try:
+            values = pb.allocate(budget, round_integers=False).values if allocations else None
+            row_etas = {name: row["cost"] / _iso_loss(pb, float(pb.loss_at(row["values"])))
+                        for name, row in point.baselines.items()}
+        except (InfeasibleError, ArithmeticError, RuntimeError) as exc:
+            notes.append(f"a bootstrap law was skipped: {exc}")
+            continue
+        bad = [name for name, e in row_etas.items() if not math.isfinite(e)]
+        if bad:
+            notes.append(f"a bootstrap law was skipped: its η against {bad[0]} is not finite")
+            continue
+        for name, e in row_etas.items():
+            etas[name].append(e)
+        if allocations:
+            alloc.append(values)
+            losses.append(float(pb.loss_at(plan_values)))
+        good.append(b)
+    return {"etas": {k: np.asarray(v, dtype=float) for k, v in etas.items()}, "alloc": alloc,
+            "losses": losses, "good": good, "notes": notes,
+            "skipped": len(laws) - len(good)}
 
 
 def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
                      centre: Mapping[str, float], bounds: Mapping[str, Any] | None = None, *,
                      substitute: Mapping[str, Any] | None = None,
-                     confidence: float = 0.9) -> PlanUncertainty:
+                     confidence: float = 0.9, method: str = DEFAULT_METHOD) -> PlanUncertainty:
     """Carry the bootstrap laws of a fit into the plan, its η and a robust plan.
 
     Parameters
@@ -253,13 +362,30 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
         The point-estimate law.
     laws : sequence of Law
         Bootstrap laws (e.g. :meth:`FitResult.bootstrap_laws`); at least 2.
+        A law the solver cannot take (an exponent beyond ±1000), or whose plan
+        fails, is skipped and counted (:attr:`PlanUncertainty.n_skipped`,
+        with the reason in :attr:`PlanUncertainty.notes`); at least 2 must
+        remain.
     cost, bounds, substitute :
         As for :class:`AllocationProblem`.
     budget : float
     centre : mapping
         The reference point of the baselines (decision variables).
     confidence : float
-        Level of every interval (central, percentile).
+        Level of every interval (central).
+    method : {"symmetric", "percentile", "basic", "basic-log", "bc"}
+        How the η intervals are formed from η under the bootstrap laws
+        (:mod:`rlscale.optimize._eta_interval`).  "symmetric" (the default;
+        Hall 1988) is ``η̂ ± t``, ``t`` the ``confidence``-quantile of
+        ``|η* − η̂|``, clipped at η's floor 1: in the calibration study
+        (``python -m benchmarks.calibration_eta``, docs/solve.md) it was the
+        only method that did not under-cover against any baseline (0.87 against
+        trajectories only, 0.955 against proportional, nominal 0.9), where the
+        plain "percentile" interval covered 0.84 and 0.68.  "bc" is the
+        bias-corrected percentile interval (Efron 1987), "basic" the reflected
+        one.  The allocation intervals and the loss band are always percentile
+        intervals.  Every method is available afterwards from
+        :meth:`PlanUncertainty.eta_interval`.
 
     Examples
     --------
@@ -270,6 +396,9 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
     ...                      {"E": (1, 1e6), "k": (1, 1e6)})
     >>> u.strongest, u.n_laws, u.robust_gain >= -1e-9, u.robust_point_cost >= -1e-9
     ('proportional', 3, True, True)
+    >>> u.method, u.eta_interval("k only", "percentile") == tuple(
+    ...     float(q) for q in np.quantile(u.eta_samples["k only"], [0.05, 0.95]))
+    ('symmetric', True)
     """
     if isinstance(laws, str | bytes) or not isinstance(laws, Sequence):
         raise TypeError(f"laws must be a sequence of bootstrap laws; got {type(laws).__name__}")
@@ -279,26 +408,16 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
     if len(laws) < 2:
         raise ValueError(f"laws must hold at least 2 bootstrap laws; got {len(laws)}")
     confidence = check_scalar("confidence", confidence, low=0.0, high=1.0,
-                                  low_open=True, high_open=True)
+                              low_open=True, high_open=True)
+    method = check_interval_method(method)
+    if method == "BCa":
+        raise ValueError("method='BCa' needs jackknife values of η (refits with each row left "
+                         "out), which plan_uncertainty does not have; use one of "
+                         f"{[m for m in INTERVAL_METHODS if m != 'BCa']}")
     problem = AllocationProblem(law, cost, bounds, substitute)
     point = compare_baselines(problem, budget, centre)
-    plan_values = point.plan.values
-    alloc: list[dict[str, float]] = []
-    losses: list[float] = []
-    etas: dict[str, list[float]] = {k: [] for k in point.baselines}
-    good: list[Law] = []
-    notes = []
-    for b in laws:
-        try:
-            pb = AllocationProblem(b, cost, bounds, substitute)
-            alloc.append(pb.allocate(budget, round_integers=False).values)
-            for name, row in point.baselines.items():
-                etas[name].append(row["cost"] / _iso_loss(pb, float(pb.loss_at(row["values"]))))
-        except (InfeasibleError, ArithmeticError, RuntimeError) as exc:
-            notes.append(f"a bootstrap law was skipped: {exc}")
-            continue
-        losses.append(float(pb.loss_at(plan_values)))
-        good.append(b)
+    boot = eta_bootstrap(point, laws, cost, bounds, substitute)
+    good = boot["good"]
     if len(good) < 2:
         raise ValueError(f"only {len(good)} of {len(laws)} bootstrap laws gave a solvable "
                          "plan; no interval can be formed")
@@ -312,12 +431,17 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
 
     mixture = AllocationProblem(MixtureLaw(good), cost, bounds, substitute)
     robust = mixture.allocate(budget, round_integers=False)
+    plan_values = point.plan.values
     return PlanUncertainty(
         budget=float(budget), confidence=confidence, point=point,
-        allocation_intervals={v: interval([a[v] for a in alloc]) for v in problem.variables},
-        loss_band=interval(losses),
-        eta_intervals={k: interval([e for e in v if math.isfinite(e)]) for k, v in etas.items()},
+        allocation_intervals={v: interval([a[v] for a in boot["alloc"]])
+                              for v in problem.variables},
+        loss_band=interval(boot["losses"]),
+        eta_intervals={k: bootstrap_interval(v, float(point.baselines[k]["eta"]), confidence,
+                                             method, floor=ETA_FLOOR)
+                       for k, v in boot["etas"].items()},
         robust=robust,
         robust_gain=float(mixture.loss_at(plan_values)) - robust.loss,
         robust_point_cost=float(problem.loss_at(robust.values)) - point.plan.loss,
-        n_laws=len(good), notes=tuple(dict.fromkeys(notes)))
+        n_laws=len(good), notes=tuple(dict.fromkeys(boot["notes"])), method=method,
+        eta_samples=boot["etas"], n_skipped=boot["skipped"])

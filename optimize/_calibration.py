@@ -3,11 +3,14 @@
 A calibration study for the report's predicted efficiency (issue 11, item 9):
 draw many synthetic sweeps from a **known** law with the report's design and
 noise, fit each with :func:`~rlscale.optimize.fit_law` (bootstrap included),
-carry the bootstrap laws into η with
-:func:`~rlscale.optimize.plan_uncertainty`, and count how often the interval
-contains the η the known law implies.  A ``confidence`` interval should cover
-in about ``confidence`` of the data sets; the result carries a Wilson score
-interval for the measured coverage (Wilson 1927) so that "about" is explicit.
+carry the bootstrap laws into η against every baseline (as
+:func:`~rlscale.optimize.plan_uncertainty` does), and count how often the
+interval contains the η the known law implies.  One set of fits and
+bootstrap η per data set serves every interval method
+(:mod:`rlscale.optimize._eta_interval`) and every baseline, so one study
+gives a table method × baseline → coverage.  A ``confidence`` interval
+should cover in about ``confidence`` of the data sets; each coverage carries
+a Wilson score interval (Wilson 1927) so that "about" is explicit.
 
 Noise is multiplicative, ``loss_obs = L(x)·exp(σ·ε)`` with ``ε ~ N(0, 1)``,
 matching the fitter's model of log residuals.
@@ -24,7 +27,13 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._allocate import AllocationProblem
-from rlscale.optimize._baselines import compare_baselines, plan_uncertainty
+from rlscale.optimize._baselines import ETA_FLOOR, compare_baselines, eta_bootstrap
+from rlscale.optimize._eta_interval import (
+    DEFAULT_METHOD,
+    INTERVAL_METHODS,
+    bootstrap_interval,
+    check_interval_method,
+)
 from rlscale.theory._laws import Law
 from rlscale.theory._validation import check_positive_int, check_scalar
 
@@ -94,10 +103,14 @@ def _check_design(design: Any, axes: Sequence[str]) -> list[dict[str, float]]:
 class EtaCalibration:
     """Coverage of predicted η intervals on data sets from a known law.
 
+    The headline fields (``coverage`` … ``intervals``) are for one
+    ``baseline`` and ``method``; :attr:`table` holds every method × baseline.
+
     Attributes
     ----------
     coverage : float
-        Share of data sets whose interval contained ``truth``.
+        Share of data sets whose interval (``baseline``, ``method``) contained
+        ``truth``.
     coverage_interval : tuple
         Wilson 95 % interval of the coverage.
     truth : float
@@ -106,12 +119,37 @@ class EtaCalibration:
     confidence : float
         The nominal level of each interval.
     n_datasets, n_failed : int
-        Data sets used, and those whose fit or plan failed (left out).
+        Data sets used, and those whose fit or point plan failed (left out).
     intervals : list of tuple
-        Each data set's ``(low, high)``.
+        Each data set's ``(low, high)`` for ``baseline`` and ``method``.
     failures : list of tuple
         ``(index, reason)`` of each data set left out: a study that drops data
         sets must say why, since dropping the hard ones can flatter coverage.
+    method : str
+        The interval method of the headline fields.
+    table : dict
+        ``{method: {baseline: {"coverage", "wilson", "below", "above",
+        "median_width", "n"}}}``: coverage with its Wilson 95 % interval, the
+        misses with the whole interval below and above the truth, and the
+        median interval width.  A method that cannot form an interval on some
+        data set (e.g. "basic-log" when the point η sits on the floor 1) is
+        counted over the data sets where it can, ``n`` of them.
+    truths : dict
+        η of every baseline under the known law.
+    estimates, samples : list of dict
+        Per data set used, the point η and the bootstrap η of each baseline.
+    jackknife : list of dict
+        Per data set used, the jackknife η of each baseline (empty lists
+        unless ``jackknife=True``).
+    laws_used, laws_skipped, laws_invalid : list of int
+        Per data set used: the bootstrap laws whose η entered the interval; the
+        laws carried into η but skipped (an exponent beyond the solver's
+        ±1000, or no solvable plan; ``laws_used + laws_skipped`` were carried);
+        and the resamples the fit could not turn into a law at all (an
+        exponent at its bound 0; :meth:`FitResult.bootstrap_laws`), out of
+        ``bootstrap``.
+    seconds : float
+        Wall time of the study.
     """
 
     coverage: float
@@ -123,19 +161,106 @@ class EtaCalibration:
     n_failed: int
     intervals: list[tuple[float, float]] = field(repr=False)
     failures: list[tuple[int, str]] = field(default_factory=list, repr=False)
+    method: str = DEFAULT_METHOD
+    table: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict, repr=False)
+    truths: dict[str, float] = field(default_factory=dict, repr=False)
+    estimates: list[dict[str, float]] = field(default_factory=list, repr=False)
+    samples: list[dict[str, np.ndarray]] = field(default_factory=list, repr=False)
+    jackknife: list[dict[str, list[float]]] = field(default_factory=list, repr=False)
+    laws_used: list[int] = field(default_factory=list, repr=False)
+    laws_skipped: list[int] = field(default_factory=list, repr=False)
+    laws_invalid: list[int] = field(default_factory=list, repr=False)
+    seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        out = dict(self.__dict__)
+        out["samples"] = [{k: v.tolist() for k, v in s.items()} for s in self.samples]
+        return out
+
+
+def _coverage_row(intervals: Sequence[tuple[float, float] | None], truth: float
+                  ) -> dict[str, Any]:
+    """Coverage, Wilson interval, misses below/above and median width of some intervals."""
+    ok = [iv for iv in intervals if iv is not None]
+    if not ok:
+        return {"coverage": None, "wilson": None, "below": 0, "above": 0,
+                "median_width": None, "n": 0}
+    hits = sum(lo <= truth <= hi for lo, hi in ok)
+    return {"coverage": hits / len(ok), "wilson": _wilson(hits, len(ok)),
+            "below": sum(hi < truth for _, hi in ok), "above": sum(lo > truth for lo, _ in ok),
+            "median_width": float(np.median([hi - lo for lo, hi in ok])), "n": len(ok)}
+
+
+def _interval_or_none(samples: np.ndarray, estimate: float, confidence: float, method: str,
+                      jackknife: Sequence[float]) -> tuple[float, float] | None:
+    """The interval by ``method``, or ``None`` where the method cannot form one."""
+    if method == "BCa" and len(jackknife) < 2:
+        return None
+    try:
+        return bootstrap_interval(samples, estimate, confidence, method, floor=ETA_FLOOR,
+                                  jackknife=jackknife if method == "BCa" else None)
+    except ValueError:
+        return None
+
+
+def score_intervals(truths: Mapping[str, float], estimates: Sequence[Mapping[str, float]],
+                    samples: Sequence[Mapping[str, Any]],
+                    jackknife: Sequence[Mapping[str, Sequence[float]]], confidence: float
+                    ) -> tuple[dict[str, dict[str, list]], dict[str, dict[str, dict[str, Any]]]]:
+    """Every method's interval per data set and baseline, and the coverage table.
+
+    The part of :func:`calibrate_eta` after the fits: it needs only the point and
+    bootstrap η of each data set (and jackknife η for "BCa", which is scored only
+    when every data set has them), so a saved study can be re-scored
+    (``python -m benchmarks.calibration_eta --rescore FILE``).
+    """
+    with_jack = bool(jackknife) and all(len(v) >= 2 for j in jackknife for v in j.values())
+    methods = [m for m in INTERVAL_METHODS if m != "BCa" or with_jack]
+    per: dict[str, dict[str, list[tuple[float, float] | None]]] = {
+        m: {k: [_interval_or_none(np.asarray(s[k], dtype=float), e[k], confidence, m,
+                                  j[k] if with_jack else [])
+                for s, e, j in zip(samples, estimates, jackknife)] for k in truths}
+        for m in methods}
+    table = {m: {k: _coverage_row(per[m][k], truths[k]) for k in truths} for m in methods}
+    return per, table
+
+
+def _jackknife_laws(data: dict[str, np.ndarray], axes: list[str], family: str,
+                    n_points: int, replicates: int, seed: int) -> list[Law]:
+    """The fitted law with each design point (all its replicates) left out in turn."""
+    from rlscale.optimize._fit import fit_law
+
+    out = []
+    for j in range(n_points):
+        keep = np.ones(n_points * replicates, dtype=bool)
+        keep[j * replicates:(j + 1) * replicates] = False
+        try:
+            fit = fit_law({k: v[keep] for k, v in data.items()}, law=family, axes=axes,
+                          target="loss", seed=seed, n_jobs=1)
+        except (ValueError, RuntimeError, ArithmeticError):
+            continue
+        out.append(fit.law)
+    return out
 
 
 def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float],
                   design: Sequence[Mapping[str, float]], *, noise: float,
                   replicates: int = 3, bounds: Mapping[str, Any] | None = None,
                   substitute: Mapping[str, Any] | None = None, baseline: str = "k only",
-                  n_datasets: int = 200, bootstrap: int = 200, plan_laws: int = 40,
-                  confidence: float = 0.9, seed: int = 0,
-                  progress: bool = False) -> EtaCalibration:
-    """Coverage of the predicted-η interval against ``baseline`` on synthetic sweeps.
+                  method: str = DEFAULT_METHOD, n_datasets: int = 200, bootstrap: int = 200,
+                  plan_laws: int = 40, confidence: float = 0.9, seed: int = 0,
+                  jackknife: bool = False, progress: bool = False) -> EtaCalibration:
+    """Coverage of the predicted-η intervals on synthetic sweeps, every method and baseline.
+
+    Each data set is drawn as ``loss = L(x)·exp(noise·ε)`` at the design's
+    points (``replicates`` rows each), fitted with a ``bootstrap``-resample
+    bootstrap, and ``plan_laws`` of its bootstrap laws (evenly spaced, as the
+    report takes them) are carried into η against every baseline.  Every
+    interval method is then formed from those same η, so one study measures
+    them all (:attr:`EtaCalibration.table`).  Bootstrap laws the solver cannot
+    take (an exponent beyond ±1000) or plan are dropped from that data set's
+    η and counted (:attr:`EtaCalibration.laws_skipped`); a data set is left
+    out only when its point law cannot be planned.
 
     Parameters
     ----------
@@ -151,23 +276,47 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     replicates : int
         Seeds per design point (at most 1000; design points x replicates at
         most 1e5 rows).
-    baseline : str
-        Which baseline's η to calibrate (a key of
-        :attr:`BaselineComparison.baselines`).
+    baseline, method : str
+        The baseline (a key of :attr:`BaselineComparison.baselines`) and the
+        interval method (one of "symmetric", "percentile", "basic",
+        "basic-log", "bc", "BCa"; "BCa" needs ``jackknife=True``) of the
+        headline fields.
     n_datasets, bootstrap, plan_laws, confidence, seed :
         Size of the study (at most 1e4 data sets); bootstrap resamples per
         fit (2 to 1e4; n_datasets x bootstrap at most 1e6 refits); laws
         carried into each plan (2 to 1000); the nominal level; the seed of
         everything (an integer >= 0).
+    jackknife : bool
+        Also refit each data set with each design point (all its replicates)
+        left out, for the BCa acceleration (one refit per design point: the
+        study's cost roughly doubles).  A grouped jackknife: the bootstrap
+        resamples rows, the jackknife deletes points.
 
     Raises
     ------
     ValueError, TypeError
         An argument outside its range, named; a ``ValueError`` also when every
         data set failed to fit or plan (the last failure is quoted).
+
+    Examples
+    --------
+    >>> from rlscale.theory import AdditiveLaw
+    >>> law = AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.5})
+    >>> design = star_design({"E": 8, "k": 8}, {"E": [1, 4, 16, 64], "k": [1, 4, 16, 64]})
+    >>> cal = calibrate_eta(law, "E + k", 200.0, {"E": 10.0, "k": 10.0}, design, noise=0.02,
+    ...                     bounds={"E": (1, 1e6), "k": (1, 1e6)}, n_datasets=2,
+    ...                     bootstrap=20, plan_laws=5)
+    >>> cal.n_datasets, cal.method, sorted(cal.table)
+    (2, 'symmetric', ['basic', 'basic-log', 'bc', 'percentile', 'symmetric'])
+    >>> cal.table["symmetric"]["k only"]["coverage"] == cal.coverage   # the headline entry
+    True
     """
+    import time
+    import warnings
+
     from rlscale.optimize._fit import LAWS, fit_law
 
+    start = time.perf_counter()
     if not isinstance(law, Law) or law.family not in LAWS:
         raise TypeError(f"law must be an rlscale.theory law of a family fit_law fits {LAWS}; "
                         f"got {type(law).__name__}")
@@ -188,18 +337,29 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                          f"{MAX_ROWS:.0e} rows per data set")
     if not isinstance(baseline, str):
         raise TypeError(f"baseline must be a baseline name (str); got {baseline!r:.60}")
+    method = check_interval_method(method)
+    if not isinstance(jackknife, bool):
+        raise TypeError(f"jackknife must be True or False; got {jackknife!r:.60}")
+    if method == "BCa" and not jackknife:
+        raise ValueError("method='BCa' needs jackknife=True (its acceleration comes from "
+                         "jackknife refits)")
     truth_cmp = compare_baselines(AllocationProblem(law, cost, bounds, substitute), budget,
                                   centre)
     if baseline not in truth_cmp.baselines:
         raise ValueError(f"baseline must be one of {sorted(truth_cmp.baselines)}; got "
                          f"{baseline!r}")
-    truth = float(truth_cmp.baselines[baseline]["eta"])
+    truths = {k: float(v["eta"]) for k, v in truth_cmp.baselines.items()}
     axes = list(law.axes)
     x = {a: np.repeat([float(p[a]) for p in design], replicates) for a in axes}
     clean = np.asarray(law.loss(x), dtype=float)
     rng = np.random.default_rng(seed)
-    intervals: list[tuple[float, float]] = []
     failures: list[tuple[int, str]] = []
+    estimates: list[dict[str, float]] = []
+    samples: list[dict[str, np.ndarray]] = []
+    jacks: list[dict[str, list[float]]] = []
+    used: list[int] = []
+    skipped: list[int] = []
+    invalid_laws: list[int] = []
     it = range(n_datasets)
     if progress:
         from tqdm import tqdm
@@ -208,22 +368,57 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     for i in it:
         data = {**x, "loss": clean * np.exp(noise * rng.standard_normal(clean.size))}
         try:
-            fit = fit_law(data, law=law.family, axes=axes, target="loss",
-                          bootstrap=bootstrap, confidence=confidence, seed=seed + i, n_jobs=1)
+            with warnings.catch_warnings():
+                # A resample whose coefficient overflows exp() is a law fit_law already
+                # leaves out of bootstrap_laws(); its overflow warning says nothing more.
+                warnings.filterwarnings("ignore", "overflow encountered in exp",
+                                        RuntimeWarning)
+                fit = fit_law(data, law=law.family, axes=axes, target="loss",
+                              bootstrap=bootstrap, confidence=confidence, seed=seed + i,
+                              n_jobs=1)
             laws = fit.bootstrap_laws()
+            invalid = bootstrap - len(laws)
             if len(laws) > plan_laws:
                 laws = [laws[j] for j in np.linspace(0, len(laws) - 1, plan_laws).astype(int)]
-            unc = plan_uncertainty(fit.law, laws, cost, budget, centre, bounds,
-                                   substitute=substitute, confidence=confidence)
+            point = compare_baselines(AllocationProblem(fit.law, cost, bounds, substitute),
+                                      budget, centre)
+            boot = eta_bootstrap(point, laws, cost, bounds, substitute, allocations=False)
+            if len(boot["good"]) < 2:
+                raise ValueError(f"only {len(boot['good'])} of {len(laws)} bootstrap laws gave "
+                                 "a solvable plan")
+            jack = {k: [] for k in point.baselines}
+            if jackknife:
+                jl = _jackknife_laws(data, axes, law.family, len(design), replicates, seed + i)
+                if jl:
+                    jack = {k: v.tolist() for k, v in eta_bootstrap(
+                        point, jl, cost, bounds, substitute, allocations=False)["etas"].items()}
         except (ValueError, RuntimeError, ArithmeticError) as exc:
             failures.append((i, f"{type(exc).__name__}: {exc}"))
             continue
-        intervals.append(tuple(unc.eta_intervals[baseline]))
-    if not intervals:
+        estimates.append({k: float(v["eta"]) for k, v in point.baselines.items()})
+        samples.append(boot["etas"])
+        jacks.append(jack)
+        used.append(len(boot["good"]))
+        skipped.append(boot["skipped"])
+        invalid_laws.append(invalid)
+    if not samples:
         raise ValueError(f"every one of the n_datasets={n_datasets} data sets failed to fit or "
                          f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: "
                          f"{failures[-1][1]}")
-    hits = sum(lo <= truth <= hi for lo, hi in intervals)
-    return EtaCalibration(hits / len(intervals), _wilson(hits, len(intervals)), truth,
-                          baseline, confidence, len(intervals), len(failures), intervals,
-                          failures)
+    per, table = score_intervals(truths, estimates, samples, jacks, confidence)
+    if method not in per:
+        raise ValueError("method='BCa' could not be scored: a data set has fewer than 2 "
+                         "jackknife refits that solved; see EtaCalibration.table of another "
+                         "method")
+    head = per[method][baseline]
+    if any(iv is None for iv in head):
+        raise ValueError(f"method={method!r} could not form an interval on every data set "
+                         f"against {baseline!r}; see EtaCalibration.table of another method")
+    intervals = [iv for iv in head if iv is not None]
+    row = table[method][baseline]
+    return EtaCalibration(row["coverage"], row["wilson"], truths[baseline], baseline,
+                          confidence, len(samples), len(failures), intervals, failures,
+                          method=method, table=table, truths=truths, estimates=estimates,
+                          samples=samples, jackknife=jacks, laws_used=used,
+                          laws_skipped=skipped, laws_invalid=invalid_laws,
+                          seconds=time.perf_counter() - start)

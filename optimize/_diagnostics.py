@@ -444,7 +444,10 @@ def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
             elif nm == "coefficient":
                 cols[:, j] -= sum(samples[:, names.index(f"exponent[{a}]")] * centre[a]
                                   for a in axes)
-        keep = cols.std(axis=0) > 0
+        # A resample whose log-coefficient overflowed exp() holds inf (it has no law:
+        # FitResult.bootstrap_laws leaves it out); its inf - inf in std() was NaN.
+        cols = cols[np.all(np.isfinite(cols), axis=1)]
+        keep = cols.std(axis=0) > 0 if len(cols) >= 20 else np.zeros(len(names), dtype=bool)
         if keep.sum() >= 2:
             corr = np.full((len(names), len(names)), np.nan)
             sub = np.corrcoef(cols[:, keep].T)

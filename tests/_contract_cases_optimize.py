@@ -199,7 +199,7 @@ CASES = [
          {"law": CAL_LAW, "cost": "E + k", "budget": 200.0, "centre": CAL_CENTRE,
           "design": CAL_DESIGN, "noise": 0.01, "replicates": 1, "bounds": CAL_BOUNDS,
           "baseline": "k only", "n_datasets": 1, "bootstrap": 4, "plan_laws": 2,
-          "confidence": 0.9, "seed": 0},
+          "confidence": 0.9, "seed": 0, "method": "bc", "jackknife": False},
          counts=("replicates", "n_datasets", "bootstrap", "plan_laws", "seed"),
          # A study costs n_datasets x (a fit with bootstrap refits + a plan): seconds each,
          # so past 8 data sets, resamples, replicates or laws it runs for minutes by design
@@ -210,8 +210,9 @@ CASES = [
                 "cost": ("cost",), "budget": ("budget", "baseline"),
                 "bounds": ("bounds",), "noise": ("noise",),
                 "baseline": ("baseline",), "n_datasets": ("n_datasets",),
-                "bootstrap": ("bootstrap",)},
-         valid={"baseline": ("proportional", "E only")}),
+                "bootstrap": ("bootstrap",), "method": ("method",),
+                "jackknife": ("jackknife",)},
+         valid={"baseline": ("proportional", "E only"), "method": ("percentile", "basic")}),
 ]
 
 # -- methods of the result records -----------------------------------------------------------
@@ -263,6 +264,17 @@ def _covers_checked(eta, baseline):
     return out
 
 
+def _eta_interval_checked(baseline, method):
+    out = UNC.eta_interval(baseline, method)
+    name = baseline or UNC.strongest
+    if method == "percentile":  # the quantiles of the stored bootstrap η
+        assert out == tuple(float(q) for q in np.quantile(UNC.eta_samples[name], [0.05, 0.95]))
+    if method is None:  # the method plan_uncertainty used
+        assert out == UNC.eta_intervals[name]
+    assert out[0] <= out[1] and out[0] >= 1.0 - 1e-7
+    return out
+
+
 def _overlaps_checked(low, high):
     out = REALISED.overlaps(low, high)
     lo, hi = REALISED.interval
@@ -298,6 +310,11 @@ CASES += [
     Case("PlanUncertainty.covers", _covers_checked, {"eta": 1.5, "baseline": None},
          names={"eta": ("eta",), "baseline": ("baseline",)},
          valid={"baseline": ("k only", "E only", "proportional")}),
+    Case("PlanUncertainty.eta_interval", _eta_interval_checked,
+         {"baseline": None, "method": "percentile"},
+         names={"baseline": ("baseline",), "method": ("method",)},
+         valid={"baseline": ("k only", "E only", "proportional"),
+                "method": ("basic", "bc", "basic-log", "symmetric")}),
     Case("RealisedEfficiency.overlaps", _overlaps_checked, {"low": 1.0, "high": 3.0},
          names={"low": ("low",), "high": ("high",)}),
     Case("ExpressionFit.predict", lambda E: EXPR_FIT.predict({"E": E}), {"E": 10.0},

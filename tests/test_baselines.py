@@ -178,3 +178,72 @@ def test_realised_eta_interval_covers_the_truth_about_as_often_as_it_says() -> N
     # Measured: 0.90 (108 of 120). Percentile bootstraps of six seeds can undercover; 120 sets give
     # a binomial s.e. of 2.7 points around 0.9, so 0.75 is a 5-s.e. margin.
     assert hits / 120 >= 0.75
+
+
+# -- η intervals by method (issue 11, item 9) ----------------------------------------------
+
+def _spread_laws(n: int = 30, seed: int = 5) -> list[AdditiveLaw]:
+    rng = np.random.default_rng(seed)
+    return [AdditiveLaw(0.2, {"E": 2.0 * s, "k": 1.0 / s}, {"E": 0.5, "k": 1.0})
+            for s in np.exp(rng.normal(0.0, 0.5, n))]
+
+
+def test_eta_samples_are_each_laws_iso_loss_ratio() -> None:
+    # η_b = baseline cost / the cheapest cost reaching, under law b, the loss law b
+    # gives the (fixed) baseline allocation: the Lagrange closed form above.
+    laws = _spread_laws(8)
+    u = plan_uncertainty(LAW, laws, COST, 500.0, {"E": 10.0, "k": 20.0},
+                         {"E": (1, 1e9), "k": (1, 1e9)})
+    assert u.n_laws == 8 and u.n_skipped == 0
+    for name in ("k only", "E only"):
+        row = u.point.baselines[name]
+        want = [row["cost"] / _min_cost_closed_form(b, PRICES, float(b.loss(row["values"])))
+                for b in laws]
+        np.testing.assert_allclose(u.eta_samples[name], want, rtol=1e-6)
+
+
+def test_eta_interval_methods_from_the_same_samples() -> None:
+    from statistics import NormalDist
+
+    u = plan_uncertainty(LAW, _spread_laws(), COST, 500.0, {"E": 10.0, "k": 20.0},
+                         {"E": (1, 1e9), "k": (1, 1e9)}, confidence=0.8)
+    assert u.method == "symmetric" and u.eta_intervals["k only"] == u.eta_interval("k only")
+    s = np.sort(u.eta_samples["k only"])
+    est = u.point.baselines["k only"]["eta"]
+    q10, q90 = np.quantile(s, [0.1, 0.9])
+    assert u.eta_interval("k only", "percentile") == pytest.approx((q10, q90), rel=1e-14)
+    assert u.eta_interval("k only", "basic") == pytest.approx(
+        (max(1.0, 2 * est - q90), max(1.0, 2 * est - q10)), rel=1e-14)
+    nd = NormalDist()
+    z0 = nd.inv_cdf(min(max(np.mean(s < est), 1 / 60), 1 - 1 / 60))
+    want = np.quantile(s, [nd.cdf(2 * z0 + nd.inv_cdf(0.1)), nd.cdf(2 * z0 + nd.inv_cdf(0.9))])
+    assert u.eta_interval("k only", "bc") == pytest.approx(tuple(want), rel=1e-12)
+    t = np.quantile(np.abs(s - est), 0.8)
+    assert u.eta_interval("k only", "symmetric") == pytest.approx(
+        (max(1.0, est - t), est + t), rel=1e-14)
+    assert u.eta_interval() == u.eta_intervals[u.strongest]
+    pct = plan_uncertainty(LAW, _spread_laws(), COST, 500.0, {"E": 10.0, "k": 20.0},
+                           {"E": (1, 1e9), "k": (1, 1e9)}, confidence=0.8, method="percentile")
+    assert pct.eta_intervals["k only"] == pytest.approx((q10, q90), rel=1e-9)
+    with pytest.raises(ValueError, match="method must be one of"):
+        u.eta_interval("k only", "studentized")
+    with pytest.raises(ValueError, match="jackknife"):
+        plan_uncertainty(LAW, _spread_laws(), COST, 500.0, {"E": 10.0, "k": 20.0},
+                         method="BCa")
+    with pytest.raises(ValueError, match="baseline must be one of"):
+        u.eta_interval("t only")
+
+
+def test_a_bootstrap_law_beyond_the_solvers_exponent_range_is_skipped_and_counted() -> None:
+    # A resample can fit an exponent past ±1000 (a step at the lower bound), which the
+    # solver refuses; it must not fail the plan, and the share skipped is recorded.
+    steep = AdditiveLaw(0.2, {"E": 2.0, "k": 1.0}, {"E": 0.5, "k": 1500.0})
+    laws = _spread_laws(10)
+    u = plan_uncertainty(LAW, [*laws[:5], steep, *laws[5:]], COST, 500.0,
+                         {"E": 10.0, "k": 20.0}, {"E": (1, 1e9), "k": (1, 1e9)})
+    assert (u.n_laws, u.n_skipped) == (10, 1)
+    assert any("solver cannot take" in n and "1500" in n for n in u.notes)
+    assert all(len(v) == 10 for v in u.eta_samples.values())
+    with pytest.raises(ValueError, match="only 1 of 2 bootstrap laws"):
+        plan_uncertainty(LAW, [LAW, steep], COST, 500.0, {"E": 10.0, "k": 20.0},
+                         {"E": (1, 1e9), "k": (1, 1e9)})

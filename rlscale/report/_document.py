@@ -13,6 +13,17 @@ from rlscale._document import Document
 from rlscale._document import format_value as _fmt
 from rlscale.report._config import SUBSTITUTE
 
+#: How each η-interval method is named in the report (plan_uncertainty's ``method``).
+_INTERVAL_TEXT = {
+    "symmetric": "symmetric intervals η̂ ± t, t the level's quantile of |η* − η̂| over those laws "
+                 "(Hall 1988; the one method that did not under-cover in the calibration study, "
+                 "docs/solve.md)",
+    "bc": "bias-corrected percentile intervals (Efron 1987)",
+    "percentile": "percentile intervals of η over those laws",
+    "basic": "basic (reflected) intervals, 2η̂ − quantiles, clipped at 1",
+    "basic-log": "basic intervals of log(η − 1)",
+}
+
 __all__ = ["bounded", "build_document"]
 
 
@@ -142,7 +153,10 @@ def build_document(result) -> Document:
         "centre), or on all three in proportion. η = B_baseline / B_optimal is the baseline's "
         "cost over the cost at which the optimal allocation reaches the same loss; the "
         f"strongest baseline (smallest η) is the fair comparison. Predicted intervals: "
-        f"{pct} over {eff['plan']['n_laws']} bootstrap laws.")
+        f"{pct} over {eff['plan']['n_laws']} bootstrap laws, "
+        + _INTERVAL_TEXT.get(eff["plan"].get("interval_method", "percentile"),
+                             f"by the {eff['plan'].get('interval_method')} method")
+        + ".")
     doc.table(["baseline", "E", "t", "k", "cost", "predicted loss", "predicted η", "note"],
               [[name, row["values"]["E"], row["values"]["t"], row["values"]["k"], row["cost"],
                 row["loss"], row["eta"], row["note"] or "—"]

@@ -351,6 +351,8 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
             "baseline": {k: arm[k] for k in ("E", "t", "k", "cost")},
             "baseline_success": base_ci.as_dict(),
             "predicted": {"eta": point.baselines[name]["eta"], "interval": [pred_lo, pred_hi],
+                          "interval_method": unc.method,
+                          "interval_percentile": list(unc.eta_interval(name, "percentile")),
                           "loss": point.baselines[name]["loss"],
                           "optimal_budget": point.baselines[name]["optimal_cost"],
                           "note": point.baselines[name]["note"]},
@@ -374,7 +376,8 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
         "plan": {"allocation_intervals": unc.allocation_intervals,
                  "loss_band": list(unc.loss_band), "n_laws": unc.n_laws,
                  "robust": unc.robust.as_dict(), "robust_gain": unc.robust_gain,
-                 "robust_point_cost": unc.robust_point_cost, "notes": list(unc.notes)},
+                 "robust_point_cost": unc.robust_point_cost, "notes": list(unc.notes),
+                 "interval_method": unc.method, "n_skipped": unc.n_skipped},
         # Kept for readers of earlier results.json: the trajectories-only comparison.
         "predicted": {"eta": k_only["predicted"]["eta"], "budget": budget,
                       "baseline_cost": point.baselines["k only"]["cost"],
