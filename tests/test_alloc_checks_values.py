@@ -32,6 +32,7 @@ def test_pairs_mappings_and_open_sides_parse_to_floats() -> None:
     assert all(type(x) is float for pair in out.values() for x in pair)
     assert parse_bounds({"E": (None, 3.5), "K": {"min": 0.25}}, VARS, {}) == {
         "E": (0.0, 3.5), "K": (0.25, math.inf)}
+    assert parse_bounds({"E": (0.1, 0.5)}, VARS, {})["E"] == (0.1, 0.5)   # a max below 1
     # min == max pins the variable; min 0 is allowed.
     assert parse_bounds({"E": (4, 4), "K": (0, None)}, VARS, {}) == {
         "E": (4.0, 4.0), "K": (0.0, math.inf)}
