@@ -1,0 +1,216 @@
+"""optimize/_alloc_polish.py pinned on problems whose optimum is known on paper: the tolerance
+ladder of the active-set guess at its edges, the slack-constraint guard, the exact Newton's
+stopping rule and iteration cap counted on a linear model, scipy's hybr in the count space,
+and the SLSQP rescue."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+from rlscale.optimize import AllocationProblem
+from rlscale.optimize._alloc_kkt import ALLOCATE
+from rlscale.optimize._alloc_polish import _active_set, _exact_newton, _newton, polish, rescue
+from rlscale.theory import AdditiveLaw, MultiplicativeLaw, SynthesisMethod
+
+# L = 0.2 + 3 E^-0.45 + 4 K^-0.2 under 100 E + K <= B.
+LAW = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
+B, CAP = 1e7, 500.0
+
+
+def _capped():
+    """E capped at 500: the unconstrained optimum (E ~ 7e4) is far past it, so the optimum is
+    E = 500 and K = B - 100 * 500."""
+    prob = AllocationProblem(LAW, "100*E + K", {"E": (None, CAP)})
+    return prob, prob._space(ALLOCATE, B)
+
+
+def _on_budget(E: float, budget: float = B) -> dict[str, float]:
+    return {"E": E, "K": budget - 100.0 * E}
+
+
+def _interior(budget: float) -> dict[str, float]:
+    """No bounds: 0.45 * 3 E^-0.45 / (100 E) = 0.2 * 4 K^-0.2 / K on the budget line."""
+    def stat(E):
+        K = budget - 100 * E
+        return 0.45 * 3 * E ** -0.45 / (100 * E) - 0.2 * 4 * K ** -0.2 / K
+    E = brentq(stat, 1e-6, budget / 100 * (1 - 1e-12), xtol=1e-300, rtol=1e-15)
+    return _on_budget(E, budget)
+
+
+# -- the active-set guess --------------------------------------------------------
+
+def test_active_set_windows_are_relative_to_edges_beyond_one() -> None:
+    space = SimpleNamespace(lo=np.array([-math.inf, 0.5, 5.0]), hi=np.array([2.0, math.inf, 9.0]))
+    # window tol * max(1, |edge|): 1e-4 at the edge 0.5, 5e-4 at the edge 5.
+    assert _active_set(space, np.array([1.0, 0.5 + 0.9e-4, 5.0 + 4.5e-4]), 1e-4) == {1: 0.5, 2: 5.0}
+    assert _active_set(space, np.array([1.0, 0.5 + 1.2e-4, 5.0 + 5.5e-4]), 1e-4) == {}
+    assert _active_set(space, np.array([2.0 - 1e-5, 0.4, 9.0]), 1e-4) == {0: 2.0, 2: 9.0}
+    # tolerance 0 keeps exactly the coordinates on an edge.
+    assert _active_set(space, np.array([2.0, 0.5, 5.0 + 1e-15]), 0.0) == {0: 2.0, 1: 0.5}
+    assert _active_set(space, np.array([-2.0, -0.5, -5.0]), 1e-2) == {}
+
+
+def test_a_point_1e8_off_its_cap_is_snapped_onto_it() -> None:
+    _, space_at = _capped()
+    values = _on_budget(CAP * (1 - 1e-8))
+    # Its residual is already tiny (two active constraints in two dimensions)...
+    assert space_at(values).kkt(values)[0] < 1e-13
+    out, moved = polish(space_at, values)
+    # ... but the first guess still runs and puts E on the cap exactly.
+    assert moved and out["E"] == pytest.approx(CAP, rel=1e-15)
+    assert out["K"] == pytest.approx(B - 100 * CAP, rel=1e-14)
+
+
+@pytest.mark.parametrize(("frac", "moves"), [(0.9e-2, True), (1.2e-2, False)])
+def test_the_widest_window_is_1e2_of_the_log_edge(frac, moves) -> None:
+    # log-space distance frac * log(500) below the cap: within 1e-2 the active set {E} is
+    # guessed and Newton lands on the optimum; beyond it no guess fits (the free Newton point
+    # breaks the cap) and the point is returned as it came.
+    _, space_at = _capped()
+    values = _on_budget(CAP * math.exp(-frac * math.log(CAP)))
+    out, moved = polish(space_at, values)
+    assert moved is moves
+    if moves:
+        assert out == pytest.approx(_on_budget(CAP), rel=1e-14)
+    else:
+        assert out is values
+
+
+@pytest.mark.parametrize(("slack", "moves"), [(0.9e-4, True), (1.2e-4, False), (5e-3, False)])
+def test_a_slack_budget_beyond_1e4_in_logs_is_left_alone(slack, moves) -> None:
+    prob = AllocationProblem(LAW, "100*E + K")
+    space_at = prob._space(ALLOCATE, 1e5)
+    best = _interior(1e5)
+    values = {k: v * math.exp(-slack) for k, v in best.items()}   # cost = B e^-slack
+    out, moved = polish(space_at, values)
+    assert moved is moves
+    assert out == pytest.approx(best if moves else values, rel=1e-12)
+
+
+def test_polish_reaches_the_interior_optimum_from_the_conic_solvers_distance() -> None:
+    prob = AllocationProblem(LAW, "100*E + K")
+    space_at = prob._space(ALLOCATE, 1e5)
+    best = _interior(1e5)
+    values = _on_budget(best["E"] * (1 + 3e-7), 1e5)
+    out, moved = polish(space_at, values)
+    assert moved and out == pytest.approx(best, rel=1e-13)
+    assert space_at(out).kkt(out)[0] <= 1e-13
+
+
+def test_a_point_with_every_variable_on_a_bound_is_not_polished() -> None:
+    prob = AllocationProblem(LAW, "100*E + K", {"E": (None, 50), "K": (None, 1000)})
+    space_at = prob._space(ALLOCATE, 6000.0)
+    values = {"E": 50.0, "K": 1000.0}                      # cost 6000: budget binds too
+    assert _newton(space_at(values), values, 1e-4, set()) is None
+    assert polish(space_at, values) == (values, False)
+
+
+def test_an_active_set_already_tried_is_not_solved_again() -> None:
+    _, space_at = _capped()
+    values = _on_budget(CAP * (1 - 1e-6))
+    tried: set = set()
+    first = _newton(space_at(values), values, 1e-4, tried)
+    assert first == pytest.approx(_on_budget(CAP), rel=1e-14) and tried == {frozenset({0})}
+    assert _newton(space_at(values), values, 1e-2, tried) is None
+
+
+# -- the exact Newton on a linear model -------------------------------------------
+
+class _Linear:
+    """f = (a/2)|p - 1|^2 on p0 + p1 = 2 with a deliberately wrong Hessian h I: Newton then
+    contracts the error by exactly 1 - a/h per step.  Counts its ``main`` calls."""
+
+    hessians = True
+
+    def __init__(self, a: float, h: float) -> None:
+        self.a, self.h, self.calls = a, h, 0
+
+    def main(self, p):
+        self.calls += 1
+        return float(p[0] + p[1] - 2.0), np.array([1.0, 1.0])
+
+    def obj_grad(self, p):
+        return self.a * (p - 1.0)
+
+    def obj_hess(self, p):
+        return self.h * np.eye(2)
+
+    def main_hess(self, p):
+        return np.zeros((2, 2))
+
+
+def test_newton_stops_once_a_step_is_1e11_of_the_iterate() -> None:
+    # Error s 2^-k after k steps, so step k is s 2^-(k+1): with s = 1.2e-11 * 2^21 step 20 is
+    # 1.2e-11 (go on) and step 21 is 6e-12 (stop): 22 iterations.
+    s = 1.2e-11 * 2.0 ** 21
+    space = _Linear(1.0, 2.0)
+    start = np.array([1.0 + s, 1.0 - s])
+    z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.0]))
+    assert space.calls == 22
+    assert z == pytest.approx([1.0, 1.0, 0.0], abs=1e-11)
+
+
+def test_newton_gives_up_after_30_steps() -> None:
+    space = _Linear(1.0, 10.0)                     # contraction 0.9: ~250 steps needed
+    start = np.array([1.5, 0.5])
+    assert _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.0])) is None
+    assert space.calls == 30
+
+
+def test_newton_on_a_singular_system_returns_none() -> None:
+    space = _Linear(1.0, 0.0)                      # K = [[0, 0, 1], [0, 0, 1], [1, 1, 0]]
+    start = np.array([1.5, 0.5])
+    assert _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.0])) is None
+    assert space.calls == 1
+
+
+def test_exact_newton_from_a_perturbed_start_hits_the_paper_optimum() -> None:
+    # E + K <= 100 with L = 1/sqrt(E K): E = K = 50, log-log multiplier 1.
+    prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
+    space = prob._space(ALLOCATE, 100.0)({})
+    start = np.log([45.0, 55.0])
+    z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.9]))
+    assert z == pytest.approx([math.log(50.0), math.log(50.0), 1.0], rel=1e-14)
+
+
+# -- scipy's hybr in the count space -------------------------------------------------
+
+def test_the_count_space_polish_lands_on_the_reduced_optimum() -> None:
+    # Linear synthesis at 1.5 per unit and rho 0.8 is 1.875 per effective unit of E against 10
+    # for real E, so E = 0 and the problem is min 3 X^-0.45 + 4 K^-0.2, 1.875 X + K = B with
+    # X = 0.8 gen: one stationarity equation, solved by brentq.
+    syn = [SynthesisMethod("E", unit_cost=1.5, rho=0.8, name="gen")]
+    prob = AllocationProblem(LAW, "10*E + K", synthesis=syn)
+    budget = 1e4
+
+    def stat(X):
+        K = budget - 1.875 * X
+        return 0.45 * 3 * X ** -0.45 / (1.875 * X) - 0.2 * 4 * K ** -0.2 / K
+    X = brentq(stat, 1e-6, budget / 1.875 * (1 - 1e-12), xtol=1e-300, rtol=1e-15)
+    best = {"E": 0.0, "K": budget - 1.875 * X, "gen": X / 0.8}
+    space_at = prob._space(ALLOCATE, budget)
+    start = {"E": 1e-9, "K": best["K"] * (1 - 1e-6), "gen": best["gen"] * (1 + 1e-6)}
+    out, moved = polish(space_at, start)
+    assert moved and out["E"] == 0.0
+    assert out["K"] == pytest.approx(best["K"], rel=1e-11)
+    assert out["gen"] == pytest.approx(best["gen"], rel=1e-11)
+
+
+# -- the rescue ---------------------------------------------------------------------
+
+def test_rescue_finds_the_capped_optimum_from_a_poor_point() -> None:
+    _, space_at = _capped()
+    values, moved = rescue(space_at, {"E": 20.0, "K": 3e6})
+    assert moved and values == pytest.approx(_on_budget(CAP), rel=1e-12)
+    assert space_at(values).kkt(values)[0] <= 1e-13
+
+
+def test_rescue_keeps_a_point_it_cannot_improve() -> None:
+    prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
+    values = {"E": 50.0, "K": 50.0}               # residual exactly 0
+    assert rescue(prob._space(ALLOCATE, 100.0), values) == (values, False)
