@@ -93,8 +93,10 @@ def _newton(space: Any, values: dict[str, float], tol: float,
         return None
     p = start.copy()
     p[free] = z[:-1]
+    # Newton ignores the bounds of the free coordinates: a point past one (by more than
+    # 1e-12 of the edge, or 1e-12 below 1) is not a candidate.
     if any(p[i] < space.lo[i] - 1e-12 * max(1, abs(space.lo[i]))
-           or p[i] > space.hi[i] * (1 + 1e-12) + 1e-300 for i in free):
+           or p[i] > space.hi[i] + 1e-12 * max(1, abs(space.hi[i])) for i in free):
         return None
     return space.to_values(p)
 

@@ -92,6 +92,36 @@ def test_a_slack_budget_beyond_1e4_in_logs_is_left_alone(slack, moves) -> None:
     assert out == pytest.approx(best if moves else values, rel=1e-12)
 
 
+def _far_start(edge: float, side: float) -> dict[str, float]:
+    """A point on the budget line 0.1 inside ``edge`` in logs (beyond every window)."""
+    return _on_budget(edge * math.exp(side * 0.1), 1e5)
+
+
+@pytest.mark.parametrize(("past", "moves"), [(1e-5, False), (1.2e-12, False), (0.8e-12, True)])
+def test_a_free_newton_point_past_a_cap_by_more_than_1e12_is_refused(past, moves) -> None:
+    # The interior optimum E* with a cap just below it, e^(past * log cap) of the way: from far
+    # inside, the free Newton lands on E*, past the cap.  Within 1e-12 of the edge it is kept
+    # (the cap is met to float64 accuracy); beyond, no other guess fits and nothing moves.
+    best = _interior(1e5)
+    cap = best["E"] * math.exp(-past * math.log(best["E"]))
+    prob = AllocationProblem(LAW, "100*E + K", {"E": (None, cap)})
+    values = _far_start(cap, -1.0)
+    out, moved = polish(prob._space(ALLOCATE, 1e5), values)
+    assert moved is moves
+    assert out == pytest.approx(best if moves else values, rel=1e-14)
+
+
+@pytest.mark.parametrize(("past", "moves"), [(1e-5, False), (1.2e-12, False), (0.8e-12, True)])
+def test_a_free_newton_point_below_a_floor_by_more_than_1e12_is_refused(past, moves) -> None:
+    best = _interior(1e5)
+    floor = best["E"] * math.exp(past * math.log(best["E"]))
+    prob = AllocationProblem(LAW, "100*E + K", {"E": (floor, None)})
+    values = _far_start(floor, 1.0)
+    out, moved = polish(prob._space(ALLOCATE, 1e5), values)
+    assert moved is moves
+    assert out == pytest.approx(best if moves else values, rel=1e-14)
+
+
 def test_polish_reaches_the_interior_optimum_from_the_conic_solvers_distance() -> None:
     prob = AllocationProblem(LAW, "100*E + K")
     space_at = prob._space(ALLOCATE, 1e5)
