@@ -149,6 +149,50 @@ def test_an_active_set_already_tried_is_not_solved_again() -> None:
     assert _newton(space_at(values), values, 1e-2, tried) is None
 
 
+class _Flat:
+    """A space whose gradients are constants, to read the Newton start ``_newton`` builds."""
+
+    hessians = True
+
+    def __init__(self, grad, d, lo=(-math.inf, -math.inf)) -> None:
+        self.grad, self.d = np.array(grad), np.array(d)
+        self.lo, self.hi = np.array(lo), np.array([math.inf, math.inf])
+
+    def point(self, values):
+        return np.array([values["a"], values["b"]])
+
+    def main(self, p):
+        return 0.0, self.d
+
+    def obj_grad(self, p):
+        return self.grad
+
+
+@pytest.mark.parametrize(("grad", "d", "lo", "start", "free", "lam0"), [
+    # the least-squares multiplier -g.d / d.d = (3 + 1) / 2
+    ((-3.0, -1.0), (1.0, 1.0), (-math.inf, -math.inf), (0.5, 2.0), [0, 1], 2.0),
+    # a multiplier that would be negative starts at 0
+    ((3.0, 1.0), (1.0, 1.0), (-math.inf, -math.inf), (0.5, 2.0), [0, 1], 0.0),
+    # a coordinate within 1e-4 of its floor is fixed on it; only the free part counts: 4 / 2
+    ((-3.0, -4.0), (5.0, 2.0), (0.5, -math.inf), (0.5, 2.0), [1], 2.0),
+    # a constraint gradient of squared norm below 1e-300 is divided by 1e-300
+    ((-3.0, -1.0), (1e-160, 0.0), (-math.inf, -math.inf), (0.5, 2.0), [0, 1], 3e140),
+])
+def test_newton_starts_from_the_least_squares_multiplier(monkeypatch, grad, d, lo, start, free,
+                                                         lam0) -> None:
+    from rlscale.optimize import _alloc_polish as mod
+
+    seen = []
+    monkeypatch.setattr(mod, "_exact_newton", lambda space, st, fr, z0: seen.append(
+        (st.copy(), fr.tolist(), z0.copy())))
+    monkeypatch.setattr(mod, "_hybr", lambda space, st, fr, z0: None)
+    values = {"a": 0.5 + 1e-5 if lo[0] > -1 else 0.5, "b": 2.0}
+    assert _newton(_Flat(grad, d, lo), values, 1e-4, set()) is None
+    (st, fr, z0), = seen
+    assert st.tolist() == list(start) and fr == free
+    assert z0.tolist() == pytest.approx([start[i] for i in free] + [lam0], rel=1e-15)
+
+
 # -- the exact Newton on a linear model -------------------------------------------
 
 class _Linear:
