@@ -218,6 +218,33 @@ class _Linear:
         return np.zeros((2, 2))
 
 
+class _Quad(_Linear):
+    """(1/2)|p - 1|^2 on p0 + p1 = c, with exact Hessians: the equality-constrained optimum is
+    p = (c/2, c/2) with multiplier 1 - c/2 (negative when the free optimum (1, 1) is slack)."""
+
+    def __init__(self, c: float) -> None:
+        super().__init__(1.0, 1.0)
+        self.c = c
+        self.lo, self.hi = np.array([-math.inf] * 2), np.array([math.inf] * 2)
+
+    def main(self, p):
+        return float(p[0] + p[1] - self.c), np.array([1.0, 1.0])
+
+    def point(self, values):
+        return np.array([values["a"], values["b"]])
+
+    def to_values(self, p):
+        return {"a": float(p[0]), "b": float(p[1])}
+
+
+def test_newton_refuses_a_point_with_a_negative_multiplier() -> None:
+    # c = 1: multiplier 1/2, the point (1/2, 1/2) is returned.
+    assert _newton(_Quad(1.0), {"a": 0.2, "b": 0.8}, 1e-4, set()) == pytest.approx(
+        {"a": 0.5, "b": 0.5}, rel=1e-15)
+    # c = 3: the constraint pulls the wrong way (multiplier -1/2): no candidate.
+    assert _newton(_Quad(3.0), {"a": 1.2, "b": 1.8}, 1e-4, set()) is None
+
+
 def test_newton_stops_once_a_step_is_1e11_of_the_iterate() -> None:
     # Error s 2^-k after k steps, so step k is s 2^-(k+1): with s = 1.2e-11 * 2^21 step 20 is
     # 1.2e-11 (go on) and step 21 is 6e-12 (stop): 22 iterations.
