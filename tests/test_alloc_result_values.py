@@ -61,9 +61,9 @@ def test_shares_of_a_constant_cost() -> None:
 
 
 def _alloc(**kw):
-    base = dict(values={"E": 2.5}, effective={"E": 2.5}, loss=0.25, cost=10.0, budget=10.0,
-                target=None, shares={"E": 1.0}, status="optimal", duals={"budget": 0.5},
-                kkt_residual=3e-14)
+    base = {"values": {"E": 2.5}, "effective": {"E": 2.5}, "loss": 0.25, "cost": 10.0,
+            "budget": 10.0, "target": None, "shares": {"E": 1.0}, "status": "optimal",
+            "duals": {"budget": 0.5}, "kkt_residual": 3e-14}
     return Allocation(**{**base, **kw})
 
 
