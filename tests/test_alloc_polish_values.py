@@ -132,12 +132,20 @@ def test_polish_reaches_the_interior_optimum_from_the_conic_solvers_distance() -
     assert space_at(out).kkt(out)[0] <= 1e-13
 
 
-def test_a_point_with_every_variable_on_a_bound_is_not_polished() -> None:
+def test_a_vertex_of_the_bounds_is_its_own_candidate() -> None:
+    # Both variables capped with budget to spare: the conic point sits ~1e-9 inside the caps;
+    # the polish puts it on them exactly (residual 0: both caps' multipliers fit the gradient).
     prob = AllocationProblem(LAW, "100*E + K", {"E": (None, 50), "K": (None, 1000)})
-    space_at = prob._space(ALLOCATE, 6000.0)
-    values = {"E": 50.0, "K": 1000.0}                      # cost 6000: budget binds too
-    assert _newton(space_at(values), values, 1e-4, set()) is None
-    assert polish(space_at, values) == (values, False)
+    space_at = prob._space(ALLOCATE, 1e4)
+    values = {"E": 50.0 * (1 - 1e-9), "K": 1000.0 * (1 - 2e-9)}
+    assert _newton(space_at(values), values, 1e-4, set()) == pytest.approx(
+        {"E": 50.0, "K": 1000.0}, rel=1e-15)
+    out, moved = polish(space_at, values)
+    assert moved and out == pytest.approx({"E": 50.0, "K": 1000.0}, rel=1e-15)
+    assert space_at(out).kkt(out)[0] == 0.0
+    # A vertex past the budget (cost 6000 > 5000) is no candidate.
+    space = prob._space(ALLOCATE, 5000.0)(values)
+    assert _newton(space, values, 1e-4, set()) is None
 
 
 def test_an_active_set_already_tried_is_not_solved_again() -> None:
