@@ -249,6 +249,8 @@ def test_newton_refuses_a_point_with_a_negative_multiplier() -> None:
     # c = 1: multiplier 1/2, the point (1/2, 1/2) is returned.
     assert _newton(_Quad(1.0), {"a": 0.2, "b": 0.8}, 1e-4, set()) == pytest.approx(
         {"a": 0.5, "b": 0.5}, rel=1e-15)
+    # c = 2: the free optimum (1, 1) lies on the constraint, multiplier exactly 0: kept.
+    assert _newton(_Quad(2.0), {"a": 0.5, "b": 1.5}, 1e-4, set()) == {"a": 1.0, "b": 1.0}
     # c = 3: the constraint pulls the wrong way (multiplier -1/2): no candidate.
     assert _newton(_Quad(3.0), {"a": 1.2, "b": 1.8}, 1e-4, set()) is None
 
