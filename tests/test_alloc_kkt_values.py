@@ -73,6 +73,14 @@ def test_the_residual_is_relative_to_the_largest_gradient_entry() -> None:
     assert kkt_core(np.zeros(2), [], []) == (0.0, {})
 
 
+def test_one_active_constraint_multiplier_below_one_or_clipped_to_zero() -> None:
+    # mu = -(-1*1 + 0)/(1 + 1) = 0.5, stat (-0.5, 0.5), residual 0.5
+    assert kkt_core(np.array([-1.0, 0.0]), [(0.0, np.array([1.0, 1.0]))], ["c"]) == (
+        0.5, {"c": 0.5})
+    # grad along d: mu would be -1, clipped to 0; the residual is the whole gradient.
+    assert kkt_core(np.array([1.0, 1.0]), [(0.0, np.array([1.0, 1.0]))], ["c"]) == (1.0, {})
+
+
 def test_a_zero_constraint_gradient_gets_no_multiplier() -> None:
     res, mu = kkt_core(np.array([-3.0]), [(0.0, np.array([0.0]))], ["c"])
     assert (res, mu) == (1.0, {})
