@@ -94,6 +94,9 @@ def test_log_space_bounds_labels_and_right_hand_side() -> None:
     assert s.hi.tolist() == [math.inf, math.log(100.0)]
     assert s.labels_lo == [None, "N>=2"] and s.labels_hi == [None, "N<=100"]
     assert s.log_rhs == math.log(1e6) and s.hessians is True
+    # a floor below 1 is a bound all the same (a negative log)
+    low = LogSpace(AllocationProblem(LAW, "6*N*D", {"N": (0.5, None)}), ALLOCATE, 1e6)
+    assert low.labels_lo == [None, "N>=0.5"] and low.lo[1] == math.log(0.5)
     m = LogSpace(prob, MIN_COST, 0.75)
     assert m.log_rhs == pytest.approx(math.log(0.25), rel=1e-15)
     # at() moves the right-hand side and leaves the original alone.
