@@ -209,15 +209,15 @@ class _Linear:
 
     hessians = True
 
-    def __init__(self, a: float, h: float) -> None:
-        self.a, self.h, self.calls = a, h, 0
+    def __init__(self, a: float, h: float, centre: float = 1.0) -> None:
+        self.a, self.h, self.calls, self.centre = a, h, 0, centre
 
     def main(self, p):
         self.calls += 1
-        return float(p[0] + p[1] - 2.0), np.array([1.0, 1.0])
+        return float(p[0] + p[1] - 2.0 * self.centre), np.array([1.0, 1.0])
 
     def obj_grad(self, p):
-        return self.a * (p - 1.0)
+        return self.a * (p - self.centre)
 
     def obj_hess(self, p):
         return self.h * np.eye(2)
@@ -264,6 +264,17 @@ def test_newton_stops_once_a_step_is_1e11_of_the_iterate() -> None:
     z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.0]))
     assert space.calls == 22
     assert z == pytest.approx([1.0, 1.0, 0.0], abs=1e-11)
+
+
+def test_newton_stop_is_relative_to_iterates_beyond_one() -> None:
+    # Centred on (100, 100): the stop is 1e-11 * 100 = 1e-9, so with steps s 2^-(k+1) and
+    # s = 1.2e-9 * 2^21 the last step taken is step 21: again 22 iterations.
+    s = 1.2e-9 * 2.0 ** 21
+    space = _Linear(1.0, 2.0, centre=100.0)
+    start = np.array([100.0 + s, 100.0 - s])
+    z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.0]))
+    assert space.calls == 22
+    assert z == pytest.approx([100.0, 100.0, 0.0], abs=1e-9)
 
 
 def test_newton_gives_up_after_30_steps() -> None:
