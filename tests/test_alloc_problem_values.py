@@ -207,3 +207,14 @@ def test_min_cost_verb_matches_the_hand_optimum() -> None:
     a = min_cost(law, "E + K", 0.4, method="gp", round_integers=False)
     assert a.values == pytest.approx({"E": 100.0, "K": 100.0}, rel=1e-12)
     assert a.cost == pytest.approx(200.0, rel=1e-12)
+
+
+def test_the_verbs_round_by_default() -> None:
+    # min E + K with 1/sqrt(E) + 1/sqrt(K) <= 0.2: E = K = 100 exactly, already integers.
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    a = min_cost(law, "E + K", 0.4, method="gp")
+    assert a.rounded == {"E": 100, "K": 100} and a.rounded_cost == 200.0
+    # allocate within 250: E = K = 125, integers too; the rounded loss is the law's there.
+    b = allocate(law, "E + K", 250.0, method="gp")
+    assert b.rounded == {"E": 125, "K": 125}
+    assert b.rounded_loss == pytest.approx(0.2 + 2 / math.sqrt(125.0), rel=1e-15)
