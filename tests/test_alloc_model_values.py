@@ -201,3 +201,39 @@ def test_the_failure_message_in_full() -> None:
                            "posed it as a convex program (cvxpy DCP) and ran the CLARABEL "
                            "solver, which failed (numerical trouble); try a target loss nearer")
     assert "which failed (no reason given)" in solver_failure(prob, ALLOCATE, 1.0, " .")
+
+
+@pytest.mark.parametrize(("status", "x", "err", "match"), [
+    ("infeasible", None, "InfeasibleError", r"^the allocate problem is infeasible \(solver "
+                                            r"status infeasible\); check the bounds \{"),
+    ("infeasible_inaccurate", None, "InfeasibleError", "is infeasible"),
+    ("unbounded", None, "InfeasibleError", r"^the allocate problem is unbounded \(solver "
+                                           r"status unbounded\); some axis can grow for free$"),
+    ("unbounded_inaccurate", None, "InfeasibleError", "is unbounded"),
+    ("solver_error", None, "SolverError", r"which failed \(status solver_error\)"),
+    ("optimal", None, "SolverError", r"which failed \(status optimal\)"),
+])
+def test_each_solver_status_becomes_an_error_that_says_why(monkeypatch, status, x, err,
+                                                           match) -> None:
+    import rlscale
+
+    monkeypatch.setattr(model_mod.GPModel, "solve", lambda self, *a: (status, x))
+    with pytest.raises(getattr(rlscale, err), match=match):
+        allocate(LAW, "N + D", 100.0, method="gp")
+
+
+@pytest.mark.parametrize("exc", ["solver", "arithmetic"])
+def test_a_solver_exception_is_reported_in_rlscales_words(monkeypatch, exc) -> None:
+    import cvxpy as cp
+
+    import rlscale
+
+    def fail(self, *args):
+        if exc == "solver":
+            raise cp.error.SolverError("numerical trouble.  Try another solver, or ...")
+        raise ZeroDivisionError("fraction")
+
+    monkeypatch.setattr(model_mod.GPModel, "solve", fail)
+    why = "numerical trouble" if exc == "solver" else "fraction"
+    with pytest.raises(rlscale.SolverError, match=rf"which failed \({why}\); try a budget"):
+        allocate(LAW, "N + D", 100.0, method="gp")

@@ -336,3 +336,15 @@ def test_rescue_keeps_a_point_it_cannot_improve() -> None:
     prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
     values = {"E": 50.0, "K": 50.0}               # residual exactly 0
     assert rescue(prob._space(ALLOCATE, 100.0), values) == (values, False)
+
+
+def test_rescue_keeps_the_point_when_slsqp_returns_nan(monkeypatch) -> None:
+    import scipy.optimize
+
+    class _Res:
+        x = np.array([np.nan, 1.0])
+
+    monkeypatch.setattr(scipy.optimize, "minimize", lambda *a, **k: _Res())
+    _, space_at = _capped()
+    values = {"E": 20.0, "K": 3e6}
+    assert rescue(space_at, values) == (values, False)

@@ -81,6 +81,7 @@ def test_the_cheapest_allocation_and_the_budget_check_at_1e12() -> None:
                                                      "gen": (1, None)}, synthesis=syn)
     assert prob.cheapest() == (10.0 + 6.0 + 7.0 + 1.5, {"E": 2.0, "K": 3.0, "gen": 1.0})
     prob._check_budget(24.5 * (1 - 0.8e-12))
+    prob._check_budget(24.5 * (1 - 1e-12))                 # the edge itself is accepted
     with pytest.raises(InfeasibleError, match=r"^budget 24\.5 is below the cost 24\.5 of the "
                                               r"smallest allocation the bounds allow \(E=2, "
                                               r"K=3, gen=1\)$"):
