@@ -4,6 +4,7 @@ their 1e-12 edges, the budget list, the frontier and the fields of each result."
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,7 +12,8 @@ import pytest
 
 from rlscale._errors import InfeasibleError
 from rlscale.optimize import AllocationProblem, allocate, min_cost
-from rlscale.theory import AdditiveLaw, SynthesisMethod
+from rlscale.optimize._alloc_kkt import ALLOCATE
+from rlscale.theory import AdditiveLaw, MultiplicativeLaw, SynthesisMethod
 
 LAW = AdditiveLaw(0.2, {"E": 1.0, "K": 2.0}, {"E": 0.5, "K": 0.25})
 SLAW = AdditiveLaw(0.1, {"E": 2.0, "K": 1.0}, {"E": 0.5, "K": 0.3})
@@ -219,3 +221,102 @@ def test_the_verbs_round_by_default() -> None:
     b = allocate(law, "E + K", 250.0, method="gp")
     assert b.rounded == {"E": 125, "K": 125}
     assert b.rounded_loss == pytest.approx(0.2 + 2 / math.sqrt(125.0), rel=1e-15)
+
+
+class _NotGP(AdditiveLaw):
+    properties = dataclasses.replace(AdditiveLaw.properties, gp_compatible=False)
+
+
+@pytest.mark.parametrize(("make", "err", "match"), [
+    (lambda: AllocationProblem("law", "E + K"), TypeError,
+     r"^law must be a rlscale.theory law \(AdditiveLaw, ...\); got str$"),
+    (lambda: AllocationProblem(_NotGP(0.2, {"E": 1.0}, {"E": 0.5}), "E"), ValueError,
+     r"^_NotGP is not GP-compatible$"),
+    (lambda: AllocationProblem(LAW, "E + K", synthesis="gen"), TypeError,
+     r"^synthesis must be a list of SynthesisMethod; got synthesis='gen'$"),
+    (lambda: AllocationProblem(LAW, "E + K", synthesis=5), TypeError, "synthesis=5"),
+    (lambda: AllocationProblem(LAW, "E + K", synthesis=["gen"]), TypeError,
+     "synthesis entries must be SynthesisMethod; got 'gen'"),
+    (lambda: AllocationProblem(LAW, "E + K", synthesis=[SynthesisMethod("Q", 1.0, 0.5)]),
+     ValueError, r"^synthesis method 'Q_synthetic' targets axis 'Q', which the law does not "
+                 r"have \(axes: \['E', 'K'\]\)$"),
+    (lambda: AllocationProblem(LAW, "E + K", substitute={"E": "E"}, synthesis=_syn()),
+     ValueError, "^synthesis and substitute cannot be combined"),
+    (lambda: AllocationProblem(LAW, "x + K", substitute={"E": 3}), TypeError,
+     r"^substitute\['E'\] must be a monomial string such as 'E\*t'; got 3$"),
+    (lambda: AllocationProblem(LAW, "x + K", substitute={"Q": "x"}), ValueError,
+     r"^substitute names 'Q', not an axis of the law \(axes: \['E', 'K'\]\)$"),
+    (lambda: AllocationProblem(LAW, "x + K", substitute={"E": "x + y"}), ValueError,
+     r"^substitute\['E'\] = 'x \+ y' must be a monomial such as 'E\*t'$"),
+    (lambda: AllocationProblem(LAW, "E + Q"), ValueError,
+     r"^cost E \+ Q mentions unknown axis 'Q'; the decision variables are \['E', 'K'\]$"),
+    (lambda: AllocationProblem(LAW, "E + E*K**-1"), ValueError,
+     r"^cost term E\*K\*\*-1 decreases as K grows; costs must not fall with more data$"),
+    (lambda: AllocationProblem(LAW, "E + K", synthesis=_syn(name="K")), ValueError,
+     r"^synthesis method names clash with axes: \['K'\]$"),
+    (lambda: AllocationProblem(LAW, "E**2 + K", synthesis=_syn()), ValueError,
+     r"^synthetic data needs a cost linear in the counts \(e.g. '100\*environments \+ "
+     r"trajectories'\); got E\*\*2 \+ K$"),
+    (lambda: AllocationProblem(LAW, "E*K + K", synthesis=_syn()), ValueError,
+     "synthetic data needs a cost linear in the counts"),
+    (lambda: AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K",
+                               synthesis=_syn()), ValueError,
+     r"^synthetic data needs a law whose terms each involve one axis \(additive or "
+     r"pass-rate\); term E\*\*-0.5\*K\*\*-0.5 does not$"),
+    (lambda: AllocationProblem(LAW, "E", {"E": (None, 10)}), InfeasibleError,
+     r"^axis 'K' has no cost and no upper bound, so the loss falls to the floor 0.2 for "
+     r"free; add K to the cost or bound it$"),
+])
+def test_each_construction_error_names_its_cause(make, err, match) -> None:
+    with pytest.raises(err, match=match):
+        make()
+
+
+def test_constructions_at_the_edges_of_those_checks() -> None:
+    # a concave cost power is still a cost that grows; a constant term is linear; an uncosted
+    # axis with a cap is fine.
+    assert AllocationProblem(LAW, "E**0.5 + K").variables == ["E", "K"]
+    assert AllocationProblem(LAW, "3 + E + K", synthesis=_syn()).variables == ["E", "K", "gen"]
+    assert AllocationProblem(LAW, "E", {"K": (None, 10)}).bounds["K"] == (0.0, 10.0)
+    prob = AllocationProblem(LAW, "E + K")
+    assert prob._budgets([0.5]).tolist() == [0.5]
+    a = prob.allocate(np.float64(0.5), round_integers=False)
+    assert a.budget == 0.5 and a.cost == pytest.approx(0.5, rel=1e-9)
+    with pytest.raises(ValueError, match="budgets"):
+        prob._budgets(np.array([1.0, np.inf]))
+    # a target exactly at the lowest loss's 1e-12 edge is refused
+    capped = AllocationProblem(LAW, "E + K", {"E": (None, 100), "K": (None, 16)})
+    with pytest.raises(InfeasibleError, match="below the lowest loss the bounds allow"):
+        capped.min_cost(capped.lowest_loss() * (1 + 1e-12))
+
+
+def test_lowest_loss_takes_the_floor_of_an_axis_with_a_positive_power() -> None:
+    # tasks = E / t: the term 1.0 * E^-0.3 t^0.3 is least at E's cap and t's floor.
+    law = AdditiveLaw(0.1, {"tasks": 1.0}, {"tasks": 0.3})
+    prob = AllocationProblem(law, "E + t", {"E": (None, 100), "t": (2, 10)},
+                             substitute={"tasks": "E*t**-1"})
+    assert prob.lowest_loss() == pytest.approx(0.1 + 100 ** -0.3 * 2 ** 0.3, rel=1e-14)
+
+
+@pytest.mark.parametrize(("level", "success"), [(1.2e-6, False), (0.8e-6, True)])
+def test_success_means_a_kkt_residual_of_at_most_1e6(monkeypatch, level, success) -> None:
+    # The polish is made to hand back a point on the budget line whose residual is `level`
+    # (placed by the secant along the line) and the rescue to keep it.
+    from rlscale.optimize import _alloc_model
+
+    law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
+    prob = AllocationProblem(law, "100*E + K")
+    B = 1e5
+    E0 = prob.allocate(B, round_integers=False, method="gp").values["E"]
+
+    def at(E):
+        v = {"E": E, "K": B - 100 * E}
+        return prob._kkt(ALLOCATE, B, v)[0], v
+
+    r0, r1 = at(E0)[0], at(E0 * (1 + 1e-6))[0]
+    res, point = at(E0 * (1 + 1e-6 * (level - r0) / (r1 - r0)))
+    assert res == pytest.approx(level, rel=0.05)
+    monkeypatch.setattr(_alloc_model, "polish", lambda space_at, values: (point, False))
+    monkeypatch.setattr(_alloc_model, "rescue", lambda space_at, values: (values, False))
+    a = prob.allocate(B, round_integers=False, method="gp")
+    assert a.kkt_residual == res and a.success is success
