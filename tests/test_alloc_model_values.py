@@ -31,12 +31,13 @@ def _paper(B):
 
 def test_the_compiled_gp_solves_the_paper_optimum_and_compiles_once() -> None:
     model = gp_model(ALLOCATE, 2, 1, [(0.0, math.inf), (0.0, math.inf)])
-    first = model.compiles
+    first, solves = model.compiles, model.solves
     for B in (1e8, 1e10):
         status, x = model.solve(A_LAW, A_COST, [0.0, 0.0], [math.inf, math.inf], B)
         assert status == "optimal"
         assert x == pytest.approx(_paper(B), rel=1e-3)   # a conic solve: ~1e-4
     assert model.compiles - first <= 1 and model.compiles >= 1
+    assert model.solves == solves + 2
 
 
 def test_the_compiled_gp_imposes_present_bounds_only() -> None:
