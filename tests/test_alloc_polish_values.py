@@ -277,6 +277,24 @@ def test_newton_stop_is_relative_to_iterates_beyond_one() -> None:
     assert z == pytest.approx([100.0, 100.0, 0.0], abs=1e-9)
 
 
+def test_a_step_of_exactly_1e11_is_the_last() -> None:
+    # Exact Hessian on f = |p|^2 / 2, p0 + p1 = 0, from (s, -s): the one step is exactly
+    # (-s, s, 0), so s = 1e-11 stops at once (<=).
+    s = 1e-11
+    space = _Linear(1.0, 1.0, centre=0.0)
+    start = np.array([s, -s])
+    z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.0]))
+    assert space.calls == 1 and z.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_a_main_constraint_slack_of_exactly_1e4_is_still_polished() -> None:
+    # _Quad(0): g = p0 + p1, optimum (0, 0) with multiplier 1; from g = -1e-4 Newton runs,
+    # from a hair further inside it does not.
+    out = _newton(_Quad(0.0), {"a": 0.0, "b": -1e-4}, 1e-4, set())
+    assert out == pytest.approx({"a": 0.0, "b": 0.0}, abs=1e-15)
+    assert _newton(_Quad(0.0), {"a": 0.0, "b": -1.0000001e-4}, 1e-4, set()) is None
+
+
 def test_newton_gives_up_after_30_steps() -> None:
     space = _Linear(1.0, 10.0)                     # contraction 0.9: ~250 steps needed
     start = np.array([1.5, 0.5])
