@@ -128,6 +128,16 @@ def test_the_dcp_program_for_a_target_and_its_bounds() -> None:
     assert x == pytest.approx([a.values[v] for v in prob.variables], rel=1e-3)
 
 
+def test_a_fractional_lower_bound_is_part_of_the_dcp_program() -> None:
+    # E is nearly worthless and dear (free optimum E ~ 0.004): the program itself must put it
+    # on its floor 0.5.
+    law = AdditiveLaw(0.1, {"E": 1e-6, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    syn = [SynthesisMethod("K", unit_cost=2.0, rho=0.5, name="gen")]
+    prob = AllocationProblem(law, "100*E + K", {"E": (0.5, None)}, synthesis=syn)
+    _, x = dcp_model(prob, ALLOCATE).solve(1000.0)
+    assert x[0] == pytest.approx(0.5, rel=1e-3)       # a conic solve: ~1e-5
+
+
 def test_a_synthetic_problem_compiles_its_program_once() -> None:
     prob = AllocationProblem(SLAW, "10*E + K", synthesis=_syn("linear"))
     a = prob.allocate(1e3, round_integers=False)

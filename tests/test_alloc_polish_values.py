@@ -148,6 +148,15 @@ def test_a_vertex_of_the_bounds_is_its_own_candidate() -> None:
     assert _newton(space, values, 1e-4, set()) is None
 
 
+def test_a_vertex_exactly_on_the_main_constraint_is_a_candidate() -> None:
+    # _Quad(1) boxed in [-inf, 0.5]^2: the vertex (0.5, 0.5) has g = 0.5 + 0.5 - 1 = 0 exactly.
+    space = _Quad(1.0)
+    space.hi = np.array([0.5, 0.5])
+    assert _newton(space, {"a": 0.5, "b": 0.5}, 1e-4, set()) == {"a": 0.5, "b": 0.5}
+    space.hi = np.array([0.5, 0.75])                      # g = 0.25 > 0: over the constraint
+    assert _newton(space, {"a": 0.5, "b": 0.75}, 1e-4, set()) is None
+
+
 def test_an_active_set_already_tried_is_not_solved_again() -> None:
     _, space_at = _capped()
     values = _on_budget(CAP * (1 - 1e-6))
