@@ -288,6 +288,9 @@ def test_constructions_at_the_edges_of_those_checks() -> None:
     capped = AllocationProblem(LAW, "E + K", {"E": (None, 100), "K": (None, 16)})
     with pytest.raises(InfeasibleError, match="below the lowest loss the bounds allow"):
         capped.min_cost(capped.lowest_loss() * (1 + 1e-12))
+    # ... and 1.2e-12 above it is passed on to the solver (stubbed here)
+    capped._solve = lambda *args: "to the solver"
+    assert capped.min_cost(capped.lowest_loss() * (1 + 1.2e-12)) == "to the solver"
 
 
 def test_lowest_loss_takes_the_floor_of_an_axis_with_a_positive_power() -> None:

@@ -72,6 +72,8 @@ def test_allocation_as_dict_merges_its_extra_fields() -> None:
     d = a.as_dict()
     assert "extra" not in d and d["note"] == "x" and d["rounded"] == {"E": 3}
     assert (d["success"], d["message"], d["method"], d["rounding_note"]) == (True, "", "", "")
+    assert (d["seconds"], d["solver"], d["rounded_loss"], d["rounded_cost"]) == (0.0, "", None,
+                                                                                None)
     assert a.extra == {"note": "x"}                      # the record itself is untouched
     with pytest.raises(AttributeError):
         a.loss = 1.0  # type: ignore[misc]
