@@ -41,7 +41,8 @@ CORE = {
     # The algorithm protocol and the axis vocabulary (issue 16, room 4).
     "simulate/_algorithms.py": ["tests/test_trainer_shape.py", "tests/test_algorithm_updates.py"],
     "simulate/_axes.py": ["tests/test_trainer_shape.py"],
-    "optimize/_alloc_closed.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py"],
+    "optimize/_alloc_closed.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py",
+                                  "tests/test_allocate_internals.py"],
     # the allocation modules' value tests (issue 16): one small file each, so a mutant runs fast
     "optimize/_allocate.py": ["tests/test_alloc_problem_values.py"],
     "optimize/_alloc_verbs.py": ["tests/test_alloc_problem_values.py"],
