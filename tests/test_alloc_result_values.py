@@ -101,6 +101,17 @@ def test_allocation_to_frame_or_import_error() -> None:
         assert frame.loc["E", "value"] == 2.5 and frame.loc["E", "rounded"] == 3.0
 
 
+def test_summary_of_axes_decided_directly() -> None:
+    # No substitution: each law axis is its decision variable (a unit row of the matrix).
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 2.0}, {"E": 0.5, "K": 0.25})
+    prob = AllocationProblem(law, "E + 3*K")
+    loss, cost, eff, shares = summarise(prob, {"E": 4.0, "K": 16.0})
+    assert eff == {"E": pytest.approx(4.0, rel=1e-15), "K": pytest.approx(16.0, rel=1e-15)}
+    assert loss == pytest.approx(0.2 + 0.5 + 1.0, rel=1e-15) and cost == pytest.approx(52.0)
+    assert shares == pytest.approx({"E": 4 / 52, "K": 48 / 52}, rel=1e-14)
+    assert prob._mats["effective"][0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
 def test_frontier_as_dict_is_plain_lists() -> None:
     f = AllocationFrontier(np.array([1.0, 2.0]), {"E": np.array([0.5, 1.0])},
                            np.array([0.3, 0.2]), np.array([1.0, 2.0]), np.array([0.0, 1e-15]),
@@ -108,3 +119,5 @@ def test_frontier_as_dict_is_plain_lists() -> None:
     assert f.as_dict() == {"budgets": [1.0, 2.0], "values": {"E": [0.5, 1.0]},
                            "loss": [0.3, 0.2], "cost": [1.0, 2.0], "kkt_residual": [0.0, 1e-15],
                            "method": ["closed_form", "gp"]}
+    with pytest.raises(AttributeError):
+        f.method = ()  # type: ignore[misc]
