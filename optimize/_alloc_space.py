@@ -151,7 +151,9 @@ class CountSpace(_Space):
         self.variables = problem.variables
         _, gc0 = grad_counts(problem, values)
         ref = bound if sense.minimises_loss else float(problem.cost_at(values))
-        self.scale = np.where(gc0 > 0, ref / np.where(gc0 > 0, gc0, 1.0),
+        with np.errstate(divide="ignore"):  # an uncosted axis: ref / 0 = inf, not used
+            per_unit = ref / gc0
+        self.scale = np.where(gc0 > 0, per_unit,
                               np.array([max(values[v], 1.0) for v in self.variables]))
         self.red0 = float(problem.objective.evaluate(problem.effective(values)))
         self.cost0 = float(problem.cost_at(values))
