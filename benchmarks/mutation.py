@@ -41,11 +41,19 @@ CORE = {
     # The algorithm protocol and the axis vocabulary (issue 16, room 4).
     "simulate/_algorithms.py": ["tests/test_trainer_shape.py", "tests/test_algorithm_updates.py"],
     "simulate/_axes.py": ["tests/test_trainer_shape.py"],
-    **{f"optimize/{m}.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py",
-                            "tests/test_allocate_internals.py",
-                            "tests/test_allocate_closed.py"]
-       for m in ("_allocate", "_alloc_verbs", "_alloc_checks", "_alloc_closed", "_alloc_kkt",
-                 "_alloc_model", "_alloc_polish", "_alloc_result", "_alloc_space")},
+    "optimize/_alloc_closed.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py",
+                                  "tests/test_allocate_internals.py",
+                                  "tests/test_allocate_closed.py"],
+    # the allocation modules' value tests (issue 16): one small file each, so a mutant runs fast
+    "optimize/_allocate.py": ["tests/test_alloc_problem_values.py"],
+    "optimize/_alloc_verbs.py": ["tests/test_alloc_problem_values.py"],
+    "optimize/_alloc_checks.py": ["tests/test_alloc_checks_values.py"],
+    "optimize/_alloc_kkt.py": ["tests/test_alloc_kkt_values.py"],
+    "optimize/_alloc_model.py": ["tests/test_alloc_model_values.py"],
+    "optimize/_alloc_polish.py": ["tests/test_alloc_polish_values.py"],
+    "optimize/_alloc_result.py": ["tests/test_alloc_result_values.py",
+                                  "tests/test_alloc_problem_values.py"],
+    "optimize/_alloc_space.py": ["tests/test_alloc_space_values.py"],
     "optimize/_fit.py": ["tests/test_fit.py"],
     # the fitter's modules after the split of issue 16, room 3
     "optimize/_fit_family.py": ["tests/test_fit.py", "tests/test_multistart.py"],

@@ -147,7 +147,7 @@ def kkt_core(grad: np.ndarray, constraints: Sequence[tuple[float, np.ndarray]],
         mu, _ = nnls(J, -grad)
         stat = grad + J @ mu
     else:
-        mu, stat = np.zeros(0), grad
+        mu, stat = [], grad
     residual = max(float(np.max(np.abs(stat))) / scale, infeas)
     return residual, {names[i]: float(m) for i, m in zip(active, mu) if m > 0}
 

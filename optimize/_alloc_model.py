@@ -192,7 +192,7 @@ class DCPModel:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Solution may be inaccurate")
             self.problem.solve(solver=cp.CLARABEL)
-        if self.x[0].value is None:
+        if any(x.value is None for x in self.x):
             return self.problem.status, None
         return self.problem.status, np.array([float(x.value) for x in self.x])
 

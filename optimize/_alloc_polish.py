@@ -76,12 +76,16 @@ def _newton(space: Any, values: dict[str, float], tol: float,
         return None
     tried.add(key)
     free = np.array([i for i in range(len(p0)) if i not in fixed], dtype=int)
-    g0, d0 = space.main(p0)
-    if not free.size or g0 < -1e-4:  # main constraint slack: nothing to polish
-        return None
     start = p0.copy()
     for i, val in fixed.items():
         start[i] = val
+    if not free.size:
+        # Every coordinate on an edge: the candidate is that vertex if it meets the main
+        # constraint (every axis capped with budget to spare is such an optimum).
+        return space.to_values(start) if space.main(start)[0] <= 0 else None
+    g0, d0 = space.main(p0)
+    if g0 < -1e-4:  # main constraint slack: nothing to polish
+        return None
     grad0 = space.obj_grad(start)[free]
     lam0 = max(-float(np.dot(grad0, d0[free])) / max(float(np.dot(d0[free], d0[free])),
                                                      1e-300), 0.0)
@@ -93,8 +97,10 @@ def _newton(space: Any, values: dict[str, float], tol: float,
         return None
     p = start.copy()
     p[free] = z[:-1]
+    # Newton ignores the bounds of the free coordinates: a point past one (by more than
+    # 1e-12 of the edge, or 1e-12 below 1) is not a candidate.
     if any(p[i] < space.lo[i] - 1e-12 * max(1, abs(space.lo[i]))
-           or p[i] > space.hi[i] * (1 + 1e-12) + 1e-300 for i in free):
+           or p[i] > space.hi[i] + 1e-12 * max(1, abs(space.hi[i])) for i in free):
         return None
     return space.to_values(p)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -51,7 +52,7 @@ def _hess(A: np.ndarray, w: np.ndarray) -> np.ndarray:
     return (A.T * w) @ A - np.outer(Aw, Aw)
 
 
-class _Space:
+class _Space(ABC):
     """Shared parts: bound constraints in ``p`` and the KKT residual at a point."""
 
     sense: Sense
@@ -81,14 +82,14 @@ class _Space:
         cons = [(self.sense.constraint, g, d), *self.bound_cons(p)]
         return kkt_core(self.obj_grad(p), [(c[1], c[2]) for c in cons], [c[0] for c in cons])
 
-    def point(self, values: Mapping[str, float]) -> np.ndarray:  # pragma: no cover - abstract
-        raise TypeError("abstract")
+    @abstractmethod
+    def point(self, values: Mapping[str, float]) -> np.ndarray: ...
 
-    def obj_grad(self, p: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise TypeError("abstract")
+    @abstractmethod
+    def obj_grad(self, p: np.ndarray) -> np.ndarray: ...
 
-    def main(self, p: np.ndarray) -> tuple[float, np.ndarray]:  # pragma: no cover - abstract
-        raise TypeError("abstract")
+    @abstractmethod
+    def main(self, p: np.ndarray) -> tuple[float, np.ndarray]: ...
 
 
 class LogSpace(_Space):
@@ -150,7 +151,9 @@ class CountSpace(_Space):
         self.variables = problem.variables
         _, gc0 = grad_counts(problem, values)
         ref = bound if sense.minimises_loss else float(problem.cost_at(values))
-        self.scale = np.where(gc0 > 0, ref / np.where(gc0 > 0, gc0, 1.0),
+        with np.errstate(divide="ignore"):  # an uncosted axis: ref / 0 = inf, not used
+            per_unit = ref / gc0
+        self.scale = np.where(gc0 > 0, per_unit,
                               np.array([max(values[v], 1.0) for v in self.variables]))
         self.red0 = float(problem.objective.evaluate(problem.effective(values)))
         self.cost0 = float(problem.cost_at(values))
