@@ -118,6 +118,8 @@ def test_frontier_as_dict_is_plain_lists() -> None:
                            ("closed_form", "gp"))
     assert f.as_dict() == {"budgets": [1.0, 2.0], "values": {"E": [0.5, 1.0]},
                            "loss": [0.3, 0.2], "cost": [1.0, 2.0], "kkt_residual": [0.0, 1e-15],
-                           "method": ["closed_form", "gp"]}
+                           "method": ["closed_form", "gp"], "success": True,
+                           "status": "optimal",
+                           "message": "2 budgets (1 closed_form, 1 gp); worst KKT residual 1e-15"}
     with pytest.raises(AttributeError):
         f.method = ()  # type: ignore[misc]
