@@ -28,9 +28,9 @@ RATES = {"N": [1.0, 2.0, 4.0, 8.0, 16.0], "loss": [0.1, 0.2, 0.3, 0.5, 0.9]}
 
 
 def _prep(**kw):
-    args = dict(data=DATA, law="additive", axes=["N"], target="loss", delta=1e-3,
-                reduction="sum", replicates="keep", confidence=0.9, holdout=0.1, bootstrap=0,
-                n_jobs=-1, floor=None, p_max=None)
+    args = {"data": DATA, "law": "additive", "axes": ["N"], "target": "loss", "delta": 1e-3,
+            "reduction": "sum", "replicates": "keep", "confidence": 0.9, "holdout": 0.1,
+            "bootstrap": 0, "n_jobs": -1, "floor": None, "p_max": None}
     args.update(kw)
     return prepare(**args)
 

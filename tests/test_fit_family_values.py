@@ -55,9 +55,17 @@ def test_additive_prediction_and_jacobian_by_hand() -> None:
 
 def test_additive_prediction_without_overflow() -> None:
     # log(e^800 + e^(790 - 0)) = 800 + log(1 + e^-10): a naive sum overflows
-    th = np.array([[800.0, 790.0, 0.5]])
-    pred, _ = family("additive").predict(th, np.array([[0.0]]))
+    th = np.array([[800.0, 790.0, 0.5], [800.0, 0.0, 0.5], [0.0, 800.0, 0.5]])
+    pred, jac = family("additive").predict(th, np.array([[0.0]]), jac=True)
     assert pred[0, 0] == pytest.approx(800.0 + math.log1p(math.exp(-10.0)), rel=1e-15)
+    # either term may dominate by more than the float range: e^800 + 1
+    assert pred[1, 0] == 800.0 and pred[2, 0] == 800.0
+    np.testing.assert_array_equal(jac[1, 0], [1.0, math.exp(-800.0), -0.0])
+    loss, grad = family("additive").huber_gradient(th, np.array([[0.0]]), np.array([799.0]),
+                                                   1e-3)
+    r0 = 1.0 + math.log1p(math.exp(-10.0))
+    np.testing.assert_allclose(loss, [1e-3 * (r0 - 5e-4)] + [1e-3 * (1 - 5e-4)] * 2, rtol=1e-12)
+    np.testing.assert_allclose(grad[1], [1e-3, 0.0, 0.0], atol=1e-300)
 
 
 @pytest.mark.parametrize("delta", [1e-3, 0.3, 50.0])

@@ -228,7 +228,7 @@ def test_search_without_noise_takes_the_largest_pool() -> None:
     t, g = RULES["quantile"].optimise(np.array([10.0, 10.0]), np.array([3.0, 3.0]),
                                       np.array([0.0, 1.0]))
     assert t[0] == 3.0 and g[0] == pytest.approx(float(_qmean(3.0)), rel=1e-13)
-    t_ref, g_ref = _best_quantile(10.0, 3.0, 1.0)
+    _, g_ref = _best_quantile(10.0, 3.0, 1.0)
     assert g[1] == pytest.approx(g_ref, rel=1e-11)
     tb, gb = RULES["bon"].optimise(np.float64(5.0), np.float64(2.0), np.float64(0.0))
     t2 = float(mp.findroot(lambda s: _kl(s) - 2, 3))
