@@ -42,7 +42,11 @@ def _qmean(t) -> mp.mpf:
     """phi(x)/Q(x) with Q(x) = e^-t: the mean of N(0,1) over its top e^-t."""
     t = mp.mpf(t)
     q = mp.exp(-t)
-    x = mp.findroot(lambda z: mp.log(mp.erfc(z / mp.sqrt(2)) / 2) + t, mp.sqrt(2 * t))
+    if t < 1:  # Φ(x) = 1 - e^-t is small: solve for the lower tail
+        p = -mp.expm1(-t)
+        x = mp.findroot(lambda z: mp.log(mp.ncdf(z)) - mp.log(p), -mp.sqrt(-2 * mp.log(p)))
+    else:
+        x = mp.findroot(lambda z: mp.log(mp.erfc(z / mp.sqrt(2)) / 2) + t, mp.sqrt(2 * t))
     return mp.npdf(x) / q
 
 
@@ -78,7 +82,7 @@ def test_bon_log_n_for_kl_vectorised_and_zero() -> None:
         assert float(_kl(t)) == pytest.approx(k, rel=1e-14)
 
 
-@pytest.mark.parametrize("t", [1e-6, 0.3, math.log(2.0) - 1e-9, math.log(2.0), 0.7, 3.0,
+@pytest.mark.parametrize("t", [1e-320, 1e-310, 1e-300, 1e-6, 0.3, math.log(2.0) - 1e-9, math.log(2.0), 0.7, 3.0,
                                40.0, 1e4])
 def test_quantile_mean_log_against_mpmath(t: float) -> None:
     assert float(quantile_mean_log(t)) == pytest.approx(float(_qmean(t)), rel=5e-14)

@@ -109,12 +109,19 @@ def envelope_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray
     >>> float(t), round(float(u), 12)  # data plentiful: n = e^K, U = sqrt(2K)
     (2.0, 2.0)
     """
-    log_a = log_noise_factor(m, tau)
-    noisy = np.isfinite(log_a)
-    # z = M/(e κ τ²) = exp(-1 - log a); K* = 1 + W(z).
-    kstar = np.where(noisy, 1.0 + lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
+    kstar = _kstar(log_noise_factor(m, tau))
     t = np.minimum(k, kstar)
     return t, np.sqrt(2.0) * np.sqrt(t) * shrink(t, m, tau)  # sqrt(2t): t may be 1.8e308
+
+
+def _kstar(log_a: np.ndarray) -> np.ndarray:
+    """The envelope's maximiser ``K* = 1 + W(z)``, ``z = M/(e κ τ²) = exp(-1 - log a)``;
+    ``inf`` without noise (``log a = -inf``)."""
+    log_a = np.asarray(log_a, dtype=np.float64)
+    kstar = np.full(log_a.shape, np.inf)
+    noisy = np.isfinite(log_a)
+    kstar[noisy] = 1.0 + lambertw_exp(-1.0 - log_a[noisy])
+    return kstar
 
 
 class SelectionRule(abc.ABC):
@@ -283,12 +290,12 @@ def _search(rule: SelectionRule, m: np.ndarray, k: np.ndarray, tau: np.ndarray
     # min(K*, t_max) the search stops at t_cap (the noiseless case keeps t_max).
     log_a = log_noise_factor(m, tau)
     noisy = np.isfinite(log_a)
-    kstar = np.where(noisy, 1.0 + lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
+    kstar = _kstar(log_a)
     t_cap = kstar + 40.0
     with np.errstate(over="ignore", invalid="ignore"):
         g_star = rule.pool_gain(np.minimum(kstar, tmax), m, tau, k)
-        u_cap = np.sqrt(2.0) * np.sqrt(np.where(noisy, t_cap, 1.0)) * shrink(
-            np.where(noisy, t_cap, 0.0), m, tau)
+        # NaN without noise (t_cap = inf), where the search below does not look at it
+        u_cap = np.sqrt(2.0) * np.sqrt(t_cap) * shrink(t_cap, m, tau)
     full = tmax
     # Without noise the pool gain increases with n (e(n) and the top-1/n mean do), so
     # its maximum is at t_max: no search (the grid below sees t_max = 0 there).
