@@ -82,17 +82,19 @@ def lambertw_exp(big_l: np.ndarray) -> np.ndarray:
     1.0
     """
     big_l = np.asarray(big_l, dtype=np.float64)
+    out = np.empty(big_l.shape)
     small = big_l <= 2.0
-    w = np.where(small, lambertw(np.exp(np.minimum(big_l, 2.0))).real, 0.0)
+    out[small] = lambertw(np.exp(big_l[small])).real
     # Newton on w + log w = L from w0 = L - log L (>= root for L > 2); convex, monotone.
-    lb = np.where(small, 3.0, big_l)
+    lb = big_l[~small]
     v = lb - np.log(lb)
     for _ in range(50):
         step = (v + np.log(v) - lb) / (1.0 + 1.0 / v)
         v = v - step
         if np.all(np.abs(step) <= 1e-15 * v):
             break
-    return np.where(small, w, v)
+    out[~small] = v
+    return out
 
 
 def envelope_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray
