@@ -34,6 +34,19 @@ Y = np.exp(1.2 - 0.4 * np.log(X) + NOISE)
 DATA = {"N": X, "loss": Y}
 
 
+def _huber_fit(x: np.ndarray, y: np.ndarray, delta: float) -> np.ndarray:
+    """(log C, alpha) minimising the summed Huber loss, by iteratively reweighted least
+    squares run to convergence (the loss is convex in (log C, alpha): one optimum)."""
+    a = np.column_stack([np.ones_like(x), -np.log(x)])
+    b = np.log(y)
+    th = np.linalg.lstsq(a, b, rcond=None)[0]
+    for _ in range(300):
+        r = a @ th - b
+        sw = np.sqrt(np.minimum(1.0, delta / np.maximum(np.abs(r), 1e-300)))
+        th = np.linalg.lstsq(a * sw[:, None], b * sw, rcond=None)[0]
+    return th
+
+
 def _ols(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """(log C, alpha) minimising sum (log C - alpha log x - log y)^2."""
     a = np.column_stack([np.ones_like(x), -np.log(x)])
@@ -66,6 +79,36 @@ def test_fit_is_least_squares_with_its_statistics(fit) -> None:
     assert fit.data_range == {"N": (1.0, 89.0)} and fit.floor_bounds is None
     assert float(fit.predict(N=4.0)) == pytest.approx(math.exp(c) * 4.0 ** -alpha, rel=1e-7)
     assert fit.seconds > 0
+
+
+def test_defaults_of_fit_law() -> None:
+    fit = fit_law(DATA, law="multiplicative", axes=["N"])
+    assert (fit.delta, fit.confidence, fit.n_bootstrap, fit.intervals) == (1e-3, 0.9, 0, {})
+    assert fit.extrapolation["n_holdout"] == 1  # holdout 0.1 of 10 points
+    assert fit.reduction == "sum" and fit.replicates == "keep"
+    assert fit.bootstrap_samples is None
+    assert "bootstrap_samples" not in repr(fit)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fit.r2 = 0.0  # type: ignore[misc]
+    assert 0 < fit.seconds < 600
+
+
+def test_huber_fit_refit_and_bootstrap_reach_the_convex_optimum() -> None:
+    # delta = 0.02 puts some residuals (noise sd 0.05) on each side of the threshold: not
+    # least squares.  The optimum, by IRLS, is reached by the hold-out refit (summed loss,
+    # L-BFGS-B) to ~1e-6 and by every bootstrap resample (default seed 0, level 0.9)
+    fit = fit_law(DATA, law="multiplicative", axes=["N"], delta=0.02, holdout=0.2,
+                  bootstrap=8, n_jobs=1)
+    c, alpha = _huber_fit(X[:8], Y[:8], 0.02)
+    err = c - alpha * np.log(X[8:]) - np.log(Y[8:])
+    assert fit.extrapolation["rmse_log"] == pytest.approx(math.sqrt(np.mean(err ** 2)),
+                                                          rel=2e-5)
+    want = np.array([_huber_fit(X[i], Y[i], 0.02) for i in resample_indices(10, 8, seed=0)])
+    natural = np.column_stack([np.exp(want[:, 0]), want[:, 1]])
+    np.testing.assert_allclose(fit.bootstrap_samples, natural, rtol=1e-7)
+    for j, name in enumerate(["coefficient", "exponent[N]"]):
+        assert fit.intervals[name] == pytest.approx(
+            tuple(np.quantile(natural[:, j], [0.05, 0.95])), rel=1e-7)
 
 
 def test_extrapolation_refits_without_the_largest_points(fit) -> None:
@@ -177,9 +220,10 @@ def test_fit_with_a_floor_above_constant_data_has_nan_r2() -> None:
     assert fit.bootstrap_samples is None and fit.bootstrap_laws() == []
 
 
-def test_mean_reduction_bootstrap_runs_per_resample() -> None:
+def test_mean_reduction_bootstrap_runs_per_resample(capsys) -> None:
     fit = fit_law(DATA, law="multiplicative", axes=["N"], delta=1e3, reduction="mean",
                   holdout=0.0, bootstrap=3, seed=5, n_jobs=1)
+    assert capsys.readouterr().err == ""  # no progress bar unless asked
     want = np.array([_ols(X[i], Y[i]) for i in resample_indices(10, 3, seed=5)])
     np.testing.assert_allclose(fit.bootstrap_samples[:, 1], want[:, 1], rtol=1e-3)
     assert fit.reduction == "mean"
@@ -282,8 +326,9 @@ def test_predict_band_refusals(fit) -> None:
     for bad in ["N", {"N": 2.0}, 5, [{"N": 2.0}, 3]]:
         with pytest.raises(TypeError, match="points must be a sequence of mappings"):
             fit.predict_band(bad)
-    with pytest.raises(ValueError, match="confidence must be > 0 and < 1"):
-        fit.predict_band([{"N": 2.0}], confidence=1.0)
+    for level in (1.0, 0.0):
+        with pytest.raises(ValueError, match="confidence must be > 0 and < 1"):
+            fit.predict_band([{"N": 2.0}], confidence=level)
 
 
 def test_pass_rate_result_predicts_rates() -> None:

@@ -82,8 +82,8 @@ def test_bon_log_n_for_kl_vectorised_and_zero() -> None:
         assert float(_kl(t)) == pytest.approx(k, rel=1e-14)
 
 
-@pytest.mark.parametrize("t", [1e-320, 1e-310, 1e-300, 1e-6, 0.3, math.log(2.0) - 1e-9, math.log(2.0), 0.7, 3.0,
-                               40.0, 1e4])
+@pytest.mark.parametrize("t", [1e-320, 1e-310, 1e-300, 1e-6, 0.3, math.log(2.0) - 1e-9,
+                               math.log(2.0), 0.7, 3.0, 40.0, 1e4])
 def test_quantile_mean_log_against_mpmath(t: float) -> None:
     assert float(quantile_mean_log(t)) == pytest.approx(float(_qmean(t)), rel=5e-14)
 
