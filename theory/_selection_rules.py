@@ -172,8 +172,8 @@ class SelectionRule(abc.ABC):
         """``(log n, gain)`` of the best pool for each input, over blocks (bounded memory)."""
         m, k, tau = np.broadcast_arrays(m, k, tau)
         flat = [np.ascontiguousarray(a).ravel() for a in (m, k, tau)]
-        t, best = np.empty(flat[0].size), np.empty(flat[0].size)
-        for start in range(0, flat[0].size, _BLOCK):
+        t, best = np.empty(m.size), np.empty(m.size)
+        for start in range(0, m.size, _BLOCK):
             part = slice(start, start + _BLOCK)
             t[part], best[part] = _search(self, *(a[part] for a in flat))
         return t.reshape(m.shape), best.reshape(m.shape)
