@@ -181,8 +181,9 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
         _, first = np.unique(np.clip(floors, lo_e, hi_e), return_index=True)
         grid = grid[np.isin(grid[:, 0], floors[first])]
         grid[:, 0] = np.clip(grid[:, 0], lo_e, hi_e)
-    if bootstrap * y.size > 20 * MAX_FIT_WORK:
+    limit = 20 * MAX_FIT_WORK
+    if bootstrap * y.size > limit:
         raise ValueError(f"bootstrap x points = {bootstrap} x {y.size} exceeds "
-                         f"{20 * MAX_FIT_WORK:.0e}: use fewer resamples or average replicates")
+                         f"{limit:.0e}: use fewer resamples or average replicates")
     return Prepared(law, axes, x, y_min, obj, bounds, grid, floor_bounds, confidence,
                      holdout, bootstrap)

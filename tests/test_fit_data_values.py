@@ -8,6 +8,7 @@ replicate means, the floor's bounds in log space, the clipped start grid).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -80,6 +81,17 @@ def test_bootstrap_work_limit_is_inclusive_and_rates_of_one_are_accepted() -> No
     assert _prep(bootstrap=4 * 10**7).bootstrap == 4 * 10**7  # 4e7 x 5 = 2e8 exactly
     p = _prep(law="pass_rate", data={"N": [1.0, 2, 4, 8, 16], "loss": [.1, .2, .3, .5, 1.0]})
     assert p.y_min == 0.1
+    # the first rate above 1 is named, not a rate equal to 1 before it
+    with pytest.raises(ValueError, match=r"got data\['loss'\]=1.5 at index 2"):
+        _prep(law="pass_rate", data={"N": [1.0, 2, 4, 8, 16], "loss": [1.0, .2, 1.5, .5, .9]})
+
+
+def test_accepted_limits_of_the_scalar_arguments() -> None:
+    p = _prep(n_jobs=1, delta=1000.0, confidence=1e-9, holdout=0.5, bootstrap=0)
+    assert (p.obj.delta, p.confidence, p.holdout, p.bootstrap) == (1000.0, 1e-9, 0.5, 0)
+    assert _prep(n_jobs=np.int64(2), holdout=0.0, confidence=0.999).holdout == 0.0
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.law = "multiplicative"  # type: ignore[misc]
 
 
 def test_prepare_additive_values() -> None:
@@ -193,6 +205,7 @@ def test_limit_bounds_accepted_values() -> None:
 def test_log_floor_bounds_by_hand() -> None:
     assert log_floor_bounds("additive", (0.0, math.inf)) == (None, None)
     assert log_floor_bounds("additive", (2.0, 5.0)) == (math.log(2.0), math.log(5.0))
+    assert log_floor_bounds("additive", (0.5, 5.0)) == (math.log(0.5), math.log(5.0))
     assert log_floor_bounds("additive", (0.0, 5.0)) == (None, math.log(5.0))
     assert log_floor_bounds("additive", (2.0, math.inf)) == (math.log(2.0), None)
     # 1/p_max in [1/high, 1/low], never below 1
