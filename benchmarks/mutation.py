@@ -67,8 +67,7 @@ CORE = {
     "theory/_selection_rules.py": ["tests/test_selection_values.py",
                                    "tests/test_selection_rules.py"],
     # _posynomial.py as split: the classes, the work-limited expansion, the parser
-    "theory/_posynomial.py": ["tests/test_posynomial_values.py",
-                              "tests/test_posynomial_core_values.py", "tests/test_posynomial.py"],
+    "theory/_posynomial.py": ["tests/test_posynomial_values.py", "tests/test_posynomial.py"],
     "theory/_posynomial_expand.py": ["tests/test_posynomial_values.py",
                                      "tests/test_posynomial.py"],
     "theory/_posynomial_parser.py": ["tests/test_posynomial_values.py",
