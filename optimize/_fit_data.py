@@ -53,7 +53,7 @@ def columns(data: Any, axes: Sequence[str], target: str) -> tuple[np.ndarray, np
 
 def aggregate(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     uniq, inverse = np.unique(x, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    inverse = inverse.ravel()  # (n,) whatever shape this numpy gives it
     sums = np.bincount(inverse, weights=y, minlength=len(uniq))
     counts = np.bincount(inverse, minlength=len(uniq))
     return uniq, sums / counts
