@@ -279,11 +279,13 @@ def test_batched_bootstrap_in_batches_is_least_squares() -> None:
 
 
 def test_per_resample_bootstrap_interleaves_chunks() -> None:
-    # 66 resamples in 64 chunks: chunk i holds resamples i and i + 64
+    # 65 resamples in 64 chunks: chunk 0 holds resamples 0 and 64
     logx, logy = np.log(X)[:, None], np.log(Y)
-    est = per_resample_bootstrap(("multiplicative", logx, logy, 1e3, "sum"), 66, 4,
-                                 np.array([[1.0, 0.5]]), [(None, None), (0.0, None)], 1, False)
-    want = np.array([_ols(X[i], Y[i]) for i in resample_indices(10, 66, seed=4)])
+    # two warm starts, the first far off: each resample keeps the lower end point
+    est = per_resample_bootstrap(("multiplicative", logx, logy, 1e3, "sum"), 65, 4,
+                                 np.array([[-3.0, 2.5], [1.0, 0.5]]),
+                                 [(None, None), (0.0, None)], 1, False)
+    want = np.array([_ols(X[i], Y[i]) for i in resample_indices(10, 65, seed=4)])
     np.testing.assert_allclose(est, want, rtol=1e-4)
 
 
