@@ -307,11 +307,14 @@ def _search(rule: SelectionRule, m: np.ndarray, k: np.ndarray, tau: np.ndarray
     ladder = 4.0 ** -np.arange(rungs + 1, dtype=np.float64)  # 1, 1/4, ..., <= 1e-3/top
     grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 17), ladder]))
     last = grid.size - 1
-    ts = tmax[..., None] * grid
-    vals = rule.pool_gain(ts, m[..., None], tau[..., None], k[..., None])
-    j = np.argmax(vals, axis=-1)
-    lo = np.take_along_axis(ts, np.maximum(j - 1, 0)[..., None], -1)[..., 0]
-    hi = np.take_along_axis(ts, np.minimum(j + 1, last)[..., None], -1)[..., 0]
+    # the inputs are one flat block (optimise ravels them): rows are inputs, columns the grid
+    ts = tmax[:, None] * grid
+    vals = rule.pool_gain(ts, m[:, None], tau[:, None], k[:, None])
+    j = np.argmax(vals, axis=1)
+    rows = np.arange(ts.shape[0])
+    vmax = vals[rows, j]
+    lo = ts[rows, np.maximum(j - 1, 0)]
+    hi = ts[rows, np.minimum(j + 1, last)]
     inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
     c = hi - inv_phi * (hi - lo)
     d = lo + inv_phi * (hi - lo)
@@ -326,9 +329,8 @@ def _search(rule: SelectionRule, m: np.ndarray, k: np.ndarray, tau: np.ndarray
         c, fc = np.where(left, new, keep_c), np.where(left, f_new, keep_f)
         d, fd = np.where(left, keep_c, new), np.where(left, keep_f, f_new)
     t = np.where(fc >= fd, c, d)
-    best = np.maximum(np.maximum(fc, fd), np.max(vals, axis=-1))
-    t = np.where(np.max(vals, axis=-1) > np.maximum(fc, fd),
-                 np.take_along_axis(ts, j[..., None], -1)[..., 0], t)
+    best = np.maximum(np.maximum(fc, fd), vmax)
+    t = np.where(vmax > np.maximum(fc, fd), ts[rows, j], t)
     if not noisy.all():
         t = np.where(noisy, t, full)
         best = np.where(noisy, best, rule.pool_gain(full, m, tau, k))
