@@ -206,9 +206,10 @@ def _best_quantile(m: float, k: float, tau: float) -> tuple[float, float]:
 def test_quantile_search_finds_the_independent_maximum(m: float, k: float, tau: float) -> None:
     t_ref, g_ref = _best_quantile(m, min(k, 80.0), tau)  # past t = 80 no pool can win here
     t, g = RULES["quantile"].optimise(np.float64(m), np.float64(k), np.float64(tau))
-    assert float(g) == pytest.approx(g_ref, rel=1e-11)
+    # the gain to ~1e-16 here; the maximiser only to ~1e-8 (the gain is flat there)
+    assert float(g) == pytest.approx(g_ref, rel=1e-13)
     assert float(g) >= g_ref * (1 - 1e-14)
-    assert float(t) == pytest.approx(t_ref, rel=1e-4)
+    assert float(t) == pytest.approx(t_ref, rel=1e-6)
 
 
 def test_bon_search_matches_brute_force_on_its_pool_gain() -> None:
@@ -223,8 +224,8 @@ def test_bon_search_matches_brute_force_on_its_pool_gain() -> None:
 
     res = minimize_scalar(neg, bounds=(1e-6, tmax), method="bounded", options={"xatol": 1e-11})
     t, g = rule.optimise(np.float64(m), np.float64(k), np.float64(tau))
-    assert float(g) == pytest.approx(-res.fun, rel=1e-11)
-    assert float(t) == pytest.approx(res.x, rel=1e-4)
+    assert float(g) == pytest.approx(-res.fun, rel=1e-13)
+    assert float(t) == pytest.approx(res.x, rel=1e-6)
 
 
 def test_search_without_noise_takes_the_largest_pool() -> None:
@@ -233,7 +234,7 @@ def test_search_without_noise_takes_the_largest_pool() -> None:
                                       np.array([0.0, 1.0]))
     assert t[0] == 3.0 and g[0] == pytest.approx(float(_qmean(3.0)), rel=1e-13)
     _, g_ref = _best_quantile(10.0, 3.0, 1.0)
-    assert g[1] == pytest.approx(g_ref, rel=1e-11)
+    assert g[1] == pytest.approx(g_ref, rel=1e-13)
     tb, gb = RULES["bon"].optimise(np.float64(5.0), np.float64(2.0), np.float64(0.0))
     t2 = float(mp.findroot(lambda s: _kl(s) - 2, 3))
     assert float(tb) == pytest.approx(t2, rel=1e-14)
@@ -250,7 +251,7 @@ def test_search_over_blocks_and_shapes() -> None:
     t, g = RULES["quantile"].optimise(m.reshape(70, 30), k.reshape(70, 30),
                                       tau.reshape(70, 30))
     assert t.shape == g.shape == (70, 30)
-    np.testing.assert_allclose(g.ravel(), np.array(ref)[idx], rtol=1e-11)
+    np.testing.assert_allclose(g.ravel(), np.array(ref)[idx], rtol=1e-13)
 
 
 def test_tilt_optimise_is_the_envelope() -> None:
