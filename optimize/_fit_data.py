@@ -53,7 +53,7 @@ def columns(data: Any, axes: Sequence[str], target: str) -> tuple[np.ndarray, np
 
 def aggregate(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     uniq, inverse = np.unique(x, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    inverse = inverse.ravel()  # (n,) whatever shape this numpy gives it
     sums = np.bincount(inverse, weights=y, minlength=len(uniq))
     counts = np.bincount(inverse, minlength=len(uniq))
     return uniq, sums / counts
@@ -181,8 +181,9 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
         _, first = np.unique(np.clip(floors, lo_e, hi_e), return_index=True)
         grid = grid[np.isin(grid[:, 0], floors[first])]
         grid[:, 0] = np.clip(grid[:, 0], lo_e, hi_e)
-    if bootstrap * y.size > 20 * MAX_FIT_WORK:
+    limit = 20 * MAX_FIT_WORK
+    if bootstrap * y.size > limit:
         raise ValueError(f"bootstrap x points = {bootstrap} x {y.size} exceeds "
-                         f"{20 * MAX_FIT_WORK:.0e}: use fewer resamples or average replicates")
+                         f"{limit:.0e}: use fewer resamples or average replicates")
     return Prepared(law, axes, x, y_min, obj, bounds, grid, floor_bounds, confidence,
                      holdout, bootstrap)

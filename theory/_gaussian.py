@@ -268,7 +268,9 @@ def tilt_gain(K: Any) -> float | np.ndarray:
     """
     k = check_real("K", K, low=0.0)
     # sqrt(2K), with 2K formed only where it cannot overflow (K up to 1.8e308)
-    out = np.where(k < 1e300, np.sqrt(2.0 * np.minimum(k, 1e300)), np.sqrt(2.0) * np.sqrt(k))
+    out = np.array(np.sqrt(2.0) * np.sqrt(k))
+    small = k < 1e300
+    out[small] = np.sqrt(2.0 * k[small])
     return return_like(out, K)
 
 

@@ -61,14 +61,17 @@ def bon_log_n_for_kl(k: np.ndarray) -> np.ndarray:
     """
     k = np.asarray(k, dtype=np.float64)
     # KL(t) = t - 1 + e^{-t} is convex increasing on t >= 0; the start
-    # t0 = k + 1 >= root (and t0 = sqrt(2k) for small k, also >= root).
-    t = np.where(k < 1.0, np.sqrt(2.0 * np.minimum(k, 1.0)), k + 1.0)
+    # t0 = k + 1 >= root, and t0 = sqrt(2k) for small k (at most one step below
+    # the root: Newton on a convex increasing map lands above it and then descends).
+    t = np.array(k + 1.0)
+    small = k < 1.0
+    t[small] = np.sqrt(2.0 * k[small])
     for _ in range(60):
         f = kl_of_log_n(t) - k
         fp = -np.expm1(-t)
         step = np.divide(f, fp, out=np.zeros_like(t), where=fp > 0)
         t = np.maximum(t - step, 0.0)
-        if np.all(np.abs(step) <= 1e-15 * np.maximum(t, 1e-300)):
+        if np.all(np.abs(step) <= 1e-15 * t):  # at t = 0, fp = 0 and the step is 0
             break
     return t
 
@@ -87,8 +90,14 @@ def quantile_mean_log(t: np.ndarray) -> np.ndarray:
     0.797884560803
     """
     t = np.asarray(t, dtype=np.float64)
-    x = -ndtri_exp(-np.maximum(t, 1e-300))
+    out = np.zeros(t.shape)  # n = 1 (t = 0): no selection, mean 0
+    live = t > 0
+    tl = t[live]
+    x = -ndtri_exp(-tl)
     pos = x >= 0.0
-    tn, xn = np.where(pos, 0.0, t), np.where(pos, 0.0, x)  # t < log 2 on this branch
-    upper = np.sqrt(2.0 / np.pi) / erfcx(np.where(pos, x, 0.0) / np.sqrt(2.0))
-    return np.where(t > 0, np.where(pos, upper, np.exp(tn - xn * xn / 2) / _SQRT_2PI), 0.0)
+    vals = np.empty_like(x)
+    vals[pos] = np.sqrt(2.0 / np.pi) / erfcx(x[pos] / np.sqrt(2.0))
+    xn = x[~pos]  # t < log 2 on this branch
+    vals[~pos] = np.exp(tl[~pos] - xn * xn / 2) / _SQRT_2PI
+    out[live] = vals
+    return out

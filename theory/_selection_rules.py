@@ -82,17 +82,19 @@ def lambertw_exp(big_l: np.ndarray) -> np.ndarray:
     1.0
     """
     big_l = np.asarray(big_l, dtype=np.float64)
+    out = np.empty(big_l.shape)
     small = big_l <= 2.0
-    w = np.where(small, lambertw(np.exp(np.minimum(big_l, 2.0))).real, 0.0)
+    out[small] = lambertw(np.exp(big_l[small])).real
     # Newton on w + log w = L from w0 = L - log L (>= root for L > 2); convex, monotone.
-    lb = np.where(small, 3.0, big_l)
+    lb = big_l[~small]
     v = lb - np.log(lb)
     for _ in range(50):
         step = (v + np.log(v) - lb) / (1.0 + 1.0 / v)
         v = v - step
         if np.all(np.abs(step) <= 1e-15 * v):
             break
-    return np.where(small, w, v)
+    out[~small] = v
+    return out
 
 
 def envelope_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray
@@ -109,12 +111,19 @@ def envelope_pool(m: np.ndarray, k: np.ndarray, tau: np.ndarray
     >>> float(t), round(float(u), 12)  # data plentiful: n = e^K, U = sqrt(2K)
     (2.0, 2.0)
     """
-    log_a = log_noise_factor(m, tau)
-    noisy = np.isfinite(log_a)
-    # z = M/(e κ τ²) = exp(-1 - log a); K* = 1 + W(z).
-    kstar = np.where(noisy, 1.0 + lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
+    kstar = _kstar(log_noise_factor(m, tau))
     t = np.minimum(k, kstar)
     return t, np.sqrt(2.0) * np.sqrt(t) * shrink(t, m, tau)  # sqrt(2t): t may be 1.8e308
+
+
+def _kstar(log_a: np.ndarray) -> np.ndarray:
+    """The envelope's maximiser ``K* = 1 + W(z)``, ``z = M/(e κ τ²) = exp(-1 - log a)``;
+    ``inf`` without noise (``log a = -inf``)."""
+    log_a = np.asarray(log_a, dtype=np.float64)
+    kstar = np.full(log_a.shape, np.inf)
+    noisy = np.isfinite(log_a)
+    kstar[noisy] = 1.0 + lambertw_exp(-1.0 - log_a[noisy])
+    return kstar
 
 
 class SelectionRule(abc.ABC):
@@ -163,8 +172,8 @@ class SelectionRule(abc.ABC):
         """``(log n, gain)`` of the best pool for each input, over blocks (bounded memory)."""
         m, k, tau = np.broadcast_arrays(m, k, tau)
         flat = [np.ascontiguousarray(a).ravel() for a in (m, k, tau)]
-        t, best = np.empty(flat[0].size), np.empty(flat[0].size)
-        for start in range(0, flat[0].size, _BLOCK):
+        t, best = np.empty(m.size), np.empty(m.size)
+        for start in range(0, m.size, _BLOCK):
             part = slice(start, start + _BLOCK)
             t[part], best[part] = _search(self, *(a[part] for a in flat))
         return t.reshape(m.shape), best.reshape(m.shape)
@@ -283,12 +292,12 @@ def _search(rule: SelectionRule, m: np.ndarray, k: np.ndarray, tau: np.ndarray
     # min(K*, t_max) the search stops at t_cap (the noiseless case keeps t_max).
     log_a = log_noise_factor(m, tau)
     noisy = np.isfinite(log_a)
-    kstar = np.where(noisy, 1.0 + lambertw_exp(np.where(noisy, -1.0 - log_a, 0.0)), np.inf)
+    kstar = _kstar(log_a)
     t_cap = kstar + 40.0
     with np.errstate(over="ignore", invalid="ignore"):
         g_star = rule.pool_gain(np.minimum(kstar, tmax), m, tau, k)
-        u_cap = np.sqrt(2.0) * np.sqrt(np.where(noisy, t_cap, 1.0)) * shrink(
-            np.where(noisy, t_cap, 0.0), m, tau)
+        # NaN without noise (t_cap = inf), where the search below does not look at it
+        u_cap = np.sqrt(2.0) * np.sqrt(t_cap) * shrink(t_cap, m, tau)
     full = tmax
     # Without noise the pool gain increases with n (e(n) and the top-1/n mean do), so
     # its maximum is at t_max: no search (the grid below sees t_max = 0 there).
@@ -298,11 +307,14 @@ def _search(rule: SelectionRule, m: np.ndarray, k: np.ndarray, tau: np.ndarray
     ladder = 4.0 ** -np.arange(rungs + 1, dtype=np.float64)  # 1, 1/4, ..., <= 1e-3/top
     grid = np.unique(np.concatenate([np.linspace(0.0, 1.0, 17), ladder]))
     last = grid.size - 1
-    ts = tmax[..., None] * grid
-    vals = rule.pool_gain(ts, m[..., None], tau[..., None], k[..., None])
-    j = np.argmax(vals, axis=-1)
-    lo = np.take_along_axis(ts, np.maximum(j - 1, 0)[..., None], -1)[..., 0]
-    hi = np.take_along_axis(ts, np.minimum(j + 1, last)[..., None], -1)[..., 0]
+    # the inputs are one flat block (optimise ravels them): rows are inputs, columns the grid
+    ts = tmax[:, None] * grid
+    vals = rule.pool_gain(ts, m[:, None], tau[:, None], k[:, None])
+    j = np.argmax(vals, axis=1)
+    rows = np.arange(ts.shape[0])
+    vmax = vals[rows, j]
+    lo = ts[rows, np.maximum(j - 1, 0)]
+    hi = ts[rows, np.minimum(j + 1, last)]
     inv_phi = (math.sqrt(5.0) - 1.0) / 2.0
     c = hi - inv_phi * (hi - lo)
     d = lo + inv_phi * (hi - lo)
@@ -317,9 +329,8 @@ def _search(rule: SelectionRule, m: np.ndarray, k: np.ndarray, tau: np.ndarray
         c, fc = np.where(left, new, keep_c), np.where(left, f_new, keep_f)
         d, fd = np.where(left, keep_c, new), np.where(left, keep_f, f_new)
     t = np.where(fc >= fd, c, d)
-    best = np.maximum(np.maximum(fc, fd), np.max(vals, axis=-1))
-    t = np.where(np.max(vals, axis=-1) > np.maximum(fc, fd),
-                 np.take_along_axis(ts, j[..., None], -1)[..., 0], t)
+    best = np.maximum(np.maximum(fc, fd), vmax)
+    t = np.where(vmax > np.maximum(fc, fd), ts[rows, j], t)
     if not noisy.all():
         t = np.where(noisy, t, full)
         best = np.where(noisy, best, rule.pool_gain(full, m, tau, k))
