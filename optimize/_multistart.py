@@ -310,12 +310,8 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
     ([0.5, 3.0], 0.4)
     """
     upper = np.full_like(lower, np.inf) if upper is None else upper
-    # The grid is a product: its exponent tuples are the product of each column's values
-    # (a 1-d unique per column; a row-wise unique of 135,000 rows takes a second).
-    cols = range(grid.shape[1])[fam.exponent_slice(logx.shape[1])]
-    mesh = np.meshgrid(*[np.unique(grid[:, j]) for j in cols], indexing="ij")
-    exps = np.column_stack([m.ravel() for m in mesh])
-    starts = projected_starts(fam, logx, logy, exps, lower, upper)
+    starts = projected_starts(fam, logx, logy, exponent_tuples(fam, grid, logx.shape[1]),
+                              lower, upper)
     # Stage 1: every exponent region a few iterations, all at once.
     theta, f, ok = huber_lm(fam, logx, logy, delta, starts, lower, upper,
                             maxiter=screen_iter, ftol=1e-12, xtol=1e-10)
@@ -324,49 +320,118 @@ def multistart(fam, logx: np.ndarray, logy: np.ndarray, delta: float, grid: np.n
     basins: list[list] = []  # [objective, theta, count, log-predictions], best first
     while order:
         # Stage 2: polish the best `batch` distinct end points to full precision.
-        pick: list[int] = []
-        preds = fam.predict(theta[order], logx)[0]
-        kept = []
-        for k, j in enumerate(order):
-            if all(np.max(np.abs(preds[k] - preds[m])) > xtol for m in kept):
-                pick.append(j)
-                kept.append(k)
-            if len(pick) == batch:
-                break
+        pick = pick_distinct(fam.predict(theta[order], logx)[0], order, xtol, batch)
         order = [j for j in order if j not in pick]
         cands = theta[pick]
         lo, hi = np.tile(lower, (len(pick), 1)), np.tile(upper, (len(pick), 1))
         if fam.name != "multiplicative":
-            # The same exponents with the floor fixed at e^-30 of the smallest target
-            # (or its lower bound), coefficients solved for: the limit of a floor
-            # tending to 0, which L-BFGS and LM approach only at a crawl.  Polished
-            # together, per-row bounds.
-            e0 = float(np.clip(float(logy.min()) - 30.0, lower[0], upper[0]))
-            fixed_lo, fixed_hi = lo.copy(), hi.copy()
-            fixed_lo[:, 0] = fixed_hi[:, 0] = e0
-            ex = fam.exponent_slice(logx.shape[1])
-            copies = projected_starts(fam, logx, logy, cands[:, ex], fixed_lo[0], fixed_hi[0],
-                                      log_floor=e0)
-            near = huber_sum(fam.predict(copies, logx)[0] - logy, delta) <= COPY_RATIO * f[pick]
-            cands = np.concatenate([cands, copies[near]])
-            lo, hi = np.concatenate([lo, fixed_lo[near]]), np.concatenate([hi, fixed_hi[near]])
+            copies, c_lo, c_hi = floorless_copies(fam, logx, logy, delta, cands, f[pick],
+                                                  lower, upper)
+            cands = np.concatenate([cands, copies])
+            lo, hi = np.concatenate([lo, c_lo]), np.concatenate([hi, c_hi])
         pt, pf, pok = huber_lm(fam, logx, logy, delta, cands, lo, hi, maxiter=polish_iter,
                                ftol=1e-15, xtol=1e-13, outside=0.01, ptol=PTOL)
         n_conv += int(pok.sum())
         best_before = basins[0][0] if basins else np.inf
         counts = np.arange(len(pf)) < len(pick)  # floorless copies do not count as agreement
         _merge(basins, fam.predict(pt, logx)[0], pt, pf, xtol, counts)
-        # Stop when the best basin was reached twice, or this batch found nothing lower.
-        if basins and (basins[0][2] >= agree or basins[0][0] >= best_before * (1 - 1e-9)):
+        if settled(basins, best_before, agree):
             break
     if not basins:
         raise ValueError("the Huber objective is not finite at any refined start; "
                          "check the data for extreme values")
-    best = 0
-    theta, f = [basins[0][1]], [basins[0][0]]
-    return MultistartResult(theta=theta[best], objective=float(f[best]),
+    return MultistartResult(theta=basins[0][1], objective=float(basins[0][0]),
                             basins=[(b[0], b[1], b[2]) for b in basins],
                             n_refined=n_refined, n_converged=n_conv)
+
+
+def exponent_tuples(fam, grid: np.ndarray, n_axes: int) -> np.ndarray:
+    """The distinct exponent tuples of ``grid``, one row each, in ``itertools.product`` order.
+
+    The grid is a product, so they are the product of each exponent column's
+    distinct values (a 1-d ``unique`` per column; a row-wise ``unique`` of
+    135,000 rows takes a second).
+
+    Examples
+    --------
+    >>> from rlscale.optimize._fit_family import family
+    >>> exponent_tuples(family("additive"), family("additive").grid(2), 2)[[0, 1, 5, 24]].tolist()
+    [[0.0, 0.0], [0.0, 0.5], [0.5, 0.0], [2.0, 2.0]]
+    """
+    cols = range(grid.shape[1])[fam.exponent_slice(n_axes)]
+    mesh = np.meshgrid(*[np.unique(grid[:, j]) for j in cols], indexing="ij")
+    return np.column_stack([m.ravel() for m in mesh])
+
+
+def pick_distinct(preds: np.ndarray, order: list[int], xtol: float, batch: int) -> list[int]:
+    """The first ``batch`` of ``order`` whose log-predictions (rows of ``preds``, in the
+    order of ``order``) differ from every one picked before by more than ``xtol``.
+
+    Examples
+    --------
+    >>> preds = np.array([[0.0, 0.0], [0.0, 5e-4], [0.0, 2e-3], [1.0, 1.0]])
+    >>> pick_distinct(preds, [7, 3, 9, 4], 1e-3, 2)  # 3 is within 1e-3 of 7
+    [7, 9]
+    """
+    pick: list[int] = []
+    kept: list[int] = []
+    for k, j in enumerate(order):
+        if all(np.max(np.abs(preds[k] - preds[m])) > xtol for m in kept):
+            pick.append(j)
+            kept.append(k)
+            if len(pick) == batch:
+                break
+    return pick
+
+
+def floorless_copies(fam, logx: np.ndarray, logy: np.ndarray, delta: float,
+                     cands: np.ndarray, objectives: np.ndarray, lower: np.ndarray,
+                     upper: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The floorless copies of ``cands`` worth polishing, and their per-row bounds.
+
+    Each copy keeps its candidate's exponents, fixes the log floor at
+    ``e0 = min(log y) - 30`` (clipped into the floor's bounds) and solves for the
+    coefficients (:func:`projected_starts` with ``log_floor=e0``); a copy is kept
+    when its objective is at most :data:`COPY_RATIO` times its candidate's
+    (``objectives``).  Rule 3 of the module docstring.
+
+    Examples
+    --------
+    >>> from rlscale.optimize._fit_family import family
+    >>> fam = family("additive")
+    >>> x = np.logspace(0, 3, 20)
+    >>> logx, logy = np.log(x)[:, None], np.log(2.0 * x ** -0.3)  # no floor at all
+    >>> lower = np.array([-np.inf, -np.inf, 0.0])
+    >>> th, lo, hi = floorless_copies(fam, logx, logy, 1e-3, np.array([[0.0, 0.0, 0.3]]),
+    ...                               np.array([1e-3]), lower, np.full(3, np.inf))
+    >>> float(th[0, 0]) == float(lo[0, 0]) == float(hi[0, 0]) == float(logy.min()) - 30
+    True
+    >>> np.round(np.exp(th[0, 1]), 9).tolist(), th[0, 2].tolist()
+    (2.0, 0.3)
+    """
+    e0 = float(np.clip(float(logy.min()) - 30.0, lower[0], upper[0]))
+    lo, hi = np.tile(lower, (len(cands), 1)), np.tile(upper, (len(cands), 1))
+    lo[:, 0] = hi[:, 0] = e0
+    ex = fam.exponent_slice(logx.shape[1])
+    copies = projected_starts(fam, logx, logy, cands[:, ex], lo[0], hi[0], log_floor=e0)
+    near = huber_sum(fam.predict(copies, logx)[0] - logy, delta) <= COPY_RATIO * objectives
+    return copies[near], lo[near], hi[near]
+
+
+def settled(basins: list[list], best_before: float, agree: int) -> bool:
+    """Rule 4: the best basin was reached by ``agree`` polished starts, or the last
+    batch found nothing lower than ``best_before`` (1e-9 relative).
+
+    Examples
+    --------
+    >>> settled([[1.0, None, 2, None]], float("inf"), 2)   # reached twice
+    True
+    >>> settled([[1.0, None, 1, None]], float("inf"), 2)   # once, and new
+    False
+    >>> settled([[1.0, None, 1, None]], 1.0 + 1e-10, 2)    # nothing lower by 1e-9
+    True
+    """
+    return bool(basins) and (basins[0][2] >= agree or basins[0][0] >= best_before * (1 - 1e-9))
 
 
 def _merge(basins: list[list], pred: np.ndarray, theta: np.ndarray, f: np.ndarray,
