@@ -196,6 +196,47 @@ def test_predicted_decrease_stops_the_polish_at_an_optimum() -> None:
     assert ok1[0] and ok2[0]
     assert with_ptol.calls <= 3 < 20 <= without.calls
     assert f1[0] == pytest.approx(f2[0], rel=1e-12)
+    # without ptol it is lambda's climb past 1e12 that stops it, on the reference's step
+    ref = _reference_lm(logx, logy, 1e-3, opt[0], _lower(2), np.full(5, np.inf), maxiter=500,
+                        ftol=0.0, xtol=0.0, outside=0.01)
+    assert ref[2] and without.calls == ref[3] + 1
+
+
+class _Linear:
+    """A linear model ``pred = X theta`` as a family (one problem per row of theta)."""
+
+    name = "linear"
+
+    def __init__(self, X: np.ndarray) -> None:
+        self.X = X
+
+    def predict(self, theta, logx, jac=False):
+        pred = theta @ self.X.T
+        J = np.broadcast_to(self.X, (theta.shape[0], *self.X.shape)).copy() if jac else None
+        return pred, J
+
+
+def test_a_variable_at_its_bound_with_zero_gradient_stays_free() -> None:
+    # theta_1 sits at its lower bound 0 with a gradient of exactly 0 (X_1 . rho' = 0.25
+    # + 0.25 - 0.25 - 0.25); it is not frozen (only an outward gradient freezes a
+    # variable), so the step solves the coupled 2 x 2 system.
+    X = np.array([[1.0, 1.0], [1.0, 1.0], [1.0, -2.0], [1.0, -2.0]])
+    logy = np.array([-0.75, -0.75, -0.125, -0.125])
+    delta = 0.25
+    theta0 = np.zeros((1, 2))
+    r = -logy
+    rho1 = np.clip(r, -delta, delta)
+    om = np.where(np.abs(r) <= delta, 1.0, delta / np.abs(r))
+    g = X.T @ rho1
+    assert g[1] == 0.0
+    H = X.T @ (om[:, None] * X)
+    A = H + 1e-3 * np.diag(np.diag(H))
+    want = np.clip(-np.linalg.solve(A, g), [-np.inf, 0.0], np.inf)
+    theta, _, _ = huber_lm(_Linear(X), None, logy, delta, theta0, np.array([-np.inf, 0.0]),
+                           maxiter=1, ftol=0.0, xtol=0.0)
+    np.testing.assert_allclose(theta[0], want, rtol=1e-12)
+    frozen = np.array([-g[0] / (H[0, 0] * (1 + 1e-3)), 0.0])   # what freezing would give
+    assert abs(theta[0, 0] - frozen[0]) > 1e-3
 
 
 def test_projected_start_with_the_floor_given_solves_the_coefficients_alone() -> None:
@@ -362,3 +403,26 @@ def test_multistart_reaches_the_full_grids_optimum_on_all_200_sets() -> None:
         if res.objective > float(refs[str(i)]) * (1 + 1e-9):
             missed.append(i)
     assert missed == []
+
+
+def test_lambda_climbs_x4_from_1e_minus_3_and_stops_past_1e12() -> None:
+    # A Jacobian of the wrong sign makes every step an ascent: each is rejected,
+    # lambda goes 1e-3 * 4^k, and the run stops at the first k with lambda > 1e12,
+    # k = 25 (1.13e12): 1 + 25 evaluations.
+    X = np.array([[1.0, 0.5], [1.0, -1.0], [1.0, 2.0]])
+
+    class Ascent(_Linear):
+        calls = 0
+
+        def predict(self, theta, logx, jac=False):
+            self.calls += 1
+            pred, J = super().predict(theta, logx, jac)
+            return pred, None if J is None else -J
+
+    fam = Ascent(X)
+    logy = np.array([0.1, -0.2, 0.3])
+    theta, f, ok = huber_lm(fam, None, logy, 10.0, np.zeros((1, 2)), np.full(2, -np.inf),
+                            maxiter=100, ftol=0.0, xtol=0.0)
+    assert min(k for k in range(60) if 1e-3 * 4.0 ** k > 1e12) == 25
+    assert ok[0] and fam.calls == 26
+    assert theta[0].tolist() == [0.0, 0.0] and f[0] == pytest.approx(0.5 * (logy ** 2).sum())
