@@ -48,7 +48,8 @@ CORE = {
     # the fitter's modules after the split of issue 16, room 3
     "optimize/_fit_family.py": ["tests/test_fit.py", "tests/test_multistart.py"],
     "optimize/_fit_data.py": ["tests/test_fit.py"],
-    "optimize/_fit_search.py": ["tests/test_fit.py", "tests/test_multistart.py"],
+    "optimize/_fit_search.py": ["tests/test_fit_search.py", "tests/test_fit.py",
+                                "tests/test_multistart.py"],
     "optimize/_fit_objective.py": ["tests/test_fit.py", "tests/test_multistart.py"],
     "optimize/_multistart.py": ["tests/test_multistart_rules.py", "tests/test_multistart.py",
                                 "tests/test_fit.py"],

@@ -52,3 +52,71 @@ def test_warm_starts_are_the_best_and_two_distinct_runner_ups() -> None:
     np.testing.assert_array_equal(warm, [a, d, b])
     np.testing.assert_array_equal(_warm([(1.0, a)]), [a])
     np.testing.assert_array_equal(_warm([(2.0, a + 1.0), (1.0, a)]), [a, a + 1.0])
+
+
+def _spy_ranker(monkeypatch) -> list[int]:
+    """Record how many points the grid ranking is evaluated on."""
+    from rlscale.optimize._fit_objective import Objective
+
+    sizes: list[int] = []
+    original = Objective.grid_values
+
+    def spy(self, grid, chunk=4096):
+        sizes.append(self.logy.size)
+        return original(self, grid, chunk)
+
+    monkeypatch.setattr(Objective, "grid_values", spy)
+    return sizes
+
+
+def test_the_ranking_uses_every_point_unless_the_grid_times_points_exceeds_1e7(
+        monkeypatch) -> None:
+    sizes = _spy_ranker(monkeypatch)
+    fit_law(_power_law(20), axes=["x"], holdout=0, starts=7)   # 150 x 20: every point
+    assert sizes == [20]
+    # three axes: 135,000 grid points x 100 points = 1.35e7 > 1e7: every 2nd point
+    rng = np.random.default_rng(0)
+    x = np.exp(rng.uniform(0, 5, (100, 3)))
+    data = {"a": x[:, 0], "b": x[:, 1], "c": x[:, 2],
+            "loss": 0.5 + (x ** -0.4).sum(axis=1)}
+    sizes.clear()
+    fit_law(data, axes=["a", "b", "c"], holdout=0, starts=2)
+    assert sizes == [50]
+
+
+def test_floor_bounds_project_the_grid_end_points_and_restart_at_the_middle(
+        monkeypatch) -> None:
+    # The grid stage's end points are hand-made; the starts handed to L-BFGS-B are
+    # the five best distinct ones (more than 1e-3 apart) with the floor clipped into
+    # its bounds, and each again with the floor at the middle of its range.
+    import rlscale.optimize._fit_search as search_mod
+
+    X = np.array([[3.0, 1.0, 0.5], [3.0 + 1.2e-3, 1.0, 0.5], [-3.0, 2.0, 0.4],
+                  [0.1, 3.0, 0.3], [0.2, 4.0, 0.2], [0.3, 5.0, 0.1], [0.4, 6.0, 0.6]])
+    f = np.arange(7.0)
+    seen = []
+    monkeypatch.setattr(search_mod, "grid_stage", lambda obj, grid, n_jobs: (X, f, f > 0))
+
+    def fake_minimise(obj, starts, bounds):
+        seen.append(np.array(starts))
+        return [(float(i), s, True) for i, s in enumerate(starts)]
+
+    monkeypatch.setattr(search_mod, "minimise", fake_minimise)
+    data = _power_law(20)
+    for floor, mid in [((0.5, 3.0), 0.5 * (np.log(0.5) + np.log(3.0))),
+                       ((0.5, np.inf), np.log(0.5)), ((0.0, 2.0), np.log(2.0))]:
+        seen.clear()
+        fit_law(data, axes=["x"], holdout=0, starts="grid", floor=floor)
+        lo, hi = np.log(floor[0]) if floor[0] > 0 else -np.inf, np.log(floor[1])
+        cands = X[[0, 1, 2, 3, 4]]   # 1.2e-3 apart is distinct; five at most
+        want = []
+        for c in cands:
+            want += [[np.clip(c[0], lo, hi), *c[1:]], [mid, *c[1:]]]
+        np.testing.assert_allclose(seen[0], want, rtol=1e-15)
+
+
+def test_refits_start_from_the_grid_searchs_results() -> None:
+    # the extrapolation refit starts from the grid search's warm starts
+    fit = fit_law(_power_law(20), axes=["x"], starts=7, holdout=0.2)
+    assert fit.extrapolation["n_holdout"] == 4
+    assert fit.extrapolation["mean_abs_rel_error"] < 0.05
