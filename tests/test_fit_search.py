@@ -120,3 +120,16 @@ def test_refits_start_from_the_grid_searchs_results() -> None:
     fit = fit_law(_power_law(20), axes=["x"], starts=7, holdout=0.2)
     assert fit.extrapolation["n_holdout"] == 4
     assert fit.extrapolation["mean_abs_rel_error"] < 0.05
+
+
+def test_auto_never_drops_below_one_start_under_a_tiny_work_limit(monkeypatch) -> None:
+    # With the limit at 30 starts x points and 20 points, "auto" (mean reduction)
+    # runs one grid start, and the refusal of two names that one.
+    import rlscale.optimize._fit_search as search_mod
+
+    monkeypatch.setattr(search_mod, "MAX_FIT_WORK", 30)
+    data = _power_law(20)
+    fit = fit_law(data, axes=["x"], holdout=0, reduction="mean")
+    assert fit.n_starts == 1
+    with pytest.raises(ValueError, match=r"\(starts='auto' picks 1\)"):
+        fit_law(data, axes=["x"], holdout=0, starts=2)
