@@ -133,3 +133,23 @@ def test_auto_never_drops_below_one_start_under_a_tiny_work_limit(monkeypatch) -
     assert fit.n_starts == 1
     with pytest.raises(ValueError, match=r"\(starts='auto' picks 1\)"):
         fit_law(data, axes=["x"], holdout=0, starts=2)
+
+
+def test_objective_blocks_and_chunks_give_the_one_block_values(monkeypatch) -> None:
+    # Objective.batch splits starts into blocks of MAX_BATCH_CELLS // points rows and
+    # grid_values into chunks: the values are those of one family call on all rows.
+    import rlscale.optimize._fit_objective as objective_mod
+    from rlscale.optimize._fit_family import family
+
+    rng = np.random.default_rng(1)
+    logx, logy = rng.uniform(0, 5, (20, 2)), rng.normal(0.5, 0.2, 20)
+    thetas = family("additive").grid(2)[rng.choice(4500, 7, replace=False)] * 0.1
+    want_f, want_g = family("additive").huber_gradient(thetas, logx, logy, 1e-3)
+    monkeypatch.setattr(objective_mod, "MAX_BATCH_CELLS", 50)   # blocks of 2 rows
+    obj = objective_mod.Objective("additive", logx, logy, 1e-3, "sum")
+    f, g = obj.batch(thetas)
+    np.testing.assert_allclose(f, want_f, rtol=1e-14)
+    np.testing.assert_allclose(g, want_g, rtol=1e-14, atol=1e-300)
+    np.testing.assert_allclose(obj.grid_values(thetas, chunk=3), want_f, rtol=1e-14)
+    mean = objective_mod.Objective("additive", logx, logy, 1e-3, "mean")
+    np.testing.assert_allclose(mean.batch(thetas)[0], want_f / 20, rtol=1e-14)
