@@ -155,3 +155,25 @@ def test_objective_blocks_and_chunks_give_the_one_block_values(monkeypatch) -> N
     f_mean, g_mean = mean.batch(thetas)
     np.testing.assert_allclose(f_mean, want_f / 20, rtol=1e-14)
     np.testing.assert_allclose(g_mean, want_g / 20, rtol=1e-14, atol=1e-300)
+
+
+def test_full_grid_search_polishes_the_five_best_distinct_end_points(monkeypatch) -> None:
+    import rlscale.optimize._fit_objective as objective_mod
+
+    X = np.array([[0.0, 1.0, 0.5], [1e-3, 1.0, 0.5], [1.0, 1.0, 0.5], [2.0, 1.0, 0.5],
+                  [3.0, 1.0, 0.5], [4.0, 1.0, 0.5], [5.0, 1.0, 0.5]])
+    f = np.array([0.0, 1.0, 2.0, np.nan, 3.0, 4.0, 5.0])
+    seen = []
+    monkeypatch.setattr(objective_mod, "grid_stage", lambda obj, grid, n_jobs: (X, f, f > 1))
+
+    def fake_minimise(obj, starts, bounds):
+        seen.append(np.array(starts))
+        return [(10.0 - i, s, True) for i, s in enumerate(starts)]
+
+    monkeypatch.setattr(objective_mod, "minimise", fake_minimise)
+    obj = objective_mod.Objective("additive", np.zeros((4, 1)), np.zeros(4), 1e-3, "sum")
+    best, theta, results, n_conv = objective_mod.full_grid_search(obj, X, obj.bounds(False))
+    # 1e-3 apart is the same end point; NaN is skipped; five at most; best first
+    np.testing.assert_array_equal(seen[0], X[[0, 2, 4, 5, 6]])
+    assert [r[0] for r in results] == [6.0, 7.0, 8.0, 9.0, 10.0]
+    assert best == 6.0 and theta.tolist() == X[6].tolist() and n_conv == 4  # f > 1
