@@ -203,11 +203,12 @@ def _numpy_friendly_heap() -> Iterator[None]:
 def run_chunk(configs: list[dict[str, Any]]) -> ChunkResult:
     """Run ``configs`` one after the other on this worker (one BLAS thread, a heap that
     keeps numpy's arrays)."""
-    wall, cpu, process = time.perf_counter(), time.thread_time(), time.process_time()
+    # The process clock is read first and last so that its interval encloses the thread's.
+    process, cpu, wall = time.process_time(), time.thread_time(), time.perf_counter()
     with _one_blas_thread(), _numpy_friendly_heap():
         rows = [run_one(c) for c in configs]
-    return ChunkResult(rows, time.thread_time() - cpu, time.perf_counter() - wall,
-                       os.getpid(), time.process_time() - process)
+    wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
+    return ChunkResult(rows, cpu, wall, os.getpid(), time.process_time() - process)
 
 
 def execute(configs: list[dict[str, Any]], jobs: int,

@@ -253,7 +253,11 @@ def test_a_chunk_gives_the_rows_of_single_runs_even_under_a_fixed_malloc_thresho
     for a, b in zip(alone, chunk.rows):
         assert {k: v for k, v in a.items() if k != "seconds"} == \
             {k: v for k, v in b.items() if k != "seconds"}
-    assert chunk.worker == os.getpid() and 0 < chunk.cpu_seconds <= chunk.process_cpu_seconds
+    # Thread and process CPU clocks are accounted separately by the kernel: even with the
+    # process interval enclosing the thread's, they can disagree by a clock tick (seen:
+    # 2e-5 s at load 15), so the ordering is checked to within a millisecond.
+    assert chunk.worker == os.getpid() and chunk.cpu_seconds > 0
+    assert chunk.cpu_seconds <= chunk.process_cpu_seconds + 1e-3
 
 
 @pytest.mark.slow
