@@ -65,26 +65,35 @@ def _burn(seconds: float) -> None:
         pass
 
 
+def _burn_on_signal(go, done, seconds: float) -> None:
+    go.wait(60)
+    _burn(seconds)
+    done.set()
+    time.sleep(60)  # stay alive (terminated by the test): a live worker, as joblib's are
+
+
 def test_cpu_seconds_count_this_process_and_leave_out_excluded_children():
     pytest.importorskip("psutil")
     before = _run._cpu_seconds()
     _burn(0.3)
     own = _run._cpu_seconds() - before
     assert 0.28 <= own <= 1.0
-    # A busy child counts unless excluded (as the report excludes its side process).
+    # A busy live child counts unless excluded (as the report excludes its side process).
     ctx = multiprocessing.get_context("fork")
-    child = ctx.Process(target=_burn, args=(30.0,))
+    go, done = ctx.Event(), ctx.Event()
+    child = ctx.Process(target=_burn_on_signal, args=(go, done, 0.4))
     child.start()
     try:
         base_all, base_ex = _run._cpu_seconds(), _run._cpu_seconds(frozenset({child.pid}))
-        time.sleep(0.6)
+        go.set()
+        assert done.wait(60)
         grown_all = _run._cpu_seconds() - base_all
         grown_ex = _run._cpu_seconds(frozenset({child.pid})) - base_ex
     finally:
         child.terminate()
         child.join()
-    assert grown_all >= 0.15  # the child ran at least a quarter of the time even under load
-    assert grown_ex < 0.1  # the parent itself only slept
+    assert grown_all >= 0.38  # the child's 0.4 s, whatever the machine's load
+    assert grown_ex < 0.1  # the parent itself only waited
 
 
 def _jobs_in_worker(_: int) -> int:
