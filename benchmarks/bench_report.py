@@ -3,10 +3,11 @@
 Goals (issue 13): report default <= 30 s and ``--quick`` <= 20 s, ``verify
 reward-law --quick`` <= 10 s on an idle 2-core machine.  Each report runs in a
 fresh interpreter (``python -m rlscale report``), as a user runs it; its CPU
-seconds include every worker process.  The peer is the same report with every
-step in one process, in order (the side process of
-:mod:`rlscale.report._run` switched off): the ratio is what running the
-independent steps beside the others buys.  The fitter and its bootstrap are
+seconds include every worker process, and each step's wall and CPU seconds
+come from its ``results.json`` (``timings``, ``cpu_timings``).  The peer is the
+same report with every step in one process, in order (the side process of
+:mod:`rlscale.report._run` switched off): the ratio is what sharing the
+independent steps between two processes buys.  The fitter and its bootstrap are
 timed as the "law fit" step, so the time without them is total − law fit.
 Runs once each (no warm-up: a report is minutes).  ``--smoke`` times only the
 ``--quick`` configuration check (a report is never smoke-sized).
@@ -55,7 +56,9 @@ class _Report:
             self.last = {"wall_s": round(wall, 1),
                          "cpu_s (all processes)": round(_children_cpu() - cpu, 1),
                          "wall_s without law fit": round(wall - steps["law fit"], 1),
-                         "steps (wall s)": {k: round(v, 1) for k, v in steps.items()}}
+                         "steps (wall s)": {k: round(v, 1) for k, v in steps.items()},
+                         "steps (cpu s)": {k: None if v is None else round(v, 1)
+                                           for k, v in res.get("cpu_timings", {}).items()}}
 
 
 def _verify() -> dict[str, Any]:

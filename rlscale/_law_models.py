@@ -257,11 +257,19 @@ def new_totals() -> dict[str, dict[str, Any]]:
 
 
 def compare_models(lm: np.ndarray, k: np.ndarray, g: np.ndarray, reg: np.ndarray,
-                   totals: dict[str, dict[str, Any]]) -> None:
-    """Fit every model to one group on all its points; add RSS, size and LORO errors."""
+                   totals: dict[str, dict[str, Any]],
+                   fitted: dict[str, Callable[..., np.ndarray]] | None = None) -> None:
+    """Fit every model to one group on all its points; add RSS, size and LORO errors.
+
+    ``fitted`` maps a model name to its fit on these same points, made by the caller
+    (the trainer's verification fits the law on all points anyway): it is used
+    instead of fitting again, which gives the same numbers (the fits are deterministic).
+    """
     n_m = np.unique(lm).size
+    fitted = fitted or {}
     for model in _MODELS:
-        pred = model.fit(lm, k, g)(lm, k)
+        fit_all = fitted.get(model.name) or model.fit(lm, k, g)
+        pred = fit_all(lm, k)
         ok = np.isfinite(pred)
         t = totals[model.name]
         t["rss"] += float(np.sum((g[ok] - pred[ok]) ** 2))

@@ -352,7 +352,8 @@ def _fit_one(grp, env, idx, msel, ks, max_nfev):
                     "a_ci": [float(lo[0]), float(hi[0])], "b_ci": [float(lo[1]), float(hi[1])],
                     "c_ci": [float(lo[2]), float(hi[2])], "bootstrap": len(idx)})
         part = new_totals()
-        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), part)
+        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), part,
+                       fitted={"law_min": full})  # the same fit: not done twice
     return row, pred, part
 
 

@@ -230,8 +230,13 @@ def build_document(result) -> Document:
                     r["counts"].get("cited", 0), "✓" if r["passed"] else "✗"]
                    for r in pr["results"]])
     _caveats(doc, s, cfg)
-    timings = s.get("timings", {})
-    doc.paragraph("Timings: " + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()) + ".")
+    timings, cpu = s.get("timings", {}), s.get("cpu_timings", {})
+
+    def _cpu(k: str) -> str:
+        return "" if cpu.get(k) is None else f" (CPU {cpu[k]:.1f} s)"
+
+    doc.paragraph("Timings (wall, and CPU with the step's worker processes): "
+                  + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + ".")
     return doc
 
 

@@ -1,9 +1,13 @@
 """Run the report: stage, run the steps, write the document, publish.
 
-The steps that need nothing from the others (reward law, inference budget,
-proofs: :data:`rlscale.report._steps.INDEPENDENT`) run in a second process
-beside the chain sweep → fit → allocation → efficiency, so a two-core
-machine runs both at once.
+The steps that need nothing from the others (reward law, reward law in the
+trainer, inference budget, proofs: :data:`rlscale.report._steps.INDEPENDENT`)
+are shared out dynamically: a second process claims them one at a time,
+longest first, beside the chain sweep → fit → allocation → efficiency, and
+the main process takes those left when its chain is done, so a two-core
+machine keeps both cores busy to the end (``results.json`` records each
+step's wall seconds under ``timings`` and its CPU seconds under
+``cpu_timings``).
 
 Staging and publishing follow :mod:`rlscale._staging` (nothing the report did
 not write is ever deleted); the steps are in :mod:`rlscale.report._steps`.
@@ -11,10 +15,13 @@ not write is ever deleted); the steps are in :mod:`rlscale.report._steps`.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
 import os
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +36,7 @@ from rlscale._staging import (
 )
 from rlscale.report._config import load_config, to_toml, validate
 from rlscale.report._document import build_document
-from rlscale.report._steps import INDEPENDENT, STEPS, Shared, prune_results
+from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, Shared, prune_results
 
 __all__ = ["ReportResult", "run_report"]
 
@@ -123,19 +130,24 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         shared = Shared()
         sections: dict[str, Any] = {}  # what the main process's steps read and write
         timings: dict[str, float] = {}
+        cpu: dict[str, float | None] = {}
         added: dict[str, dict[str, Any]] = {}
-        for label, step in STEPS:
-            if side.runs(label):
-                continue
+        steps = dict(STEPS)
+        # The chain first, then whichever independent steps the side process has not
+        # claimed yet (so neither process idles while the other has work queued).
+        chain = [label for label, _ in STEPS if not side.runs(label)]
+        for label in itertools.chain(chain, side.leftovers()):  # leftovers: claimed lazily
             bar.step(label)
-            added[label], timings[label] = _run_step(step, config, staging, sections, shared,
-                                                     progress)
+            added[label], timings[label], cpu[label] = _run_step(
+                steps[label], config, staging, sections, shared, progress,
+                exclude=side.pids())
             bar.done()
-        for label, (side_sections, seconds) in side.results().items():
-            added[label], timings[label] = side_sections, seconds
+        for label, (side_sections, seconds, cpu_s) in side.results().items():
+            added[label], timings[label], cpu[label] = side_sections, seconds, cpu_s
             bar.done()
         # results.json keeps the steps' order whichever process ran them.
         result.sections["timings"] = {label: timings[label] for label, _ in STEPS}
+        result.sections["cpu_timings"] = {label: cpu[label] for label, _ in STEPS}
         for label, _ in STEPS:
             result.sections.update(added[label])
         for csv_path, run_ids in shared.run_ids.items():
@@ -155,50 +167,135 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     return result
 
 
-def _run_step(step, config, staging, sections, shared, progress
-              ) -> tuple[dict[str, Any], float]:
-    """Run one step; return the sections it added and its wall seconds."""
+def _cpu_seconds(exclude: frozenset[int] = frozenset()) -> float | None:
+    """CPU seconds (user + system) of this process and of its worker processes.
+
+    This process's threads and its finished, reaped children count through
+    :func:`os.times`; live workers (joblib keeps its pool between calls) count
+    through psutil, and only when psutil is installed: without it the result
+    is ``None`` (results.json then says ``null`` rather than a number that
+    leaves the workers out).  Processes in ``exclude`` and their descendants
+    (the report's side process, whose steps it times itself) are left out.
+    """
+    try:
+        import psutil
+    except ImportError:
+        return None
+    t = os.times()
+    total = t.user + t.system + t.children_user + t.children_system
+    try:
+        children = psutil.Process().children(recursive=True)
+        skip = set(exclude)
+        for pid in exclude:
+            with contextlib.suppress(psutil.Error):
+                skip.update(c.pid for c in psutil.Process(pid).children(recursive=True))
+        for child in children:
+            if child.pid in skip:
+                continue
+            try:
+                ct = child.cpu_times()
+            except psutil.Error:  # exited between the listing and the query
+                continue
+            total += ct.user + ct.system
+    except psutil.Error:
+        return None
+    return total
+
+
+def _run_step(step, config, staging, sections, shared, progress,
+              exclude: frozenset[int] = frozenset()
+              ) -> tuple[dict[str, Any], float, float | None]:
+    """Run one step; return the sections it added, its wall and its CPU seconds.
+
+    The CPU seconds (:func:`_cpu_seconds`) include the workers the step ran
+    in (sweeps, bootstrap, the trainer's reward-law grid); ``None`` without
+    psutil.
+    """
     before = set(sections)
+    cpu0 = _cpu_seconds(exclude)
     t0 = time.perf_counter()
     step(config, staging, sections, shared, progress)
     seconds = time.perf_counter() - t0
-    return {k: v for k, v in sections.items() if k not in before}, seconds
+    cpu1 = _cpu_seconds(exclude)
+    cpu = None if cpu0 is None or cpu1 is None else max(cpu1 - cpu0, 0.0)
+    return {k: v for k, v in sections.items() if k not in before}, seconds, cpu
+
+
+#: In the side process: the counter of claimed independent steps (shared with the main process).
+_CLAIMS: Any = None
+
+
+def _init_side(claims: Any) -> None:
+    global _CLAIMS
+    _CLAIMS = claims
+
+
+def _claim(claims: Any, total: int) -> int | None:
+    """Claim the next unstarted independent step (its index), or ``None`` when all are taken."""
+    with claims.get_lock():
+        i = claims.value
+        if i >= total:
+            return None
+        claims.value = i + 1
+    return i
 
 
 def _run_independent(labels: list[str], config: dict[str, Any], staging: Path
-                     ) -> dict[str, tuple[dict[str, Any], float]]:
-    """Run the named independent steps in order (in the side process)."""
+                     ) -> dict[str, tuple[dict[str, Any], float, float | None]]:
+    """In the side process: claim and run independent steps until none is left."""
     steps = dict(STEPS)
     sections: dict[str, Any] = {}
-    return {label: _run_step(steps[label], config, staging, sections, Shared(), False)
-            for label in labels}
+    out = {}
+    while (i := _claim(_CLAIMS, len(labels))) is not None:
+        out[labels[i]] = _run_step(steps[labels[i]], config, staging, sections, Shared(), False)
+    return out
 
 
 class _Side:
-    """The steps that need nothing from the others (:data:`INDEPENDENT`), run in
-    one spawned process while the main process runs the trainer sweep, fit,
-    allocation and efficiency steps.
+    """The steps that need nothing from the others (:data:`INDEPENDENT`), shared out
+    between one spawned process and the main process.
 
-    With a single CPU they run in the main process, in order, as before.
-    Their results do not depend on the process: every random stream is seeded
-    from the configuration.  A failure in the side process is raised by
-    :meth:`results`; a failure in the main process terminates it.
+    The side process claims them one at a time, longest first
+    (:data:`SIDE_ORDER`), while the main process runs the chain sweep → fit →
+    allocation → efficiency; the main process then runs those still unclaimed
+    (:meth:`leftovers`).  Claims go through one shared counter, so each step
+    runs exactly once.  With a single CPU every step runs in the main process,
+    in order, as before.  Their results do not depend on the process: every
+    random stream is seeded from the configuration.  A failure in the side
+    process is raised by :meth:`results`; a failure in the main process
+    terminates it.
     """
 
     def __init__(self, config: dict[str, Any], staging: Path) -> None:
-        self.labels = [label for label, _ in STEPS if label in INDEPENDENT]
-        self.pool = self.pending = None
+        self.labels = [label for label in SIDE_ORDER if label in INDEPENDENT]
+        self.labels += [label for label, _ in STEPS
+                        if label in INDEPENDENT and label not in self.labels]
+        self.pool = self.pending = self.claims = None
         if (os.cpu_count() or 1) >= 2 and self.labels:
             import multiprocessing
 
-            self.pool = multiprocessing.get_context("spawn").Pool(1)
+            ctx = multiprocessing.get_context("spawn")
+            self.claims = ctx.Value("i", 0)
+            self.pool = ctx.Pool(1, initializer=_init_side, initargs=(self.claims,))
             self.pending = self.pool.apply_async(_run_independent,
                                                  (self.labels, config, staging))
 
     def runs(self, label: str) -> bool:
         return self.pool is not None and label in self.labels
 
-    def results(self) -> dict[str, tuple[dict[str, Any], float]]:
+    def leftovers(self) -> Iterator[str]:
+        """Claim, for the main process, the independent steps not started yet, one at a
+        time (a generator: each is claimed only when the previous one is done)."""
+        while self.claims is not None and (i := _claim(self.claims, len(self.labels))) is not None:
+            yield self.labels[i]
+
+    def pids(self) -> frozenset[int]:
+        """The side process (its CPU is not the main process's steps')."""
+        if self.pool is None:
+            return frozenset()
+        return frozenset(p.pid for p in getattr(self.pool, "_pool", []) if p.pid is not None)
+
+    def results(self) -> dict[str, tuple[dict[str, Any], float, float | None]]:
         if self.pending is None:
             return {}
         out = self.pending.get()
