@@ -7,8 +7,14 @@ peer: the implementation before issue 13, one scipy L-BFGS-B fit per resample an
 warm start in two joblib workers (``per_resample_bootstrap``).  Both draw the same
 resamples from the same seed and start from the same warm starts (the point
 estimate and its runner-ups), so the intervals should agree to solver tolerance;
-the extra line gives the largest difference of the 90 % interval ends of the
-exponents, relative to the interval's width.
+the extra lines give the largest difference of the 90 % interval ends of the
+exponents, relative to the interval's width, and on how many resamples each
+end point is the better optimum of that resample's Huber objective.  Measured
+(idle, 1,000 resamples): ours lower on 997, the peer on 2; in every one of the
+581 resamples whose k exponent differs by more than 0.1, ours is the lower.
+The peer's L-BFGS-B stops short in the flat valley of that unidentified
+exponent, which made its interval ([1.52, 3.99]) look narrower than the data
+allow (ours [1.38, 17.7]).
 """
 
 from __future__ import annotations
@@ -44,6 +50,20 @@ def cases(smoke: bool) -> list[Case]:
 
     def extra():
         out = {}
+        # Which end points are better optima: each resample's Huber objective at both.
+        from rlscale.optimize._bootstrap import resample_indices
+        from rlscale.optimize._fit_objective import Objective
+
+        rel = []
+        for j, idx in enumerate(resample_indices(obj.logy.size, n_boot, 0)):
+            o = Objective(obj.family, obj.logx[idx], obj.logy[idx], obj.delta, "sum")
+            f_ours, f_peer = o(got["ours"][j])[0], o(got["peer"][j])[0]
+            rel.append((f_ours - f_peer) / f_peer)
+        rel = np.array(rel)
+        out["resample objective, ours vs peer"] = (
+            f"lower on {int((rel < -1e-9).sum())}, higher on {int((rel > 1e-9).sum())}, "
+            f"equal within 1e-9 on {int((abs(rel) <= 1e-9).sum())} of {n_boot} resamples; "
+            f"median relative difference {np.median(rel):.2g}")
         for j, a in zip(range(4, 7), axes):
             q = [np.quantile(got[k][:, j], [0.05, 0.95]) for k in ("ours", "peer")]
             width = max(q[1][1] - q[1][0], 1e-300)
