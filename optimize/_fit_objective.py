@@ -133,12 +133,27 @@ def full_grid_search(obj: Objective, grid: np.ndarray, bounds: list, n_jobs: int
     best first, and the number of grid runs that converged.
     """
     X, fvals, conv = grid_stage(obj, grid, n_jobs)
+    results = sorted(minimise(obj, best_distinct(X, fvals), bounds), key=lambda t: t[0])
+    return results[0][0], results[0][1], results, int(conv.sum())
+
+
+def best_distinct(X: np.ndarray, fvals: np.ndarray, count: int = 5,
+                  tol: float = 1e-3) -> np.ndarray:
+    """The ``count`` best rows of ``X`` (by finite ``fvals``) that differ from every
+    better one by more than ``tol`` in some coordinate (Hoffmann et al.'s "distinct
+    end points" of the grid stage).
+
+    Examples
+    --------
+    >>> X = np.array([[0.0, 0.0], [0.0, 5e-4], [1.0, 1.0], [2.0, 2.0]])
+    >>> best_distinct(X, np.array([1.0, 0.5, 3.0, np.inf]), count=2).tolist()
+    [[0.0, 0.0005], [1.0, 1.0]]
+    """
     finite = np.flatnonzero(np.isfinite(fvals))
     cands: list[np.ndarray] = []
     for i in finite[np.argsort(fvals[finite], kind="stable")]:
-        if all(np.max(np.abs(X[i] - c)) > 1e-3 for c in cands):
+        if all(np.max(np.abs(X[i] - c)) > tol for c in cands):
             cands.append(X[i])
-        if len(cands) == 5:
+        if len(cands) == count:
             break
-    results = sorted(minimise(obj, np.array(cands), bounds), key=lambda t: t[0])
-    return results[0][0], results[0][1], results, int(conv.sum())
+    return np.array(cands)

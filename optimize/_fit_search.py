@@ -17,6 +17,7 @@ from rlscale.optimize._fit_data import Prepared
 from rlscale.optimize._fit_objective import (
     MAX_FIT_WORK,
     Objective,
+    best_distinct,
     full_grid_search,
     grid_stage,
     minimise,
@@ -67,13 +68,7 @@ def _bounded_grid_search(prep: Prepared, grid: np.ndarray, n_jobs: int) -> tuple
     if prep.floor_bounds is None:
         return full_grid_search(prep.obj, grid, prep.bounds, n_jobs)
     X, fvals, conv = grid_stage(prep.obj, grid, n_jobs)
-    finite = np.flatnonzero(np.isfinite(fvals))
-    cands: list[np.ndarray] = []
-    for i in finite[np.argsort(fvals[finite], kind="stable")]:
-        if all(np.max(np.abs(X[i] - c)) > 1e-3 for c in cands):
-            cands.append(X[i])
-        if len(cands) == 5:
-            break
+    cands = best_distinct(X, fvals)
     lo_e, hi_e = prep.lower[0], prep.upper[0]
     mid = 0.5 * (lo_e + hi_e) if np.isfinite(lo_e + hi_e) else (
         lo_e if np.isfinite(lo_e) else hi_e)

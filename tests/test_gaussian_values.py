@@ -9,7 +9,7 @@ for tilting, and each argument's lower limit (accepted at the limit, refused
 below it).  E[max] is recomputed by mpmath from ``μ + ∫_μ^∞ (1 − Φ^n) −
 ∫_{−∞}^μ Φ^n`` (``n log Φ(μ) = −1``), a different representation from the
 module's Gumbel-variable quadrature, at 40 digits: the tables below were computed by
-``_emax_mp`` and rounded to the nearest double (``test_tables_recompute``, marked slow,
+``emax_mp`` and rounded to the nearest double (``test_tables_recompute``, marked slow,
 recomputes them; about two minutes).
 """
 
@@ -20,6 +20,7 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from _mp_oracles import emax_mp
 
 from rlscale.theory import (
     bon_kl,
@@ -38,27 +39,9 @@ mp.mp.dps = 40
 RTOL = 2.5e-14
 
 
-def _log_phi(z):
-    return mp.log1p(-mp.ncdf(-z)) if z > 0 else mp.log(mp.ncdf(z))
 
 
-def _emax_mp(log_n) -> float:
-    ln = mp.mpf(log_n)
-    n = mp.exp(ln)
-    if n < 2:  # e(n) = ∫ z φ (n Φ^{n-1} - 1) dz
-        f = lambda z: z * mp.npdf(z) * mp.expm1(ln + (n - 1) * _log_phi(z))  # noqa: E731
-        return float(mp.quad(f, [-mp.inf, -8, -4, -2, 0, 2, 4, 8, mp.inf]))
-    mu = mp.findroot(lambda z: mp.log(-_log_phi(z)) + ln, (mp.mpf(-2), mp.sqrt(2 * ln) + 1),
-                     solver="bisect", verify=False)
-    s = 1 / mp.sqrt(2 * ln)
-    right = mp.quad(lambda z: -mp.expm1(n * _log_phi(z)),
-                    [mu + k * s for k in range(0, 80, 4)] + [mp.inf])
-    left = mp.quad(lambda z: mp.exp(n * _log_phi(z)),
-                   [-mp.inf] + [mu - k * s for k in range(40, -1, -4)])
-    return float(mu + right - left)
-
-
-#: log n -> E[max of e^{log n} iid N(0,1)], from ``_emax_mp`` at 40 digits.
+#: log n -> E[max of e^{log n} iid N(0,1)], from ``emax_mp`` at 40 digits.
 LOG_TABLE = {
     649.0: 35.918675110916745,
     651.0: 35.974270488389145,
@@ -91,9 +74,9 @@ N_TABLE = {
 @pytest.mark.slow
 def test_tables_recompute() -> None:
     for t, v in LOG_TABLE.items():
-        assert _emax_mp(t) == pytest.approx(v, rel=1e-15)
+        assert emax_mp(t) == pytest.approx(v, rel=1e-15)
     for n, v in N_TABLE.items():
-        assert _emax_mp(math.log(n)) == pytest.approx(v, rel=1e-15)
+        assert emax_mp(math.log(n)) == pytest.approx(v, rel=1e-15)
 
 
 @pytest.mark.parametrize("log_n", [649.0, 651.0, 744.0, 746.0, 800.0, 974.0, 2000.0])
