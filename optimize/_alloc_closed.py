@@ -51,8 +51,7 @@ import numpy as np
 from rlscale.optimize._alloc_kkt import ALLOCATE, Sense, round_allocation
 from rlscale.optimize._alloc_result import Allocation, AllocationFrontier, effective_matrix
 
-__all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier",
-           "closed_logs"]
+__all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier", "closed_logs"]
 
 #: ``log x`` outside this range is refused (``exp`` would leave the float range).
 _LOG_RANGE = (-708.0, 709.0)
@@ -60,7 +59,6 @@ _LOG_MAX = math.log(sys.float_info.max)  # the largest log of a finite float
 # Bound once: the per-call hot path looks nothing up.
 _new, _set, _clock, _np_log = object.__new__, object.__setattr__, time.perf_counter, np.log
 _ROUNDING = ("rounded", "rounded_loss", "rounded_cost", "rounding_note")  # deferred if asked
-
 
 #: Each closed form in words, with its source.
 KINDS = {"power-laws/monomial-cost": "power laws under a single-monomial cost "
