@@ -59,6 +59,13 @@ def test_single_cpu_runs_everything_in_the_main_process(monkeypatch):
         side.close()
 
 
+@pytest.mark.parametrize(("cpus", "side", "jobs"), [(1, False, 1), (2, False, 2), (2, True, 1),
+                                                   (3, True, 2), (16, True, 2)])
+def test_chain_leaves_the_side_process_its_core(monkeypatch, cpus, side, jobs):
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    assert _run._chain_jobs(side) == jobs
+
+
 def _burn(seconds: float) -> None:
     end = time.process_time() + seconds
     while time.process_time() < end:

@@ -128,6 +128,7 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     try:
         side = _Side(config, staging)  # the independent steps, beside the others
         shared = Shared()
+        shared.jobs = _chain_jobs(side.pool is not None)
         sections: dict[str, Any] = {}  # what the main process's steps read and write
         timings: dict[str, float] = {}
         cpu: dict[str, float | None] = {}
@@ -165,6 +166,13 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         close_staging(staging)
         bar.close()
     return result
+
+
+def _chain_jobs(side: bool) -> int:
+    """Worker processes for the chain's sweeps and bootstrap: at most 2, and one
+    core fewer while a side process runs (on two cores: 1, see :class:`Shared`)."""
+    cpus = os.cpu_count() or 1
+    return max(1, min(2, cpus - 1)) if side else min(2, cpus)
 
 
 def _cpu_seconds(exclude: frozenset[int] = frozenset()) -> float | None:
