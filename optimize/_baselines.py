@@ -355,7 +355,7 @@ def eta_bootstrap(point: BaselineComparison, laws: Sequence[Law], cost: Any,
     losses: list[float] = []
     good: list[Law] = []
     notes: list[str] = []
-    starts: dict[str, Any] = {"plan": plan_values}
+    starts: dict[str, Any] = dict.fromkeys(["plan", *point.baselines], plan_values)
     for b in laws:
         pb, why = _bootstrap_law_problem(b, cost, bounds, substitute)
         if pb is None:
