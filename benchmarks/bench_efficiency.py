@@ -22,6 +22,8 @@ faithful copy of the implementation before); the results are bit-identical.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from benchmarks._harness import Case
@@ -92,7 +94,15 @@ def cases(smoke: bool) -> list[Case]:
                                                       0.9, "symmetric", floor=ETA_FLOOR),
                                    bootstrap_interval(b["etas"][k], point.baselines[k]["eta"],
                                                       0.9, "symmetric", floor=ETA_FLOOR)))
-        return {"η samples, ours vs cvxpy": f"max relative difference {rel:.2g} over "
+        cpu = {}
+        for label, fn in (("ours", ours), ("peer", peer), ("ours ", ours), ("peer ", peer)):
+            start = time.process_time()
+            fn()
+            cpu.setdefault(label.strip(), []).append(time.process_time() - start)
+        return {"CPU s (process_time, best of 2)":
+                f"ours {min(cpu['ours']):.3f}, peer {min(cpu['peer']):.3f}, ratio "
+                f"{min(cpu['peer']) / min(cpu['ours']):.2f}x",
+                "η samples, ours vs cvxpy": f"max relative difference {rel:.2g} over "
                                             f"{len(b['good'])} laws × {len(b['etas'])} baselines",
                 "symmetric 90% interval ends": f"max relative difference {ends:.2g}",
                 "laws skipped (ours, peer)": f"{a['skipped']}, {b['skipped']}"}

@@ -13,6 +13,11 @@ baseline with replacement, recomputes the scores, and locates ``cost*``
 again.  Where a replicate's target lies outside the measured path, only a
 bound is known; the share of such replicates is reported, and a percentile
 interval is then an interval of bounds (its note says so).
+
+All replicates are located at once (``_costs_to_reach``, the arithmetic of
+:func:`~rlscale.optimize.cost_to_reach` row by row, bit-identical): 2,000
+replicates of a 9-point path in 18 ms against 115 ms one call per replicate
+(``python -m benchmarks efficiency``, 2 shared cores at load 6).
 """
 
 from __future__ import annotations

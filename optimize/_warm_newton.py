@@ -26,8 +26,11 @@ geometric program with cvxpy, which stays the solver of record.  Both paths
 end at the same KKT point: the GP path polishes the conic solver's answer by
 the same Newton equations.
 
-Cost, measured on the report's 3-axis nested problem: about 1 ms a solve
-against 10–20 ms for cvxpy with the polish.
+Measured here (``python -m benchmarks efficiency``, the report's ``--quick``
+laws, 40 bootstrap laws × 5 solves, 2 cores shared at load 4): 0.18 CPU s
+against 0.70 with cvxpy for every law (3.9×; wall 0.30 s against 0.97 s); the η
+samples agree to 2e-15 relative.  About 7 % of the solves are not certified
+(Newton stuck on a wrong active-set guess) and go to cvxpy.
 """
 
 from __future__ import annotations
@@ -46,7 +49,9 @@ __all__ = ["KKT_TOL", "warm_allocate", "warm_min_cost", "warm_solve"]
 #: Largest KKT residual a warm Newton point may have to be accepted.
 KKT_TOL = 1e-12
 #: Rounds of the active-set loop before giving up (each is one Newton solve).
-_ROUNDS = 4
+_ROUNDS = 6
+#: Smallest step fraction the line search tries before giving up (the GP then solves).
+_MIN_STEP = 1e-3
 
 
 def warm_solve(problem: Any, sense: Sense, bound: float, start: Mapping[str, float]
@@ -77,7 +82,7 @@ def warm_solve(problem: Any, sense: Sense, bound: float, start: Mapping[str, flo
     p0 = np.clip(space.point(start), space.lo, space.hi)
     if not np.all(np.isfinite(p0)):
         return None
-    n = len(p0)
+    n, start_p, released = len(p0), p0, False
     tol = 1e-9
     fixed = {i: float(e) for i in range(n) for e in (space.lo[i], space.hi[i])
              if math.isfinite(e) and abs(p0[i] - e) <= tol * max(1.0, abs(e))}
@@ -95,7 +100,12 @@ def warm_solve(problem: Any, sense: Sense, bound: float, start: Mapping[str, flo
         with np.errstate(all="ignore"):
             z = _damped_newton(space, p, free, np.concatenate([p[free], [lam0]]))
         if z is None or not np.all(np.isfinite(z)) or z[-1] < 0:
-            return None
+            if not fixed or released:
+                return None
+            # The guessed active set may have no KKT point (a target out of reach with
+            # those bounds held): start again from the warm start with every bound free.
+            fixed, released, p0 = {}, True, start_p
+            continue
         p[free] = z[:-1]
         out = [(i, space.lo[i] - p[i]) for i in free if p[i] < space.lo[i]] + \
               [(i, p[i] - space.hi[i]) for i in free if p[i] > space.hi[i]]
@@ -167,7 +177,7 @@ def _damped_newton(space: Any, start: np.ndarray, free: np.ndarray, z0: np.ndarr
                                 and float(np.linalg.norm(r_new)) < (1 - 1e-4 * t) * norm):
                 break  # full steps in Newton's quadratic region, as the polish takes
             t *= 0.5
-            if t < 1e-3:
+            if t < _MIN_STEP:
                 return None
         z, r, K = cand, r_new, K_new
     return None
