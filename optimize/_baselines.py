@@ -347,8 +347,8 @@ def eta_bootstrap(point: BaselineComparison, laws: Sequence[Law], cost: Any,
     solves the GP for every law (the path before warm starts; the same optima
     to ~1e-15 relative).  Every Newton starts from the previous law's optimum
     for the same solve, the first from the point plan.  Measured on the
-    report's ``--quick`` laws (40 × 5 solves, ``python -m benchmarks
-    efficiency``, load 4): 0.18 CPU s against 0.70.
+    40 laws of a ``--quick``-sized fit of the report's sweep data (5 solves
+    each, ``python -m benchmarks efficiency``, load 4): 0.18 CPU s against 0.70.
     """
     budget = point.budget
     plan_values = point.plan.values

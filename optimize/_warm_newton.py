@@ -26,8 +26,9 @@ geometric program with cvxpy, which stays the solver of record.  Both paths
 end at the same KKT point: the GP path polishes the conic solver's answer by
 the same Newton equations.
 
-Measured here (``python -m benchmarks efficiency``, the report's ``--quick``
-laws, 40 bootstrap laws × 5 solves, 2 cores shared at load 4): 0.18 CPU s
+Measured here (``python -m benchmarks efficiency``: 40 bootstrap laws of a
+``--quick``-sized fit of the report's sweep data, 5 solves each, 2 cores
+shared at load 4): 0.18 CPU s
 against 0.70 with cvxpy for every law (3.9×; wall 0.30 s against 0.97 s); the η
 samples agree to 2e-15 relative.  About 7 % of the solves are not certified
 (Newton stuck on a wrong active-set guess) and go to cvxpy.
