@@ -92,8 +92,12 @@ def warm_solve(problem: Any, sense: Sense, bound: float, start: Mapping[str, flo
         p = p0.copy()
         for i, e in fixed.items():
             p[i] = e
-        if not free.size:
-            return _certified(space, p)
+        if not free.size:  # every coordinate held: the corner, or start again all free
+            corner = _certified(space, p)
+            if corner is not None or released:
+                return corner
+            fixed, released, p0 = {}, True, start_p
+            continue
         _, d = space.main(p)
         grad = space.obj_grad(p)[free]
         dd = float(d[free] @ d[free])

@@ -154,3 +154,41 @@ def test_costs_to_reach_is_cost_to_reach_row_by_row() -> None:
             ref = cost_to_reach(costs, scores[k], targets[k])
             assert got[k] == ref.cost
             assert exact[k] == (ref.bound == "exact")
+
+
+def test_a_start_on_the_wrong_bounds_is_corrected() -> None:
+    """A start on bounds the optimum leaves: released by its multiplier's sign, or by
+    starting again with every bound free; still cvxpy's optimum."""
+    rng = np.random.default_rng(9)
+    for _ in range(6):
+        pb = _problem(_law(rng))
+        gp = pb.allocate(1000.0, round_integers=False)
+        assert not any("<=" in k or ">=" in k for k in gp.duals)  # an interior optimum
+        for start in ({"E": 256.0, "t": 5.0, "k": 3.0},    # E held at its upper bound
+                      {"E": 1.0, "t": 1.0, "k": 2.0},      # every variable at its lower bound
+                      {"E": 256.0, "t": 64.0, "k": 128.0}):
+            warm = warm_allocate(pb, 1000.0, start)
+            assert warm is not None
+            assert _rel(warm, gp.values) < 1e-10
+
+
+def test_the_fast_path_certifies_most_solves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The speed-up rests on Newton being certified: at most 5 % of the η bootstrap's
+    solves may fall back to cvxpy on report-like laws (measured: 0 of 80)."""
+    import rlscale.optimize._baselines as baselines
+
+    calls, misses = [0], [0]
+    real = baselines.warm_solve
+
+    def counting(*args):
+        out = real(*args)
+        calls[0] += 1
+        misses[0] += out is None
+        return out
+
+    monkeypatch.setattr(baselines, "warm_solve", counting)
+    point_law, laws = _bootstrap_laws(np.random.default_rng(7), 16)
+    point = compare_baselines(_problem(point_law), 1000.0, {"E": 8.0, "t": 4.0, "k": 16.0})
+    eta_bootstrap(point, laws, COST, BOUNDS, SUB)
+    assert calls[0] == 16 * 5
+    assert misses[0] <= 4

@@ -200,10 +200,11 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
 
     ``train`` overrides trainer fields for every point, a point's own ``"steps"``
     for that point (``steps`` fixes the number of updates).
-    All points go to the workers at once, so two workers stay busy across
-    points instead of idling at the end of each point's three seeds (13 sweeps
-    of 3 runs became 3 sweeps; the runs and their rows are the same, seeded
-    per configuration).  Resumable like :func:`run_spec`: runs already in
+    All points go out at once, so with two workers both stay busy across
+    points instead of one idling at the end of each point's three seeds (13
+    sweeps of 3 runs became 3 sweeps; the runs and their rows are the same,
+    seeded per configuration); with one (the report on two cores) they run in
+    order in this process.  Resumable like :func:`run_spec`: runs already in
     ``name.csv`` are not trained again.  Returns each point's rows in seed order.
     """
     from rlscale._sweep import _render, expand, parse_spec, read_results
@@ -228,7 +229,8 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
     from tqdm import tqdm
 
     with tqdm(total=len(pending), desc=name, unit="run", disable=not progress) as bar:
-        for chunk in execute(pending, min(2, os.cpu_count() or 1)):
+        # The report's worker count where it sets one (``Shared.jobs``), else up to two.
+        for chunk in execute(pending, getattr(shared, "jobs", min(2, os.cpu_count() or 1))):
             rows.extend(chunk.rows)
             write_text_atomic(path, _render(rows))  # once per chunk, as run_sweep
             bar.update(len(chunk.rows))
