@@ -288,10 +288,12 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     baseline's held-out success, with a bootstrap interval over seeds
     (:func:`rlscale.optimize.realised_efficiency`).
 
-    Measured here (``--quick``, 2 cores shared at load 4–5): 7–9 CPU s, of
-    which 6–7.5 s are the 39 training runs in the workers (three sweeps:
-    baselines, the plan's path, equal updates) and 1.0–1.5 s this process
-    (1.6–2.1 s before the warm-started η bootstrap).
+    Measured here (``--quick``, 2 cores shared at load 4–8, CPU seconds with
+    the workers): 7.0–7.7 s with one worker (the report on two cores), against
+    7.9–9.7 s before the warm-started η bootstrap and the batched training;
+    with two workers 7–9 s, of which 6–7.5 s are the 39 training runs (three
+    sweeps: baselines, the plan's path, equal updates) and 1.0–1.5 s this
+    process (1.6–2.1 s before).
     """
     from rlscale.optimize import efficiency_curve, plan_uncertainty, realised_efficiency
     from rlscale.simulate import iqm_ci, iqm_difference_ci
