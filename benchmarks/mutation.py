@@ -54,6 +54,8 @@ CORE = {
     "optimize/_alloc_result.py": ["tests/test_alloc_result_values.py",
                                   "tests/test_alloc_problem_values.py"],
     "optimize/_alloc_space.py": ["tests/test_alloc_space_values.py"],
+    # the η bootstrap's warm-started Newton (issue 13 item 6)
+    "optimize/_warm_newton.py": ["tests/test_warm_newton.py"],
     # the new *_values.py files first: with -x a mutant they kill stops there
     "optimize/_fit.py": ["tests/test_fit_values.py", "tests/test_fit.py"],
     "optimize/_fit_result.py": ["tests/test_result_convention.py", "tests/test_fit.py"],

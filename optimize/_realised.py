@@ -13,10 +13,16 @@ baseline with replacement, recomputes the scores, and locates ``cost*``
 again.  Where a replicate's target lies outside the measured path, only a
 bound is known; the share of such replicates is reported, and a percentile
 interval is then an interval of bounds (its note says so).
+
+All replicates are located at once (``_costs_to_reach``, the arithmetic of
+:func:`~rlscale.optimize.cost_to_reach` row by row, bit-identical): 2,000
+replicates of a 9-point path in 18 ms against 115 ms one call per replicate
+(``python -m benchmarks efficiency``, 2 shared cores at load 6).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +84,36 @@ class RealisedEfficiency:
 
 
 _ETA_BOUND = {"exact": "exact", "upper": "at least", "lower": "at most"}
+
+
+def _costs_to_reach(costs: np.ndarray, scores: np.ndarray, targets: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~rlscale.optimize.cost_to_reach` for each row of ``scores`` at once.
+
+    ``scores`` is ``(n, len(costs))`` (one measured path per bootstrap replicate)
+    and ``targets`` ``(n,)``; returns the costs and whether each was bracketed
+    (``"exact"``).  The same arithmetic as the scalar function, row by row, on
+    checked input (the replicates of :func:`realised_efficiency`): points sorted
+    by cost, the first point whose score reaches the target, and between it and
+    the one before ``w = (target - s[i-1]) / (s[i] - s[i-1])``, ``cost =
+    exp((1 - w) log c[i-1] + w log c[i])``; the cheapest cost when the first
+    point already reaches it, the largest when none does.
+    """
+    order = np.argsort(costs, kind="stable")
+    c, s = costs[order], scores[:, order]
+    log_c = np.array([math.log(x) for x in c])
+    reached = s >= targets[:, None]
+    first = np.where(reached.any(axis=1), reached.argmax(axis=1), c.size)
+    out = np.where(first == 0, c[0], c[-1])
+    exact = (first > 0) & (first < c.size)
+    rows = np.flatnonzero(exact)
+    if rows.size:
+        i = first[rows]
+        lo, hi = s[rows, i - 1], s[rows, i]
+        w = (targets[rows] - lo) / (hi - lo)
+        z = (1 - w) * log_c[i - 1] + w * log_c[i]
+        out[rows] = [math.exp(v) for v in z.tolist()]
+    return out, exact
 
 
 def realised_efficiency(path_costs: Sequence[float], path_scores: Sequence[Sequence[float]],
@@ -144,12 +180,9 @@ def realised_efficiency(path_costs: Sequence[float], path_scores: Sequence[Seque
     boot_path = np.stack([iqm(s[gen.integers(0, s.size, (n_boot, s.size))]) for s in scores],
                          axis=1)
     boot_base = iqm(base[gen.integers(0, base.size, (n_boot, base.size))])
-    etas = np.empty(n_boot)
-    bounded = 0
-    for b in range(n_boot):
-        r = cost_to_reach(costs, boot_path[b], float(boot_base[b]))
-        etas[b] = base_cost / r.cost
-        bounded += r.bound != "exact"
+    reach, exact = _costs_to_reach(costs, boot_path, boot_base)
+    etas = base_cost / reach
+    bounded = int(np.count_nonzero(~exact))
     q = (1 - conf) / 2
     lo, hi = np.quantile(etas, [q, 1 - q])
     frac = bounded / n_boot

@@ -368,3 +368,47 @@ def test_fits_figure_band_is_the_per_point_percentile_band() -> None:
     assert np.allclose(high, np.percentile(per_point, 95, axis=0), rtol=1e-13)
     assert np.all(low < high)
     assert _band(laws[:19], points, 0.9) is None  # predict_band's 20-law minimum
+
+
+def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The efficiency step's one sweep for many points: each point's rows are what a sweep
+    of that point alone gives, a repeated point is trained once, a second call trains
+    nothing, and the run ids are recorded in point order."""
+    import rlscale._sweep_pool as pool
+    from rlscale._sweep import expand, parse_spec
+    from rlscale.report._config import load_config
+    from rlscale.report._steps import _train_points
+
+    config = load_config(quick=True)
+    config["sweep"]["train"] = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
+    trained: list[int] = []
+    real = pool.execute
+
+    def counting(configs, jobs, scheduler=None):
+        trained.append(len(configs))
+        return real(configs, jobs, scheduler)
+
+    monkeypatch.setattr(pool, "execute", counting)
+    shared = Shared()
+    shared.jobs = 1
+    points = [{"E": 1, "t": 2, "k": 2}, {"E": 1, "t": 2, "k": 2, "steps": 1},
+              {"E": 1, "t": 2, "k": 2}]
+    rows = _train_points(config, tmp_path, shared, "eff", points, [0, 1], False)
+    assert trained == [4]  # 3 points x 2 seeds, one of them twice
+    assert [[r["seed"] for r in g] for g in rows] == [[0, 1]] * 3
+    assert rows[0] == rows[2] and rows[1][0]["updates"] == 1
+    # Independently: each configuration of a sweep of that point alone, trained by itself.
+    alone = [pool.run_one(r["config"]) for r in expand(parse_spec({
+        "design": "grid", "seeds": [0, 1], "algorithms": config["sweep"]["algorithms"][:1],
+        "axes": {"environments": [1], "tasks_per_environment": [2],
+                 "trajectories_per_task": [2]},
+        "train": {**config["sweep"]["train"], "unit_cost_environment": config["costs"][
+            "environment"], "unit_cost_task": config["costs"]["task"],
+            "unit_cost_trajectory": config["costs"]["trajectory"]}}))]
+    assert [r["success"] for r in alone] == [r["success"] for r in rows[0]]
+    assert [r["run_id"] for r in alone] == [r["run_id"] for r in rows[0]]
+    again = _train_points(config, tmp_path, shared, "eff", points, [0, 1], False)
+    assert trained[-1] == 0 and again == rows
+    assert list(shared.run_ids[tmp_path / "eff.csv"]) == [
+        r["run_id"] for g in rows[:2] for r in g]

@@ -202,18 +202,48 @@ def allocation_step(config, staging, sections, shared, progress) -> None:
     figure_allocation(curve, budgets, staging / "allocation.png")
 
 
-def _train_points(config, staging, shared, name: str, design: dict[str, Any],
-                  seeds: list[int], progress: bool, **train: Any) -> list[dict[str, Any]]:
-    """Train configurations through the sweep runner (resumable, parallel).
+def _train_points(config, staging, shared, name: str, points: list[dict[str, int]],
+                  seeds: list[int], progress: bool, **train: Any) -> list[list[dict[str, Any]]]:
+    """Train each of ``points`` (``{"E", "t", "k"}``) over ``seeds``: one sweep for them all.
 
-    ``train`` overrides trainer fields (``steps=`` fixes the number of updates).
+    ``train`` overrides trainer fields for every point, a point's own ``"steps"``
+    for that point (``steps`` fixes the number of updates).
+    All points go out at once, so with two workers both stay busy across
+    points instead of one idling at the end of each point's three seeds (13
+    sweeps of 3 runs became 3 sweeps; the runs and their rows are the same,
+    seeded per configuration); with one (the report on two cores) they run in
+    order in this process.  Resumable like :func:`run_spec`: runs already in
+    ``name.csv`` are not trained again.  Returns each point's rows in seed order.
     """
-    from rlscale._sweep import parse_spec
+    from rlscale._sweep import _render, expand, parse_spec, read_results
+    from rlscale._sweep_pool import execute
 
-    spec = parse_spec({**design, "seeds": list(seeds),
-                       "algorithms": config["sweep"]["algorithms"][:1],
-                       "train": {**train_fields(config), **train}})
-    return run_spec(spec, staging / f"{name}.csv", progress, shared)
+    path = staging / f"{name}.csv"
+    runs = [expand(parse_spec({
+        "design": "grid", "axes": {"environments": [p["E"]], "tasks_per_environment": [p["t"]],
+                                   "trajectories_per_task": [p["k"]]},
+        "seeds": list(seeds), "algorithms": config["sweep"]["algorithms"][:1],
+        "train": {**train_fields(config), **train, **{k: p[k] for k in ("steps",) if k in p}}}))
+        for p in points]
+    ids = shared.run_ids.setdefault(path, {})
+    for group in runs:
+        ids.update(dict.fromkeys(r["run_id"] for r in group))
+    rows = read_results(path) if path.exists() else []
+    if not rows:
+        write_text_atomic(path, _render([]))  # claim the path with a valid empty table
+    done = {r["run_id"] for r in rows}
+    pending = list({r["run_id"]: r["config"] for group in runs for r in group
+                    if r["run_id"] not in done}.values())
+    from tqdm import tqdm
+
+    with tqdm(total=len(pending), desc=name, unit="run", disable=not progress) as bar:
+        # The report's worker count where it sets one (``Shared.jobs``), else up to two.
+        for chunk in execute(pending, getattr(shared, "jobs", min(2, os.cpu_count() or 1))):
+            rows.extend(chunk.rows)
+            write_text_atomic(path, _render(rows))  # once per chunk, as run_sweep
+            bar.update(len(chunk.rows))
+    by_id = {r["run_id"]: r for r in rows}
+    return [[by_id[r["run_id"]] for r in group] for group in runs]
 
 
 def run_spec(spec, path: Path, progress: bool, shared: Shared) -> list[dict[str, Any]]:
@@ -265,6 +295,13 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     ``B``); ``B_opt`` is read off where that measured path reaches the
     baseline's held-out success, with a bootstrap interval over seeds
     (:func:`rlscale.optimize.realised_efficiency`).
+
+    Measured here (``--quick``, 2 cores shared at load 4–8, CPU seconds with
+    the workers): 7.0–7.7 s with one worker (the report on two cores), against
+    7.9–9.7 s before the warm-started η bootstrap and the batched training;
+    with two workers 7–9 s, of which 6–7.5 s are the 39 training runs (three
+    sweeps: baselines, the plan's path, equal updates) and 1.0–1.5 s this
+    process (1.6–2.1 s before).
     """
     from rlscale.optimize import efficiency_curve, plan_uncertainty, realised_efficiency
     from rlscale.simulate import iqm_ci, iqm_difference_ci
@@ -297,16 +334,13 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
 
     seeds = eff_cfg["seeds"]
     trained: dict[str, Any] = {}
-    for name in compared:
-        values = point.baselines[name]["values"]
-        lower = {"E": 1, "t": 1, "k": 2}
-        ints = {v: max(lower[v], math.floor(values[v] * (1 + 1e-12))) for v in ("E", "t", "k")}
-        rows = _train_points(
-            config, staging, shared, "efficiency-baseline",
-            {"design": "grid", "axes": {"environments": [ints["E"]],
-                                        "tasks_per_environment": [ints["t"]],
-                                        "trajectories_per_task": [ints["k"]]}},
-            seeds, progress)
+    lower = {"E": 1, "t": 1, "k": 2}
+    arms = {name: {v: max(lower[v], math.floor(point.baselines[name]["values"][v]
+                                               * (1 + 1e-12))) for v in ("E", "t", "k")}
+            for name in compared}
+    arm_rows = _train_points(config, staging, shared, "efficiency-baseline",
+                             list(arms.values()), seeds, progress)
+    for (name, ints), rows in zip(arms.items(), arm_rows):
         trained[name] = {**ints, "cost": float(rows[0]["cost"]),
                          "successes": np.array([r["success"] for r in rows]),
                          "env_steps": float(np.mean([r["env_steps"] for r in rows])),
@@ -317,17 +351,10 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     path_budgets = sorted({*(t * f for t in targets for f in eff_cfg["ladder"]), budget,
                            *(trained[n]["cost"] for n in compared)})
     path = []
-    for b in path_budgets:
-        a = problem.allocate(b)
-        if a.rounded is None:
-            continue
-        pt = {k: int(v) for k, v in a.rounded.items()}
-        rows = _train_points(
-            config, staging, shared, "efficiency-optimal",
-            {"design": "grid", "axes": {"environments": [pt["E"]],
-                                        "tasks_per_environment": [pt["t"]],
-                                        "trajectories_per_task": [pt["k"]]}},
-            seeds, progress)
+    plans = [(b, a) for b in path_budgets if (a := problem.allocate(b)).rounded is not None]
+    pts = [{k: int(v) for k, v in a.rounded.items()} for _, a in plans]
+    for (b, a), pt, rows in zip(plans, pts, _train_points(
+            config, staging, shared, "efficiency-optimal", pts, seeds, progress)):
         succ = [r["success"] for r in rows]
         ci = iqm_ci(succ, n_boot=2000, confidence=conf, rng=config["seed"])
         path.append({"budget": b, **pt, "cost": float(rows[0]["cost"]),
@@ -339,6 +366,15 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
         raise ValueError(f"no budget of the efficiency path {path_budgets} has an integer "
                          "allocation inside allocation.bounds; widen the bounds or "
                          "efficiency.ladder")
+    # Equal updates: the trainer's updates grow with E·t, not k, so the two arms at
+    # equal cost differ in updates; each baseline is trained again with the plan's
+    # number of updates at its equal-cost point (same recipe otherwise).
+    equals = {name: min(path, key=lambda p, c=trained[name]["cost"]: abs(math.log(p["cost"] / c)))
+              for name in compared}
+    same_rows = dict(zip(compared, _train_points(
+        config, staging, shared, "efficiency-baseline",
+        [{**{v: trained[n][v] for v in ("E", "t", "k")}, "steps": equals[n]["updates"]}
+         for n in compared], seeds, progress)))
     comparisons = {}
     for name in compared:
         arm = trained[name]
@@ -346,7 +382,7 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
         real = realised_efficiency([p["cost"] for p in path], [p["successes"] for p in path],
                                    arm["cost"], arm["successes"], n_boot=2000, confidence=conf,
                                    rng=config["seed"])
-        equal = min(path, key=lambda p, c=arm["cost"]: abs(math.log(p["cost"] / c)))
+        equal = equals[name]
         diff = iqm_difference_ci(equal["successes"], arm["successes"], n_boot=2000,
                                  confidence=conf, rng=config["seed"])
         # Equal real compute: the same comparison with environment steps as the cost.
@@ -354,16 +390,7 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
                                        [p["successes"] for p in path], arm["env_steps"],
                                        arm["successes"], n_boot=2000, confidence=conf,
                                        rng=config["seed"])
-        # Equal updates: the trainer's updates grow with E·t, not k, so the two
-        # arms at equal cost differ in updates; the baseline is trained again with
-        # the plan's number of updates (same recipe otherwise).
-        same = _train_points(
-            config, staging, shared, "efficiency-baseline",
-            {"design": "grid", "axes": {"environments": [arm["E"]],
-                                        "tasks_per_environment": [arm["t"]],
-                                        "trajectories_per_task": [arm["k"]]}},
-            seeds, progress, steps=equal["updates"])
-        same_diff = iqm_difference_ci(equal["successes"], [r["success"] for r in same],
+        same_diff = iqm_difference_ci(equal["successes"], [r["success"] for r in same_rows[name]],
                                       n_boot=2000, confidence=conf, rng=config["seed"])
         pred_lo, pred_hi = unc.eta_intervals[name]
         comparisons[name] = {
