@@ -238,7 +238,7 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
 
     with tqdm(total=len(pending), desc=name, unit="run", disable=not progress) as bar:
         # The report's worker count where it sets one (``Shared.jobs``), else up to two.
-        for chunk in execute(pending, getattr(shared, "jobs", min(2, os.cpu_count() or 1))):
+        for chunk in execute(pending, shared.jobs):
             rows.extend(chunk.rows)
             write_text_atomic(path, _render(rows))  # once per chunk, as run_sweep
             bar.update(len(chunk.rows))
