@@ -237,7 +237,7 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
     from tqdm import tqdm
 
     with tqdm(total=len(pending), desc=name, unit="run", disable=not progress) as bar:
-        # The report's worker count where it sets one (``Shared.jobs``), else up to two.
+        # Shared.jobs: one worker fewer while the report's side process holds a core.
         for chunk in execute(pending, shared.jobs):
             rows.extend(chunk.rows)
             write_text_atomic(path, _render(rows))  # once per chunk, as run_sweep
