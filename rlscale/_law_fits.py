@@ -33,8 +33,11 @@ approach when its optimum is not attained:
 Each family is fitted to the same data (a profile grid — the scale solved in
 closed form for each value of the other parameter — then the solver), and the
 min-law fit is *interior*, its parameters identified, only when its cost is
-below both families' by more than :data:`REL_TOL` (relative); otherwise the
-lowest family says which parameters are not identified.  Before, such fits
+below both families' by more than :data:`REL_TOL` (relative; and 1e-12 of
+``½ Σ G²``, for data fitted exactly) and it did not
+leave the solver's runoff box (``b`` past ``−min log M + 1000 (1 + range of
+log M)``, :func:`runoff_box`); otherwise the lowest family says which
+parameters are not identified.  Before, such fits
 ran until the evaluation cap and their end points were reported as estimates.
 """
 
@@ -149,7 +152,8 @@ def profile_start(name: str, lm: np.ndarray, k: np.ndarray, Y: np.ndarray,
                   W: np.ndarray) -> np.ndarray:
     """A start per data set from a profile grid: ``(D, p)``.
 
-    ``sqrt_logm`` over a grid of ``b``, ``plateau`` over ``log C`` and ``min``
+    ``sqrt_logm`` over a grid of ``b``, ``plateau`` over ``log C`` (the kinks
+    ``C = 1/K`` and the midpoints between them) and ``min``
     over ``b`` × ``log c`` (``c`` placing the kink ``K = (log M + b)/c`` at the
     largest ``log M`` across and beyond the observed ``K``); for each grid point
     the scale (``a`` or ``A``) is solved in closed form, and each data set's
@@ -163,13 +167,18 @@ def profile_start(name: str, lm: np.ndarray, k: np.ndarray, Y: np.ndarray,
         grid = b_grid[:, None]
         h = np.sqrt(np.maximum(lm[None, :] + b_grid[:, None], 0.0))
     elif name == "plateau":
-        grid = np.linspace(-logk.max() - 3.0, -logk.min() + 3.0, 60)[:, None]
+        # The kinks C = 1/K_j (at most 64 of them) and the midpoints between them, where
+        # the cost is smooth in log C: a start on a flat stretch would not move.
+        u = np.unique(logk)
+        u = np.quantile(u, np.linspace(0.0, 1.0, 64)) if u.size > 64 else u
+        grid = -np.concatenate([u, 0.5 * (u[:-1] + u[1:]), u[0] - np.array([0.5, 1.5, 3.0]),
+                                u[-1] + np.array([0.5, 1.5, 3.0])])[:, None]
         h = np.exp(0.5 * np.minimum(grid + logk[None, :], 0.0))
     else:
         bs = np.concatenate([b_grid[:5:2], b_grid[5::5]])
         kink = np.linspace(logk.min() - 1.0, logk.max() + 1.0, 12)
         bb, kk = np.repeat(bs, kink.size), np.tile(kink, bs.size)
-        grid = np.column_stack([bb, np.log(hi + bb) - kk])
+        grid = np.column_stack([bb, np.log(np.maximum(hi + bb, 1e-3)) - kk])
         u = np.minimum(lm[None, :] + grid[:, :1], np.exp(grid[:, 1:] + logk[None, :]))
         h = np.sqrt(np.maximum(u, 0.0))
     sc, cost = _scale_profile(h, Y, W)
@@ -182,17 +191,19 @@ def profile_start(name: str, lm: np.ndarray, k: np.ndarray, Y: np.ndarray,
 def runoff_box(name: str, lm: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where a fit of ``name`` is running off to the form's limit: a stop box for the solver.
 
-    ``b`` beyond ``−min log M + 1000 (1 + range of log M)``: ``√(log M + b)``
-    then varies by less than 0.05 % over the data, the form is its ``b → ∞``
-    limit to that precision (interior optima of the trainer's groups sit at
-    ``b <= 100``, 2–10 % below the limit's cost); ``log C`` below
-    ``−log max K − 30`` for the plateau (its ``√K`` limit).
+    ``b`` of the min law and of ``a√(log M + b)`` beyond ``−min log M + 1000 (1
+    + range of log M)``: ``√(log M + b)`` then varies by less than 0.05 % over
+    the data, the form is its ``b → ∞`` limit to that precision (interior
+    optima of the trainer's groups sit at ``b <= 100``, 2–10 % below the
+    limit's cost), and the limit (the plateau, a constant) stands for the fit
+    where it is lower; ``log C`` below ``−log max K − 30`` for the plateau (its
+    ``√K`` limit).  The smooth min has no box: it runs to ``max_nfev``.
     """
     p = {"min": 3, "smooth": 4, "sqrt_logm": 2, "plateau": 2}[name]
     lo, hi = np.full(p, -np.inf), np.full(p, np.inf)
     if name == "plateau":
         lo[1] = -float(np.log(k).max()) - 30.0
-    else:
+    elif name in ("min", "sqrt_logm"):
         hi[1] = -float(lm.min()) + 1e3 * (1.0 + float(np.ptp(lm)))
     return lo, hi
 
@@ -211,8 +222,14 @@ def closed_limits(k: np.ndarray, Y: np.ndarray, W: np.ndarray) -> tuple[np.ndarr
 
 
 def boundary_verdicts(f_min: np.ndarray, f_logm: np.ndarray, f_plateau: np.ndarray,
-                      f_sqrt_k: np.ndarray, f_const: np.ndarray) -> list[str]:
+                      f_sqrt_k: np.ndarray, f_const: np.ndarray,
+                      ran_off: np.ndarray | None = None,
+                      floor: np.ndarray | None = None) -> list[str]:
     """Per data set, a code of :data:`VERDICTS` from the costs of the min law and its limits.
+
+    ``ran_off``: the min-law fits that left the solver's runoff box (``b`` past
+    its bound, status 5) are never interior, whatever the costs.  ``floor``:
+    cost differences below it are ties (rounding on data fitted exactly).
 
     Examples
     --------
@@ -221,9 +238,14 @@ def boundary_verdicts(f_min: np.ndarray, f_logm: np.ndarray, f_plateau: np.ndarr
     ['interior', 'c_inf']
     """
     out = []
-    for fm, f1, fp, fk, fc in zip(f_min, f_logm, f_plateau, f_sqrt_k, f_const):
+    ran_off = np.zeros(len(f_min), bool) if ran_off is None else ran_off
+    floor = np.zeros(len(f_min)) if floor is None else floor
+    for fm, f1, fp, fk, fc, off, fl in zip(f_min, f_logm, f_plateau, f_sqrt_k, f_const, ran_off,
+                                           floor):
         f2 = min(fp, fk, fc)
-        if fm < (1.0 - REL_TOL) * min(f1, f2):
+        if off:
+            out.append("flat" if fc <= fp and fc <= fk else "k_only" if fk <= fp else "b_inf")
+        elif fm < (1.0 - REL_TOL) * min(f1, f2) - fl:
             out.append("interior")
         elif f2 <= f1 * (1.0 + REL_TOL):  # b -> inf: which of the plateau's limits
             tol = f2 * (1.0 + REL_TOL)
@@ -257,6 +279,7 @@ class MinLawFit:
     plateau: FormFit
     sqrt_k: np.ndarray
     const: np.ndarray
+    const_cost: np.ndarray
     limit_cost: np.ndarray
 
     def predict(self, d: int, lm: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -292,11 +315,13 @@ def min_law_closure(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: np.ndarray,
         starts = np.concatenate([starts, np.asarray(plateau_x)[:, None, :]], axis=1)
     plateau = fit_form("plateau", starts, lm, k, Y, W, max_nfev=max_nfev)
     a_k, f_k, mean, f_c = closed_limits(k, Y, W)
-    verdicts = boundary_verdicts(fit.cost, logm.cost, plateau.cost, f_k, f_c)
+    floor = 1e-12 * 0.5 * np.einsum("dn,dn->d", W * Y, Y)  # of the data's own scale
+    verdicts = boundary_verdicts(fit.cost, logm.cost, plateau.cost, f_k, f_c, fit.status == 5,
+                                 floor)
     by = {"interior": fit.cost, "c_inf": logm.cost, "b_inf": plateau.cost, "k_only": f_k,
           "flat": f_c}
     limit_cost = np.array([by[v][d] for d, v in enumerate(verdicts)])
-    return MinLawFit(fit.x, fit.cost, fit.status, verdicts, logm, plateau, a_k, mean,
+    return MinLawFit(fit.x, fit.cost, fit.status, verdicts, logm, plateau, a_k, mean, f_c,
                      limit_cost)
 
 

@@ -171,9 +171,12 @@ class GroupFit:
     rows: dict[str, int] = field(repr=False)
 
     def predictor(self, form: str, subset: str) -> Callable[..., np.ndarray]:
+        d = self.rows[subset]
         if form == "min":
-            d = self.rows[subset]
             return lambda lm2, k2, _m=None: self.law.predict(d, lm2, k2)
+        if form == "sqrt_logm" and self.status[form][subset] == 5 and (
+                self.law.const_cost[d] < self.law.logm.cost[d]):  # ran off to its constant
+            return lambda lm2, k2, _m=None: np.full(np.shape(k2), self.law.const[d])
         p, fn = self.fits[form][subset], _PREDICT[form]
         return lambda lm2, k2, _m=None: fn(p, lm2, k2)
 
@@ -186,7 +189,8 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     Per group, the min law from its three starts and a profile-grid start, the
     smooth min from its three starts and the min law's fit (with ``q = e²``),
     ``a√(log M + b)`` from its two starts and a profile-grid start (the starts:
-    :func:`rlscale._law_fits.profile_start`), on the train split, on all points
+    :func:`rlscale._law_fits.profile_start`; where it runs off, ``b → ∞``, its
+    limit, a constant, predicts for it), on the train split, on all points
     and, with the regimes ``reg``, leaving out each regime that has points while
     at least 4 remain; the min law's limits and identification on each subset
     (:func:`rlscale._law_fits.min_law_closure`).

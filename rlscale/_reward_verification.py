@@ -115,7 +115,9 @@ class RewardLawReport:
     seed : int or None
     r2 : list of dict
         Per noise level × method: held-out R² of the law (min and smooth-min),
-        the fitted ``a, b, c`` and the numbers of train/test points.
+        the fitted ``a, b, c``, whether they are identified (``identified``,
+        ``identification``: :mod:`rlscale._law_fits`) and the numbers of
+        train/test points.
     band : dict
         Measured ``[c_lo, c_hi]`` of ``G/sqrt(min(log M, K))`` overall and per
         method, and the proved ``[C_LO, C_HI]``.
@@ -163,6 +165,8 @@ class RewardLawReport:
             lines.append(f"{row['noise']:6.2f} {row['method']:>9} {r2(row['r2_min'], 8)} "
                          f"{r2(row['r2_smooth'], 9)} {row['a']:7.3f} {row['b']:7.3f} "
                          f"{row['c']:7.3f} {row['n_test']:5d}")
+            if not all(row.get("identified", {}).values()):  # a limit at infinity, not a, b, c
+                lines.append(f"       {row['identification']}")
         b = self.band
         lines.append(f"band G/sqrt(min(log M,K)): measured [{b['c_lo']:.4f}, {b['c_hi']:.4f}] "
                      f"(exact methods), proved [{b['proved_c_lo']:.4f}, {b['proved_c_hi']:.4f}]")

@@ -19,6 +19,20 @@ in miniature and exactly (issue 12), with
    variant on a random 70 % of the ``(M, K)`` points, R² on the held-out 30 %;
    ``a, b, c`` refitted on all points with bootstrap (over environments) 95 %
    intervals.  Model comparison per capacity (:mod:`rlscale._law_models`).
+   Every fit of a law form over the groups that share a design is one
+   batched solve (:mod:`rlscale._law_solver`).  **Identification**: some
+   groups' law is not identified — ``G`` does not grow with ``M`` (the
+   misspecified reward model at the MDP's ceiling), so the best fit has
+   ``b → ∞`` (``a → 0``, ``c → ∞``; only the plateau ``a√b`` and the kink
+   ``K = b/c`` are identified), or the kink lies beyond the largest ``K``
+   (``c → ∞``).  Such a group's row says so (``identified``,
+   ``identification``; :mod:`rlscale._law_fits`), has no interval for the
+   unidentified parameters, and its predictions (R², ``fit_law_min``, the
+   comparison's RSS) are the limit's; a bootstrap resample at a limit enters
+   the percentiles with its parameters' limits, so an interval end is
+   unbounded (``None``) where more resamples than the tail's share run off.
+   Before, such fits ran to the evaluation cap and their end points were
+   reported as estimates with intervals.
 4. **Where the law breaks.**  Per curve ``G(K)`` at fixed ``M``, whether gold
    falls after its peak by more than twice its standard error (Gao et al.'s
    over-optimisation); where ``G`` no longer grows with ``M``.
@@ -108,7 +122,12 @@ class TrainerRewardLawReport:
     ----------
     r2 : list of dict
         Per optimiser × capacity × noise: held-out R² (min and smooth-min law),
-        ``a, b, c`` on all points with bootstrap intervals.
+        ``a_all, b_all, c_all`` on all points with bootstrap intervals
+        ``a_ci, b_ci, c_ci`` (an end ``None``: unbounded; the whole interval
+        ``None``: not identified), ``identified`` (``{"a": bool, "b": bool,
+        "c": bool}`` of the fit on all points) and ``identification`` (why),
+        ``bootstrap_at_boundary`` (resamples whose best fit is one of the law's
+        limits) and ``fit_status`` (the solver's code, 5: ``b`` ran off).
     comparison : dict
         Per capacity: model comparison rows (AIC, BIC, LORO RMSE).
     breaks : list of dict
