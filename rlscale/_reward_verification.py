@@ -381,51 +381,34 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
 
 
 def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Fits per noise × method group: R² rows and the model comparison.
-
-    The groups on one design (the exact methods on the grid, the Monte Carlo
-    methods on the sub-grid) are fitted together: every fit of a law form over
-    those groups (starts × train split, all points, leave-one-regime-out
-    subsets) is one batched solve (:func:`rlscale._law_models.fit_groups`).
-    """
+    """R² rows and model comparison per noise × method group; groups on one design fitted
+    together, one batched solve per law form (:func:`rlscale._law_models.fit_row_groups`)."""
     from rlscale._law_models import (
         compare_models,
         finish_comparison,
-        fit_groups,
         fit_law_group,
+        fit_row_groups,
         new_totals,
     )
 
     groups: dict[tuple[float, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["noise"], r["method"]), []).append(r)
-    designs: dict[bytes, list[tuple[float, str]]] = {}
-    for key, grp in groups.items():
-        design = np.array([(r["M"], r["K"]) for r in grp])
-        designs.setdefault(design.tobytes(), []).append(key)
-    fits = {}
-    for keys in designs.values():
-        grp0 = groups[keys[0]]
-        lm = np.log([r["M"] for r in grp0])
-        k = np.array([r["K"] for r in grp0])
-        G = np.array([[r["G"] for r in groups[key]] for key in keys])
-        train = np.array([[r["split"] == "train" for r in groups[key]] for key in keys])
-        reg = np.array([r["regime"] for r in grp0])
-        fits.update(zip(keys, fit_groups(lm, k, G, train, reg)))
+    fits = fit_row_groups(groups)
     r2_rows = []
     totals = new_totals()
-    for (tau, meth), grp in groups.items():  # in group order, as before
+    for (tau, meth), grp in groups.items():
         lm = np.log([r["M"] for r in grp])
         k = np.array([r["K"] for r in grp])
         g = np.array([r["G"] for r in grp])
         train = np.array([r["split"] == "train" for r in grp])
-        fit = fits[(tau, meth)]
-        row, pred_all = fit_law_group(lm, k, g, train, fit)
+        row, pred_all = fit_law_group(lm, k, g, train, fits[(tau, meth)])
         for r, v in zip(grp, pred_all):
             r["fit_law_min"] = float(v)
         r2_rows.append({"noise": tau, "method": meth, **row})
         # Model comparison on all points of the group, plus leave-one-regime-out.
-        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), totals, fit)
+        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), totals,
+                       fits[(tau, meth)])
     return r2_rows, finish_comparison(totals)
 
 
