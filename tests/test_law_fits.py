@@ -221,3 +221,38 @@ def test_trainer_rows_and_text_do_not_present_unidentified_intervals() -> None:
         plan={"law": {"from": "x"}, "price_m": 1, "price_k": 1, "budget": 1, "plans": {}})
     text = summary_text(rep)
     assert "not identified" in text and "b -> inf" in text
+
+
+def test_a_non_finite_trial_shrinks_the_region_and_the_solver_settles_at_the_wall() -> None:
+    """f = p, but infinite past p = 1.5; the target 2 pulls to the wall: the optimum 1.5."""
+    def walled(P, lm, k):
+        f = np.where(P[:, :1] <= 1.5, P[:, :1], np.inf) * np.ones((len(P), lm.size))
+        return f, np.ones((len(P), lm.size, 1))
+
+    res = solve_batch(walled, np.zeros((1, 1)), LM[:3], K[:3], np.full((1, 3), 2.0),
+                      max_nfev=200)
+    assert res.status[0] in (2, 3, 4) and res.nfev[0] < 100
+    assert res.x[0, 0] <= 1.5 and res.x[0, 0] == pytest.approx(1.5, abs=1e-6)
+    assert res.cost[0] == pytest.approx(1.5 * 0.5**2, rel=1e-5)
+
+
+@pytest.mark.parametrize("form,data", [("min", "smooth"), ("smooth", "smooth"),
+                                       ("sqrt_logm", "smooth"), ("min", "corner"),
+                                       ("smooth", "corner")])
+def test_each_start_follows_scipys_trf_path(form, data) -> None:
+    """The same algorithm as scipy's trf without bounds: per start the same number of
+    evaluations, the same status and the same end point to rounding (the corner data: 23
+    to 41 evaluations with rejected steps and shrinking regions)."""
+    g = _data()[data]
+    fn = FORMS[form]
+    far = {"min": [(2.0, 6.0, -2.0), (-2.0, -1.0, 2.0), (1.0, 3.0, 1.0)],  # far: big steps
+           "smooth": [(2.0, 6.0, -2.0, 0.0), (-2.0, -1.0, 2.0, 2.0), (1.0, 20.0, 1.0, -1.0)],
+           "sqrt_logm": [(3.0, 10.0), (-3.0, -1.5), (2.0, 40.0)]}[form]
+    starts = np.concatenate([STARTS[form], far])
+    res = solve_batch(fn, starts, LM, K, np.tile(g, (len(starts), 1)))
+    for i, start in enumerate(starts):
+        ref = least_squares(lambda p: fn(p[None], LM, K, False)[0][0] - g, start,
+                            jac=lambda p: fn(p[None], LM, K)[1][0], method="trf")
+        assert (res.nfev[i], res.status[i]) == (ref.nfev, ref.status)
+        assert np.allclose(res.x[i], ref.x, rtol=1e-9, atol=1e-11)
+        assert res.cost[i] == pytest.approx(ref.cost, rel=1e-12)
