@@ -256,3 +256,19 @@ def test_each_start_follows_scipys_trf_path(form, data) -> None:
         assert (res.nfev[i], res.status[i]) == (ref.nfev, ref.status)
         assert np.allclose(res.x[i], ref.x, rtol=1e-9, atol=1e-11)
         assert res.cost[i] == pytest.approx(ref.cost, rel=1e-12)
+
+
+def test_profile_starts_land_next_to_the_optimum_on_exact_data() -> None:
+    """Each start is the best point of its grid: on data from the form it sits one grid
+    step from the truth (the scale solved exactly there)."""
+    ones = np.ones((1, LM.size))
+    logm = profile_start("sqrt_logm", LM, K, 0.8 * np.sqrt(LM - 1.0)[None, :], ones)[0]
+    assert abs(logm[1] + 1.0) < 0.35 and abs(logm[0] - np.log(0.8)) < 0.1
+    plateau = 1.1 * np.sqrt(np.minimum(1.0, 0.5 * K))
+    pl = profile_start("plateau", LM, K, plateau[None, :], ones)[0]
+    assert abs(pl[1] - np.log(0.5)) < 0.4 and abs(pl[0] - np.log(1.1)) < 0.1
+    g = _law_min(np.array([0.25, 3.0, np.log(0.5)]), LM, K)
+    start = profile_start("min", LM, K, g[None, :], ones)
+    cost = 0.5 * np.sum((_law_min(start[0], LM, K) - g) ** 2)
+    fixed = min(0.5 * np.sum((_law_min(s, LM, K) - g) ** 2) for s in STARTS["min"])
+    assert cost < 0.1 * fixed
