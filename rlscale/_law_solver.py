@@ -85,7 +85,8 @@ def solve_batch(model: Model, x0: np.ndarray, lm: np.ndarray, k: np.ndarray, y: 
     ----------
     model : callable
         ``model(P, lm, k) -> (f, J)``: values ``(B, n)`` and Jacobian
-        ``(B, n, p)`` for parameters ``P`` of shape ``(B, p)``.
+        ``(B, n, p)`` for parameters ``P`` of shape ``(B, p)`` (a writeable
+        ``J`` is weighted in place: return a fresh array).
     x0 : (B, p) array
         Starts (finite residuals required).
     lm, k : (n,) arrays
@@ -147,7 +148,10 @@ def _evaluate(model, x, lm, k, y, sw, free):
         J = J[:, :, free]
     if sw is not None:
         r *= sw
-        J = J * sw[:, :, None]
+        if J.flags.writeable:  # the model's own fresh array: scaled in place
+            J *= sw[:, :, None]
+        else:
+            J = J * sw[:, :, None]
     return r, J, 0.5 * np.einsum("bn,bn->b", r, r)
 
 
