@@ -1,7 +1,8 @@
 """The fitted law forms, vectorised over parameter rows, with analytic Jacobians.
 
 Each form ``F`` is ``F(P, lm, k) -> (f, J)``: values ``(B, n)`` and the Jacobian
-``(B, n, p)`` for ``B`` parameter rows ``P`` on one design (``lm = log M``,
+``(B, n, p)`` (a view of a ``(p, B, n)`` array: each column written and read
+contiguously) for ``B`` parameter rows ``P`` on one design (``lm = log M``,
 ``k = K``, both ``(n,)``), as :func:`rlscale._law_solver.solve_batch` takes
 them.  The Jacobians are the chain rule on the formulas below (checked against
 finite differences in ``tests/test_trainer_reward_law.py``):
@@ -51,11 +52,11 @@ def min_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True):
         return f, None
     pos = u > 1e-300
     half = np.where(pos, a / (2.0 * np.sqrt(np.where(pos, u, 1.0))), 0.0)
-    J = np.empty((*f.shape, 3))
-    J[..., 0] = f
-    J[..., 1] = np.where(first, half, 0.0)
-    J[..., 2] = np.where(first, 0.0, half * u2)
-    return f, J
+    J = np.empty((3, *f.shape))
+    J[0] = f
+    J[1] = np.where(first, half, 0.0)
+    J[2] = np.where(first, 0.0, half * u2)
+    return f, J.transpose(1, 2, 0)
 
 
 def smooth_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True):
@@ -71,13 +72,13 @@ def smooth_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True):
     if not jac:
         return f, None
     w_u, w_v = np.exp(-q * log_u - lse), np.exp(-q * log_v - lse)
-    J = np.empty((*f.shape, 4))
-    J[..., 0] = f
-    J[..., 1] = f * np.where(raw > 1e-12, w_u / (2.0 * u), 0.0)
-    J[..., 2] = f * (w_v / 2.0)
+    J = np.empty((4, *f.shape))
+    J[0] = f
+    J[1] = f * np.where(raw > 1e-12, w_u / (2.0 * u), 0.0)
+    J[2] = f * (w_v / 2.0)
     inside = (p3 > -50.0) & (p3 < 700.0)
-    J[..., 3] = f * np.where(inside, (w_u * log_u + w_v * log_v) / 2.0 + lse / (2.0 * q), 0.0)
-    return f, J
+    J[3] = f * np.where(inside, (w_u * log_u + w_v * log_v) / 2.0 + lse / (2.0 * q), 0.0)
+    return f, J.transpose(1, 2, 0)
 
 
 def sqrt_logm_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True):
@@ -88,10 +89,10 @@ def sqrt_logm_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = Tru
     if not jac:
         return f, None
     pos = u > 1e-300
-    J = np.empty((*f.shape, 2))
-    J[..., 0] = f
-    J[..., 1] = np.where(pos, a / (2.0 * np.sqrt(np.where(pos, u, 1.0))), 0.0)
-    return f, J
+    J = np.empty((2, *f.shape))
+    J[0] = f
+    J[1] = np.where(pos, a / (2.0 * np.sqrt(np.where(pos, u, 1.0))), 0.0)
+    return f, J.transpose(1, 2, 0)
 
 
 def plateau_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True):
@@ -100,10 +101,10 @@ def plateau_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True)
     f = np.exp(P[:, 0:1] + 0.5 * np.minimum(t, 0.0))
     if not jac:
         return f, None
-    J = np.empty((*f.shape, 2))
-    J[..., 0] = f
-    J[..., 1] = np.where(t < 0.0, 0.5 * f, 0.0)
-    return f, J
+    J = np.empty((2, *f.shape))
+    J[0] = f
+    J[1] = np.where(t < 0.0, 0.5 * f, 0.0)
+    return f, J.transpose(1, 2, 0)
 
 
 FORMS = {"min": min_form, "smooth": smooth_form, "sqrt_logm": sqrt_logm_form,

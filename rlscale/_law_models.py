@@ -19,9 +19,10 @@ candidates the same way:
   Levenberg–Marquardt solve (:mod:`rlscale._law_solver`,
   :mod:`rlscale._law_fits`), where the verifications used to call scipy's
   ``least_squares`` once per start and subset (about a thousand calls in the
-  trainer's ``quick`` run).  Measured side by side here (2 cores, load 4–7):
-  the trainer's group fits 7.9 → 1.1 CPU s, the Gaussian verification's
-  ``_fit_all`` 1.0–1.3 → 0.45 CPU s (``python -m benchmarks law_fits``);
+  trainer's ``quick`` run).  Measured side by side here (2 cores, load 3–7,
+  medians of 3–5 alternated runs): the trainer's group fits 7.2 → 1.2 CPU s
+  (6×), the Gaussian verification's ``_fit_all`` 0.86–0.95 → 0.33–0.36 CPU s
+  (2.4–2.6×; ``python -m benchmarks law_fits``);
 * scored by held-out R² (:func:`fit_law_group`), AIC/BIC on all points
   (Gaussian likelihood, ``n log(RSS/n) + 2k`` and ``+ k log n``) and
   leave-one-regime-out RMSE over ``K < log M/2``, crossover, ``K > 2 log M``

@@ -46,8 +46,8 @@ in miniature and exactly (issue 12), with
 **Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits,
 one task per design (the groups sharing the same ``M`` values) and one for
 the Gaussian model on the same grid, in the same workers.  Measured here on 2
-cores: ``quick`` 8.5 s of CPU (``--jobs 1``, load 4–5; 18.8 s before the fits
-were batched, at the same load), of which the group fits 1.1 s (7.9 s with the
+cores: ``quick`` 8.5–9.3 s of CPU (``--jobs 1``, load 3–5; 18.8 s before the
+fits were batched, at load 5), of which the group fits 1.2 s (7.2 s with the
 per-start ``least_squares`` loop, side by side); ``full`` 162 s of CPU and 3.4
 min wall (``--jobs 2``, load 3–6) before the batched fits, not re-measured.
 """
