@@ -7,14 +7,9 @@ KL and gold value by sampling trajectories of the (given) policies — 2,000
 per environment and ``β``, which still leaves a Monte Carlo standard error
 (printed) where the DP's is zero.
 
-Law refits: the trainer verification refits ``a·√min(log M + b, c·K)``
-hundreds of times per group for its bootstrap intervals.  Ours:
-:func:`rlscale._law_models._least_squares` (trust-region reflective with the
-analytic Jacobian); peer: ``scipy.optimize.least_squares`` with its
-defaults (the same method, finite-difference Jacobian), what the
-verification used before; the largest difference of the fitted parameters is
-printed.  Also ``verify reward-law --trainer --quick`` end to end (budget:
-60 s on 2 cores).
+The law fits and bootstrap refits of the verification are measured by
+``python -m benchmarks law_fits``.  Also ``verify reward-law --trainer
+--quick`` end to end (budget: 60 s on 2 cores).
 """
 
 from __future__ import annotations
@@ -53,8 +48,7 @@ def cases(smoke: bool) -> list[Case]:
 
     cases_ = [Case(f"exact KL + gold of soft VI [{envs} envs x {n_beta} betas]", ours, peer,
                    peer_label=f"Monte Carlo, {n_mc} trajectories per env and beta",
-                   work=envs * n_beta, work_unit="policies", extra=extra),
-              _refit_case(smoke)]
+                   work=envs * n_beta, work_unit="policies", extra=extra)]
     if not smoke:
         from rlscale._trainer_reward_law import verify_trainer_reward_law
 
@@ -62,31 +56,3 @@ def cases(smoke: bool) -> list[Case]:
                            lambda: verify_trainer_reward_law("quick", rng=0, figures=False),
                            None, repeats=1))
     return cases_
-
-
-def _refit_case(smoke: bool) -> Case:
-    from scipy.optimize import least_squares
-
-    from rlscale._law_models import _law_min, _least_squares
-
-    n_fit = 5 if smoke else 100
-    rng = np.random.default_rng(0)
-    ms, ks = np.geomspace(10, 1e5, 9), np.geomspace(0.05, 30, 16)
-    lm, k = np.repeat(np.log(ms), ks.size), np.tile(ks, ms.size)
-    truth = np.array([0.1, 2.0, np.log(0.6)])
-    data = [_law_min(truth, lm, k) + 0.1 * rng.standard_normal(lm.size) for _ in range(n_fit)]
-    p0 = np.array([0.0, 0.0, 0.0])
-
-    def ours():
-        return [_least_squares(_law_min, [p0], lm, k, g) for g in data]
-
-    def peer():
-        return [least_squares(lambda p, g=g: _law_min(p, lm, k) - g, p0).x for g in data]
-
-    def extra():
-        return {"max |param difference|": float(np.max(np.abs(np.array(ours())
-                                                               - np.array(peer()))))}
-
-    return Case(f"law refits [{n_fit} bootstrap-like fits, 144 points]", ours, peer,
-                peer_label="scipy least_squares defaults (trf, finite-difference Jacobian)",
-                work=n_fit, work_unit="fits", extra=extra)

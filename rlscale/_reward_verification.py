@@ -115,7 +115,9 @@ class RewardLawReport:
     seed : int or None
     r2 : list of dict
         Per noise level × method: held-out R² of the law (min and smooth-min),
-        the fitted ``a, b, c`` and the numbers of train/test points.
+        the fitted ``a, b, c``, whether they are identified (``identified``,
+        ``identification``: :mod:`rlscale._law_fits`) and the numbers of
+        train/test points.
     band : dict
         Measured ``[c_lo, c_hi]`` of ``G/sqrt(min(log M, K))`` overall and per
         method, and the proved ``[C_LO, C_HI]``.
@@ -163,6 +165,8 @@ class RewardLawReport:
             lines.append(f"{row['noise']:6.2f} {row['method']:>9} {r2(row['r2_min'], 8)} "
                          f"{r2(row['r2_smooth'], 9)} {row['a']:7.3f} {row['b']:7.3f} "
                          f"{row['c']:7.3f} {row['n_test']:5d}")
+            if not all(row.get("identified", {}).values()):  # a limit at infinity, not a, b, c
+                lines.append(f"       {row['identification']}")
         b = self.band
         lines.append(f"band G/sqrt(min(log M,K)): measured [{b['c_lo']:.4f}, {b['c_hi']:.4f}] "
                      f"(exact methods), proved [{b['proved_c_lo']:.4f}, {b['proved_c_hi']:.4f}]")
@@ -377,11 +381,20 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
 
 
 def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    from rlscale._law_models import compare_models, finish_comparison, fit_law_group, new_totals
+    """R² rows and model comparison per noise × method group; groups on one design fitted
+    together, one batched solve per law form (:func:`rlscale._law_models.fit_row_groups`)."""
+    from rlscale._law_models import (
+        compare_models,
+        finish_comparison,
+        fit_law_group,
+        fit_row_groups,
+        new_totals,
+    )
 
     groups: dict[tuple[float, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["noise"], r["method"]), []).append(r)
+    fits = fit_row_groups(groups)
     r2_rows = []
     totals = new_totals()
     for (tau, meth), grp in groups.items():
@@ -389,12 +402,13 @@ def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         k = np.array([r["K"] for r in grp])
         g = np.array([r["G"] for r in grp])
         train = np.array([r["split"] == "train" for r in grp])
-        row, pred_all = fit_law_group(lm, k, g, train)
+        row, pred_all = fit_law_group(lm, k, g, train, fits[(tau, meth)])
         for r, v in zip(grp, pred_all):
             r["fit_law_min"] = float(v)
         r2_rows.append({"noise": tau, "method": meth, **row})
         # Model comparison on all points of the group, plus leave-one-regime-out.
-        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), totals)
+        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), totals,
+                       fits[(tau, meth)])
     return r2_rows, finish_comparison(totals)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["summary_text", "write_files", "write_trainer_figures"]
+__all__ = ["law_param", "summary_text", "write_files", "write_trainer_figures"]
 
 _COLS = ["optimiser", "capacity", "noise", "M", "K", "G", "G_lo", "G_hi", "L", "regime",
          "split", "fit_law_min"]
@@ -27,21 +27,49 @@ def _fmt(v: float | None, w: int = 7) -> str:
     return f"{'n/a':>{w}}" if v is None else f"{v:{w}.3f}"
 
 
+def law_param(row: dict[str, Any], name: str) -> str:
+    """``a``, ``b`` or ``c`` of an ``r2`` row with its bootstrap interval, for text.
+
+    ``"not identified"`` where the fit on all points is not (the row's
+    ``identification`` says why), and ``∞``/``-∞`` for an unbounded end.
+
+    Examples
+    --------
+    >>> row = {"a_all": 1.234, "a_ci": [1.1, None], "identified": {"a": True}}
+    >>> law_param(row, "a")
+    '1.23 [1.1, ∞)'
+    >>> law_param({"b_all": 1e4, "b_ci": None, "identified": {"b": False}}, "b")
+    'not identified'
+    """
+    if not row.get("identified", {}).get(name, True) or row[f"{name}_ci"] is None:
+        return "not identified"
+    lo, hi = row[f"{name}_ci"]
+    left = "(-∞" if lo is None else f"[{lo:.3g}"
+    right = "∞)" if hi is None else f"{hi:.3g}]"
+    return f"{row[f'{name}_all']:.3g} {left}, {right}"
+
+
 def summary_text(rep: Any) -> str:
     lines = ["trainer: held-out R^2 of G = a*sqrt(min(log M + b, c*K)) [smooth-min]; "
-             "a, b, c on all points with bootstrap 95% intervals over environments",
+             "a, b, c on all points with bootstrap 95% intervals over environments "
+             "(∞: more resamples than the tail's share run off)",
              f"{'optimiser':>9} {'capacity':>8} {'s':>4} {'R2':>7} {'[smooth]':>8}  "
-             f"{'a [CI]':>20} {'b [CI]':>22} {'c [CI]':>20}"]
+             f"{'a [CI]':>22} {'b [CI]':>22} {'c [CI]':>22}"]
     for r in rep.r2:
         lines.append(
             f"{r['optimiser']:>9} {r['capacity']:>8} {r['noise']:4.1f} {_fmt(r['r2_min'])} "
-            f"{_fmt(r['r2_smooth'], 8)}  {r['a_all']:6.3f} [{r['a_ci'][0]:5.2f},"
-            f"{r['a_ci'][1]:5.2f}] {r['b_all']:7.2f} [{r['b_ci'][0]:6.2f},{r['b_ci'][1]:6.2f}] "
-            f"{r['c_all']:6.3f} [{r['c_ci'][0]:5.2f},{r['c_ci'][1]:5.2f}]")
+            f"{_fmt(r['r2_smooth'], 8)}  {law_param(r, 'a'):>22} {law_param(r, 'b'):>22} "
+            f"{law_param(r, 'c'):>22}")
+    for r in rep.r2:
+        if not all(r.get("identified", {}).values()):
+            lines.append(f"  {r['optimiser']}/{r['capacity']}/s={r['noise']:.1f}: "
+                         f"{r['identification']}")
     lines.append("Gaussian model on the same grid (tau = 2s; in-sample R^2)")
     for t in rep.theory:
-        lines.append(f"  {t['model']:>16} {t['method']:>4} s={t['noise_s']:.1f}: a={t['a']:.3f} "
-                     f"b={t['b']:.2f} c={t['c']:.3f} R2={_fmt(t['r2_in_sample'])}")
+        abc = (f"a={t['a']:.3f} b={t['b']:.2f} c={t['c']:.3f}"
+               if all(t.get("identified", {}).values()) else "a, b, c: " + t["identification"])
+        lines.append(f"  {t['model']:>16} {t['method']:>4} s={t['noise_s']:.1f}: {abc} "
+                     f"R2={_fmt(t['r2_in_sample'])}")
     for cap, rows in rep.comparison.items():
         lines.append(f"model comparison, capacity {cap} (lower is better)")
         for row in rows:

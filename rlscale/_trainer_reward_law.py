@@ -19,6 +19,20 @@ in miniature and exactly (issue 12), with
    variant on a random 70 % of the ``(M, K)`` points, R² on the held-out 30 %;
    ``a, b, c`` refitted on all points with bootstrap (over environments) 95 %
    intervals.  Model comparison per capacity (:mod:`rlscale._law_models`).
+   Every fit of a law form over the groups that share a design is one
+   batched solve (:mod:`rlscale._law_solver`).  **Identification**: some
+   groups' law is not identified — ``G`` does not grow with ``M`` (the
+   misspecified reward model at the MDP's ceiling), so the best fit has
+   ``b → ∞`` (``a → 0``, ``c → ∞``; only the plateau ``a√b`` and the kink
+   ``K = b/c`` are identified), or the kink lies beyond the largest ``K``
+   (``c → ∞``).  Such a group's row says so (``identified``,
+   ``identification``; :mod:`rlscale._law_fits`), has no interval for the
+   unidentified parameters, and its predictions (R², ``fit_law_min``, the
+   comparison's RSS) are the limit's; a bootstrap resample at a limit enters
+   the percentiles with its parameters' limits, so an interval end is
+   unbounded (``None``) where more resamples than the tail's share run off.
+   Before, such fits ran to the evaluation cap and their end points were
+   reported as estimates with intervals.
 4. **Where the law breaks.**  Per curve ``G(K)`` at fixed ``M``, whether gold
    falls after its peak by more than twice its standard error (Gao et al.'s
    over-optimisation); where ``G`` no longer grows with ``M``.
@@ -29,10 +43,13 @@ in miniature and exactly (issue 12), with
 6. **Planning check** (:mod:`rlscale._trainer_reward_plan`), with the KL per
    RL step measured on the planned reward model and a plan priced per step.
 
-**Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits
-per optimiser × capacity × noise (and the Gaussian model on the same grid)
-run in the same workers.  Measured here on 2 cores: ``quick`` 16 s of CPU
-(``--jobs 1``), ``full`` 162 s of CPU and 3.4 min wall (``--jobs 2``, load 3–6).
+**Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits,
+one task per design (the groups sharing the same ``M`` values) and one for
+the Gaussian model on the same grid, in the same workers.  Measured here on 2
+cores: ``quick`` 8.5–9.3 s of CPU (``--jobs 1``, load 3–5; 18.8 s before the
+fits were batched, at load 5), of which the group fits 1.2 s (7.2 s with the
+per-start ``least_squares`` loop, side by side); ``full`` 162 s of CPU and 3.4
+min wall (``--jobs 2``, load 3–6) before the batched fits, not re-measured.
 """
 
 from __future__ import annotations
@@ -45,16 +62,24 @@ from typing import Any
 
 import numpy as np
 
+from rlscale._law_fits import (
+    bootstrap_min_law,
+    fit_form,
+    limits,
+    min_law_closure,
+    percentile_interval,
+    profile_start,
+)
+from rlscale._law_forms import STARTS
 from rlscale._law_models import (
-    _fit_min,
     _law_min,
-    _least_squares,
     _regime,
     compare_models,
     finish_comparison,
-    fit_effort,
+    fit_groups,
     fit_law_group,
     new_totals,
+    verdict_fields,
 )
 
 __all__ = ["TrainerRewardLawReport", "verify_trainer_reward_law"]
@@ -100,7 +125,12 @@ class TrainerRewardLawReport:
     ----------
     r2 : list of dict
         Per optimiser × capacity × noise: held-out R² (min and smooth-min law),
-        ``a, b, c`` on all points with bootstrap intervals.
+        ``a_all, b_all, c_all`` on all points with bootstrap intervals
+        ``a_ci, b_ci, c_ci`` (an end ``None``: unbounded; the whole interval
+        ``None``: not identified), ``identified`` (``{"a": bool, "b": bool,
+        "c": bool}`` of the fit on all points) and ``identification`` (why),
+        ``bootstrap_at_boundary`` (resamples whose best fit is one of the law's
+        limits) and ``fit_status`` (the solver's code, 5: ``b`` ran off).
     comparison : dict
         Per capacity: model comparison rows (AIC, BIC, LORO RMSE).
     breaks : list of dict
@@ -286,11 +316,13 @@ def _points(curves, ks, gen) -> list[dict[str, Any]]:
 
 def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int = 1000,
                 theory_ms=None):
-    """Fits per optimiser × capacity × noise (in ``jobs`` workers), model comparison totals.
+    """Fits per optimiser × capacity × noise, model comparison totals.
 
-    The bootstrap resamples are drawn here, in group order, so the result does
-    not depend on ``jobs``; with ``theory_ms`` the Gaussian model on the same
-    grid (:func:`_theory`) runs as one more task beside the groups.
+    The groups that share a design (the same ``M`` values) are fitted together
+    (:func:`_fit_design`), one task per design, in ``jobs`` workers.  The
+    bootstrap resamples are drawn here, in group order, so the result does not
+    depend on ``jobs``; with ``theory_ms`` the Gaussian model on the same grid
+    (:func:`_theory`) runs as one more task.
     """
     groups: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
     for r in points:
@@ -302,15 +334,24 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
         T = env.shape[1]
         idx = [gen.integers(0, T, size=T) for _ in range(n_boot)]
         tasks.append(((opt, cap, s), grp, env, np.array(idx).reshape(n_boot, T), msel))
-    calls = [(_fit_one, (grp, env, idx, msel, ks, max_nfev)) for _, grp, env, idx, msel in tasks]
+    designs: dict[tuple[float, ...], list[int]] = {}
+    for i, t in enumerate(tasks):
+        designs.setdefault(tuple(t[4]), []).append(i)
+    calls = [(_fit_design, ([tasks[i][1] for i in members], [tasks[i][2] for i in members],
+                            [tasks[i][3] for i in members], list(msel), ks, max_nfev))
+             for msel, members in designs.items()]
     if theory_ms is not None:
         calls.append((_theory, (theory_ms, ks)))
     if jobs == 1 or len(calls) == 1:
-        results = [fn(*args) for fn, args in calls]
+        done = [fn(*args) for fn, args in calls]
     else:
         from joblib import Parallel, delayed
 
-        results = Parallel(n_jobs=jobs)(delayed(fn)(*args) for fn, args in calls)
+        done = Parallel(n_jobs=jobs)(delayed(fn)(*args) for fn, args in calls)
+    results: list[Any] = [None] * len(tasks)
+    for members, out in zip(designs.values(), done):
+        for i, res in zip(members, out):
+            results[i] = res
     r2_rows = []
     totals: dict[str, dict[str, Any]] = {}
     for ((opt, cap, s), grp, *_), (row, pred, part) in zip(tasks, results):
@@ -324,37 +365,63 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
             acc[name]["k"] += t["k"]
             acc[name]["loro"].extend(t["loro"])
     comparison = {cap: finish_comparison(t) for cap, t in totals.items()}
-    theory = results[-1] if theory_ms is not None else None
+    theory = done[-1] if theory_ms is not None else None
     return r2_rows, comparison, theory
 
 
-def _fit_one(grp, env, idx, msel, ks, max_nfev):
-    """One group: the law on the train split, ``a, b, c`` on all points with bootstrap
-    intervals over environments (rows of ``idx``), and its model-comparison totals."""
-    with fit_effort(max_nfev):  # workers do not inherit the parent's setting
-        lm = np.log([r["M"] for r in grp])
-        k = np.array([r["K"] for r in grp])
-        g = np.array([r["G"] for r in grp])
-        train = np.array([r["split"] == "train" for r in grp])
-        row, pred = fit_law_group(lm, k, g, train)
-        full = _fit_min(lm, k, g)
-        p0 = full.params
-        # Bootstrap over environments: resample environments, refit from the point estimate.
-        lm_g = np.repeat(np.log(msel), ks.size)
-        k_g = np.tile(ks, len(msel))
-        reps = [_least_squares(_law_min, [p0], lm_g, k_g, env[:, i].mean(axis=1).reshape(-1))
-                for i in idx]
-        reps_arr = np.asarray(reps)
-        nat = np.column_stack([np.exp(reps_arr[:, 0]), reps_arr[:, 1], np.exp(reps_arr[:, 2])])
-        lo, hi = np.percentile(nat, [2.5, 97.5], axis=0)
+def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
+    """The groups of one design: per group the law on the train split, ``a, b, c`` on all
+    points with bootstrap intervals over environments (rows of its ``idx``), and its
+    model-comparison totals; a list of ``(row, prediction, totals)`` in group order.
+
+    Every fit of a law form, over all the groups, is one batched solve
+    (:func:`rlscale._law_models.fit_groups`), the bootstrap refits another
+    (:func:`rlscale._law_fits.bootstrap_min_law`).  A resample whose best fit is at
+    one of the law's families at infinity enters the percentiles with the limits of
+    its parameters (:func:`rlscale._law_fits.limits`), so an end is ``None``
+    (unbounded) where more resamples than the tail's share run off; a parameter that
+    is not identified on all points gets no interval (``None``).
+    """
+    grp0 = grps[0]  # the rows of every group: M-major over ks, as env's
+    lm = np.log([r["M"] for r in grp0])
+    k = np.array([r["K"] for r in grp0])
+    reg = np.array([r["regime"] for r in grp0])
+    G = np.array([[r["G"] for r in grp] for grp in grps])
+    train = np.array([[r["split"] == "train" for r in grp] for grp in grps])
+    fits = fit_groups(lm, k, G, train, reg, max_nfev=max_nfev)
+    # Bootstrap over environments: resample environments, refit from the point estimates.
+    boot = np.concatenate([np.stack([env[:, i].mean(axis=1).reshape(-1) for i in idx])
+                           for env, idx in zip(envs, idxs)])
+    n_b = [len(idx) for idx in idxs]
+
+    def per_resample(form):
+        return np.repeat(np.array([f.fits[form]["all"] for f in fits]), n_b, axis=0)
+
+    reps, verdicts = bootstrap_min_law(lm, k, boot, per_resample("min"),
+                                       per_resample("sqrt_logm"), per_resample("plateau"),
+                                       max_nfev=max_nfev)
+    out = []
+    for j, fit in enumerate(fits):
+        g, tr = G[j], train[j]
+        row, pred = fit_law_group(lm, k, g, tr, fit)
+        sl = slice(sum(n_b[:j]), sum(n_b[:j + 1]))
+        rep, ver = reps[sl], verdicts[sl]
+        nat = np.column_stack([np.exp(rep[:, 0]), rep[:, 1], np.exp(rep[:, 2])])
+        lo, hi = np.array([limits(v, x) for v, x in zip(ver, nat)]).transpose(1, 0, 2)
+        p0 = fit.fits["min"]["all"]
+        ok = verdict_fields(fit.verdicts["all"])
+        cis = {name: percentile_interval(lo[:, i], hi[:, i]) if ok["identified"][name]
+               else None for i, name in enumerate("abc")}
         row.update({"a_all": float(np.exp(p0[0])), "b_all": float(p0[1]),
                     "c_all": float(np.exp(p0[2])),
-                    "a_ci": [float(lo[0]), float(hi[0])], "b_ci": [float(lo[1]), float(hi[1])],
-                    "c_ci": [float(lo[2]), float(hi[2])], "bootstrap": len(idx)})
+                    "a_ci": cis["a"], "b_ci": cis["b"], "c_ci": cis["c"],
+                    "bootstrap": len(ver),
+                    "bootstrap_at_boundary": sum(v != "interior" for v in ver),
+                    "fit_status": fit.status["min"]["all"], **ok})
         part = new_totals()
-        compare_models(lm, k, g, np.array([r["regime"] for r in grp]), part,
-                       fitted={"law_min": full})  # the same fit: not done twice
-    return row, pred, part
+        compare_models(lm, k, g, reg, part, fit)
+        out.append((row, pred, part))
+    return out
 
 
 def _breaks(curves, ks) -> list[dict[str, Any]]:
@@ -387,13 +454,15 @@ def _m_growth(curves, ms) -> list[dict[str, Any]]:
 
 
 def _theory(ms, ks) -> list[dict[str, Any]]:
-    """The Gaussian pool model and the generalising-proxy variant, fitted on the same grid."""
+    """The Gaussian pool model and the generalising-proxy variant, fitted on the same grid
+    (the twelve data sets in one batched solve of the min law from its three starts and
+    a profile-grid start each)."""
     from rlscale.simulate._generalising_proxy import generalising_proxy_gain
     from rlscale.theory import reward
 
     lm = np.repeat(np.log(ms), ks.size)
     kk = np.tile(ks, ms.size)
-    rows = []
+    rows, gs = [], []
     for s in NOISES:
         tau = 2.0 * s
         for meth in ("bon", "tilt"):
@@ -404,12 +473,18 @@ def _theory(ms, ks) -> list[dict[str, Any]]:
                     g = np.concatenate([generalising_proxy_gain(
                         float(m), ks, d=10, noise=tau, method=meth, trials=400,
                         rng=int(m) + int(100 * s)).gain for m in ms])
-                f = _fit_min(lm, kk, g)
-                p = f.params
-                ss = float(np.sum((g - g.mean()) ** 2))
-                r2 = 1.0 - float(np.sum((g - f(lm, kk)) ** 2)) / ss if ss > 0 else None
-                rows.append({"model": model, "method": meth, "noise_s": s, "tau": tau,
-                             "a": float(np.exp(p[0])), "b": float(p[1]),
-                             "c": float(np.exp(p[2])), "r2_in_sample": r2,
-                             "G_at_K_max": [float(x) for x in g.reshape(ms.size, -1)[:, -1]]})
+                gs.append(g)
+                rows.append({"model": model, "method": meth, "noise_s": s, "tau": tau})
+    Y = np.stack(gs)
+    W = np.ones_like(Y)
+    starts = np.concatenate([np.broadcast_to(STARTS["min"], (len(Y), 3, 3)),
+                             profile_start("min", lm, kk, Y, W)[:, None, :]], axis=1)
+    fit = fit_form("min", starts, lm, kk, Y, W)
+    verdicts = min_law_closure(lm, kk, Y, W, fit).verdicts
+    for row, g, p, verdict in zip(rows, Y, fit.x, verdicts):
+        ss = float(np.sum((g - g.mean()) ** 2))
+        r2 = 1.0 - float(np.sum((g - _law_min(p, lm, kk)) ** 2)) / ss if ss > 0 else None
+        row.update({"a": float(np.exp(p[0])), "b": float(p[1]), "c": float(np.exp(p[2])),
+                    "r2_in_sample": r2, **verdict_fields(verdict),
+                    "G_at_K_max": [float(x) for x in g.reshape(ms.size, -1)[:, -1]]})
     return rows

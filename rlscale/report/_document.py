@@ -262,6 +262,8 @@ def _ci(v: float, ci: list[float]) -> str:
 
 def _trainer_law(doc: Document, tr) -> None:
     """Section 1b: the reward law in the RL trainer (learned reward models, exact gold)."""
+    from rlscale._trainer_reward_files import law_param
+
     doc.heading("1b. Reward optimisation in the RL trainer")
     if not tr["enabled"]:
         doc.paragraph("The trainer's reward-law section was disabled in the configuration.")
@@ -277,11 +279,17 @@ def _trainer_law(doc: Document, tr) -> None:
         "by exact policy evaluation, in reference-sd units. Capacities: linear (the gold's "
         "features, well specified) and partial (task events only, misspecified). Held-out "
         "R² of a·√min(log M + b, c·K) (70/30 split); a, b, c on all points with 95 % "
-        "bootstrap intervals over environments.")
+        "bootstrap intervals over environments (∞: more resamples than the tail's share "
+        "have the parameter running off; 'not identified': the best fit on all points is one "
+        "of the law's limits, b → ∞ or c → ∞, listed below the table).")
     doc.table(["optimiser", "RM", "s", "held-out R² (min)", "R² (smooth-min)", "a", "b", "c"],
               [[r["optimiser"], r["capacity"], r["noise"], r["r2_min"], r["r2_smooth"],
-                _ci(r["a_all"], r["a_ci"]), _ci(r["b_all"], r["b_ci"]),
-                _ci(r["c_all"], r["c_ci"])] for r in tr["r2"]])
+                law_param(r, "a"), law_param(r, "b"), law_param(r, "c")] for r in tr["r2"]])
+    unid = [r for r in tr["r2"] if not all(r.get("identified", {}).values())]
+    if unid:
+        doc.paragraph("Not identified: " + "; ".join(
+            f"{r['optimiser']}/{r['capacity']}/s = {r['noise']:g}: {r['identification']}"
+            for r in unid) + ".")
     pool = [t for t in tr["theory"] if t["model"] == "pool" and t["method"] == "tilt"]
     doc.paragraph("The Gaussian pool model fitted on the same grid (τ = 2s, tilting): "
                   + "; ".join(f"s = {t['noise_s']:g}: a = {t['a']:.3g}, b = {t['b']:.3g}, "
