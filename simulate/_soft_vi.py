@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.simulate._gold_reward import RewardWorld, _pi_avg, check_reward_world
+from rlscale.simulate._gold_reward import RewardWorld, _cont, _pi_avg, _q, check_reward_world
 from rlscale.theory._validation import check_bool, check_real
 
 #: KL penalties accepted: ``Q/β`` and ``β·KL`` stay finite for landing rewards <= 1e100.
@@ -97,30 +97,36 @@ def soft_optimum(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: Any, *
     r = rw._check_landing("proxy_land", proxy_land)[None]
     g = rw._check_landing("gold_land", gold_land)[None]
     keep_policy = check_bool("keep_policy", keep_policy)
-    t = rw._tables
-    n, B = rw.n_states, b.size
-    beta = b.reshape(B, 1, 1, 1, 1)
-    V = np.zeros((B, n))
-    Vp, Vg, Vk = np.zeros((B, n)), np.zeros((B, n)), np.zeros((B, n))
-    pols = np.empty((B, rw.horizon, *rw.features.shape[:3], 4)) if keep_policy else None
-
-    def cont(x):
-        return np.where(t["cont"], x[:, t["cont_idx"]], 0.0)
-
-    for h in range(1, rw.horizon + 1):
-        Q = rw._q(r + cont(V))
-        z = Q / beta
-        zmax = np.max(z, axis=-1, keepdims=True)
-        e = np.exp(z - zmax)
+    c = rw._compact(everywhere=keep_policy)
+    n, B, H = c["states"].size, b.size, rw.horizon
+    # The four programs (soft value, proxy, gold, KL) share the landing gathers: one
+    # stacked array W = (V, Vp, Vg, Vk), each (B, states), and one _q per step.
+    land_r, land_g = r[0, c["slots"]], g[0, c["slots"]]
+    beta = b.reshape(B, 1, 1)
+    log4 = np.log(4.0)
+    W = np.zeros((4, B, n))
+    pols = np.empty((B, H, *rw.features.shape[:3], 4)) if keep_policy else None
+    for h in range(1, H + 1):
+        C = _cont(c, W)
+        C[0] += land_r
+        C[1] += land_r
+        C[2] += land_g
+        D = _q(c, C)  # (4, B, states, 4)
+        z = D[0] / beta
+        zmax = np.maximum(np.maximum(z[..., 0], z[..., 1]),
+                          np.maximum(z[..., 2], z[..., 3]))[..., None]
+        zz = z - zmax
+        e = np.exp(zz)
         tot = (e[..., 0] + e[..., 1] + e[..., 2] + e[..., 3])[..., None]
         pi = e / tot
-        logr = np.log(4.0) + (z - zmax) - np.log(tot)  # log(π/π_ref)
-        V_new = (beta * (zmax + np.log(tot) - np.log(4.0))).reshape(B, n)
-        Vp = _pi_avg(rw._q(r + cont(Vp)), pi).reshape(B, n)
-        Vg = _pi_avg(rw._q(g + cont(Vg)), pi).reshape(B, n)
-        Vk = (_pi_avg(rw._q(cont(Vk)), pi) + _pi_avg(logr, pi)).reshape(B, n)
-        V = V_new
+        log_tot = np.log(tot)
+        logr = log4 + zz - log_tot  # log(π/π_ref)
+        new = np.empty_like(W)
+        new[0] = (beta * (zmax + log_tot - log4))[..., 0]
+        new[1:] = _pi_avg(D[1:], pi)
+        new[3] += _pi_avg(logr, pi)
+        W = new
         if pols is not None:
-            pols[:, h - 1] = pi
-    s = t["start"]
-    return SoftOptimum(b, Vk[:, s], Vp[:, s], Vg[:, s], V[:, s], pols)
+            pols.reshape(B, H, -1, 4)[:, h - 1, c["states"]] = pi
+    s = c["start"]
+    return SoftOptimum(b, W[3][:, s], W[1][:, s], W[2][:, s], W[0][:, s], pols)
