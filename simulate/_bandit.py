@@ -148,6 +148,8 @@ def _log_softmax(theta: np.ndarray, centred: bool = False, out: np.ndarray | Non
 
 
 _MAX_LR_BETA = 1e3
+#: Table size (problems × candidates) from which :func:`_sample` sorts its keys first.
+_SORTED_SEARCH = 2**15
 
 
 def kl_bandit_optimum(rewards: Any, beta: Any, ref_probs: Any = None) -> np.ndarray:
@@ -222,15 +224,19 @@ def _sample(probs: np.ndarray, m: int, rng: np.random.Generator,
     offsets = np.arange(B, dtype=np.float64)[:, None]
     u = rng.random((B, m)) + offsets
     flat = np.add(cdf, offsets, out=cdf).ravel()
-    # The same search with the keys in increasing order (row b's lie in [b, b + 1), so
-    # sorting within rows sorts them all): searchsorted then starts each search where the
-    # previous one ended, which halves its cost; the results go back in draw order.
+    n = probs.shape[1]
+    if B * n < _SORTED_SEARCH:
+        idx = np.searchsorted(flat, u.ravel(), side="right").reshape(B, m)
+        return np.minimum(idx - np.arange(B)[:, None] * n, n - 1)
+    # On a large table, the same search with the keys in increasing order (row b's lie in
+    # [b, b + 1), so sorting within rows sorts them all): searchsorted then starts each
+    # search where the previous one ended, which halves its cost (measured at 224 x 512);
+    # the results go back in draw order.
     order = np.argsort(u, axis=1)
     found = np.searchsorted(flat, np.take_along_axis(u, order, axis=1).ravel(),
                             side="right").reshape(B, m)
     idx = np.empty_like(found)
     np.put_along_axis(idx, order, found, axis=1)
-    n = probs.shape[1]
     return np.minimum(idx - np.arange(B)[:, None] * n, n - 1)
 
 
