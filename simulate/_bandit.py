@@ -88,7 +88,8 @@ class BanditResult:
     optimum_kl, optimum_reward, optimum_objective : float or ndarray
         The same quantities at ``π*``.
     kl_history, reward_history, objective_history : ndarray, shape (steps+1,) or (steps+1, B)
-        Exact values along the run, starting from ``π_ref``.
+        Exact values along the run, starting from ``π_ref`` (with ``history=False``
+        only the first and the last: 2 rows).
     algorithm : str
     beta : float or ndarray
     steps, batch_size : int

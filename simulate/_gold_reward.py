@@ -33,7 +33,12 @@ deviation of the gold reward under the reference policy, the unit gains are
 reported in.
 
 All tasks and a leading batch axis (policies, temperatures) are processed at
-once; a sweep costs ``O(B·T·3·S²·4)`` and has no Python loop over states.
+once; a sweep costs ``O(B·T·3·S²·4)`` and has no Python loop over states.  The
+programs run only on the states reachable from the tasks' starts (about two
+thirds of ``T·3·S²`` on the default family; :meth:`RewardWorld._compact`), the
+slip average only on the slippery tasks' block: the same arithmetic per state,
+so the values are bit-identical to a sweep over every state, at a quarter of
+its cost (``python -m benchmarks sim_loops``).
 """
 
 from __future__ import annotations
@@ -280,13 +285,13 @@ def _cont(c: dict[str, Any], V: np.ndarray) -> np.ndarray:
     return np.where(c["cont"], V[..., c["cont_pos"]], 0.0)
 
 
-def _q(c: dict[str, Any], land_val: np.ndarray) -> np.ndarray:
+def _q(c: dict[str, Any], land_val: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Expected landing value per (..., state, action) from values per landing slot.
 
     Slipping lands on the intended or either perpendicular move, each with
     probability 1/3: every move but the opposite one, ``(Σ_a d_a − d_opp)/3``.
     """
-    d = land_val[..., c["move"]]
+    d = np.take(land_val, c["move"], axis=-1, out=out)
     n0 = c["n_plain"]
     if n0 < d.shape[-2]:
         sl = d[..., n0:, :]
