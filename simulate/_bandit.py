@@ -149,7 +149,10 @@ def _log_softmax(theta: np.ndarray, centred: bool = False, out: np.ndarray | Non
 
 
 _MAX_LR_BETA = 1e3
-#: Table size (problems × candidates) from which :func:`_sample` sorts its keys first.
+#: Pools of at most this many candidates are searched by counting (a binary search per
+#: key costs more there); tables (problems × candidates) from _SORTED_SEARCH on sort the
+#: keys first.
+_COUNT_SEARCH = 16
 _SORTED_SEARCH = 2**15
 
 
@@ -226,6 +229,15 @@ def _sample(probs: np.ndarray, m: int, rng: np.random.Generator,
     u = rng.random((B, m)) + offsets
     flat = np.add(cdf, offsets, out=cdf).ravel()
     n = probs.shape[1]
+    if n <= _COUNT_SEARCH:
+        # Few candidates: count, per key, the entries of its row at or below it.  That is
+        # searchsorted's answer minus b·n: every earlier row lies at or below b <= key and
+        # every later row above it (a key rounded up to b + 1 can only add entries of
+        # probability 0, which the cap at n − 1 removes as before).
+        cnt = np.zeros((B, m), dtype=np.int64)
+        for j in range(n):
+            cnt += flat[j::n, None] <= u
+        return np.minimum(cnt, n - 1)
     if B * n < _SORTED_SEARCH:
         idx = np.searchsorted(flat, u.ravel(), side="right").reshape(B, m)
         return np.minimum(idx - np.arange(B)[:, None] * n, n - 1)
