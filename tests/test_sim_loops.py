@@ -178,3 +178,18 @@ def test_centred_log_softmax_and_sorted_search_against_direct_sums() -> None:
     for b in range(0, 300, 37):
         for j in range(7):  # first index whose partial sum exceeds u (row b offset by b)
             assert acts[b, j] == min(int(np.sum(cdf[b] + b <= u[b, j] + b)), 199)
+
+
+@pytest.mark.parametrize("shape", [(40, 5), (30, 100)])  # counted; binary search, unsorted
+def test_inverse_cdf_search_on_small_tables(shape) -> None:
+    B, n = shape
+    probs = np.random.default_rng(4).dirichlet(np.ones(n) * 0.3, size=B)
+    acts = _sample(probs, 9, np.random.default_rng(2))
+    u = np.random.default_rng(2).random((B, 9))
+    cdf = np.cumsum(probs, axis=1)
+    cdf[:, -1] = 1.0
+    want = [[min(int(np.sum(cdf[b] + b <= u[b, j] + b)), n - 1) for j in range(9)]
+            for b in range(B)]
+    assert acts.tolist() == want
+    counts = np.bincount(acts.ravel(), minlength=n)
+    assert counts.sum() == B * 9 and (acts >= 0).all()
