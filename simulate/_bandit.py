@@ -233,7 +233,10 @@ def _sample(probs: np.ndarray, m: int, rng: np.random.Generator,
         # Few candidates: count, per key, the entries of its row at or below it.  That is
         # searchsorted's answer minus b·n: every earlier row lies at or below b <= key and
         # every later row above it (a key rounded up to b + 1 can only add entries of
-        # probability 0, which the cap at n − 1 removes as before).
+        # probability 0, which the cap at n − 1 removes as before).  The one case that can
+        # differ: such a rounded key (u within ~1e-14 of 1) in a row whose partial sums
+        # passed 1 by rounding before its last entry, where the binary search may stop one
+        # candidate early; both are then draws from the row's last candidates.
         cnt = np.zeros((B, m), dtype=np.int64)
         for j in range(n):
             cnt += flat[j::n, None] <= u
