@@ -30,7 +30,7 @@ A turn's rollouts are simulated in batches of at least 4,096 on lookup tables of
 its (task, stage) — the policy's partial sums, the landing cell per action and
 slip turn, each cell's outcome — carrying only the walkers still running.
 Measured here: the report's inference step (``ground_inference``, 37 calls)
-spends 1.3–1.5 s of CPU in total, against 3.7 s with the per-walker loop it
+spends 1.2–1.5 s of CPU in total, against 2.8–3.8 s with the per-walker loop it
 replaced, whose random stream and results it keeps bit for bit
 (``python -m benchmarks sim_loops``).
 """
