@@ -353,7 +353,7 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
         s = rng.standard_normal((pools, n))
         res = kl_bandit_pg(np.repeat(s, betas.size, axis=0), np.tile(betas, pools),
                            steps=settings["pg_steps"], batch_size=32, algorithm="rloo",
-                           rng=rng)
+                           rng=rng, history=False)
         # Rao-Blackwellised gold: E[X_i | proxies] = s_i/sqrt(1+σ²), and the
         # policy depends on the proxies only.  The pool mean (the reference
         # policy's gain, mean zero) is subtracted as a control variate.

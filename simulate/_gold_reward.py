@@ -33,7 +33,12 @@ deviation of the gold reward under the reference policy, the unit gains are
 reported in.
 
 All tasks and a leading batch axis (policies, temperatures) are processed at
-once; a sweep costs ``O(B·T·3·S²·4)`` and has no Python loop over states.
+once; a sweep costs ``O(B·T·3·S²·4)`` and has no Python loop over states.  The
+programs run only on the states reachable from the tasks' starts (about two
+thirds of ``T·3·S²`` on the default family; :meth:`RewardWorld._compact`), the
+slip average only on the slippery tasks' block: the same arithmetic per state,
+so the values are bit-identical to a sweep over every state, at a quarter of
+its cost (``python -m benchmarks sim_loops``).
 """
 
 from __future__ import annotations
@@ -151,18 +156,23 @@ class RewardWorld:
 
     # ------------------------------------------------------------------ dynamic programs
 
-    def _q(self, land_val: np.ndarray) -> np.ndarray:
-        """Expected landing value per (batch, task, stage, cell, action)."""
-        t = self._tables
-        B = land_val.shape[0]
-        d = land_val[:, t["move_idx"]].reshape(B, *self.features.shape[:3], 4)
-        total = d[..., 0] + d[..., 1] + d[..., 2] + d[..., 3]
-        slip = t["slip"][None, :, None, None, None]
-        return np.where(slip, (total[..., None] - d[..., t["opp"]]) / 3.0, d)
+    def _compact(self, everywhere: bool = False) -> dict[str, Any]:
+        """Index tables of the dynamic programs on the states they need (cached).
 
-    def _continue(self, r_land: np.ndarray, V: np.ndarray) -> np.ndarray:
-        t = self._tables
-        return r_land + np.where(t["cont"], V[:, t["cont_idx"]], 0.0)
+        A start state's value depends only on the states reachable from it, so
+        the programs run on those (about two thirds of ``T·3·S²`` on the default
+        family: stages a task does not have, walls, holes and the cells a stage
+        leaves at once are never occupied) — the same arithmetic on each state
+        that remains, so the values are bit-identical to a sweep over all
+        states.  ``everywhere=True`` keeps every state (for returning whole
+        policies).  States are ordered with the non-slippery tasks' first, so
+        the slip average is computed on the slippery block only.
+        """
+        key = "compact_all" if everywhere else "compact"
+        if key not in self._tables:
+            self._tables[key] = _compact_tables(self._tables, self.n_states,
+                                                N_STAGES * self.features.shape[2], everywhere)
+        return self._tables[key]
 
     def evaluate(self, policy: Any, r_land: Any, *, kl: bool = False,
                  second_moment: bool = False) -> dict[str, np.ndarray]:
@@ -193,23 +203,22 @@ class RewardWorld:
         if r.shape not in ((self.n_states,), (B, self.n_states)):
             raise ValueError(f"r_land must have shape ({self.n_states},) or "
                              f"({B}, {self.n_states}); got {r.shape}")
-        r = np.broadcast_to(np.atleast_2d(r), (B, r.shape[-1]))
-        n = self.n_states
+        c = self._compact()
+        r = np.broadcast_to(np.atleast_2d(r), (B, r.shape[-1]))[:, c["slots"]]
+        n = c["states"].size
         V, K, W = np.zeros((B, n)), np.zeros((B, n)), np.zeros((B, n))
+        if policy is not None:  # the policy on the states the program visits, all h at once
+            pis = policy.reshape(B, H, self.n_states, 4)[:, :, c["states"]]
         for h in range(1, H + 1):
-            pi = np.full((1, *self.features.shape[:3], 4), 0.25) if policy is None \
-                else policy[:, h - 1]
+            pi = np.full((1, n, 4), 0.25) if policy is None else pis[:, h - 1]
             if second_moment:
-                ev = np.where(self._tables["cont"], V[:, self._tables["cont_idx"]], 0.0)
-                ew = np.where(self._tables["cont"], W[:, self._tables["cont_idx"]], 0.0)
-                W = _pi_avg(self._q(r * r + 2.0 * r * ev + ew), pi).reshape(B, n)
+                ev, ew = _cont(c, V), _cont(c, W)
+                W = _pi_avg(_q(c, r * r + 2.0 * r * ev + ew), pi)
             if kl:
                 logr = np.log(np.maximum(pi, 1e-300) * 4.0)
-                K = (_pi_avg(self._q(np.where(self._tables["cont"],
-                                              K[:, self._tables["cont_idx"]], 0.0)), pi)
-                     + _pi_avg(logr, pi)).reshape(B, n)
-            V = _pi_avg(self._q(self._continue(r, V)), pi).reshape(B, n)
-        s = self._tables["start"]
+                K = _pi_avg(_q(c, _cont(c, K)), pi) + _pi_avg(logr, pi)
+            V = _pi_avg(_q(c, r + _cont(c, V)), pi)
+        s = c["start"]
         out = {"value": V[:, s]}
         if kl:
             out["kl"] = K[:, s]
@@ -235,6 +244,63 @@ def _check_columns(columns: Any, d: int) -> np.ndarray:
 def _pi_avg(x: np.ndarray, pi: np.ndarray) -> np.ndarray:
     xp = x * pi
     return xp[..., 0] + xp[..., 1] + xp[..., 2] + xp[..., 3]
+
+
+def _compact_tables(t: dict[str, Any], n: int, block: int, everywhere: bool) -> dict[str, Any]:
+    """States reachable from the starts (or all), their landing slots and gather indices.
+
+    ``block = 3·S²`` states per task.  Returns ``states`` (full indices, non-slippery
+    tasks first; ``n_plain`` of them), ``slots`` (landing indices the states move to),
+    ``move`` (per state and action, the position of its landing slot), ``cont`` and
+    ``cont_pos`` (whether a slot continues, and at which compact state), ``start``.
+    """
+    mv = t["move_idx"].reshape(n, 4)
+    occ = np.ones(n, bool)
+    if not everywhere:  # closure of the starts under "land, then continue"
+        occ = np.zeros(n, bool)
+        occ[t["start"]] = True
+        while True:
+            land = mv[occ].ravel()
+            grown = occ.copy()
+            grown[t["cont_idx"][land[t["cont"][land]]]] = True
+            if np.array_equal(grown, occ):
+                break
+            occ = grown
+    states = np.flatnonzero(occ)
+    slips = t["slip"][states // block]
+    states = np.concatenate([states[~slips], states[slips]])
+    pos = np.zeros(n, np.int64)
+    pos[states] = np.arange(states.size)
+    slots = np.unique(mv[states])
+    spos = np.zeros(n, np.int64)
+    spos[slots] = np.arange(slots.size)
+    cont = t["cont"][slots]
+    return {"states": states, "n_plain": int(np.count_nonzero(~slips)), "slots": slots,
+            "move": spos[mv[states]], "cont": cont,
+            "cont_pos": np.where(cont, pos[t["cont_idx"][slots]], 0), "start": pos[t["start"]]}
+
+
+def _cont(c: dict[str, Any], V: np.ndarray) -> np.ndarray:
+    """Continuation value of every landing slot: ``V`` at the state it continues in, or 0."""
+    return np.where(c["cont"], V[..., c["cont_pos"]], 0.0)
+
+
+def _q(c: dict[str, Any], land_val: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Expected landing value per (..., state, action) from values per landing slot.
+
+    Slipping lands on the intended or either perpendicular move, each with
+    probability 1/3: every move but the opposite one, ``(Σ_a d_a − d_opp)/3``.
+    """
+    d = np.take(land_val, c["move"], axis=-1, out=out)
+    n0 = c["n_plain"]
+    if n0 < d.shape[-2]:
+        sl = d[..., n0:, :]
+        total = sl[..., 0] + sl[..., 1] + sl[..., 2] + sl[..., 3]
+        d[..., n0:, :] = (total[..., None] - sl[..., _OPPOSITE]) / 3.0
+    return d
+
+
+_OPPOSITE = np.array([2, 3, 0, 1])
 
 
 def make_reward_world(n_environments: int, rng: Any = None, *,

@@ -200,8 +200,10 @@ def _bon_points(scores: np.ndarray, gold: np.ndarray, ns: np.ndarray):
         q = counts / counts.sum()
         F = np.cumsum(q)
         F[-1] = 1.0
-        Fprev = np.concatenate([[0.0], F[:-1]])
-        p = F[None, :] ** ns[:, None] - Fprev[None, :] ** ns[:, None]  # (n, groups)
+        # P(best of n in groups <= j) = F_j^n; the previous group's power is the same
+        # array shifted (0^n = 0 for n >= 1), so each power is taken once.
+        Fn = F[None, :] ** ns[:, None]
+        p = Fn - np.concatenate([np.zeros((ns.size, 1)), Fn[:, :-1]], axis=1)  # (n, groups)
         kl[i] = np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / q), 0.0), axis=1)
         px[i] = p @ uniq
         gd[i] = p @ gmean

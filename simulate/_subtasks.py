@@ -25,6 +25,14 @@ rejected candidate).  Failure models as in ``rlscale.theory._inference``:
 ``terminal`` (commit the first accepted candidate, or at the cap a held
 rejected one; a wrong commit ends the episode) and ``retried`` (only accepted
 candidates are committed; a wrong one is observed and the turn continues).
+
+A turn's rollouts are simulated in batches of at least 4,096 on lookup tables of
+its (task, stage) — the policy's partial sums, the landing cell per action and
+slip turn, each cell's outcome — carrying only the walkers still running.
+Measured here: the report's inference step (``ground_inference``, 37 calls)
+spends 1.2–1.5 s of CPU in total, against 2.8–3.8 s with the per-walker loop it
+replaced, whose random stream and results it keeps bit for bit
+(``python -m benchmarks sim_loops``).
 """
 
 from __future__ import annotations
@@ -188,28 +196,50 @@ class EpisodeOutcome:
         return wilson_interval(int(self.success.sum()), int(self.success.size), confidence)
 
 
-def _rollout_reaches(world, pol, nxt, dead, reach, task, stage, start, horizon, rng):
-    """One rollout per walker (arrays task, stage, start): did it reach the stage target?"""
-    m = task.size
-    cell = start.copy()
-    alive = np.ones(m, dtype=bool)
+def _rollout_reaches(cdf, moves, status, start, m, horizon, rng):
+    """``m`` rollouts of one (task, stage) from cell ``start``: did each reach the target?
+
+    ``cdf`` (3, S²) holds the first three partial sums of the policy per cell, ``moves`` the
+    landing cell per ``cell·12 + action·3 + turn + 1`` (turn −1, 0, +1: slipping to either
+    perpendicular move; without slipping every turn lands as the intended move), and
+    ``status`` per cell 0 (continue), 1 (target reached) or 2 (the episode ends).  Only the
+    walkers still running are carried; each step draws ``u`` for the action (inverse CDF)
+    and then the slip turn for every one of them, in that order, so the random stream is
+    the one the earlier per-walker loop consumed.
+    """
     hit = np.zeros(m, dtype=bool)
-    slip = world.slippery[world.task_env[task]]
+    who = np.arange(m)
+    cell = np.full(m, start, dtype=np.int64)
+    c0, c1, c2 = cdf
     for _ in range(horizon):
-        idx = np.flatnonzero(alive)
-        if idx.size == 0:
+        k = who.size
+        if k == 0:
             break
-        tk, sg, c = task[idx], stage[idx], cell[idx]
-        cdf = np.cumsum(pol[tk, sg, c], axis=-1)
-        a = np.minimum((rng.random(idx.size)[:, None] > cdf).sum(axis=-1), 3)
-        turn = rng.integers(-1, 2, idx.size)  # slippery: intended or either perpendicular
-        a = np.where(slip[idx], (a + turn) % 4, a)
-        new = nxt[tk, sg, c, a]
-        cell[idx] = new
-        got = reach[tk, sg, new]
-        hit[idx] = got
-        alive[idx] = ~(got | dead[tk, sg, new])
+        u = rng.random(k)
+        # Inverse CDF column by column (numpy reduces a length-4 axis far slower).
+        a = (u > c0[cell]).astype(np.int64)
+        a += u > c1[cell]
+        a += u > c2[cell]
+        turn = rng.integers(-1, 2, k)
+        new = moves[cell * 12 + a * 3 + turn + 1]
+        st = status[new]
+        hit[who[st == 1]] = True
+        keep = st == 0
+        who, cell = who[keep], new[keep]
     return hit
+
+
+def _rollout_tables(world, pol, nxt, dead, reach, task, stage):
+    """The lookup tables :func:`_rollout_reaches` walks for one (task, stage)."""
+    S2 = world.size**2
+    cdf = np.cumsum(pol[task, stage], axis=-1)[:, :3].T.copy()  # (3, S²)
+    a = np.arange(4)
+    turned = (a[:, None] + np.arange(-1, 2)[None, :]) % 4  # (4, 3): intended + turn
+    if not world.slippery[world.task_env[task]]:
+        turned = np.repeat(a[:, None], 3, axis=1)
+    moves = nxt[task, stage][:, turned].reshape(S2 * 12)
+    status = np.where(reach[task, stage], 1, np.where(dead[task, stage], 2, 0))
+    return cdf, moves, status
 
 
 def _check_turn_index(name: str, values: Any, n: int) -> np.ndarray:
@@ -291,13 +321,14 @@ def run_turn_episodes(world: GridWorld, policy: Any, turn_tasks: Any, turn_stage
     # Candidates of one turn are iid rollouts, so each turn keeps a buffer of real rollout
     # outcomes simulated in large batches and hands them out in order.
     buffers: list[np.ndarray] = [np.empty(0, dtype=bool) for _ in range(T)]
+    tables: list[Any] = [None] * T
 
     def draw(u: int, count: int) -> np.ndarray:
         if buffers[u].size < count:
             m = max(count - buffers[u].size, 4096)
-            fresh = _rollout_reaches(world, pol, nxt, dead, reach, np.full(m, tasks[u]),
-                                     np.full(m, stages[u]),
-                                     np.full(m, starts[tasks[u], stages[u]]), H, gen)
+            if tables[u] is None:
+                tables[u] = _rollout_tables(world, pol, nxt, dead, reach, tasks[u], stages[u])
+            fresh = _rollout_reaches(*tables[u], starts[tasks[u], stages[u]], m, H, gen)
             buffers[u] = np.concatenate([buffers[u], fresh])
         out, buffers[u] = buffers[u][:count], buffers[u][count:]
         return out
