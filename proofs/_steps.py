@@ -28,8 +28,8 @@ from __future__ import annotations
 import abc
 import cmath
 import time
-from dataclasses import dataclass
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import sympy as sp
