@@ -255,8 +255,8 @@ _CHEAP_FORMS: tuple[Callable[[sp.Expr], sp.Expr], ...] = (
 #: ``together`` puts summed exponents on one denominator) and, as a last resort only,
 #: the general ``simplify`` of the original checker.
 _COSTLY_FORMS: tuple[Callable[[sp.Expr], sp.Expr], ...] = (
-    lambda e: sp.expand(sp.powsimp(sp.expand_power_base(e))),
     lambda e: sp.powsimp(sp.together(sp.expand(sp.expand_power_base(e)))),
+    lambda e: sp.expand(sp.powsimp(sp.expand_power_base(e))),
     sp.simplify,
     lambda e: sp.simplify(sp.expand_log(e)),
     lambda e: sp.simplify(sp.expand(sp.powsimp(sp.expand_power_base(e)))),
