@@ -251,6 +251,55 @@ def test_identity_is_never_passed_on_numbers_alone() -> None:
     assert result.status == "failed"
 
 
+
+# The cheaper checker of issue 13 (item 6): exact rewrites before simplify, integrals
+# term by term with a memo.  Each closed form below is the textbook value, written by
+# hand, not the checker's output.
+def test_integrals_by_terms_are_right_under_each_symbol_name_and_sign() -> None:
+    z = sp.Symbol("z", real=True)
+    for b in (sp.Symbol("b", positive=True), sp.Symbol("c", real=True),
+              sp.Symbol("lambda", negative=True)):
+        mgf = sp.Integral(sp.exp(-z**2 / 2) * sp.exp(b * z) / sp.sqrt(2 * sp.pi),
+                          (z, -sp.oo, sp.oo))
+        mean = sp.Integral(z * sp.exp(-z**2 / 2 + b * z - b**2 / 2) / sp.sqrt(2 * sp.pi),
+                           (z, -sp.oo, sp.oo))
+        assert Identity("mgf", mgf, sp.exp(b**2 / 2)).check().passed, b  # E e^(bZ)
+        assert Identity("mean", mean, b).check().passed, b  # the tilted law N(b, 1)
+        # the memo never hands back a wrong value: a wrong closed form still fails
+        assert Identity("wrong", mgf, sp.exp(b**2)).check().status == "failed", b
+        assert Identity("wrong", mean, 2 * b).check().status == "failed", b
+
+
+def test_an_integral_of_divergent_terms_is_evaluated_whole() -> None:
+    from rlscale.proofs._steps import _integrate_by_terms
+
+    s = sp.Symbol("s", real=True)
+    # ½ − erf(s/√2)/2 splits into two divergent integrals on [0, ∞): never added up
+    # (∞ − ∞); with erf written as 1 − erfc the integrand is one convergent term.
+    tail = sp.Integral(sp.Rational(1, 2) - sp.erf(s / sp.sqrt(2)) / 2, (s, 0, sp.oo))
+    assert sp.simplify(_integrate_by_terms(tail) - 1 / sp.sqrt(2 * sp.pi)) == 0
+    # 1/s on [1, ∞) diverges: no sum, and the step fails instead of passing
+    assert _integrate_by_terms(sp.Integral(1 / s - 1 / (s + 1), (s, 1, sp.oo))) is None
+    assert Identity("log-2", sp.Integral(1 / s - 1 / (s + 1), (s, 1, sp.oo)),
+                    sp.log(2)).check().passed
+    assert Identity("wrong", sp.Integral(1 / s, (s, 1, sp.oo)), 1).check().status == "failed"
+
+
+def test_sign_still_simplifies_when_the_expression_as_written_is_undecided() -> None:
+    # (x − 1)² − x² + 2x = 1 for real x: the assumptions cannot tell as written
+    expr = (x - 1) ** 2 - x**2 + 2 * x
+    assert expr.is_positive is None
+    assert Sign("one", expr, ">").check().passed
+    assert Sign("one", expr, "<").check().status == "failed"
+
+
+def test_a_power_identity_needing_the_costly_forms_still_passes_and_fails() -> None:
+    a, b = sp.symbols("a b", positive=True)
+    g = (a / b) ** (1 / (a + b))
+    lhs = g ** a * g ** b  # = a/b: exponents a/(a+b) + b/(a+b) add up to 1
+    assert Identity("powers", lhs, a / b).check().passed
+    assert Identity("powers", lhs, a / b + sp.Rational(1, 10**40)).check().status == "failed"
+
 def test_sign_undecidable_is_a_failure() -> None:
     result = Sign("unknown", x, ">").check()
     assert result.status == "failed" and "cannot decide" in result.reason
