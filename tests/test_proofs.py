@@ -300,6 +300,19 @@ def test_a_power_identity_needing_the_costly_forms_still_passes_and_fails() -> N
     assert Identity("powers", lhs, a / b).check().passed
     assert Identity("powers", lhs, a / b + sp.Rational(1, 10**40)).check().status == "failed"
 
+
+def test_limits_by_terms_only_when_every_term_has_a_finite_limit() -> None:
+    from rlscale.proofs import Limit
+
+    t = sp.Symbol("t", positive=True)
+    # x − √(x² + x) → −½ although both terms diverge: taken whole, not as ∞ − ∞
+    assert Limit("whole", t - sp.sqrt(t**2 + t), t, sp.oo, -sp.Rational(1, 2)).check().passed
+    assert Limit("wrong", t - sp.sqrt(t**2 + t), t, sp.oo, 0).check().status == "failed"
+    # sin t has no limit (a range): no sum; 1/t + e^(−t) → 0 term by term
+    assert Limit("none", sp.sin(t) + 1 / t, t, sp.oo, 0).check().status == "failed"
+    assert Limit("terms", 1 / t + sp.exp(-t), t, sp.oo, 0).check().passed
+    assert Limit("terms", 1 / t + sp.exp(-t) + 1, t, sp.oo, 0).check().status == "failed"
+
 def test_sign_undecidable_is_a_failure() -> None:
     result = Sign("unknown", x, ">").check()
     assert result.status == "failed" and "cannot decide" in result.reason
