@@ -20,8 +20,9 @@ elementary tail inequalities — are cited steps, marked †).
   with n, so its value at n1 bounds e on the whole box, and dropping the
   tail beyond T only lowers the integral.  Φ is enclosed at the grid points
   by the series Φ(z) = ½ + φ(z)·Σ_k z^(2k+1)/(2k+1)!! with a geometric bound
-  on the remainder, all in outward-rounded interval arithmetic (mpmath.iv),
-  so each lower bound is rigorous; it must beat c√(ln n2).
+  on the remainder, all in outward-rounded arithmetic (float64 with every +, −,
+  ×, ÷, √ stepped outward by np.nextafter; exp and π in mpmath.iv), so each lower
+  bound is rigorous; it must beat c√(ln n2).
 * n ≥ N0: an analytic argument.  With t = √(ln n),
   e(n) ≥ t·P(M ≥ t) − E[max(−M, 0)], P(M ≥ t) ≥ 1 − exp(−n·Q(t)) and
   E[max(−M, 0)] = ∫_0^∞ Φ(−s)^n ds ≤ 2^(1−n)/√(2π).  Gordon's inequality
@@ -145,7 +146,7 @@ def gaussian_cdf_enclosures(step: sp.Rational, count: int) -> list:
     bounded by the geometric series of the last ratio.  The series is summed for
     all points at once in float64 with every operation rounded outward
     (``np.nextafter`` after each correctly rounded +, ×, ÷), φ(z) in ``mpmath.iv``.
-    Measured here: 4 ms for the proof's 193 points, against 0.35 s summing each
+    Measured here: 10-13 ms for the proof's 193 points, against 0.26 s summing each
     series in ``mpmath.iv``.
 
     Examples
@@ -204,7 +205,8 @@ def emax_lower_bounds(ns: Any, step: sp.Rational = _GRID_STEP,
     bounded above (:func:`_real_power_up`) and every difference rounded down; the
     sum over the cells is ``math.fsum`` (correctly rounded) stepped down once, so
     each bound is rigorous.  Vectorised over ``ns`` and the cells.  Measured here:
-    3 ms for the proof's 51 boxes against 0.4 s for the same sums in ``mpmath.iv``.
+    7-9 ms for the proof's 51 boxes against 0.34-0.38 s for the same sums in
+    ``mpmath.iv``; the bounds are at most 1.6e-6 below those sums.
 
     Examples
     --------
