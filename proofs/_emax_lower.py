@@ -134,8 +134,29 @@ def _cdf_bounds(step: sp.Rational, count: int) -> tuple[np.ndarray, np.ndarray]:
         i = j - 1
         phi = iv.exp(-iv.mpf([float(z2_lo[i]), float(z2_hi[i])]) / 2) / root
         cdf = half + phi * iv.mpf([float(s_lo[i]), float(s_hi[i])])
-        lo[j], hi[j] = max(float(cdf.a), 0.5), min(float(cdf.b), 1.0)
+        lo[j], hi[j] = max(_float_below(cdf), 0.5), min(_float_above(cdf), 1.0)
     return lo, hi
+
+
+def _end_fraction(x: Any, end: int) -> Fraction:
+    """The exact value of end ``end`` (0: lower, 1: upper) of an ``mpmath.iv`` interval."""
+    from mpmath import mp
+
+    v = mp.make_mpf(x._mpi_[end])
+    return Fraction(int(v.man) * 2 ** int(v.exp)) if v.exp >= 0 else \
+        Fraction(int(v.man), 2 ** -int(v.exp))
+
+
+def _float_below(x: Any) -> float:
+    """The largest float ≤ the lower end of ``x`` (exact at mpmath.iv's default 53 bits)."""
+    f = float(x.a)
+    return f if Fraction(f) <= _end_fraction(x, 0) else float(_down(f))
+
+
+def _float_above(x: Any) -> float:
+    """The smallest float ≥ the upper end of ``x``."""
+    f = float(x.b)
+    return f if Fraction(f) >= _end_fraction(x, 1) else float(_up(f))
 
 
 def gaussian_cdf_enclosures(step: sp.Rational, count: int) -> list:
