@@ -13,8 +13,11 @@ that it cites it:
 :class:`Identity`
     ``lhs == rhs``: sympy reduces ``lhs - rhs`` (after ``doit()``, so
     unevaluated integrals, derivatives and limits are computed inside the
-    check) to exactly ``0``.  Positive expressions may instead be compared by
-    their logarithms (``expand_log`` is valid for positive arguments).
+    check) to exactly ``0`` -- by exact rewrites, the cheap ones (``expand``,
+    ``together``, ``powsimp``) first and ``simplify`` last; an integral of a
+    sum is evaluated term by term when every term converges.  Positive
+    expressions may instead be compared by their logarithms (``expand_log``
+    is valid for positive arguments).
 :class:`Sign`
     ``expr > 0`` (or ``>= 0``, ``< 0``, ``<= 0``) decided by sympy's
     assumption system from the declared signs of the symbols.

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 import abc
 import cmath
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -155,26 +157,124 @@ def _doit(expr: Any) -> sp.Expr:
 
     Expanded, ``n·u^(n−1)·(log n + (n−1)·log u)`` is a sum that sympy integrates term by
     term in about a sixth of the time its heuristic (``heurisch``) takes on the product
-    (the best-of-n KL proof's 4 s step).  Only an evaluated result is taken: if an
-    integral is left, the original expression is evaluated as before, so no integral
-    that sympy could evaluate is refused.
+    (the best-of-n KL proof's 4 s step).  A definite integral is first evaluated term by
+    term (:func:`_integrate_by_terms`); then, as before, the expanded integrand as a
+    whole.  Only an evaluated result is taken: if an integral is left, the original
+    expression is evaluated as before, so no integral that sympy could evaluate is
+    refused.
     """
     expr = sp.sympify(expr)
     if isinstance(expr, sp.Integral):
+        by_terms = _integrate_by_terms(expr)
+        if by_terms is not None:
+            return by_terms
         quick = sp.Integral(sp.expand(expr.function), *expr.limits).doit()
         if not quick.has(sp.Integral):
             return quick
     return expr.doit() if hasattr(expr, "doit") else expr
 
 
-def _is_zero(expr: sp.Expr) -> bool:
-    if expr == 0:
-        return True
-    for simp in (sp.simplify, lambda e: sp.simplify(sp.expand_log(e)),
-                 lambda e: sp.simplify(sp.expand(sp.powsimp(sp.expand_power_base(e))))):
-        if simp(expr) == 0:
-            return True
-    return False
+#: What a term's integral must not contain to be added up: an integral sympy left,
+#: a condition, or a divergence (∞ − ∞ would make the sum meaningless).
+_UNFINISHED = (sp.Integral, sp.Piecewise, sp.oo, -sp.oo, sp.zoo, sp.nan)
+
+
+def _integrate_by_terms(integral: sp.Integral) -> sp.Expr | None:
+    """∫_a^b Σ_i c_i·g_i(x) dx = Σ_i c_i·∫_a^b g_i(x) dx, or None when that cannot be used.
+
+    Linearity holds when every ∫ g_i converges, so the sum is taken only when sympy
+    evaluates every term to a finite closed form (no integral left, no ``Piecewise``
+    condition, no ∞ or NaN); otherwise the integrand with ``erf`` written as
+    ``1 − erfc`` is tried (∫_0^∞ (½ − erf(s/√2)/2) ds splits into two divergent terms,
+    ∫_0^∞ erfc(s/√2)/2 ds does not), then None, and the integral is evaluated whole.
+    The c_i are the factors free of x.  Each ∫ g_i is evaluated by
+    :func:`_term_integral` with its symbols renamed canonically, so an integral met
+    again -- the Gaussian moment ∫ z·e^(−z²/2)·e^(βz) dz in the tilting proof's KL and
+    gain steps, the moment generating function in the tilting and emax-upper proofs --
+    is evaluated once.  Measured here: the nine integrals of ``check_proofs()`` in
+    1.0-1.2 CPU s, against 1.8-1.9 s integrating each whole (two runs each).
+    """
+    if len(integral.limits) != 1 or len(integral.limits[0]) != 3:
+        return None
+    var, a, b = integral.limits[0]
+    integrands = [integral.function]
+    if integral.function.has(sp.erf):
+        integrands.append(integral.function.rewrite(sp.erfc))
+    for integrand in integrands:
+        total = _sum_of_term_integrals(sp.expand(integrand), var, a, b)
+        if total is not None:
+            return total
+    return None
+
+
+def _sum_of_term_integrals(integrand: sp.Expr, var: sp.Symbol, a: sp.Expr,
+                           b: sp.Expr) -> sp.Expr | None:
+    total = sp.Integer(0)
+    for term in sp.Add.make_args(integrand):
+        factor, g = term.as_independent(var, as_Add=False)
+        rename = {s: sp.Symbol(f"_rlscale_{i}", **s.assumptions0)
+                  for i, s in enumerate([var, *sorted(g.free_symbols - {var}, key=str)])}
+        rename.update({s: sp.Symbol(f"_rlscale_{s}", **s.assumptions0)
+                       for s in (a.free_symbols | b.free_symbols) - set(rename)})
+        value = _term_integral(g.xreplace(rename), rename[var], a.xreplace(rename),
+                               b.xreplace(rename))
+        if any(value.has(u) for u in _UNFINISHED):
+            return None
+        total += factor * value.xreplace({v: k for k, v in rename.items()})
+    return total
+
+
+@functools.lru_cache(maxsize=128)
+def _term_integral(g: sp.Expr, var: sp.Symbol, a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """sympy's ∫_a^b g dx (a pure function of its arguments, memoised in the process).
+
+    On a finite range sympy's antiderivative algorithms are tried first, without the
+    Meijer G method: ∫_0^1 u^(n−1)·log u du takes 0.24 CPU s so, 0.59 s when sympy
+    tries Meijer G first (which fails there).  If they leave an integral, sympy's
+    default ``doit`` decides, as for infinite ranges (where Meijer G is what succeeds).
+    """
+    if a.is_finite and b.is_finite:
+        value = sp.Integral(g, (var, a, b)).doit(meijerg=False)
+        if not value.has(sp.Integral):
+            return value
+    return sp.Integral(g, (var, a, b)).doit()
+
+
+#: Exact rewrites of an expression, cheapest first; each equals the expression as a
+#: function.  Every rewrite is an equivalence sympy applies only where the symbols'
+#: assumptions allow it (no ``force=True``), so a rewrite that is literally 0 proves the
+#: expression is 0.  The cheap canonical forms: ``expand`` (polynomial and exponential
+#: identities) and ``together`` then ``expand`` (rational functions: the numerator over a
+#: common denominator expands to 0).
+_CHEAP_FORMS: tuple[Callable[[sp.Expr], sp.Expr], ...] = (
+    lambda e: e,
+    sp.expand,
+    lambda e: sp.expand(sp.together(e)),
+)
+#: Then products of powers with symbolic exponents (``expand_power_base``/``powsimp``;
+#: ``together`` puts summed exponents on one denominator) and, as a last resort only,
+#: the general ``simplify`` of the original checker.
+_COSTLY_FORMS: tuple[Callable[[sp.Expr], sp.Expr], ...] = (
+    lambda e: sp.powsimp(sp.together(sp.expand(sp.expand_power_base(e)))),
+    lambda e: sp.expand(sp.powsimp(sp.expand_power_base(e))),
+    sp.simplify,
+    lambda e: sp.simplify(sp.expand_log(e)),
+    lambda e: sp.simplify(sp.expand(sp.powsimp(sp.expand_power_base(e)))),
+)
+
+
+def _is_zero(expr: sp.Expr,
+             forms: tuple[Callable[[sp.Expr], sp.Expr], ...] = _CHEAP_FORMS + _COSTLY_FORMS
+             ) -> bool:
+    """Whether an exact rewrite of ``expr`` (``forms``, in order) is literally ``0``.
+
+    Measured here (2026-12-03, load 3-5 on 2 cores, sympy's cache cleared before each):
+    the 45 distinct zero tests of ``check_proofs()`` take 0.31 CPU s, against 1.76 s
+    with ``simplify`` first as before; the cheap and power forms decide every one, so
+    ``simplify`` is never reached (the Chinchilla first-order condition: 0.1 against
+    0.7 s).
+    """
+    return any(form(expr) == 0 for form in forms)
 
 
 def _sample_points(expr: sp.Expr) -> list[dict[sp.Symbol, sp.Rational]]:
@@ -254,10 +354,14 @@ class Identity(Step):
         if lhs.has(sp.Integral) or rhs.has(sp.Integral):
             return "failed", "sympy could not evaluate an integral in closed form"
         diff = lhs - rhs
+        if _is_zero(diff, _CHEAP_FORMS):
+            return "passed", "sympy simplifies lhs − rhs to 0"
+        # The numeric screen only fails a step (sympy's simplify can take minutes on a
+        # false identity); it runs once the cheap exact forms have not proved it.
         gap = _clearly_different(lhs, rhs)
         if gap is not None:
             return "failed", "lhs and rhs differ numerically" + gap
-        if _is_zero(diff):
+        if _is_zero(diff, _COSTLY_FORMS):
             return "passed", "sympy simplifies lhs − rhs to 0"
         if self.log_compare:
             if lhs.is_positive and rhs.is_positive:
@@ -297,16 +401,35 @@ class Sign(Step):
         if self.relation not in _REL:
             raise ValueError(f"relation must be one of {sorted(_REL)}; got {self.relation!r}")
         expr = _doit(self.expr)
-        verdict = None
-        for candidate in (expr, sp.factor(sp.simplify(expr))):
-            verdict = getattr(candidate, _REL[self.relation])
-            if verdict is not None:
-                break
+        attr = _REL[self.relation]
+        verdict = getattr(expr, attr)
+        if verdict is None:  # only then the (costly) simplified form, not for every step
+            verdict = getattr(sp.factor(sp.simplify(expr)), attr)
         if verdict is True:
             return "passed", f"sympy's assumptions give {self.relation} 0"
         if verdict is False:
             return "failed", f"sympy's assumptions refute {self.relation} 0" + _witness(expr)
         return "failed", "sympy cannot decide the sign from the symbols' assumptions"
+
+
+def _limit_by_terms(expr: sp.Expr, var: Any, point: Any, direction: str) -> sp.Expr | None:
+    """lim Σ_i f_i = Σ_i lim f_i when every term has a finite limit, else None.
+
+    The sum rule needs each limit to exist and be finite, so a term whose limit sympy
+    leaves unevaluated, infinite, NaN or a range (``AccumBounds``) makes it None and the
+    limit is taken whole.  Measured here: Gordon's Q(t) − φ(t)t/(1+t²) → 0 in 0.04 CPU s
+    term by term, 0.12 s whole.
+    """
+    terms = sp.Add.make_args(expr)
+    if len(terms) < 2:
+        return None
+    total = sp.Integer(0)
+    for term in terms:
+        value = sp.limit(term, var, point, direction)
+        if not value.is_finite or value.has(sp.Limit, sp.AccumBounds):
+            return None
+        total += value
+    return total
 
 
 @dataclass(frozen=True)
@@ -331,7 +454,9 @@ class Limit(Step):
                 rf"{sp.latex(self.expr)} = {sp.latex(self.value)}")
 
     def _check(self) -> tuple[Status, str]:
-        got = sp.limit(self.expr, self.var, self.point, self.direction)
+        got = _limit_by_terms(sp.sympify(self.expr), self.var, self.point, self.direction)
+        if got is None:
+            got = sp.limit(self.expr, self.var, self.point, self.direction)
         if _is_zero(got - self.value):
             return "passed", f"sympy computes the limit {sp.sstr(got)}"
         return "failed", f"sympy computes the limit {sp.sstr(got)}, not {sp.sstr(self.value)}"

@@ -58,6 +58,106 @@ def test_every_proof_holds_well_within_a_minute(all_results) -> None:
     assert seconds < 60, f"rlscale prove must run in under a CPU minute; took {seconds:.1f} s"
 
 
+# Per-step verdict and checker of every proof, written from main before the speed-up
+# of issue 13 (item 6): a faster checker must decide exactly the same steps, by the same
+# engine -- no step may move from sympy/z3/interval to cited, skipped or failed.
+EXPECTED_VERDICTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "bon-kl": (
+        ("max-density", "passed", "sympy"), ("max-of-uniforms", "cited", "cited"),
+        ("chain-rule", "passed", "sympy"), ("normalised", "passed", "sympy"),
+        ("log-density", "passed", "sympy"), ("kl-integral", "passed", "sympy"),
+        ("change-of-variables", "cited", "cited"), ("kl-at-one", "passed", "sympy"),
+        ("kl-derivative", "passed", "sympy"), ("kl-increasing", "passed", "z3"),
+        ("monotone", "cited", "cited"), ("log-n-gap", "passed", "sympy"),
+    ),
+    "tilting": (
+        ("gaussian-mgf", "passed", "sympy"), ("tilted-law", "passed", "sympy"),
+        ("log-ratio", "passed", "sympy"), ("kl-of-tilt", "passed", "sympy"),
+        ("gain-of-tilt", "passed", "sympy"), ("gain-of-budget", "passed", "sympy"),
+        ("gibbs-identity", "passed", "sympy"), ("donsker-varadhan", "cited", "cited"),
+        ("dv-objective", "passed", "sympy"), ("dv-stationary", "passed", "sympy"),
+        ("dv-value", "passed", "sympy"), ("dv-square", "passed", "sympy"),
+        ("dv-minimum", "passed", "z3"),
+    ),
+    "emax-upper": (
+        ("gaussian-mgf", "passed", "sympy"), ("log-of-union", "passed", "sympy"),
+        ("jensen-union", "cited", "cited"), ("stationary", "passed", "sympy"),
+        ("optimal-value", "passed", "sympy"), ("global-minimum", "passed", "z3"),
+    ),
+    "emax-lower": (
+        ("two-samples", "passed", "sympy"), ("tight-at-two", "passed", "sympy"),
+        ("one-sample", "passed", "sympy"), ("concavity", "cited", "cited"),
+        ("bound-concave", "passed", "sympy"), ("two-to-three", "passed", "interval"),
+        ("finite-range", "passed", "interval"), ("layer-cake", "cited", "cited"),
+        ("gordon-derivative", "passed", "sympy"), ("gordon-decreasing", "passed", "sympy"),
+        ("gordon-limit", "passed", "sympy"), ("negative-part", "passed", "sympy"),
+        ("union-at-threshold", "passed", "sympy"), ("tail-argument", "cited", "cited"),
+        ("growth-rate", "passed", "sympy"), ("growth-positive", "passed", "z3"),
+        ("tail-threshold", "passed", "interval"),
+    ),
+    "reward-theta": (
+        ("proxy-variance", "passed", "sympy"), ("model-facts", "cited", "cited"),
+        ("regression-factor", "passed", "sympy"), ("envelope-derivative", "passed", "sympy"),
+        ("envelope-unimodal", "passed", "sympy"), ("envelope-lambert", "passed", "sympy"),
+        ("envelope-root", "passed", "sympy"), ("envelope-value", "passed", "sympy"),
+        ("per-pool-upper", "cited", "cited"), ("gain-squared", "passed", "z3"),
+        ("lambert-log", "passed", "sympy"), ("calculus", "cited", "cited"),
+        ("slack-derivative", "passed", "sympy"), ("tau-min-small", "passed", "sympy"),
+        ("slack-decreasing", "passed", "z3"), ("c-hi-covers", "passed", "interval"),
+        ("upper-band", "passed", "z3"), ("c-hi-formula", "passed", "interval"),
+        ("small-k-kl-slope", "passed", "sympy"), ("small-k-kl", "passed", "z3"),
+        ("small-k-budget", "passed", "sympy"), ("small-k-noise", "passed", "z3"),
+        ("small-k-regime", "passed", "sympy"), ("small-k-constant", "passed", "sympy"),
+        ("emax-lower-bounds", "cited", "cited"), ("two-is-feasible", "passed", "sympy"),
+        ("pool-noise", "passed", "z3"), ("pool-size", "passed", "z3"), ("theta", "passed", "z3"),
+        ("theta-positive", "passed", "sympy"), ("theta-min", "passed", "z3"),
+        ("large-k-constant", "passed", "sympy"), ("c-lo-covers", "passed", "interval"),
+        ("c-lo-formula", "passed", "interval"),
+    ),
+    "chinchilla": (
+        ("budget", "passed", "sympy"), ("first-order", "passed", "sympy"),
+        ("factorised-derivative", "passed", "sympy"), ("root-of-factor", "passed", "sympy"),
+        ("sign-change", "cited", "cited"), ("exponents-sum", "passed", "sympy"),
+        ("convex-1", "passed", "sympy"), ("convex-2", "passed", "sympy"),
+        ("convex-3", "passed", "sympy"), ("kkt-1", "passed", "sympy"),
+        ("kkt-2", "passed", "sympy"), ("kkt-3", "passed", "sympy"),
+        ("kkt-sufficient", "cited", "cited"), ("shares", "passed", "sympy"),
+        ("shares-sum", "passed", "sympy"),
+    ),
+    "nested-allocation": (
+        ("e-cancels", "passed", "sympy"), ("lagrange-identity", "passed", "sympy"),
+        ("bound-is-constant", "passed", "sympy"), ("squares-nonnegative", "passed", "sympy"),
+        ("attains-bound", "passed", "sympy"), ("budget-spent", "passed", "sympy"),
+        ("optimal-variance", "passed", "sympy"),
+    ),
+    "synthetic-ratio": (
+        ("marginal", "passed", "sympy"), ("concave", "passed", "sympy"),
+        ("concave-maximum", "cited", "cited"), ("stationary", "passed", "sympy"),
+        ("equal-marginal-value", "passed", "sympy"), ("positive-iff", "passed", "sympy"),
+        ("corner", "passed", "z3"), ("critical-price-ratio", "passed", "z3"),
+        ("ratio", "passed", "sympy"), ("budget", "passed", "sympy"),
+        ("relative-foc", "passed", "sympy"), ("relative-lambert", "passed", "sympy"),
+        ("lambert-branch", "cited", "cited"),
+    ),
+    "inference-concavity": (
+        ("coverage-second-derivative", "passed", "sympy"), ("coverage-concave", "passed", "z3"),
+        ("verifier-second-derivative", "passed", "sympy"), ("verifier-concave", "passed", "sympy"),
+        ("verifier-gap", "passed", "sympy"), ("precision-above-fallback", "passed", "z3"),
+        ("verifier-one-candidate", "passed", "sympy"),
+        ("empirical-second-derivative", "passed", "sympy"),
+        ("empirical-concave", "passed", "sympy"), ("log-of-function", "passed", "sympy"),
+        ("log-of-concave", "passed", "z3"), ("decreasing-increments", "passed", "z3"),
+        ("greedy-optimal", "cited", "cited"),
+    ),
+}
+
+
+def test_every_step_keeps_its_verdict_and_checker(all_results) -> None:
+    results, _ = all_results
+    got = {name: tuple((s.name, s.status, s.checker) for s in r.steps)
+           for name, r in results.items()}
+    assert got == EXPECTED_VERDICTS
+
 def test_every_step_is_machine_checked_or_cited(all_results) -> None:
     results, _ = all_results
     for result in results.values():
@@ -150,6 +250,68 @@ def test_identity_is_never_passed_on_numbers_alone() -> None:
     result = Identity("near", p + sp.Rational(1, 10**60), p).check()
     assert result.status == "failed"
 
+
+
+# The cheaper checker of issue 13 (item 6): exact rewrites before simplify, integrals
+# term by term with a memo.  Each closed form below is the textbook value, written by
+# hand, not the checker's output.
+def test_integrals_by_terms_are_right_under_each_symbol_name_and_sign() -> None:
+    z = sp.Symbol("z", real=True)
+    for b in (sp.Symbol("b", positive=True), sp.Symbol("c", real=True),
+              sp.Symbol("lambda", negative=True)):
+        mgf = sp.Integral(sp.exp(-z**2 / 2) * sp.exp(b * z) / sp.sqrt(2 * sp.pi),
+                          (z, -sp.oo, sp.oo))
+        mean = sp.Integral(z * sp.exp(-z**2 / 2 + b * z - b**2 / 2) / sp.sqrt(2 * sp.pi),
+                           (z, -sp.oo, sp.oo))
+        assert Identity("mgf", mgf, sp.exp(b**2 / 2)).check().passed, b  # E e^(bZ)
+        assert Identity("mean", mean, b).check().passed, b  # the tilted law N(b, 1)
+        # the memo never hands back a wrong value: a wrong closed form still fails
+        assert Identity("wrong", mgf, sp.exp(b**2)).check().status == "failed", b
+        assert Identity("wrong", mean, 2 * b).check().status == "failed", b
+
+
+def test_an_integral_of_divergent_terms_is_evaluated_whole() -> None:
+    from rlscale.proofs._steps import _integrate_by_terms
+
+    s = sp.Symbol("s", real=True)
+    # ½ − erf(s/√2)/2 splits into two divergent integrals on [0, ∞): never added up
+    # (∞ − ∞); with erf written as 1 − erfc the integrand is one convergent term.
+    tail = sp.Integral(sp.Rational(1, 2) - sp.erf(s / sp.sqrt(2)) / 2, (s, 0, sp.oo))
+    assert sp.simplify(_integrate_by_terms(tail) - 1 / sp.sqrt(2 * sp.pi)) == 0
+    # 1/s on [1, ∞) diverges: no sum, and the step fails instead of passing
+    assert _integrate_by_terms(sp.Integral(1 / s - 1 / (s + 1), (s, 1, sp.oo))) is None
+    assert Identity("log-2", sp.Integral(1 / s - 1 / (s + 1), (s, 1, sp.oo)),
+                    sp.log(2)).check().passed
+    assert Identity("wrong", sp.Integral(1 / s, (s, 1, sp.oo)), 1).check().status == "failed"
+
+
+def test_sign_still_simplifies_when_the_expression_as_written_is_undecided() -> None:
+    # (x − 1)² − x² + 2x = 1 for real x: the assumptions cannot tell as written
+    expr = (x - 1) ** 2 - x**2 + 2 * x
+    assert expr.is_positive is None
+    assert Sign("one", expr, ">").check().passed
+    assert Sign("one", expr, "<").check().status == "failed"
+
+
+def test_a_power_identity_needing_the_costly_forms_still_passes_and_fails() -> None:
+    a, b = sp.symbols("a b", positive=True)
+    g = (a / b) ** (1 / (a + b))
+    lhs = g ** a * g ** b  # = a/b: exponents a/(a+b) + b/(a+b) add up to 1
+    assert Identity("powers", lhs, a / b).check().passed
+    assert Identity("powers", lhs, a / b + sp.Rational(1, 10**40)).check().status == "failed"
+
+
+def test_limits_by_terms_only_when_every_term_has_a_finite_limit() -> None:
+    from rlscale.proofs import Limit
+
+    t = sp.Symbol("t", positive=True)
+    # x − √(x² + x) → −½ although both terms diverge: taken whole, not as ∞ − ∞
+    assert Limit("whole", t - sp.sqrt(t**2 + t), t, sp.oo, -sp.Rational(1, 2)).check().passed
+    assert Limit("wrong", t - sp.sqrt(t**2 + t), t, sp.oo, 0).check().status == "failed"
+    # sin t has no limit (a range): no sum; 1/t + e^(−t) → 0 term by term
+    assert Limit("none", sp.sin(t) + 1 / t, t, sp.oo, 0).check().status == "failed"
+    assert Limit("terms", 1 / t + sp.exp(-t), t, sp.oo, 0).check().passed
+    assert Limit("terms", 1 / t + sp.exp(-t) + 1, t, sp.oo, 0).check().status == "failed"
 
 def test_sign_undecidable_is_a_failure() -> None:
     result = Sign("unknown", x, ">").check()
