@@ -62,7 +62,7 @@ import numpy as np
 
 from rlscale.theory._errors import InfeasibleError, SolverError
 from rlscale.theory._inference import Turn
-from rlscale.theory._validation import check_real, check_scalar
+from rlscale.theory._validation import check_choice, check_real, check_scalar
 
 __all__ = ["BASELINES", "AdaptivePlan", "InferenceComparison", "InferencePlan",
            "adaptive_plan", "baseline_plan", "budget_to_reach", "compare_inference_plans",
@@ -375,9 +375,7 @@ def budget_to_reach(turns: Sequence[Turn], target: float, how: str = "optimal",
     """
     turns = _check_turns(turns)
     s = float(check_real("target", target, low=0.0, high=1.0, high_open=True))
-    if how not in ("optimal", "adaptive", *BASELINES):
-        raise ValueError(f"how must be optimal, adaptive or one of {', '.join(BASELINES)}; "
-                         f"got how={how!r}")
+    check_choice("how", how, ("optimal", "adaptive", *BASELINES))
     lo = sum(t.cost for t in turns)
     if _success_at(turns, lo, how) >= s:
         return lo

@@ -97,9 +97,9 @@ _SETTINGS: dict[str, dict[str, Any]] = {
 
 
 def _settings(mode: str) -> dict[str, Any]:
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}; got mode={mode!r}")
-    return _SETTINGS[mode]
+    from rlscale.theory._validation import check_choice
+
+    return _SETTINGS[check_choice("mode", mode, MODES)]
 
 
 def trainer_grid(mode: str = "quick") -> tuple[np.ndarray, np.ndarray]:

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["check_bool", "check_finite_result", "check_mapping", "check_positive_int",
-           "check_real", "check_scalar", "return_like"]
+__all__ = ["check_bool", "check_choice", "check_finite_result", "check_mapping",
+           "check_positive_int", "check_real", "check_scalar", "return_like"]
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -249,6 +249,29 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False; got {value!r:.60}")
     return bool(value)
+
+
+def check_choice(name: str, value: Any, choices: Sequence[str]) -> str:
+    """Validate a string option (``mode=``, ``how=``) against its choices.
+
+    A non-string (an array, say) is a ``TypeError`` before any membership
+    test: ``array in (...)`` would raise numpy's "truth value of an empty
+    array is ambiguous", which names no argument.
+
+    Examples
+    --------
+    >>> check_choice("mode", "quick", ("quick", "full"))
+    'quick'
+    >>> check_choice("mode", "fast", ("quick", "full"))
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be one of quick, full; got mode='fast'
+    """
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {', '.join(choices)}; got {name}={value!r:.60}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {name}={value!r:.60}")
+    return value
 
 
 def check_mapping(name: str, value: Any) -> Mapping:

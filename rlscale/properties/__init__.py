@@ -180,7 +180,7 @@ def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
     >>> result.passed, result.examples > 0
     (True, True)
     """
-    if profile not in PROFILES:
+    if not isinstance(profile, str) or profile not in PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {sorted(PROFILES)}")
     from hypothesis import settings
     from hypothesis.reporting import with_reporter
