@@ -447,7 +447,11 @@ def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
         # A resample whose log-coefficient overflowed exp() holds inf (it has no law:
         # FitResult.bootstrap_laws leaves it out); its inf - inf in std() was NaN.
         cols = cols[np.all(np.isfinite(cols), axis=1)]
-        keep = cols.std(axis=0) > 0 if len(cols) >= 20 else np.zeros(len(names), dtype=bool)
+        # A column constant up to rounding (a floor every resample puts at its bound) has
+        # a std of a few ulps, and corrcoef's own variance of it can round to 0 (0/0).
+        scale = np.maximum(np.abs(cols).max(axis=0, initial=0.0), 1.0)
+        keep = (cols.std(axis=0) > 1e-12 * scale if len(cols) >= 20
+                else np.zeros(len(names), dtype=bool))
         if keep.sum() >= 2:
             corr = np.full((len(names), len(names)), np.nan)
             sub = np.corrcoef(cols[:, keep].T)

@@ -175,3 +175,34 @@ def test_extrapolation_beyond_the_data_range() -> None:
     (w,) = fit.range_warnings({"x": [50.0, 5000.0]})
     assert w.code == "extrapolation" and "50x the largest" in w.message
     assert range_warnings({"x": (1.0, 100.0)}, {"x": 0.05})[0].axes == ("x",)
+
+
+# The report's --quick sweep (seed 0): a parameter column of the bootstrap constant up to
+# a few ulps made np.corrcoef divide 0 by 0 inside the correlation diagnostic.
+_REPORT_QUICK_ROWS = [
+    (8, 4, 8, 0.7221298345108021), (8, 4, 8, 0.7582082952987552),
+    (1, 4, 8, 0.8504280761801599), (1, 4, 8, 0.8692511891679343),
+    (4, 4, 8, 0.7969907359047441), (4, 4, 8, 0.7993865089968673),
+    (16, 4, 8, 0.6861827675271298), (16, 4, 8, 0.6384886511455871),
+    (64, 4, 8, 0.4993370173081426), (64, 4, 8, 0.5153854605486223),
+    (8, 1, 8, 0.8203835744449652), (8, 1, 8, 0.836123618142094),
+    (8, 16, 8, 0.5595284029963492), (8, 16, 8, 0.513961897360351),
+    (8, 4, 2, 0.8375149234428427), (8, 4, 2, 0.7822279823427624),
+    (8, 4, 32, 0.6961470582039807), (8, 4, 32, 0.7115415600857014),
+]
+
+
+def test_a_floor_pinned_in_every_resample_raises_no_invalid_value_warning() -> None:
+    import math
+    import warnings
+
+    from rlscale.optimize import fit_law
+
+    arr = np.array(_REPORT_QUICK_ROWS, dtype=float)
+    axes = ["environments", "tasks_per_environment", "trajectories_per_task"]
+    data = {a: arr[:, i] for i, a in enumerate(axes)} | {"loss": arr[:, 3]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fit = fit_law(data, law="additive", axes=axes, target="loss", bootstrap=200,
+                      floor=(0.25920415008765174, math.inf), seed=0, n_jobs=1)
+    assert "floor-at-bound" in {w.code for w in fit.warnings}
