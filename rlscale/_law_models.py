@@ -197,7 +197,8 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     limit, a constant, predicts for it), on the train split, on all points
     and, with the regimes ``reg``, leaving out each regime that has points while
     at least 4 remain; the min law's limits and identification on each subset
-    (:func:`rlscale._law_fits.min_law_closure`).
+    (:func:`rlscale._law_fits.min_law_closure` with its likelihood-ratio test:
+    a fit is identified only where it rejects the law's limits at 95 %).
 
     Examples
     --------
@@ -235,7 +236,7 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     starts = np.concatenate([np.broadcast_to(STARTS["sqrt_logm"], (R, 2, 2)),
                              profile_start("sqrt_logm", lm, k, Y, W)[:, None, :]], axis=1)
     flogm = fit_form("sqrt_logm", starts, lm, k, Y, W, max_nfev=max_nfev)
-    law = min_law_closure(lm, k, Y, W, fmin, logm=flogm, max_nfev=max_nfev)
+    law = min_law_closure(lm, k, Y, W, fmin, logm=flogm, max_nfev=max_nfev, lr_test=True)
     out = []
     for d in range(D):
         rows = {s: d * S + i for i, s in enumerate(names)}
