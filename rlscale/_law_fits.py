@@ -119,6 +119,11 @@ def fit_form(name: str, starts: np.ndarray, lm: np.ndarray, k: np.ndarray, Y: np
     """
     Y = np.atleast_2d(np.asarray(Y, np.float64))
     D = len(Y)
+    bad = ~np.isfinite(Y) & (True if W is None else np.asarray(W) != 0)
+    if bad.any():
+        d, j = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(f"Y must be finite where it is fitted; got {Y[d, j]} in data set {d}, "
+                         f"point {j}")
     starts = np.asarray(starts, np.float64)
     if starts.ndim == 2:
         starts = np.broadcast_to(starts, (D, *starts.shape))

@@ -214,6 +214,9 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     G = np.atleast_2d(np.asarray(G, np.float64))
     train = np.atleast_2d(np.asarray(train, bool))
     D = len(G)
+    if not np.all(np.isfinite(G)):  # every point is fitted in the "all" subset
+        d, j = (int(i[0]) for i in np.nonzero(~np.isfinite(G)))
+        raise ValueError(f"G must be finite; got {G[d, j]} in group {d}, point {j}")
     shared = {"all": np.ones(lm.size, bool)}
     if reg is not None:
         for held in REGIMES:

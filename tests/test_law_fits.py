@@ -346,3 +346,47 @@ def test_bootstrap_intervals_of_an_identified_law_are_finite_and_cover_it() -> N
             assert np.isfinite(lo) and np.isfinite(hi)
             covered[i] += lo <= v <= hi
     assert np.all(covered >= 9), covered
+
+
+def test_fits_in_a_worker_process_are_bit_identical() -> None:
+    """The trainer fits designs in joblib workers with ``jobs > 1``: same inputs, same bits."""
+    from joblib import Parallel, delayed
+
+    rng = np.random.default_rng(9)
+    G = np.stack([_law_min(np.array([0.25, -0.5, np.log(0.5)]), LM, K),
+                  1.1 * np.sqrt(np.minimum(1.0, 0.5 * K))]) + 0.03 * rng.standard_normal(
+                      (2, LM.size))
+    train = rng.random(G.shape) < 0.7
+
+    def run():
+        fits = fit_groups(LM, K, G, train, _regime(LM, K), max_nfev=200)
+        boot = bootstrap_min_law(LM, K, G[[0, 1, 1]] + 0.01, fits[0].fits["min"]["all"],
+                                 fits[0].fits["sqrt_logm"]["all"],
+                                 fits[0].fits["plateau"]["all"], max_nfev=200)
+        return ([f.fits[form][s].tobytes() for f in fits for form in f.fits for s in f.fits[form]],
+                [f.verdicts for f in fits], boot[0].tobytes(), boot[1])
+
+    here = run()
+    there, = Parallel(n_jobs=2)(delayed(run)() for _ in range(1))
+    assert here == there
+
+
+def test_non_finite_targets_are_named_or_dropped_with_their_weight() -> None:
+    g = _law_min(np.array([0.25, -0.5, np.log(0.5)]), LM, K)
+    bad = g.copy()
+    bad[7] = np.nan
+    with pytest.raises(ValueError, match=r"Y must be finite where it is fitted; got nan in "
+                                         r"data set 1, point 7"):
+        fit_form("min", STARTS["min"], LM, K, np.stack([g, bad]))
+    with pytest.raises(ValueError, match=r"y must be finite where it is fitted; got nan at "
+                                         r"row 3, point 7"):  # the solver's own rows
+        solve_batch(FORMS["min"], STARTS["min"][[0, 0, 0, 0]], LM, K,
+                    np.stack([g, g, g, bad]))
+    w = np.ones((1, LM.size))
+    w[0, 7] = 0.0  # the NaN is masked out: the fit is the one without that point
+    masked = fit_form("min", STARTS["min"], LM, K, bad[None, :], w)
+    clean = fit_form("min", STARTS["min"], LM, K, g[None, :], w)
+    assert masked.x.tobytes() == clean.x.tobytes() and np.isfinite(masked.cost[0])
+    with pytest.raises(ValueError, match="G must be finite; got inf in group 1, point 3"):
+        fit_groups(LM, K, np.stack([g, np.where(np.arange(LM.size) == 3, np.inf, g)]),
+                   np.ones((2, LM.size), bool))
