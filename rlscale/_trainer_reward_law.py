@@ -141,7 +141,8 @@ class TrainerRewardLawReport:
     theory : list of dict
         The Gaussian pool model and the generalising-proxy variant fitted on the same grid.
     plan : dict
-        The planned-vs-naive check (:mod:`rlscale._trainer_reward_plan`).
+        The planned-vs-naive check (:mod:`rlscale._trainer_reward_plan`); ``refused``
+        and no plans where the soft_vi/linear/s = 1 law is not identified.
     points : list of dict
         Grid rows (``M, K, noise, capacity, optimiser, G, G_lo, G_hi, L, regime, split``).
     """
