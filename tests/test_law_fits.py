@@ -390,3 +390,17 @@ def test_non_finite_targets_are_named_or_dropped_with_their_weight() -> None:
     with pytest.raises(ValueError, match="G must be finite; got inf in group 1, point 3"):
         fit_groups(LM, K, np.stack([g, np.where(np.arange(LM.size) == 3, np.inf, g)]),
                    np.ones((2, LM.size), bool))
+
+
+def test_boundary_verdicts_pick_the_lowest_limit() -> None:
+    """Which limit names a non-interior fit: the lowest-cost family, ties to the simpler."""
+    t, f = True, False
+    cols = np.array([  # f_min, f_logm, f_plateau, f_sqrt_k, f_const, ran_off
+        (5, 9, 2, 9, 3, t), (5, 9, 9, 2, 3, t), (5, 9, 9, 9, 1, t),  # ran off: lowest limit
+        (5, 9, 1, 9, 9, f), (5, 9, 9, 9, 4, f), (5, 1, 9, 9, 9, f),  # above a limit
+        (5, 2, 2, 9, 9, f), (5, 9, 3, 3, 9, f),  # ties: b -> inf, then sqrt(K)
+        (5, 2.5, 3, 9, 9, f),  # the plateau above log M's limit: c -> inf
+        (1 - 1e-7, 1, 9, 9, 9, f), (1 - 2e-6, 1, 9, 9, 9, f)], float).T  # REL_TOL = 1e-6
+    got = boundary_verdicts(*cols[:5], ran_off=cols[5].astype(bool))
+    assert got == ["b_inf", "k_only", "flat", "b_inf", "flat", "c_inf", "b_inf", "k_only",
+                   "c_inf", "c_inf", "interior"]
