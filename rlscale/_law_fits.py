@@ -39,6 +39,20 @@ leave the solver's runoff box (``b`` past ``−min log M + 1000 (1 + range of
 log M)``, :func:`runoff_box`); otherwise the lowest family says which
 parameters are not identified.  Before, such fits
 ran until the evaluation cap and their end points were reported as estimates.
+
+**Identified on noisy data** (``lr_test=True``, the point estimates'
+verdicts in :func:`rlscale._law_models.fit_groups`).  On noisy data an attained
+optimum is not enough: with ``G`` flat in ``M`` plus noise, about half the
+noise draws trend up in ``M`` and the min law fits that trend with a finite
+``b`` of hundreds or thousands, a hair below the plateau's cost.  The rule then
+also asks that the limit be *rejected*: ``n log(F_limit/F_min) > χ²₁(0.95) =
+3.841`` (:data:`CHI2_95`), the Gaussian likelihood-ratio statistic with the
+noise variance profiled out (Wilks 1938; Venzon & Moolgavkar 1988 for
+profile-likelihood intervals), i.e. the 95 % profile-likelihood interval of
+the runaway parameter is bounded.  Otherwise the lower limit family says which
+parameters are not identified, as above (the predictions stay the law's fit
+where it is the lower: :meth:`MinLawFit.predict`).  The bootstrap refits keep
+the attainment rule: each resample enters with its own best fit.
 """
 
 from __future__ import annotations
@@ -55,6 +69,8 @@ __all__: list[str] = []
 #: A min-law fit is interior when its cost is below every boundary family's
 #: by more than this fraction.
 REL_TOL = 1e-6
+#: χ²₁ 95 % quantile (``scipy.stats.chi2.ppf(0.95, 1)``): the likelihood-ratio test's cut.
+CHI2_95 = 3.841458820694124
 #: End points this close to a clamp corner (relative to ``1 + |b|``) are polished on it.
 CORNER_TOL = 1e-4
 
@@ -64,10 +80,12 @@ _UNIDENTIFIED = {"interior": (), "c_inf": ("c",), "b_inf": ("a", "b", "c"),
                  "k_only": ("a", "b", "c"), "flat": ("a", "b", "c")}
 REASONS = {
     "interior": "identified: the fit's cost is below every boundary family's",
-    "c_inf": "c not identified: the best fit has c -> inf (the kink lies beyond the largest "
-             "K; every point is on the log M branch, so c has only a lower bound)",
-    "b_inf": "a, b, c not identified: the best fit has b -> inf (G does not grow with M on "
-             "these points; only the plateau a*sqrt(b) and the kink K = b/c are identified)",
+    "c_inf": "c not identified: the best fit has c -> inf, or does not beat that limit at "
+             "95 % (the kink lies beyond the largest K; every point is on the log M branch, "
+             "so c has only a lower bound)",
+    "b_inf": "a, b, c not identified: the best fit has b -> inf, or does not beat that limit "
+             "at 95 % (G does not grow with M on these points; only the plateau a*sqrt(b) and "
+             "the kink K = b/c are identified)",
     "k_only": "a, b, c not identified: the best fit has b -> inf with every point on the K "
               "branch (only a*sqrt(c) is identified)",
     "flat": "a, b, c not identified: the best fit is a constant (G grows with neither M "
@@ -101,6 +119,11 @@ def fit_form(name: str, starts: np.ndarray, lm: np.ndarray, k: np.ndarray, Y: np
     """
     Y = np.atleast_2d(np.asarray(Y, np.float64))
     D = len(Y)
+    bad = ~np.isfinite(Y) & (True if W is None else np.asarray(W) != 0)
+    if bad.any():
+        d, j = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(f"Y must be finite where it is fitted; got {Y[d, j]} in data set {d}, "
+                         f"point {j}")
     starts = np.asarray(starts, np.float64)
     if starts.ndim == 2:
         starts = np.broadcast_to(starts, (D, *starts.shape))
@@ -224,12 +247,15 @@ def closed_limits(k: np.ndarray, Y: np.ndarray, W: np.ndarray) -> tuple[np.ndarr
 def boundary_verdicts(f_min: np.ndarray, f_logm: np.ndarray, f_plateau: np.ndarray,
                       f_sqrt_k: np.ndarray, f_const: np.ndarray,
                       ran_off: np.ndarray | None = None,
-                      floor: np.ndarray | None = None) -> list[str]:
+                      floor: np.ndarray | None = None,
+                      n_points: np.ndarray | None = None) -> list[str]:
     """Per data set, a code of :data:`VERDICTS` from the costs of the min law and its limits.
 
     ``ran_off``: the min-law fits that left the solver's runoff box (``b`` past
     its bound, status 5) are never interior, whatever the costs.  ``floor``:
     cost differences below it are ties (rounding on data fitted exactly).
+    ``n_points``: the points of each data set; given, an interior fit must also
+    reject the lower limit, ``n log(F_limit/F_min) > CHI2_95`` (module docstring).
 
     Examples
     --------
@@ -240,12 +266,14 @@ def boundary_verdicts(f_min: np.ndarray, f_logm: np.ndarray, f_plateau: np.ndarr
     out = []
     ran_off = np.zeros(len(f_min), bool) if ran_off is None else ran_off
     floor = np.zeros(len(f_min)) if floor is None else floor
-    for fm, f1, fp, fk, fc, off, fl in zip(f_min, f_logm, f_plateau, f_sqrt_k, f_const, ran_off,
-                                           floor):
+    lr = np.full(len(f_min), np.inf) if n_points is None else np.asarray(n_points, float)
+    for fm, f1, fp, fk, fc, off, fl, n in zip(f_min, f_logm, f_plateau, f_sqrt_k, f_const,
+                                              ran_off, floor, lr):
         f2 = min(fp, fk, fc)
         if off:
             out.append("flat" if fc <= fp and fc <= fk else "k_only" if fk <= fp else "b_inf")
-        elif fm < (1.0 - REL_TOL) * min(f1, f2) - fl:
+        elif fm < (1.0 - REL_TOL) * min(f1, f2) - fl and (
+                n == np.inf or fm <= 0.0 or n * np.log(min(f1, f2) / fm) > CHI2_95):
             out.append("interior")
         elif f2 <= f1 * (1.0 + REL_TOL):  # b -> inf: which of the plateau's limits
             tol = f2 * (1.0 + REL_TOL)
@@ -301,11 +329,14 @@ class MinLawFit:
 
 def min_law_closure(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: np.ndarray,
                     fit: FormFit, *, logm: FormFit | None = None,
-                    plateau_x: np.ndarray | None = None, max_nfev: int = 4000) -> MinLawFit:
+                    plateau_x: np.ndarray | None = None, max_nfev: int = 4000,
+                    lr_test: bool = False) -> MinLawFit:
     """The verdicts of min-law fits ``fit`` to the rows of ``Y``, with the limits fitted.
 
     ``logm`` (the ``a√(log M + b)`` fits, if already made) and ``plateau_x``
-    (``(D, 2)`` extra starts for the plateau) are optional.
+    (``(D, 2)`` extra starts for the plateau) are optional.  ``lr_test``: an
+    interior verdict must also reject the lower limit by the likelihood-ratio
+    test (module docstring), on the points of ``W``.
     """
     if logm is None:
         logm = fit_form("sqrt_logm", profile_start("sqrt_logm", lm, k, Y, W)[:, None, :], lm, k,
@@ -317,7 +348,7 @@ def min_law_closure(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: np.ndarray,
     a_k, f_k, mean, f_c = closed_limits(k, Y, W)
     floor = 1e-12 * 0.5 * np.einsum("dn,dn->d", W * Y, Y)  # of the data's own scale
     verdicts = boundary_verdicts(fit.cost, logm.cost, plateau.cost, f_k, f_c, fit.status == 5,
-                                 floor)
+                                 floor, np.count_nonzero(W, axis=1) if lr_test else None)
     by = {"interior": fit.cost, "c_inf": logm.cost, "b_inf": plateau.cost, "k_only": f_k,
           "flat": f_c}
     limit_cost = np.array([by[v][d] for d, v in enumerate(verdicts)])

@@ -197,7 +197,8 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     limit, a constant, predicts for it), on the train split, on all points
     and, with the regimes ``reg``, leaving out each regime that has points while
     at least 4 remain; the min law's limits and identification on each subset
-    (:func:`rlscale._law_fits.min_law_closure`).
+    (:func:`rlscale._law_fits.min_law_closure` with its likelihood-ratio test:
+    a fit is identified only where it rejects the law's limits at 95 %).
 
     Examples
     --------
@@ -213,6 +214,9 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     G = np.atleast_2d(np.asarray(G, np.float64))
     train = np.atleast_2d(np.asarray(train, bool))
     D = len(G)
+    if not np.all(np.isfinite(G)):  # every point is fitted in the "all" subset
+        d, j = (int(i[0]) for i in np.nonzero(~np.isfinite(G)))
+        raise ValueError(f"G must be finite; got {G[d, j]} in group {d}, point {j}")
     shared = {"all": np.ones(lm.size, bool)}
     if reg is not None:
         for held in REGIMES:
@@ -235,7 +239,7 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     starts = np.concatenate([np.broadcast_to(STARTS["sqrt_logm"], (R, 2, 2)),
                              profile_start("sqrt_logm", lm, k, Y, W)[:, None, :]], axis=1)
     flogm = fit_form("sqrt_logm", starts, lm, k, Y, W, max_nfev=max_nfev)
-    law = min_law_closure(lm, k, Y, W, fmin, logm=flogm, max_nfev=max_nfev)
+    law = min_law_closure(lm, k, Y, W, fmin, logm=flogm, max_nfev=max_nfev, lr_test=True)
     out = []
     for d in range(D):
         rows = {s: d * S + i for i, s in enumerate(names)}

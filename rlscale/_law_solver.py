@@ -92,7 +92,7 @@ def solve_batch(model: Model, x0: np.ndarray, lm: np.ndarray, k: np.ndarray, y: 
     lm, k : (n,) arrays
         The shared design (``log M``, ``K``).
     y : (B, n) array
-        Targets.
+        Targets, finite where the weights keep them (``ValueError`` otherwise).
     w : (B, n) array of 0/1, optional
         Weights (masks: a zero drops the point from that problem).
     free : (p,) bool array, optional
@@ -130,6 +130,15 @@ def solve_batch(model: Model, x0: np.ndarray, lm: np.ndarray, k: np.ndarray, y: 
     sw = None if w is None else np.asarray(w, dtype=np.float64)
     free = np.ones(p, dtype=bool) if free is None else np.asarray(free, dtype=bool)
     box = (np.full(p, -np.inf), np.full(p, np.inf)) if runoff is None else runoff
+    bad = ~np.isfinite(y)
+    if bad.any():  # a target the weights drop does not count; one they keep is an error
+        if sw is not None:
+            y = np.where(sw == 0, 0.0, y)
+            bad &= sw != 0
+        if bad.any():
+            b, j = (int(i[0]) for i in np.nonzero(bad))
+            raise ValueError(f"y must be finite where it is fitted; got {y[b, j]} at row {b}, "
+                             f"point {j}")
     # No BLAS thread limit is needed for the same bits in every process: einsum
     # does not call BLAS, and the SVDs of (n, p <= 4) matrices run single-threaded.
     with np.errstate(all="ignore"):

@@ -83,6 +83,8 @@ def summary_text(rep: Any) -> str:
     p = rep.plan
     lines.append(f"planning (law from {p['law']['from']}; price_m={p['price_m']}, "
                  f"price_k={p['price_k']}, budget={p['budget']})")
+    if p.get("refused"):
+        lines.append(f"  refused: {p['refused']}")
     for name, q in p["plans"].items():
         extra = ""
         if "planned_minus_this" in q:

@@ -25,7 +25,8 @@ in miniature and exactly (issue 12), with
    misspecified reward model at the MDP's ceiling), so the best fit has
    ``b → ∞`` (``a → 0``, ``c → ∞``; only the plateau ``a√b`` and the kink
    ``K = b/c`` are identified), or the kink lies beyond the largest ``K``
-   (``c → ∞``).  Such a group's row says so (``identified``,
+   (``c → ∞``), or the law's fit does not reject that limit by a likelihood-ratio
+   test at 95 % (a finite ``b`` fitted to noise).  Such a group's row says so (``identified``,
    ``identification``; :mod:`rlscale._law_fits`), has no interval for the
    unidentified parameters, and its predictions (R², ``fit_law_min``, the
    comparison's RSS) are the limit's; a bootstrap resample at a limit enters
@@ -140,7 +141,8 @@ class TrainerRewardLawReport:
     theory : list of dict
         The Gaussian pool model and the generalising-proxy variant fitted on the same grid.
     plan : dict
-        The planned-vs-naive check (:mod:`rlscale._trainer_reward_plan`).
+        The planned-vs-naive check (:mod:`rlscale._trainer_reward_plan`); ``refused``
+        and no plans where the soft_vi/linear/s = 1 law is not identified.
     points : list of dict
         Grid rows (``M, K, noise, capacity, optimiser, G, G_lo, G_hi, L, regime, split``).
     """

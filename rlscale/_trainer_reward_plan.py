@@ -66,7 +66,12 @@ def kl_per_step(traces: list[np.ndarray]) -> dict[str, Any]:
 def planning_check(setup: Any, r2_rows: list[dict[str, Any]], gen: np.random.Generator, *,
                    seeds: int, betas: np.ndarray, n_boot: int = 1000,
                    pg_betas: np.ndarray | None = None, pg_steps: int = 0) -> dict[str, Any]:
-    """Plan with the fitted law, train the plan and two naive plans of equal cost."""
+    """Plan with the fitted law, train the plan and two naive plans of equal cost.
+
+    Only with an identified law: where the soft_vi/linear/s = 1 row's ``a, b, c``
+    are not identified (or not finite), nothing is planned or trained and the
+    result says why (``refused``, ``plans`` empty).
+    """
     from rlscale.optimize import plan_labels
     from rlscale.optimize._label_plan import _law
     from rlscale.simulate import kl_policy_gradient
@@ -81,6 +86,14 @@ def planning_check(setup: Any, r2_rows: list[dict[str, Any]], gen: np.random.Gen
     row = next(r for r in r2_rows if r["optimiser"] == "soft_vi" and r["capacity"] == "linear"
                and r["noise"] == 1.0)
     a, b, c = row["a_all"], row["b_all"], row["c_all"]
+    law = {"a": a, "b": b, "c": c, "from": "soft_vi, linear, s=1"}
+    if not all(row["identified"].values()) or not np.all(np.isfinite([a, b, c])):
+        # a, b, c of a fit at the law's limit are an end point of a runaway solve, not
+        # estimates: a plan from them would be an artefact of where the solver stopped.
+        return {"law": law, **PLAN_PRICES, "plans": {},
+                "refused": f"no plan: the law of {law['from']} is not identified on the grid "
+                           f"({row.get('identification', 'non-finite a, b, c')}), so its "
+                           "a, b, c are not estimates to plan with"}
     pm, pk, B = PLAN_PRICES["price_m"], PLAN_PRICES["price_k"], PLAN_PRICES["budget"]
     best = plan_labels(a, b, c, price_m=pm, price_k=pk, budget=B)
     plans = {
@@ -126,8 +139,7 @@ def planning_check(setup: Any, r2_rows: list[dict[str, Any]], gen: np.random.Gen
     env = {name: np.mean(v, axis=0) for name, v in gains.items()}
     T = env["planned"].size
     idx = gen.integers(0, T, size=(n_boot, T))
-    out: dict[str, Any] = {"law": {"a": a, "b": b, "c": c, "from": "soft_vi, linear, s=1"},
-                           **PLAN_PRICES, "plans": {}}
+    out: dict[str, Any] = {"law": law, **PLAN_PRICES, "plans": {}}
     if steps is not None:
         out["kl_per_step"] = steps
     for name, (M, K) in plans.items():

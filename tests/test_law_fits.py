@@ -13,8 +13,11 @@ import pytest
 from scipy.optimize import least_squares
 
 from rlscale._law_fits import (
+    CHI2_95,
     bootstrap_min_law,
+    boundary_verdicts,
     fit_form,
+    identified,
     limits,
     min_law_closure,
     percentile_interval,
@@ -272,3 +275,132 @@ def test_profile_starts_land_next_to_the_optimum_on_exact_data() -> None:
     cost = 0.5 * np.sum((_law_min(start[0], LM, K) - g) ** 2)
     fixed = min(0.5 * np.sum((_law_min(s, LM, K) - g) ** 2) for s in STARTS["min"])
     assert cost < 0.1 * fixed
+
+
+def _verdicts(Y, lr_test):
+    W = np.ones_like(Y)
+    starts = np.concatenate([np.broadcast_to(STARTS["min"], (len(Y), 3, 3)),
+                             profile_start("min", LM, K, Y, W)[:, None, :]], axis=1)
+    fit = fit_form("min", starts, LM, K, Y, W, max_nfev=200)
+    return min_law_closure(LM, K, Y, W, fit, lr_test=lr_test).verdicts
+
+
+def test_identification_is_right_on_clear_cases_in_most_noise_draws() -> None:
+    """20 noise draws each: a law with its kinks inside the grid (K = 5.6 … 24 for
+    M = 10 … 1e5) is identified in all; with G flat in M, b is not identified, and with
+    no K dependence c is not, in all but the test's 5 % (the attainment rule alone
+    called about half of both identified: the noise's trend in M or K is fitted by
+    finite b or c of hundreds)."""
+    rng = np.random.default_rng(4)
+    noise = 0.03 * rng.standard_normal((3, 20, LM.size))
+    law = _law_min(np.array([np.log(0.25), 0.5, np.log(0.5)]), LM, K) + noise[0]
+    flat_m = 1.1 * np.sqrt(np.minimum(1.0, 0.5 * K)) + noise[1]
+    no_k = 0.8 * np.sqrt(LM - 1.0) + noise[2]
+    assert _verdicts(law, True) == ["interior"] * 20
+    flat = _verdicts(flat_m, True)
+    assert sum(v in ("b_inf", "flat", "k_only") for v in flat) >= 18, flat
+    assert all(not identified(v)["b"] for v in flat if v != "interior")
+    c_inf = _verdicts(no_k, True)
+    assert sum(v == "c_inf" for v in c_inf) >= 18, c_inf
+    # The attainment rule alone: a finite b or c fitted to noise passes for identified.
+    assert sum(v == "interior" for v in _verdicts(flat_m, False)) >= 5
+    assert sum(v == "interior" for v in _verdicts(no_k, False)) >= 5
+
+
+def test_likelihood_ratio_cut_is_the_chi2_quantile() -> None:
+    from scipy.stats import chi2
+
+    assert abs(CHI2_95 - chi2.ppf(0.95, 1)) <= 1e-14 * CHI2_95
+    # n log(F_limit / F_min) against the cut, n = 50: just above and just below.
+    f_lim = np.exp(CHI2_95 / 50.0)
+    args = [np.array([1.0, 1.0]), np.array([9.0, 9.0]), np.array([f_lim * 1.001, f_lim * 0.999]),
+            np.array([9.0, 9.0]), np.array([9.0, 9.0])]
+    assert boundary_verdicts(*args, n_points=np.array([50, 50])) == ["interior", "b_inf"]
+    assert boundary_verdicts(*args) == ["interior", "interior"]
+
+
+def test_bootstrap_intervals_of_an_identified_law_are_finite_and_cover_it() -> None:
+    """12 groups, each 16 environments around a known law (kinks inside the grid), 40
+    resamples: all identified, every interval finite, each covering the truth in most."""
+    from rlscale._trainer_reward_law import _fit_design
+
+    truth = np.array([np.log(0.25), 0.5, np.log(0.5)])
+    mean, reg = _law_min(truth, LM, K), _regime(LM, K)
+    rng = np.random.default_rng(3)
+    T, R, D = 16, 40, 12
+    grps, envs, idxs = [], [], []
+    for _ in range(D):
+        env = mean + 0.3 * rng.standard_normal((T, LM.size))
+        grps.append([{"M": float(np.exp(a)), "K": float(b), "G": float(c), "regime": str(r),
+                      "split": "train" if rng.random() < 0.7 else "test"}
+                     for a, b, c, r in zip(LM, K, env.mean(axis=0), reg)])
+        envs.append(env.T.reshape(MS.size, KS.size, T).transpose(0, 2, 1))  # (nM, T, nK)
+        idxs.append(rng.integers(0, T, size=(R, T)))
+    rows = [row for row, *_ in _fit_design(grps, envs, idxs, list(MS), KS, 200)]
+    covered = np.zeros(3, int)
+    for row in rows:
+        assert row["identified"] == {"a": True, "b": True, "c": True}
+        assert row["bootstrap_at_boundary"] == 0
+        for i, (p, v) in enumerate(zip("abc", (0.25, 0.5, 0.5))):
+            lo, hi = row[f"{p}_ci"]
+            assert np.isfinite(lo) and np.isfinite(hi)
+            covered[i] += lo <= v <= hi
+    assert np.all(covered >= 9), covered
+
+
+def test_fits_in_a_worker_process_are_bit_identical() -> None:
+    """The trainer fits designs in joblib workers with ``jobs > 1``: same inputs, same bits."""
+    from joblib import Parallel, delayed
+
+    rng = np.random.default_rng(9)
+    G = np.stack([_law_min(np.array([0.25, -0.5, np.log(0.5)]), LM, K),
+                  1.1 * np.sqrt(np.minimum(1.0, 0.5 * K))]) + 0.03 * rng.standard_normal(
+                      (2, LM.size))
+    train = rng.random(G.shape) < 0.7
+
+    def run():
+        fits = fit_groups(LM, K, G, train, _regime(LM, K), max_nfev=200)
+        boot = bootstrap_min_law(LM, K, G[[0, 1, 1]] + 0.01, fits[0].fits["min"]["all"],
+                                 fits[0].fits["sqrt_logm"]["all"],
+                                 fits[0].fits["plateau"]["all"], max_nfev=200)
+        return ([f.fits[form][s].tobytes() for f in fits for form in f.fits for s in f.fits[form]],
+                [f.verdicts for f in fits], boot[0].tobytes(), boot[1])
+
+    here = run()
+    there, = Parallel(n_jobs=2)(delayed(run)() for _ in range(1))
+    assert here == there
+
+
+def test_non_finite_targets_are_named_or_dropped_with_their_weight() -> None:
+    g = _law_min(np.array([0.25, -0.5, np.log(0.5)]), LM, K)
+    bad = g.copy()
+    bad[7] = np.nan
+    with pytest.raises(ValueError, match=r"Y must be finite where it is fitted; got nan in "
+                                         r"data set 1, point 7"):
+        fit_form("min", STARTS["min"], LM, K, np.stack([g, bad]))
+    with pytest.raises(ValueError, match=r"y must be finite where it is fitted; got nan at "
+                                         r"row 3, point 7"):  # the solver's own rows
+        solve_batch(FORMS["min"], STARTS["min"][[0, 0, 0, 0]], LM, K,
+                    np.stack([g, g, g, bad]))
+    w = np.ones((1, LM.size))
+    w[0, 7] = 0.0  # the NaN is masked out: the fit is the one without that point
+    masked = fit_form("min", STARTS["min"], LM, K, bad[None, :], w)
+    clean = fit_form("min", STARTS["min"], LM, K, g[None, :], w)
+    assert masked.x.tobytes() == clean.x.tobytes() and np.isfinite(masked.cost[0])
+    with pytest.raises(ValueError, match="G must be finite; got inf in group 1, point 3"):
+        fit_groups(LM, K, np.stack([g, np.where(np.arange(LM.size) == 3, np.inf, g)]),
+                   np.ones((2, LM.size), bool))
+
+
+def test_boundary_verdicts_pick_the_lowest_limit() -> None:
+    """Which limit names a non-interior fit: the lowest-cost family, ties to the simpler."""
+    t, f = True, False
+    cols = np.array([  # f_min, f_logm, f_plateau, f_sqrt_k, f_const, ran_off
+        (5, 9, 2, 9, 3, t), (5, 9, 9, 2, 3, t), (5, 9, 9, 9, 1, t),  # ran off: lowest limit
+        (5, 9, 1, 9, 9, f), (5, 9, 9, 9, 4, f), (5, 1, 9, 9, 9, f),  # above a limit
+        (5, 2, 2, 9, 9, f), (5, 9, 3, 3, 9, f),  # ties: b -> inf, then sqrt(K)
+        (5, 2.5, 3, 9, 9, f),  # the plateau above log M's limit: c -> inf
+        (1 - 1e-7, 1, 9, 9, 9, f), (1 - 2e-6, 1, 9, 9, 9, f)], float).T  # REL_TOL = 1e-6
+    got = boundary_verdicts(*cols[:5], ran_off=cols[5].astype(bool))
+    assert got == ["b_inf", "k_only", "flat", "b_inf", "flat", "c_inf", "b_inf", "k_only",
+                   "c_inf", "c_inf", "interior"]

@@ -271,3 +271,50 @@ def test_trainer_verification_bad_input(tmp_path) -> None:
         assert main(["verify", "reward-law", "--trainer", "--out",
                      str(tmp_path / "file" / "sub")]) == 2
     assert len(err.getvalue().strip().splitlines()) == 1
+
+
+def test_planning_check_refuses_an_unidentified_law() -> None:
+    """The soft_vi/linear/s = 1 row is identified in the report's run; here it is not (its
+    a, b, c the end point of a runaway solve): nothing is planned or trained, and the
+    summary says why instead of a plan from a solver's stopping point."""
+    from types import SimpleNamespace
+
+    from rlscale._law_fits import REASONS
+    from rlscale._trainer_reward_files import summary_text
+    from rlscale._trainer_reward_plan import PLAN_PRICES, planning_check
+
+    row = {"optimiser": "soft_vi", "capacity": "linear", "noise": 1.0, "a_all": 0.01,
+           "b_all": 10776.9, "c_all": 4.6e3, "identified": {"a": False, "b": False, "c": False},
+           "identification": REASONS["b_inf"]}
+    other = {**row, "noise": 2.0, "identified": {"a": True, "b": True, "c": True}}
+
+    class NoSetup:  # planning must not touch the environments at all
+        def __getattr__(self, name):
+            raise AssertionError(f"setup.{name} read for an unidentified law")
+
+    gen = np.random.default_rng(0)
+    out = planning_check(NoSetup(), [other, row], gen, seeds=1, betas=np.ones(2), pg_steps=5)
+    assert out["plans"] == {} and "kl_per_step" not in out
+    assert "not identified" in out["refused"] and "b -> inf" in out["refused"]
+    assert out["law"]["b"] == 10776.9 and out["budget"] == PLAN_PRICES["budget"]
+    assert gen.integers(0, 2**32) == np.random.default_rng(0).integers(0, 2**32)  # no draws
+    # One parameter not identified (c -> inf) is enough; a non-finite one too.
+    row_c = {**row, "identified": {"a": True, "b": True, "c": False}}
+    assert "refused" in planning_check(NoSetup(), [row_c], gen, seeds=1, betas=np.ones(2))
+    row_nan = {**row, "identified": {"a": True, "b": True, "c": True}, "c_all": math.inf}
+    assert "refused" in planning_check(NoSetup(), [row_nan], gen, seeds=1, betas=np.ones(2))
+    rep = SimpleNamespace(r2=[], theory=[], comparison={}, breaks=[], points=[], seconds=0.0,
+                          plan=out)
+    assert "refused: no plan: the law of soft_vi, linear, s=1 is not identified" in (
+        summary_text(rep))
+    from rlscale._document import Document
+    from rlscale.report._document import _trainer_law
+
+    sec = {"enabled": True, "mode": "quick", "r2": [], "theory": [], "m_growth": [],
+           "breaks": [], "files": {}, "plan": out,
+           "setup": {"seeds": 1, "comparison_environments": 2, "optimisation_environments": 2}}
+    doc = Document("t")
+    _trainer_law(doc, sec)
+    md = doc.to_markdown()
+    assert "Planning labels against optimisation: no plan: the law of soft_vi" in md
+    assert "optimisation_only" not in md

@@ -281,7 +281,8 @@ def _trainer_law(doc: Document, tr) -> None:
         "R² of a·√min(log M + b, c·K) (70/30 split); a, b, c on all points with 95 % "
         "bootstrap intervals over environments (∞: more resamples than the tail's share "
         "have the parameter running off; 'not identified': the best fit on all points is one "
-        "of the law's limits, b → ∞ or c → ∞, listed below the table).")
+        "of the law's limits, b → ∞ or c → ∞, or beats it by less than a likelihood-ratio "
+        "test at 95 % asks, listed below the table).")
     doc.table(["optimiser", "RM", "s", "held-out R² (min)", "R² (smooth-min)", "a", "b", "c"],
               [[r["optimiser"], r["capacity"], r["noise"], r["r2_min"], r["r2_smooth"],
                 law_param(r, "a"), law_param(r, "b"), law_param(r, "c")] for r in tr["r2"]])
@@ -310,16 +311,10 @@ def _trainer_law(doc: Document, tr) -> None:
                      f"{b['G_at_K_max']:.2f}" for b in breaks) + ".")
         if breaks else "No curve loses gold past its peak by more than 2 standard errors.")
     plan = tr["plan"]
-    doc.paragraph(
-        f"Planning labels against optimisation with the law of {plan['law']['from']} "
-        f"(prices {plan['price_m']:g} per comparison, {plan['price_k']:g} per nat of KL, "
-        f"budget {plan['budget']:g}), each plan trained (exact optimum at its K, fresh "
-        "comparisons; paired bootstrap over environments):")
-    doc.table(["plan", "M", "K", "cost", "predicted", "trained [95 %]", "planned − this"],
-              [[name, q["M"], q["K"], q["cost"], q["predicted_gain"],
-                _ci(q["trained_gain"], q["trained_ci"]),
-                _ci(q["planned_minus_this"], q["planned_minus_this_ci"])
-                if "planned_minus_this" in q else "—"] for name, q in plan["plans"].items()])
+    if plan.get("refused"):
+        doc.paragraph(f"Planning labels against optimisation: {plan['refused']}.")
+    else:
+        _plan_table(doc, plan)
     ks = plan.get("kl_per_step")
     if ks and "plan" not in ks:
         doc.paragraph(f"KL per RL step, measured on the planned reward model: {ks['note']}.")
@@ -335,6 +330,20 @@ def _trainer_law(doc: Document, tr) -> None:
                          ("gao", "Misspecified reward model with Gao et al.'s forms per M")):
         if key in tr["files"]:
             doc.figure(tr["files"][key], caption)
+
+
+def _plan_table(doc: Document, plan) -> None:
+    """The trainer's planned-vs-naive plans (:mod:`rlscale._trainer_reward_plan`)."""
+    doc.paragraph(
+        f"Planning labels against optimisation with the law of {plan['law']['from']} "
+        f"(prices {plan['price_m']:g} per comparison, {plan['price_k']:g} per nat of KL, "
+        f"budget {plan['budget']:g}), each plan trained (exact optimum at its K, fresh "
+        "comparisons; paired bootstrap over environments):")
+    doc.table(["plan", "M", "K", "cost", "predicted", "trained [95 %]", "planned − this"],
+              [[name, q["M"], q["K"], q["cost"], q["predicted_gain"],
+                _ci(q["trained_gain"], q["trained_ci"]),
+                _ci(q["planned_minus_this"], q["planned_minus_this_ci"])
+                if "planned_minus_this" in q else "—"] for name, q in plan["plans"].items()])
 
 
 def _summary(doc: Document, s, cfg) -> None:
