@@ -126,7 +126,9 @@ class TrainerRewardLawReport:
     ----------
     r2 : list of dict
         Per optimiser × capacity × noise: held-out R² (min and smooth-min law),
-        ``a_all, b_all, c_all`` on all points with bootstrap intervals
+        ``a, b, c`` on the train split, ``a_all, b_all, c_all`` on all points
+        (``None`` where not identified: a runaway solve's end point is no
+        estimate) with bootstrap intervals
         ``a_ci, b_ci, c_ci`` (an end ``None``: unbounded; the whole interval
         ``None``: not identified), ``identified`` (``{"a": bool, "b": bool,
         "c": bool}`` of the fit on all points) and ``identification`` (why),
@@ -414,8 +416,14 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
         ok = verdict_fields(fit.verdicts["all"])
         cis = {name: percentile_interval(lo[:, i], hi[:, i]) if ok["identified"][name]
                else None for i, name in enumerate("abc")}
-        row.update({"a_all": float(np.exp(p0[0])), "b_all": float(p0[1]),
-                    "c_all": float(np.exp(p0[2])),
+        # A parameter the data do not identify has no estimate: where the solve stopped
+        # on its way to the limit (b ~ 1e4, say) is not one, so JSON readers get null.
+        # The train split is a subset of these points: its fit is no better identified.
+        est = {"a": float(np.exp(p0[0])), "b": float(p0[1]), "c": float(np.exp(p0[2]))}
+        for name in "abc":
+            if not ok["identified"][name]:
+                est[name] = row[name] = None
+        row.update({"a_all": est["a"], "b_all": est["b"], "c_all": est["c"],
                     "a_ci": cis["a"], "b_ci": cis["b"], "c_ci": cis["c"],
                     "bootstrap": len(ver),
                     "bootstrap_at_boundary": sum(v != "interior" for v in ver),

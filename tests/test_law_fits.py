@@ -213,6 +213,9 @@ def test_trainer_rows_and_text_do_not_present_unidentified_intervals() -> None:
     assert all(good[f"{p}_ci"] is not None for p in "abc")
     assert bad["identified"] == {"a": False, "b": False, "c": False}
     assert bad["a_ci"] is None and bad["b_ci"] is None and bad["c_ci"] is None
+    # No estimate either: where the runaway solve stopped is not one (JSON null).
+    assert all(bad[f"{p}_all"] is None and bad[p] is None for p in "abc")
+    assert all(np.isfinite(good[f"{p}_all"]) and np.isfinite(good[p]) for p in "abc")
     assert "b -> inf" in bad["identification"] and law_param(bad, "b") == "not identified"
 
     from types import SimpleNamespace
