@@ -49,8 +49,10 @@ one task per design (the groups sharing the same ``M`` values) and one for
 the Gaussian model on the same grid, in the same workers.  Measured here on 2
 cores: ``quick`` 8.5–9.3 s of CPU (``--jobs 1``, load 3–5; 18.8 s before the
 fits were batched, at load 5), of which the group fits 1.2 s (7.2 s with the
-per-start ``least_squares`` loop, side by side); ``full`` 162 s of CPU and 3.4
-min wall (``--jobs 2``, load 3–6) before the batched fits, not re-measured.
+per-start ``least_squares`` loop, side by side); ``full`` 88–113 s of CPU (user +
+sys of the parent and its workers, two runs) and 1.4–1.8 min wall (``--jobs 2``,
+load 3.0–3.6), against 162 s of CPU and 3.4 min wall (load 3–6) in a run before
+the batched fits.
 """
 
 from __future__ import annotations

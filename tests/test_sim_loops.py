@@ -7,6 +7,9 @@
   frequencies against the exact backward induction of ``subtask_success``;
   the random stream of the per-walker loop they replaced is kept (pinned
   counts computed with that loop).
+- The turn-episode loop drops a held candidate once its turn is won: a
+  hand-computed all-fail case and an exact recursion over the default
+  adaptive rule's states (budget left, held candidate and its correctness).
 - The bandit's policy gradient: ``history=False`` ends where the full run
   ends, bit for bit; the centred log-softmax and the sorted-key inverse-CDF
   search against direct computations.
@@ -141,6 +144,51 @@ def test_turn_episodes_keep_the_random_stream_of_the_walker_loop() -> None:
 
 PINNED_SLIPPERY = (952, 15725)
 PINNED_PLAIN = (879, 20241)
+
+
+def _exact_episode_success(q, B, fpr, fnr):
+    """Success probability of the default adaptive rule, by recursion over its states.
+
+    State (turn, budget left, holding a rejected candidate, is it correct): with budget
+    left draw (correct w.p. q[turn]; accepted w.p. 1 - fnr if correct, fpr if not; an
+    accepted wrong candidate ends the episode, a rejected one is held); with none left
+    commit the held candidate if there is one.  Winning a turn starts the next with
+    nothing held.
+    """
+    def v(t, left, hold, ok):
+        if t == len(q):
+            return 1.0
+        if left == 0:
+            return v(t + 1, 0, False, False) if hold and ok else 0.0
+        p = q[t]
+        return (p * (1 - fnr) * v(t + 1, left - 1, False, False)
+                + p * fnr * v(t, left - 1, True, True)
+                + (1 - p) * (1 - fpr) * v(t, left - 1, True, False))
+
+    return v(0, B, False, False)
+
+
+def test_a_held_candidate_is_dropped_once_its_turn_is_won() -> None:
+    # Hand-computed: every rollout reaches the target (q = 1) and the verifier rejects
+    # every correct candidate (fnr = 1), so turn 0 spends the whole budget and is won by
+    # committing its held candidate; turn 1 then has no budget and nothing held, so
+    # every episode fails.  Carrying turn 0's candidate into turn 1 would win them all.
+    w = world_from_text(["SKF", "FFD", "FFG"], slippery=False, max_steps=4)
+    right = np.zeros((1, 3, 9, 4))
+    right[..., 2] = 1.0
+    out = run_turn_episodes(w, right, [0, 0], [0, 0], budget=3, fnr=1.0, episodes=50, rng=0)
+    assert out.rate == 0.0 and out.used.tolist() == [3] * 50
+    # A stochastic case against the exact recursion: the held-over candidate would add
+    # free wins at every turn reached with the budget spent.
+    world = world_from_text(MAP, slippery=True, max_steps=9)
+    policy = np.random.default_rng(8).dirichlet(np.ones(4) * 2, size=(1, 3, 16))
+    q = subtask_success(world, policy)[0]
+    B, fpr, fnr = 8, 0.05, 0.5
+    exact = _exact_episode_success([float(x) for x in q], B, fpr, fnr)
+    out = run_turn_episodes(world, policy, [0, 0, 0], [0, 1, 2], budget=B, fpr=fpr, fnr=fnr,
+                            episodes=4000, rng=3)
+    se = math.sqrt(exact * (1 - exact) / out.success.size)
+    assert abs(out.rate - exact) < 4.5 * se
 
 
 def test_bandit_without_history_ends_where_the_full_run_ends() -> None:
