@@ -175,8 +175,10 @@ def _doit(expr: Any) -> sp.Expr:
 
 
 #: What a term's integral must not contain to be added up: an integral sympy left,
-#: a condition, or a divergence (∞ − ∞ would make the sum meaningless).
-_UNFINISHED = (sp.Integral, sp.Piecewise, sp.oo, -sp.oo, sp.zoo, sp.nan)
+#: a condition, a divergence (∞ − ∞ would make the sum meaningless) or a range
+#: (``AccumBounds``: sympy's answer for an oscillating divergent integral such as
+#: ∫_0^∞ sin x dx = ⟨0, 2⟩, which is not a value and must not enter a sum).
+_UNFINISHED = (sp.Integral, sp.Piecewise, sp.AccumBounds, sp.oo, -sp.oo, sp.zoo, sp.nan)
 
 
 def _integrate_by_terms(integral: sp.Integral) -> sp.Expr | None:
@@ -212,16 +214,30 @@ def _sum_of_term_integrals(integrand: sp.Expr, var: sp.Symbol, a: sp.Expr,
     total = sp.Integer(0)
     for term in sp.Add.make_args(integrand):
         factor, g = term.as_independent(var, as_Add=False)
-        rename = {s: sp.Symbol(f"_rlscale_{i}", **s.assumptions0)
-                  for i, s in enumerate([var, *sorted(g.free_symbols - {var}, key=str)])}
-        rename.update({s: sp.Symbol(f"_rlscale_{s}", **s.assumptions0)
-                       for s in (a.free_symbols | b.free_symbols) - set(rename)})
+        rename = _canonical_names(var, g, a, b)
         value = _term_integral(g.xreplace(rename), rename[var], a.xreplace(rename),
                                b.xreplace(rename))
         if any(value.has(u) for u in _UNFINISHED):
             return None
         total += factor * value.xreplace({v: k for k, v in rename.items()})
     return total
+
+
+def _canonical_names(var: sp.Symbol, g: sp.Expr, a: sp.Expr, b: sp.Expr) -> dict:
+    """A one-to-one renaming of the symbols of ∫_a^b g d(var) to ``_rlscale_<i>``.
+
+    The integration variable is ``_rlscale_0``, then the symbols of ``g`` and those of
+    the limits only, each sorted by name; every new symbol keeps its old one's
+    assumptions, so the memo key carries them (``Symbol("b", positive=True)`` and
+    ``Symbol("b", negative=True)`` never share an entry: ∫_0^∞ e^(−bx) dx is 1/b for
+    the one and diverges for the other).  The names are numbered, never derived from
+    the old names: two distinct symbols must never meet under one new name (two
+    ``Dummy("a")`` limits, or a limit named ``"1"`` next to the first parameter, once
+    collapsed ∫_a^a' into ∫_a^a = 0).
+    """
+    rest = (a.free_symbols | b.free_symbols) - g.free_symbols - {var}
+    order = [var, *sorted(g.free_symbols - {var}, key=str), *sorted(rest, key=str)]
+    return {s: sp.Symbol(f"_rlscale_{i}", **s.assumptions0) for i, s in enumerate(order)}
 
 
 @functools.lru_cache(maxsize=128)
