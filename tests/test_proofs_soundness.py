@@ -11,11 +11,16 @@ perturbed step must fail.  The oracles are independent of the checked code: exac
 from __future__ import annotations
 
 import dataclasses
+import types
+from fractions import Fraction
 
+import mpmath
+import numpy as np
 import pytest
 import sympy as sp
 
 from rlscale.proofs import Identity, PolynomialInequality, Sign, build_proof, proof_names
+from rlscale.proofs import _emax_lower as emax
 from rlscale.proofs._steps import Limit, _canonical_names, _integrate_by_terms
 
 EPS = sp.Rational(1, 10**12)
@@ -147,3 +152,106 @@ def test_the_memo_key_carries_the_assumptions(first: str) -> None:
     new_n = _canonical_names(x, sp.exp(-k * bn * x), sp.Integer(0), sp.oo)[bn]
     assert new_p.name == new_n.name == "_rlscale_1"
     assert new_p.is_positive and new_n.is_negative and new_p != new_n
+
+
+# ----------------------------------------------------------- the float64 quadrature
+def _exact_lower_sum(n: int, step: Fraction, count: int) -> Fraction:
+    """Σ_cells step·(1 − hi_(i+1)^n − (1 − lo_i)^n) in exact rationals from the enclosures."""
+    lo, hi = emax._cdf_bounds(sp.Rational(step.numerator, step.denominator), count)
+    total = Fraction(0)
+    for i in range(count):
+        total += 1 - Fraction(float(hi[i + 1])) ** n - (1 - Fraction(float(lo[i]))) ** n
+    return step * total
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 64])
+def test_the_float_pipeline_is_below_its_exact_rational_replay(n: int) -> None:
+    # integer n: the powers, differences, fsum and scaling of emax_lower_bounds are
+    # replayed in exact rationals from the same Φ enclosures; rounding must only lower
+    step = Fraction(1, 32)
+    exact = _exact_lower_sum(n, step, 192)
+    got = Fraction(float(emax.emax_lower_bounds([n])[0]))
+    assert got <= exact
+    assert exact - got < Fraction(1, 10**12)  # ~a few hundred roundings of 1e-16
+
+
+@pytest.mark.parametrize("n", [2.5, 3.0000152587890625, 10.123456789, 63.99999])
+def test_real_exponents_are_below_the_true_lower_sum(n: float) -> None:
+    # real n: the same sum at 200 bits with the exact exponent n (mpmath's power)
+    lo, hi = emax._cdf_bounds(sp.Rational(1, 32), 192)
+    with mpmath.workprec(200):
+        nn = mpmath.mpf(n)
+        total = mpmath.fsum(1 - mpmath.mpf(float(hi[i + 1])) ** nn
+                            - (1 - mpmath.mpf(float(lo[i]))) ** nn for i in range(192))
+        exact = total / 32
+        got = mpmath.mpf(float(emax.emax_lower_bounds([n])[0]))
+        assert got <= exact
+        # the exponent up to 2^-16 below n costs up to about 1e-6 (the docstring: 1.6e-6)
+        assert exact - got < 2e-6
+
+
+def test_power_bounds_hold_through_underflow_and_subnormals() -> None:
+    # exact rational powers as the oracle; results far below the smallest normal
+    xs = np.array([2.0**-537, 1e-160, 1e-200, 5e-324, 2.2e-308, 1e-5, 0.5, 1.0])
+    ns = np.array([1.0, 2.0, 3.0, 17.0, 64.0])
+    up = emax._real_power_up(xs, ns)
+    for i, n in enumerate(ns):
+        for j, xv in enumerate(xs):
+            assert Fraction(float(up[i, j])) >= Fraction(float(xv)) ** int(n), (n, xv)
+    # (2^-537)² = 2^-1074 exactly: a few subnormal steps above it (each product steps
+    # up even when exact), never flushed to 0 nor pushed to the normal range
+    assert 5e-324 < up[1, 0] <= 4 * 5e-324
+    assert np.all(up > 0)
+
+
+def test_a_flush_to_zero_process_refuses_to_certify(monkeypatch) -> None:
+    # a library built with -ffast-math can set flush-to-zero/denormals-are-zero; then a
+    # subnormal upper bound reads as 0 and one nextafter no longer encloses.  Simulated
+    # by a multiply that flushes subnormal results.
+    def flushing_multiply(a, b, *args, **kwargs):
+        out = np.multiply(a, b, *args, **kwargs)
+        return np.where(np.abs(out) < 2.2250738585072014e-308, 0.0, out)
+
+    fake = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+    fake.multiply = flushing_multiply
+    monkeypatch.setattr(emax, "np", fake)
+    emax._cdf_bounds.cache_clear()
+    try:
+        with pytest.raises(RuntimeError, match="gradual underflow"):
+            emax.emax_lower_bounds([3.0])
+        result = build_proof("emax-lower").step("finite-range").check()
+        assert result.status == "failed" and "gradual underflow" in result.reason
+    finally:
+        emax._cdf_bounds.cache_clear()
+
+
+def test_the_cached_cdf_enclosures_are_read_only() -> None:
+    lo, hi = emax._cdf_bounds(sp.Rational(1, 32), 192)
+    with pytest.raises(ValueError, match="read-only"):
+        lo[5] = 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        hi[5] = 1.0
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"step": sp.Rational(8), "end": 6}, ValueError, r"step must be in \(0, 1\]; got step=8"),
+    ({"end": 40}, ValueError, "end must be an integer >= 1 and <= 30; got end=40"),
+    ({"step": "1/32"}, TypeError, "step must be a real number"),
+    ({"step": 1e-9}, ValueError, "at most 100000 cells"),
+])
+def test_grids_that_would_overflow_or_hang_are_refused(kwargs, error, match) -> None:
+    # step 8 up to z = 40 overflowed the series, whose loop then never stopped
+    with pytest.raises(error, match=match):
+        emax.emax_lower_bounds([3.0], **kwargs)
+
+
+@pytest.mark.parametrize("ns", [[3.0, np.inf], [np.nan], [1e300, -np.inf]])
+def test_nonfinite_exponents_are_refused(ns) -> None:
+    with pytest.raises(ValueError, match="ns must be real numbers >= 1 and finite"):
+        emax.emax_lower_bounds(ns)
+
+
+def test_cdf_enclosures_beyond_the_safe_range_are_refused() -> None:
+    with pytest.raises(ValueError, match="step·count must be <= 30"):
+        emax.gaussian_cdf_enclosures(sp.Rational(1, 2), 100)
+    assert [(float(e.a), float(e.b)) for e in emax.gaussian_cdf_enclosures(1, 0)] == [(0.5, 0.5)]
