@@ -248,9 +248,13 @@ def _real_power_up(x_hi: np.ndarray, n: np.ndarray, bits: int = 16) -> np.ndarra
     p = ⌊(n − ⌊n⌋)·2^bits⌋, and x^m = x^⌊n⌋ · (x^(2^−bits))^p: ``bits`` square roots and
     two binary powerings, each operation rounded up.  m = n when n is an integer; else
     m is below n by less than 2^−16, which weakens the bound by a factor below
-    x^(−2^−16) (and the outward rounding by about 1e-11 relative).
+    x^(−2^−16) (and the outward rounding by about 1e-11 relative).  For x > 1 the
+    lowered exponent would give a *lower* value (x^m < x^n), so a base above 1 is
+    refused, not clipped; the callers pass Φ ≤ 1 (clipped exactly) and 1 − Φ ≤ ½.
     """
-    x = np.minimum(x_hi, 1.0)
+    if not np.all(x_hi <= 1.0):  # x^(n−δ) ≥ x^n holds for 0 ≤ x ≤ 1 only
+        raise ValueError(f"x_hi must be in [0, 1]; got x_hi={x_hi}")
+    x = np.maximum(x_hi, 0.0)
     n = np.asarray(n, dtype=float)[:, None]
     whole = np.floor(n)
     frac = np.floor((n - whole) * 2.0**bits)  # n − ⌊n⌋ and the scaling are exact

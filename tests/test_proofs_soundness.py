@@ -204,6 +204,16 @@ def test_power_bounds_hold_through_underflow_and_subnormals() -> None:
     assert np.all(up > 0)
 
 
+def test_a_base_above_one_is_refused_where_a_lower_exponent_would_lower_the_power() -> None:
+    # x^(n − δ) ≥ x^n only for 0 ≤ x ≤ 1: 1.5^2.5 > 1.5^(2.5 − 2^-16)
+    assert mpmath.mpf(1.5) ** 2.5 > mpmath.mpf(1.5) ** (2.5 - 2.0**-16)
+    with pytest.raises(ValueError, match=r"x_hi must be in \[0, 1\]; got x_hi=\[1.5\]"):
+        emax._real_power_up(np.array([1.5]), np.array([2.5]))
+    # the callers' bases: Φ's upper ends are clipped to at most 1, 1 − Φ is at most ½
+    lo, hi = emax._cdf_bounds(sp.Rational(1, 32), 192)
+    assert hi.max() <= 1.0 and float(emax._up(1.0 - lo).max()) < 0.5 + 1e-15
+
+
 def test_a_flush_to_zero_process_refuses_to_certify(monkeypatch) -> None:
     # a library built with -ffast-math can set flush-to-zero/denormals-are-zero; then a
     # subnormal upper bound reads as 0 and one nextafter no longer encloses.  Simulated
