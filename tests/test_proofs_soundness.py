@@ -21,7 +21,8 @@ import sympy as sp
 
 from rlscale.proofs import Identity, PolynomialInequality, Sign, build_proof, proof_names
 from rlscale.proofs import _emax_lower as emax
-from rlscale.proofs._steps import Limit, _canonical_names, _integrate_by_terms
+from rlscale.proofs._integrals import _canonical_names, _integrate_by_terms
+from rlscale.proofs._steps import Limit
 
 EPS = sp.Rational(1, 10**12)
 
@@ -152,6 +153,48 @@ def test_the_memo_key_carries_the_assumptions(first: str) -> None:
     new_n = _canonical_names(x, sp.exp(-k * bn * x), sp.Integer(0), sp.oo)[bn]
     assert new_p.name == new_n.name == "_rlscale_1"
     assert new_p.is_positive and new_n.is_negative and new_p != new_n
+
+
+@pytest.mark.parametrize("wrong", [sp.Integer(0), sp.Integer(2), sp.Rational(1, 2)])
+def test_a_finite_but_wrong_term_value_is_caught_by_the_quadrature(monkeypatch, wrong) -> None:
+    # sympy answering a finite value for a divergent term (a regularised ∫_1^∞ dx/x = 0)
+    # or a wrong one (∫_1^∞ dx/x² = 2 or ½ instead of 1) must not enter the sum: the
+    # quadrature disagrees, and the integral is evaluated whole, correctly
+    from rlscale.proofs import _integrals
+
+    real_term = _integrals._term_integral
+
+    def lying(g, var, a, b):
+        if g in (1 / var, var**-2):
+            return wrong
+        return real_term(g, var, a, b)
+
+    monkeypatch.setattr(_integrals, "_term_integral", lying)
+    _integrals._checked_term_integral.cache_clear()
+    try:
+        for integrand in (1 / x**2 + sp.exp(-x), 1 / x - 1 / (x + 1)):
+            integral = sp.Integral(integrand, (x, 1, sp.oo))
+            assert _integrate_by_terms(integral) is None
+        exact = 1 + sp.exp(-1)  # ∫_1^∞ (x^-2 + e^(-x)) dx, by hand
+        integral = sp.Integral(1 / x**2 + sp.exp(-x), (x, 1, sp.oo))
+        assert Identity("right", integral, exact).check().passed
+        assert Identity("lie", integral, wrong + sp.exp(-1)).check().status == "failed"
+    finally:
+        _integrals._checked_term_integral.cache_clear()
+
+
+def test_the_quadrature_point_satisfies_every_assumption() -> None:
+    from rlscale.proofs._integrals import _admissible_point
+
+    syms = {sp.Symbol("p", positive=True), sp.Symbol("q", negative=True),
+            sp.Symbol("k", integer=True, positive=True), sp.Symbol("r", real=True),
+            sp.Symbol("u", nonnegative=True)}
+    point = _admissible_point(syms)
+    for s, v in point.items():
+        for fact, held in s.assumptions0.items():
+            assert getattr(v, f"is_{fact}") is held, (s, v, fact)
+    # no point found: the term is not screened and the sum is refused (never passed)
+    assert _admissible_point({sp.Symbol("e", even=True)}) is None
 
 
 # ----------------------------------------------------------- the float64 quadrature
