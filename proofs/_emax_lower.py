@@ -312,6 +312,7 @@ def emax_lower_bounds(ns: Any, step: sp.Rational = _GRID_STEP,
     >>> [round(float(b), 4) for b in emax_lower_bounds([2, 3])]  # e(2) = 1/√π, e(3) = 3/(2√π)
     [0.5486, 0.8307]
     """
+    _require_ieee_float64()  # every call: the Φ enclosures below may come from the cache
     step, count = _grid(step, end)
     ns = np.atleast_1d(np.asarray(ns, dtype=float))
     if ns.ndim != 1 or not np.all(ns >= 1) or not np.all(np.isfinite(ns)):
