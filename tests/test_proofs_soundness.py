@@ -197,6 +197,20 @@ def test_the_quadrature_point_satisfies_every_assumption() -> None:
     assert _admissible_point({sp.Symbol("e", even=True)}) is None
 
 
+def test_z3_keeps_two_symbols_of_one_name_apart() -> None:
+    # x_pos − x_real >= 0 is false (x_pos = 1, x_real = 2) and x_pos·x_real >= 0 too
+    # (x_real = −1); with the symbols merged by name z3 "proved" both
+    pytest.importorskip("z3")
+    xp, xr = sp.Symbol("x", positive=True), sp.Symbol("x", real=True)
+    for goal in (sp.Ge(xp - xr, 0), sp.Ge(xp * xr, 0)):
+        result = PolynomialInequality("merged", goal, ()).check()
+        assert result.status == "failed" and "counterexample" in result.reason, result.reason
+    d1, d2 = sp.Dummy("a", real=True), sp.Dummy("a", real=True)
+    assert PolynomialInequality("dummies", sp.Eq(d1, d2), ()).check().status == "failed"
+    # one symbol met twice is still one variable: x_pos·x_pos >= 0 holds
+    assert PolynomialInequality("same", sp.Ge(xp * xp, 0), ()).check().passed
+
+
 # ----------------------------------------------------------- the float64 quadrature
 def _exact_lower_sum(n: int, step: Fraction, count: int) -> Fraction:
     """Σ_cells step·(1 − hi_(i+1)^n − (1 − lo_i)^n) in exact rationals from the enclosures."""
