@@ -107,6 +107,14 @@ def test_an_interval_certificate_with_an_enclosure_just_below_zero_fails() -> No
 x = sp.Symbol("x", real=True)
 
 
+def test_convergent_terms_are_added_up_to_the_value_by_hand() -> None:
+    # ∫_0^1 (x² + e^(−x)) dx = 1/3 + 1 − 1/e, and ∫_0^∞ x·e^(−x) + e^(−2x) dx = 1 + 1/2
+    value = _integrate_by_terms(sp.Integral(x**2 + sp.exp(-x), (x, 0, 1)))
+    assert value is not None and sp.simplify(value - (sp.Rational(4, 3) - sp.exp(-1))) == 0
+    value = _integrate_by_terms(sp.Integral(x * sp.exp(-x) + sp.exp(-2 * x), (x, 0, sp.oo)))
+    assert value == sp.Rational(3, 2)
+
+
 def test_an_oscillating_divergent_term_is_never_added_up() -> None:
     # ∫_0^∞ (sin x + e^(−x)) dx diverges; sympy gives the range ⟨1, 3⟩ for it, which the
     # term-by-term sum must refuse (sympy's value for the whole is a range too)
