@@ -191,6 +191,27 @@ def test_a_finite_but_wrong_term_value_is_caught_by_the_quadrature(monkeypatch, 
         _integrals._checked_term_integral.cache_clear()
 
 
+def test_a_term_the_quadrature_cannot_check_is_never_added_up(monkeypatch) -> None:
+    # sympy's (here: a lying) finite value is taken only after a quadrature agreed; with
+    # no admissible parameter point (an even symbol) or a function mpmath cannot
+    # evaluate (an undefined f), no quadrature runs and the sum is refused
+    from rlscale.proofs import _integrals
+
+    f, m = sp.Function("f"), sp.Symbol("m", even=True)
+    real_term = _integrals._term_integral
+
+    def lying(g, var, a, b):
+        return sp.Integer(7) if g.has(f) or g.free_symbols - {var} else real_term(g, var, a, b)
+
+    monkeypatch.setattr(_integrals, "_term_integral", lying)
+    _integrals._checked_term_integral.cache_clear()
+    try:
+        assert _integrate_by_terms(sp.Integral(f(x) + sp.exp(-x), (x, 0, 1))) is None
+        assert _integrate_by_terms(sp.Integral(sp.exp(-m * x) + x, (x, 0, 1))) is None
+    finally:
+        _integrals._checked_term_integral.cache_clear()
+
+
 def test_the_quadrature_point_satisfies_every_assumption() -> None:
     from rlscale.proofs._integrals import _admissible_point
 
