@@ -73,7 +73,8 @@ CORE = {
                                "tests/test_fit.py"],
     "optimize/_lbfgs.py": ["tests/test_multistart.py", "tests/test_fit.py"],
     # the proofs' fast paths (issue 13) and their soundness tests (the review of it)
-    "proofs/_emax_lower.py": ["tests/test_proofs_soundness.py", "tests/test_proofs_intervals.py"],
+    "proofs/_emax_lower.py": ["tests/test_proofs_soundness.py", "tests/test_proofs_intervals.py",
+                              "tests/test_proofs.py"],
     "proofs/_integrals.py": ["tests/test_proofs_soundness.py", "tests/test_proofs.py"],
     "theory/_gaussian.py": ["tests/test_gaussian_values.py", "tests/test_gaussian_pinned.py",
                             "tests/test_gaussian_extremes.py", "tests/test_reward_law.py"],

@@ -351,3 +351,7 @@ def test_cdf_enclosures_beyond_the_safe_range_are_refused() -> None:
     with pytest.raises(ValueError, match="step·count must be <= 30"):
         emax.gaussian_cdf_enclosures(sp.Rational(1, 2), 100)
     assert [(float(e.a), float(e.b)) for e in emax.gaussian_cdf_enclosures(1, 0)] == [(0.5, 0.5)]
+    # one point past 0: enclosed too (not left at the initial ½)
+    one = emax.gaussian_cdf_enclosures(sp.Rational(1, 2), 1)[1]
+    with mpmath.workprec(200):
+        assert mpmath.mpf(one.a) <= mpmath.ncdf(0.5) <= mpmath.mpf(one.b)
