@@ -222,6 +222,8 @@ def test_the_quadrature_point_satisfies_every_assumption() -> None:
     for s, v in point.items():
         for fact, held in s.assumptions0.items():
             assert getattr(v, f"is_{fact}") is held, (s, v, fact)
+    zero = sp.Symbol("o", zero=True)
+    assert _admissible_point({zero}) == {zero: 0}
     # no point found: the term is not screened and the sum is refused (never passed)
     assert _admissible_point({sp.Symbol("e", even=True)}) is None
 
