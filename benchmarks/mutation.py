@@ -72,6 +72,10 @@ CORE = {
     "optimize/_bootstrap.py": ["tests/test_fit_values.py", "tests/test_multistart.py",
                                "tests/test_fit.py"],
     "optimize/_lbfgs.py": ["tests/test_multistart.py", "tests/test_fit.py"],
+    # the proofs' fast paths (issue 13) and their soundness tests (the review of it)
+    "proofs/_emax_lower.py": ["tests/test_proofs_soundness.py", "tests/test_proofs_intervals.py",
+                              "tests/test_proofs.py"],
+    "proofs/_integrals.py": ["tests/test_proofs_soundness.py", "tests/test_proofs.py"],
     "theory/_gaussian.py": ["tests/test_gaussian_values.py", "tests/test_gaussian_pinned.py",
                             "tests/test_gaussian_extremes.py", "tests/test_reward_law.py"],
     # split out of _gaussian (issue 16 room 5): the log-space helpers it shares with reward

@@ -37,7 +37,7 @@ def z3_available() -> bool:
     return _import_z3() is not None
 
 
-def _to_z3(expr: Any, z3: ModuleType, env: dict[str, Any]) -> Any:
+def _to_z3(expr: Any, z3: ModuleType, env: dict[Any, Any]) -> Any:
     expr = sp.sympify(expr)
     if isinstance(expr, sp.logic.boolalg.BooleanTrue):
         return z3.BoolVal(True)
@@ -67,9 +67,16 @@ def _to_z3(expr: Any, z3: ModuleType, env: dict[str, Any]) -> Any:
                 out >= part, out, part)
         return out
     if expr.is_Symbol:
-        if expr.name not in env:
-            env[expr.name] = z3.Real(expr.name)
-        return env[expr.name]
+        # keyed by the symbol itself (name and assumptions), never by its name alone:
+        # Symbol("x", positive=True) and Symbol("x", real=True) are two variables, and
+        # merged into one z3 constant they made x_pos − x_real >= 0 "proved"
+        if expr not in env:
+            name, used = expr.name, {str(v) for v in env.values()}
+            k = 1
+            while name in used:
+                name, k = f"{expr.name}'{k}", k + 1
+            env[expr] = z3.Real(name)
+        return env[expr]
     if expr.is_Rational:
         return z3.RealVal(f"{expr.p}/{expr.q}")
     if expr.is_Add:
@@ -135,7 +142,7 @@ class PolynomialInequality(Step):
                 status, reason = self.fallback._check()
                 return status, f"z3 missing; interval fallback: {reason}"
             return "skipped", "z3-solver is not installed (pip install 'rlscale[proofs]')"
-        env: dict[str, Any] = {}
+        env: dict[Any, Any] = {}
         solver = z3.Solver()
         solver.set("timeout", self.timeout_ms)
         # A relation such as `x > 0` on a positive sympy symbol collapses to True

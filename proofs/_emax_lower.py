@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from fractions import Fraction
 from typing import Any
 
@@ -69,7 +70,34 @@ _GRID_END = 6
 # nearest), so the exact result lies within one step of the rounded one: stepping the
 # rounded result once outward with np.nextafter gives a rigorous bound.  Only these
 # five operations are used on floats here; exp, log and π are enclosed by mpmath.iv.
-_TINY = np.finfo(float).smallest_subnormal
+_TINY = 5e-324  # the smallest subnormal, parsed exactly (np.finfo reports 0 under FTZ)
+#: The grid's end is at most this: the series terms of S(z) reach about e^(z²/2), which
+#: stays far inside the float range for z ≤ 30 (e^450 < 1e196).
+_MAX_END = 30
+#: At most this many grid points (memory: one float per point and box).
+_MAX_POINTS = 100_000
+
+
+def _require_ieee_float64() -> None:
+    """Refuse to certify unless float64 arithmetic rounds to nearest with gradual underflow.
+
+    One ``np.nextafter`` per operation encloses the exact result only when the
+    operation is correctly rounded (any IEEE 754 rounding mode: its error is below
+    one unit in the last place) and its subnormal results and operands are kept.  A
+    library loaded with ``-ffast-math`` can switch the process to flush-to-zero /
+    denormals-are-zero, where a subnormal upper bound is read as 0 by the next
+    product, and ``math.fsum`` is correctly rounded only under round-half-even; both
+    are detected here, and the quadrature raises instead of returning a bound.
+    """
+    tiny = np.float64(_TINY)
+    gradual = np.multiply(tiny, 2.0) == 2 * _TINY  # 0 under flush-to-zero or DAZ
+    nearest = (np.add(1.0, 2.0**-53) == 1.0 and np.add(1.0, 3 * 2.0**-54) == 1 + 2.0**-52
+               and np.add(-1.0, -3 * 2.0**-54) == -1 - 2.0**-52)
+    if not (gradual and nearest):
+        raise RuntimeError("float64 arithmetic does not round to nearest with gradual "
+                           "underflow here (a library set flush-to-zero, denormals-are-zero "
+                           "or a directed rounding mode); the certified quadrature refuses "
+                           "to run")
 
 
 def _up(x: Any) -> Any:
@@ -107,6 +135,9 @@ def _series_bounds(z_lo: np.ndarray, z_hi: np.ndarray) -> tuple[np.ndarray, np.n
         total_lo, total_hi = _down(total_lo + term_lo), _up(total_hi + term_hi)
         ratio = _up(z2_hi / (2 * k + 3))
         small = (term_hi <= 1e-30 * total_lo) | (term_hi <= _TINY)  # _TINY: underflowed
+        if not np.all(np.isfinite(total_hi)):  # an overflowed term never shrinks again
+            raise ValueError(f"the Φ series overflows float64 for z up to {float(z_hi.max())}; "
+                             f"z must be at most {_MAX_END}")
         if np.all(ratio < 0.5) and np.all(small):
             break
     tail = _up(_up(term_hi * ratio) / _down(1.0 - ratio))
@@ -120,12 +151,20 @@ def _cdf_bounds(step: sp.Rational, count: int) -> tuple[np.ndarray, np.ndarray]:
     Φ(z) = ½ + φ(z)·S(z): the series S in directed float64 (:func:`_series_bounds`),
     φ(z) = e^(−z²/2)/√(2π) in mpmath.iv (outward rounding), one point at a time.
     """
-    from mpmath import iv
-
+    _require_ieee_float64()
     q = Fraction(int(sp.Rational(step).p), int(sp.Rational(step).q))
     lo, hi = np.full(count + 1, 0.5), np.full(count + 1, 0.5)  # Φ(0) = ½ exactly
-    if count == 0:
-        return lo, hi
+    if count > 0:
+        _fill_cdf_bounds(q, count, lo, hi)
+    # cached and shared: read-only, so no caller can loosen a certified enclosure
+    lo.flags.writeable = hi.flags.writeable = False
+    return lo, hi
+
+
+def _fill_cdf_bounds(q: Fraction, count: int, lo: np.ndarray, hi: np.ndarray) -> None:
+    """Write the enclosures of Φ(j·q), j = 1..count, into ``lo[j]``, ``hi[j]``."""
+    from mpmath import iv
+
     z = np.array([_float_bounds(q * j) for j in range(1, count + 1)]).T
     s_lo, s_hi = _series_bounds(z[0], z[1])
     z2_lo, z2_hi = _down(z[0] * z[0]), _up(z[1] * z[1])
@@ -135,7 +174,6 @@ def _cdf_bounds(step: sp.Rational, count: int) -> tuple[np.ndarray, np.ndarray]:
         phi = iv.exp(-iv.mpf([float(z2_lo[i]), float(z2_hi[i])]) / 2) / root
         cdf = half + phi * iv.mpf([float(s_lo[i]), float(s_hi[i])])
         lo[j], hi[j] = max(_float_below(cdf), 0.5), min(_float_above(cdf), 1.0)
-    return lo, hi
 
 
 def _end_fraction(x: Any, end: int) -> Fraction:
@@ -179,7 +217,14 @@ def gaussian_cdf_enclosures(step: sp.Rational, count: int) -> list:
     """
     from mpmath import iv
 
-    lo, hi = _cdf_bounds(sp.Rational(step), int(count))
+    from rlscale.theory import check_positive_int
+
+    count = check_positive_int("count", count, minimum=0, maximum=_MAX_POINTS)
+    q, _ = _grid(step, 1)
+    if q * count > _MAX_END:
+        raise ValueError(f"step·count must be <= {_MAX_END} (the largest z enclosed); "
+                         f"got step={step}, count={count}")
+    lo, hi = _cdf_bounds(q, count)
     return [iv.mpf([float(a), float(b)]) for a, b in zip(lo, hi)]
 
 
@@ -203,9 +248,13 @@ def _real_power_up(x_hi: np.ndarray, n: np.ndarray, bits: int = 16) -> np.ndarra
     p = ⌊(n − ⌊n⌋)·2^bits⌋, and x^m = x^⌊n⌋ · (x^(2^−bits))^p: ``bits`` square roots and
     two binary powerings, each operation rounded up.  m = n when n is an integer; else
     m is below n by less than 2^−16, which weakens the bound by a factor below
-    x^(−2^−16) (and the outward rounding by about 1e-11 relative).
+    x^(−2^−16) (and the outward rounding by about 1e-11 relative).  For x > 1 the
+    lowered exponent would give a *lower* value (x^m < x^n), so a base above 1 is
+    refused, not clipped; the callers pass Φ ≤ 1 (clipped exactly) and 1 − Φ ≤ ½.
     """
-    x = np.minimum(x_hi, 1.0)
+    if not np.all(x_hi <= 1.0):  # x^(n−δ) ≥ x^n holds for 0 ≤ x ≤ 1 only
+        raise ValueError(f"x_hi must be in [0, 1]; got x_hi={x_hi}")
+    x = np.maximum(x_hi, 0.0)
     n = np.asarray(n, dtype=float)[:, None]
     whole = np.floor(n)
     frac = np.floor((n - whole) * 2.0**bits)  # n − ⌊n⌋ and the scaling are exact
@@ -213,6 +262,29 @@ def _real_power_up(x_hi: np.ndarray, n: np.ndarray, bits: int = 16) -> np.ndarra
     for _ in range(bits):
         root = np.minimum(_up(np.sqrt(root)), 1.0)  # x^(2^−i) ≤ 1
     return np.minimum(_up(_power_up(x, whole) * _power_up(root, frac)), 1.0)
+
+
+def _grid(step: Any, end: Any) -> tuple[sp.Rational, int]:
+    """The grid step as an exact rational and the count of cells covering [0, end].
+
+    ``step`` is a real number in (0, 1] (a float is taken at its exact binary value),
+    ``end`` an integer in [1, 30] (:data:`_MAX_END`), with at most 100,000 cells: the
+    float64 series of Φ would overflow far beyond z = 30, and a grid past the count
+    would only cost memory.
+    """
+    from rlscale.theory import check_positive_int
+
+    if isinstance(step, bool) or not isinstance(step, numbers.Real | sp.Rational):
+        raise TypeError(f"step must be a real number in (0, 1]; got step={step!r}")
+    q = sp.Rational(step)
+    if not 0 < q <= 1:
+        raise ValueError(f"step must be in (0, 1]; got step={step}")
+    end = check_positive_int("end", end, maximum=_MAX_END)
+    count = int(sp.ceiling(sp.Integer(end) / q))
+    if count > _MAX_POINTS:
+        raise ValueError(f"step must be >= end/{_MAX_POINTS} (at most {_MAX_POINTS} cells); "
+                         f"got step={step}, end={end}")
+    return q, count
 
 
 def emax_lower_bounds(ns: Any, step: sp.Rational = _GRID_STEP,
@@ -229,16 +301,22 @@ def emax_lower_bounds(ns: Any, step: sp.Rational = _GRID_STEP,
     7-9 ms for the proof's 51 boxes against 0.34-0.38 s for the same sums in
     ``mpmath.iv``; the bounds are at most 1.6e-6 below those sums.
 
+    ``ns`` must be finite and at least 1, ``step`` a real number in (0, 1] (at most
+    100,000 cells), ``end`` an integer in [1, 30] (``ValueError``/``TypeError``
+    otherwise); a process whose float64 arithmetic does not round to nearest with
+    gradual underflow (flush-to-zero set by a ``-ffast-math`` library) gets a
+    ``RuntimeError`` rather than a bound (:func:`_require_ieee_float64`).
+
     Examples
     --------
     >>> [round(float(b), 4) for b in emax_lower_bounds([2, 3])]  # e(2) = 1/√π, e(3) = 3/(2√π)
     [0.5486, 0.8307]
     """
-    step = sp.Rational(step)
-    count = int(sp.ceiling(sp.Integer(end) / step))
+    _require_ieee_float64()  # every call: the Φ enclosures below may come from the cache
+    step, count = _grid(step, end)
     ns = np.atleast_1d(np.asarray(ns, dtype=float))
-    if ns.ndim != 1 or not np.all(ns >= 1):
-        raise ValueError(f"ns must be real numbers >= 1; got ns={ns}")
+    if ns.ndim != 1 or not np.all(ns >= 1) or not np.all(np.isfinite(ns)):
+        raise ValueError(f"ns must be real numbers >= 1 and finite; got ns={ns}")
     cdf_lo, cdf_hi = _cdf_bounds(step, count)
     tail_hi = _up(1.0 - cdf_lo)
     big_phi = _real_power_up(cdf_hi[1:], ns)       # Φ(b)^n, cell [a, b] = [z_i, z_(i+1)]

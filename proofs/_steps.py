@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import abc
 import cmath
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import sympy as sp
+
+from rlscale.proofs._integrals import _integrate_by_terms
 
 __all__ = ["CHECKERS", "STATUSES", "Cited", "Identity", "Limit", "Series", "Sign", "Step",
            "StepResult"]
@@ -172,72 +173,6 @@ def _doit(expr: Any) -> sp.Expr:
         if not quick.has(sp.Integral):
             return quick
     return expr.doit() if hasattr(expr, "doit") else expr
-
-
-#: What a term's integral must not contain to be added up: an integral sympy left,
-#: a condition, or a divergence (∞ − ∞ would make the sum meaningless).
-_UNFINISHED = (sp.Integral, sp.Piecewise, sp.oo, -sp.oo, sp.zoo, sp.nan)
-
-
-def _integrate_by_terms(integral: sp.Integral) -> sp.Expr | None:
-    """∫_a^b Σ_i c_i·g_i(x) dx = Σ_i c_i·∫_a^b g_i(x) dx, or None when that cannot be used.
-
-    Linearity holds when every ∫ g_i converges, so the sum is taken only when sympy
-    evaluates every term to a finite closed form (no integral left, no ``Piecewise``
-    condition, no ∞ or NaN); otherwise the integrand with ``erf`` written as
-    ``1 − erfc`` is tried (∫_0^∞ (½ − erf(s/√2)/2) ds splits into two divergent terms,
-    ∫_0^∞ erfc(s/√2)/2 ds does not), then None, and the integral is evaluated whole.
-    The c_i are the factors free of x.  Each ∫ g_i is evaluated by
-    :func:`_term_integral` with its symbols renamed canonically, so an integral met
-    again -- the Gaussian moment ∫ z·e^(−z²/2)·e^(βz) dz in the tilting proof's KL and
-    gain steps, the moment generating function in the tilting and emax-upper proofs --
-    is evaluated once.  Measured here: the nine integrals of ``check_proofs()`` in
-    1.0-1.2 CPU s, against 1.8-1.9 s integrating each whole (two runs each).
-    """
-    if len(integral.limits) != 1 or len(integral.limits[0]) != 3:
-        return None
-    var, a, b = integral.limits[0]
-    integrands = [integral.function]
-    if integral.function.has(sp.erf):
-        integrands.append(integral.function.rewrite(sp.erfc))
-    for integrand in integrands:
-        total = _sum_of_term_integrals(sp.expand(integrand), var, a, b)
-        if total is not None:
-            return total
-    return None
-
-
-def _sum_of_term_integrals(integrand: sp.Expr, var: sp.Symbol, a: sp.Expr,
-                           b: sp.Expr) -> sp.Expr | None:
-    total = sp.Integer(0)
-    for term in sp.Add.make_args(integrand):
-        factor, g = term.as_independent(var, as_Add=False)
-        rename = {s: sp.Symbol(f"_rlscale_{i}", **s.assumptions0)
-                  for i, s in enumerate([var, *sorted(g.free_symbols - {var}, key=str)])}
-        rename.update({s: sp.Symbol(f"_rlscale_{s}", **s.assumptions0)
-                       for s in (a.free_symbols | b.free_symbols) - set(rename)})
-        value = _term_integral(g.xreplace(rename), rename[var], a.xreplace(rename),
-                               b.xreplace(rename))
-        if any(value.has(u) for u in _UNFINISHED):
-            return None
-        total += factor * value.xreplace({v: k for k, v in rename.items()})
-    return total
-
-
-@functools.lru_cache(maxsize=128)
-def _term_integral(g: sp.Expr, var: sp.Symbol, a: sp.Expr, b: sp.Expr) -> sp.Expr:
-    """sympy's ∫_a^b g dx (a pure function of its arguments, memoised in the process).
-
-    On a finite range sympy's antiderivative algorithms are tried first, without the
-    Meijer G method: ∫_0^1 u^(n−1)·log u du takes 0.24 CPU s so, 0.59 s when sympy
-    tries Meijer G first (which fails there).  If they leave an integral, sympy's
-    default ``doit`` decides, as for infinite ranges (where Meijer G is what succeeds).
-    """
-    if a.is_finite and b.is_finite:
-        value = sp.Integral(g, (var, a, b)).doit(meijerg=False)
-        if not value.has(sp.Integral):
-            return value
-    return sp.Integral(g, (var, a, b)).doit()
 
 
 #: Exact rewrites of an expression, cheapest first; each equals the expression as a
