@@ -418,13 +418,11 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
         ok = verdict_fields(fit.verdicts["all"])
         cis = {name: percentile_interval(lo[:, i], hi[:, i]) if ok["identified"][name]
                else None for i, name in enumerate("abc")}
-        # A parameter the data do not identify has no estimate: where the solve stopped
-        # on its way to the limit (b ~ 1e4, say) is not one, so JSON readers get null.
-        # The train split is a subset of these points: its fit is no better identified.
+        # Unidentified: where a runaway solve stopped (b ~ 1e4) is no estimate, nor is the
+        # train split's (a subset of these points); JSON readers get null.
         est = {"a": float(np.exp(p0[0])), "b": float(p0[1]), "c": float(np.exp(p0[2]))}
-        for name in "abc":
-            if not ok["identified"][name]:
-                est[name] = row[name] = None
+        for name in (n for n in "abc" if not ok["identified"][n]):
+            est[name] = row[name] = None
         row.update({"a_all": est["a"], "b_all": est["b"], "c_all": est["c"],
                     "a_ci": cis["a"], "b_ci": cis["b"], "c_ci": cis["c"],
                     "bootstrap": len(ver),
