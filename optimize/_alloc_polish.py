@@ -105,6 +105,22 @@ def _newton(space: Any, values: dict[str, float], tol: float,
     return space.to_values(p)
 
 
+def newton_step(K: np.ndarray, r: np.ndarray) -> np.ndarray | None:
+    """The Newton step ``K·step = −r``; ``None`` when ``K`` is singular or the step
+    is not finite."""
+    try:
+        step = np.linalg.solve(K, -r)
+    except np.linalg.LinAlgError:
+        return None
+    return step if np.all(np.isfinite(step)) else None
+
+
+def negligible(step: np.ndarray, z: np.ndarray) -> bool:
+    """A step of 1e-11 of the iterate ``z``: the next step of a quadratically
+    converging Newton would be below float64's resolution (the stopping rule)."""
+    return float(np.max(np.abs(step))) <= 1e-11 * max(1.0, float(np.max(np.abs(z))))
+
+
 def _exact_newton(space: Any, start: np.ndarray, free: np.ndarray,
                   z0: np.ndarray) -> np.ndarray | None:
     """Newton on the bordered KKT system with exact log-sum-exp Hessians."""
@@ -116,16 +132,11 @@ def _exact_newton(space: Any, start: np.ndarray, free: np.ndarray,
         K = np.zeros((m + 1, m + 1))
         K[:m, :m] = (space.obj_hess(p) + z[-1] * space.main_hess(p))[np.ix_(free, free)]
         K[:m, m] = K[m, :m] = d[free]
-        try:
-            step = np.linalg.solve(K, -r)
-        except np.linalg.LinAlgError:
-            return None
-        if not np.all(np.isfinite(step)):
+        step = newton_step(K, r)
+        if step is None:
             return None
         z = z + step
-        # Quadratic convergence: once a step is 1e-11 of the iterate, the next
-        # would be below float64's resolution.
-        if float(np.max(np.abs(step))) <= 1e-11 * max(1.0, float(np.max(np.abs(z)))):
+        if negligible(step, z):
             return z
     return None  # no convergence in 30 steps: scipy's hybr gets its turn
 

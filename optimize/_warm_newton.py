@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense
+from rlscale.optimize._alloc_polish import negligible, newton_step
 from rlscale.optimize._alloc_space import _hess, log_value_grad
 
 __all__ = ["KKT_TOL", "warm_allocate", "warm_min_cost", "warm_solve"]
@@ -165,13 +166,10 @@ def _damped_newton(space: Any, start: np.ndarray, free: np.ndarray, z0: np.ndarr
     r, K = _kkt_eqs(space, p, free, z[-1], True)
     for _ in range(60):
         norm = float(np.linalg.norm(r))
-        try:
-            step = np.linalg.solve(K, -r)
-        except np.linalg.LinAlgError:
+        step = newton_step(K, r)
+        if step is None:
             return None
-        if not np.all(np.isfinite(step)):
-            return None
-        if float(np.max(np.abs(step))) <= 1e-11 * max(1.0, float(np.max(np.abs(z)))):
+        if negligible(step, z):
             return z + step
         t = 1.0
         while True:
