@@ -1,9 +1,9 @@
 """Batched reward-law fits vs the scipy least_squares loop they replaced.
 
-Ours: :func:`rlscale._law_models.fit_groups` (every start × {train split, all
+Ours: :func:`rlscale.verification._law_models.fit_groups` (every start × {train split, all
 points, leave-one-regime-out subsets} of a law form in one batched
-trust-region Levenberg–Marquardt solve, :mod:`rlscale._law_solver`) and
-:func:`rlscale._law_fits.bootstrap_min_law` (the bootstrap refits in one solve,
+trust-region Levenberg–Marquardt solve, :mod:`rlscale.verification._law_solver`) and
+:func:`rlscale.verification._law_fits.bootstrap_min_law` (the bootstrap refits in one solve,
 with the law's limits for identification).  Peer: the code as it was before,
 kept here: one ``scipy.optimize.least_squares(method="trf")`` call per start
 and subset with the analytic Jacobians, the bootstrap refits one call each
@@ -32,7 +32,7 @@ def _peer_ls(form, starts, lm, k, g, max_nfev):
     """The old ``_least_squares``: scipy trf from each start, the first lowest cost."""
     from scipy.optimize import least_squares
 
-    from rlscale._law_forms import FORMS
+    from rlscale.verification._law_forms import FORMS
 
     fn = FORMS[form]
     best = None
@@ -48,7 +48,7 @@ def _peer_ls(form, starts, lm, k, g, max_nfev):
 def _peer_group(lm, k, g, train, reg, max_nfev, boot=None):
     """The old per-group fits: law and smooth min on train and all points, a√(log M + b)
     on all points, the three leave-one-regime-out refits of each, bootstrap from p0."""
-    from rlscale._law_forms import STARTS
+    from rlscale.verification._law_forms import STARTS
 
     out = {}
     subsets = {"train": train, "all": np.ones(lm.size, bool)}
@@ -72,8 +72,8 @@ def _peer_group(lm, k, g, train, reg, max_nfev, boot=None):
 
 def _trainer_like(n_boot: int, seed: int = 0):
     """Three groups on the trainer's quick design, with per-environment gains."""
-    from rlscale._law_forms import _law_min
-    from rlscale._law_models import _regime
+    from rlscale.verification._law_forms import _law_min
+    from rlscale.verification._law_models import _regime
 
     rng = np.random.default_rng(seed)
     ms, ks = 10.0 ** np.arange(1, 6), np.geomspace(0.05, 30.0, 10)
@@ -95,9 +95,9 @@ def _trainer_like(n_boot: int, seed: int = 0):
 
 def _gaussian(smoke: bool):
     """The exact-method groups of ``verify reward-law --quick`` (seed 0's split)."""
-    from rlscale._law_models import _regime
-    from rlscale._reward_verification import EXACT_METHODS, NOISES, reward_grid
     from rlscale.theory import reward
+    from rlscale.verification._gaussian_reward_law import EXACT_METHODS, NOISES, reward_grid
+    from rlscale.verification._law_models import _regime
 
     m, k = reward_grid("quick")
     if smoke:
@@ -115,8 +115,8 @@ def _gaussian(smoke: bool):
 
 
 def _ours(lm, k, reg, groups, max_nfev):
-    from rlscale._law_fits import bootstrap_min_law
-    from rlscale._law_models import fit_groups
+    from rlscale.verification._law_fits import bootstrap_min_law
+    from rlscale.verification._law_models import fit_groups
 
     G = np.stack([g for g, _, _ in groups])
     train = np.stack([t for _, t, _ in groups])
@@ -138,7 +138,7 @@ def _peer(lm, k, reg, groups, max_nfev):
 
 
 def _cost(form, x, lm, k, g, mask):
-    from rlscale._law_forms import FORMS
+    from rlscale.verification._law_forms import FORMS
 
     r = (FORMS[form](np.asarray(x, float)[None], lm, k, False)[0][0] - g)[mask]
     return 0.5 * float(r @ r)

@@ -63,7 +63,7 @@ class _Report:
 
 def _verify() -> dict[str, Any]:
     """``verify reward-law --quick`` in-process, with figures; CPU per stage."""
-    import rlscale._reward_verification as rv
+    import rlscale.verification._gaussian_reward_law as rv
 
     stages: dict[str, float] = {}
     originals = {n: getattr(rv, n) for n in ("_pg_rows", "_soft_bon_rows", "_fit_all",

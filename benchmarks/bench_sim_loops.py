@@ -9,7 +9,7 @@ output bit for bit (``identical``).  Wall medians come from the harness; the
 threads) of the same calls, which a machine shared with other jobs distorts
 less.
 
-- **inference step**: :func:`rlscale._inference_grounding.ground_inference` on
+- **inference step**: :func:`rlscale.verification._inference_grounding.ground_inference` on
   the report's configuration; the peer rolls out the policy with the old
   per-walker loop (4-D fancy indexing and a cumulative sum of the policy at
   every step, all walkers' arrays every step).
@@ -274,7 +274,7 @@ def _peer(kind: str):
 
 
 def _inference(smoke: bool):
-    from rlscale._inference_grounding import GroundingConfig, ground_inference
+    from rlscale.verification._inference_grounding import GroundingConfig, ground_inference
 
     cfg = GroundingConfig(environments=8, epochs=2, job_tasks=1, q_min=0.01,
                           budget_factors=(1.5,), episodes=300) if smoke else \
@@ -288,7 +288,7 @@ def _inference(smoke: bool):
 
 
 def _gold(smoke: bool):
-    import rlscale._trainer_reward_law as trl
+    import rlscale.verification._trainer_reward_law as trl
     from rlscale.simulate._gold_reward import sample_trajectories
     from rlscale.simulate._rm_experiment import (
         CAPACITIES,
@@ -329,7 +329,7 @@ def _gold(smoke: bool):
 
 
 def _pg(smoke: bool):
-    import rlscale._reward_verification as rv
+    import rlscale.verification._gaussian_reward_law as rv
 
     st = dict(rv._SETTINGS["quick"])
     if smoke:

@@ -36,7 +36,7 @@ class _Recorder:
         self.calls: dict[str, list[dict[str, Any]]] = {}
 
     def runner(self, label: str, spec: Any, jobs: int, scheduler: Any = None):
-        import rlscale._sweep as sweep
+        import rlscale.sweep._run as sweep
 
         real = sweep.execute
 
@@ -113,7 +113,7 @@ def _dask_cluster():
 
 
 def cases(smoke: bool) -> list[Case]:
-    from rlscale._sweep import expand, load_spec, parse_spec
+    from rlscale.sweep._run import expand, load_spec, parse_spec
 
     spec = load_spec(SPEC)
     if smoke:

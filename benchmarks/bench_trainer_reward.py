@@ -50,7 +50,7 @@ def cases(smoke: bool) -> list[Case]:
                    peer_label=f"Monte Carlo, {n_mc} trajectories per env and beta",
                    work=envs * n_beta, work_unit="policies", extra=extra)]
     if not smoke:
-        from rlscale._trainer_reward_law import verify_trainer_reward_law
+        from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
         cases_.append(Case("verify reward-law --trainer --quick",
                            lambda: verify_trainer_reward_law("quick", rng=0, figures=False),

@@ -6,7 +6,7 @@ from benchmarks._harness import Case
 
 
 def cases(smoke: bool) -> list[Case]:
-    from rlscale._reward_verification import reward_grid, verify_reward_law
+    from rlscale.verification._gaussian_reward_law import reward_grid, verify_reward_law
 
     if smoke:
         from rlscale.theory import reward

@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     for index, reason in r.failures:
         print(f"  data set {index} left out: {reason}")
     if args.json:
-        from rlscale._io import write_text_atomic
+        from rlscale.files._atomic import write_text_atomic
 
         write_text_atomic(args.json, json.dumps(r.as_dict(), default=float, indent=1))
     return 0

@@ -6,10 +6,10 @@ Runs ``verify_trainer_reward_law("quick", rng=seed, figures=False, jobs=1)``
 (about 10 CPU s), keeps the inputs of every design's fits and, per group:
 
 * **point estimate**: the cost of the min law fitted on all points
-  (:func:`rlscale._law_models.fit_groups`) against the old code's
+  (:func:`rlscale.verification._law_models.fit_groups`) against the old code's
   ``least_squares(method="trf")`` with the analytic Jacobian ``_jac_min`` from
-  its three starts (:data:`rlscale._law_forms.STARTS`);
-* **bootstrap**: each resample's refit (:func:`rlscale._law_fits.bootstrap_min_law`'s
+  its three starts (:data:`rlscale.verification._law_forms.STARTS`);
+* **bootstrap**: each resample's refit (:func:`rlscale.verification._law_fits.bootstrap_min_law`'s
   solve, redone here to read its cost) against scipy trf from the point
   estimate ``p0`` (the start the old code used; ours starts there too, and from a
   profile-grid point), and against scipy from the old code's own ``p0``.
@@ -35,7 +35,7 @@ import numpy as np
 def _scipy(starts, lm, k, g, nfev):
     from scipy.optimize import least_squares
 
-    from rlscale._law_forms import _jac_min, _law_min
+    from rlscale.verification._law_forms import _jac_min, _law_min
 
     best = None
     for s in starts:
@@ -47,7 +47,7 @@ def _scipy(starts, lm, k, g, nfev):
 
 
 def _capture(seed: int) -> list[tuple]:
-    import rlscale._trainer_reward_law as tr
+    import rlscale.verification._trainer_reward_law as tr
 
     calls = []
     original = tr._fit_design
@@ -67,9 +67,9 @@ def _capture(seed: int) -> list[tuple]:
 def audit(seed: int = 0, peer_nfev: int = 200) -> tuple[list[dict], int]:
     """Per group the counts (module docstring); and the number of effective costs above
     scipy's × (1 + 1e-9), point estimates included."""
-    from rlscale._law_fits import fit_form, min_law_closure, profile_start
-    from rlscale._law_forms import STARTS, _law_min
-    from rlscale._law_models import fit_groups
+    from rlscale.verification._law_fits import fit_form, min_law_closure, profile_start
+    from rlscale.verification._law_forms import STARTS, _law_min
+    from rlscale.verification._law_models import fit_groups
 
     rows, worse = [], 0
     for grps, envs, idxs, _msel, _ks, max_nfev in _capture(seed):

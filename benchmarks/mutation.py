@@ -93,10 +93,11 @@ CORE = {
     "theory/_posynomial_parser.py": ["tests/test_posynomial_values.py",
                                      "tests/test_posynomial.py"],
     # the reward-law fits (issue 13 item 6): the batched solver, the forms, the fits
-    "rlscale/_law_solver.py": ["tests/test_law_fits.py"],
-    "rlscale/_law_forms.py": ["tests/test_law_fits.py", "tests/test_trainer_reward_law.py"],
-    "rlscale/_law_fits.py": ["tests/test_law_fits.py"],
-    "rlscale/_law_models.py": ["tests/test_law_fits.py"],
+    "src/rlscale/verification/_law_solver.py": ["tests/test_law_fits.py"],
+    "src/rlscale/verification/_law_forms.py": ["tests/test_law_fits.py",
+                                               "tests/test_trainer_reward_law.py"],
+    "src/rlscale/verification/_law_fits.py": ["tests/test_law_fits.py"],
+    "src/rlscale/verification/_law_models.py": ["tests/test_law_fits.py"],
 }
 
 _SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
@@ -178,7 +179,7 @@ def mutate(source: str, index: int) -> tuple[str, Mutant]:
 
 def _installed_copy(dst: Path) -> None:
     """The package as installed (rlscale/<card>), plus tests and data the tests read."""
-    shutil.copytree(REPO / "rlscale", dst / "rlscale", ignore=shutil.ignore_patterns(
+    shutil.copytree(REPO / "src" / "rlscale", dst / "rlscale", ignore=shutil.ignore_patterns(
         "__pycache__"))
     for card in CARDS:
         shutil.copytree(REPO / card, dst / "rlscale" / card,
@@ -201,7 +202,10 @@ def run(module: str, tests: list[str], sample: int, seed: int, timeout: float,
     with tempfile.TemporaryDirectory(prefix="rlscale-mutation-") as tmp:
         root = Path(tmp) / "repo"
         _installed_copy(root)
-        target = root / "rlscale" / card / name if card in CARDS else root / module
+        if card in CARDS:
+            target = root / "rlscale" / card / name
+        else:  # the top package: src/rlscale/... is rlscale/... in the installed copy
+            target = root / Path(module).relative_to("src")
         original = target.read_text()
         points = _points(ast.parse(original))
         rng = random.Random(seed)

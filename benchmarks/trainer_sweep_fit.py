@@ -33,7 +33,7 @@ def _fit_law():
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rlscale._sweep import read_results
+    from rlscale.sweep._run import read_results
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results")

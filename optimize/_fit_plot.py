@@ -27,7 +27,7 @@ matplotlib (extra ``plot``) is imported when a figure is drawn, never when
 Agg backend and in threads).  ``path=`` saves it atomically: the image is
 rendered in memory, written to a temporary file in the destination folder,
 flushed, fsynced and renamed over ``path`` (the same protocol as
-``rlscale._io.write_bytes_atomic``, which this package may not import).
+``rlscale.files._atomic.write_bytes_atomic``, which this package may not import).
 """
 
 from __future__ import annotations

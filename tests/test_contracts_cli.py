@@ -138,7 +138,7 @@ def test_bad_sweep_specs(name, tmp_path, capsys):
 
 
 def test_sweep_refuses_a_duplicated_results_row(tmp_path, capsys):
-    from rlscale._sweep import COLUMNS
+    from rlscale.sweep._run import COLUMNS
 
     row = ["1", "1", "2", "1", "2", "0", "grpo", "0.5", "0.5", "10", "3.0", "0.1", "0.7", "2",
            "1", "1", "0.0", "linear", "", "0.0", "0", "0.1", "0123456789abcdef"]
@@ -208,7 +208,7 @@ def test_bad_flags_for_the_other_verbs(argv, tmp_path, capsys):
 
 
 def test_run_id_does_not_depend_on_how_a_number_is_written():
-    from rlscale._sweep import expand, parse_spec
+    from rlscale.sweep._run import expand, parse_spec
 
     ints = expand(parse_spec({"seeds": [0], "base": {"environments": 2},
                               "train": {"epochs": 1, "tasks_per_step": 16}}))

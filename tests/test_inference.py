@@ -375,7 +375,7 @@ def test_wilson_interval_against_the_closed_form() -> None:
 
 
 def test_grounding_predicted_within_realised_intervals() -> None:
-    from rlscale._inference_grounding import GroundingConfig, ground_inference
+    from rlscale.verification._inference_grounding import GroundingConfig, ground_inference
 
     cfg = GroundingConfig(environments=8, epochs=2, job_tasks=1, q_min=0.05,
                           budget_factors=(1.0, 2.0), episodes=1500)

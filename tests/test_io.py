@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlscale._io import write_bytes_atomic, write_json_atomic, write_text_atomic
+from rlscale.files._atomic import write_bytes_atomic, write_json_atomic, write_text_atomic
 
 
 def _mode(path: Path) -> int:

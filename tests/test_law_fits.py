@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.optimize import least_squares
 
-from rlscale._law_fits import (
+from rlscale.verification._law_fits import (
     CHI2_95,
     bootstrap_min_law,
     boundary_verdicts,
@@ -23,9 +23,9 @@ from rlscale._law_fits import (
     percentile_interval,
     profile_start,
 )
-from rlscale._law_forms import FORMS, STARTS, _law_min, _law_smooth
-from rlscale._law_models import _regime, fit_groups
-from rlscale._law_solver import solve_batch
+from rlscale.verification._law_forms import FORMS, STARTS, _law_min, _law_smooth
+from rlscale.verification._law_models import _regime, fit_groups
+from rlscale.verification._law_solver import solve_batch
 
 MS, KS = 10.0 ** np.arange(1, 6), np.geomspace(0.05, 30.0, 10)
 LM, K = np.repeat(np.log(MS), KS.size), np.tile(KS, MS.size)
@@ -66,7 +66,7 @@ def test_batched_fits_are_as_low_as_scipy_from_the_same_starts(name, form) -> No
 
 def test_the_clamp_corner_polish_finds_a_lower_optimum_than_scipy(monkeypatch) -> None:
     """On the corner b = -log 10 scipy stalls; fixing b there and refitting a, c is lower."""
-    import rlscale._law_fits as lf
+    import rlscale.verification._law_fits as lf
 
     g = _data()["corner"]
     fit = fit_form("min", STARTS["min"], LM, K, g[None, :])
@@ -86,8 +86,8 @@ def test_the_clamp_corner_polish_finds_a_lower_optimum_than_scipy(monkeypatch) -
 
 
 def test_gaussian_exact_gains_as_low_as_scipy() -> None:
-    from rlscale._reward_verification import reward_grid
     from rlscale.theory import reward
+    from rlscale.verification._gaussian_reward_law import reward_grid
 
     m, k = reward_grid("quick")
     keep = np.isin(m, np.unique(m)[::3])
@@ -191,8 +191,8 @@ def test_groups_report_identification_and_bootstrap_limits() -> None:
 
 
 def test_trainer_rows_and_text_do_not_present_unidentified_intervals() -> None:
-    from rlscale._trainer_reward_files import law_param, summary_text
-    from rlscale._trainer_reward_law import _fit_design
+    from rlscale.verification._trainer_reward_files import law_param, summary_text
+    from rlscale.verification._trainer_reward_law import _fit_design
 
     rng = np.random.default_rng(2)
     means = [_law_min(np.array([0.25, -0.5, np.log(0.5)]), LM, K),
@@ -325,7 +325,7 @@ def test_likelihood_ratio_cut_is_the_chi2_quantile() -> None:
 def test_bootstrap_intervals_of_an_identified_law_are_finite_and_cover_it() -> None:
     """12 groups, each 16 environments around a known law (kinks inside the grid), 40
     resamples: all identified, every interval finite, each covering the truth in most."""
-    from rlscale._trainer_reward_law import _fit_design
+    from rlscale.verification._trainer_reward_law import _fit_design
 
     truth = np.array([np.log(0.25), 0.5, np.log(0.5)])
     mean, reg = _law_min(truth, LM, K), _regime(LM, K)

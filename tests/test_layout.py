@@ -13,6 +13,11 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 CARDS = ("theory", "optimize", "simulate", "proofs")
+# The top package lives under src/ so that no folder named ``rlscale`` sits at the
+# repository root: there it would shadow the installed package (which maps the card
+# folders in through package-dir) for anything run from the root.
+TOP = REPO / "src" / "rlscale"
+FOLDERS = {"rlscale": TOP, **{card: REPO / card for card in CARDS}}
 # Which rlscale packages each folder may import (the one-way dependency rule).
 ALLOWED = {
     "theory": set(),
@@ -46,18 +51,18 @@ def test_card_folders_install_inside_rlscale(card: str, tmp_path: Path) -> None:
 def test_every_package_directory_is_listed_in_pyproject() -> None:
     listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
         "packages"])
-    mapping = {"rlscale": "rlscale", **{f"rlscale.{c}": c for c in CARDS}}
+    mapping = {"rlscale": TOP, **{f"rlscale.{c}": REPO / c for c in CARDS}}
     found = set()
     for top_pkg, folder in mapping.items():
-        for init in (REPO / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(REPO / folder).parts
+        for init in folder.rglob("__init__.py"):
+            rel = init.parent.relative_to(folder).parts
             found.add(".".join((top_pkg, *rel)))
     assert found <= listed, f"packages missing from pyproject: {sorted(found - listed)}"
 
 
 @pytest.mark.parametrize("folder", ["rlscale", *CARDS])
 def test_py_typed_is_shipped(folder: str) -> None:
-    assert (REPO / folder / "py.typed").is_file()
+    assert (FOLDERS[folder] / "py.typed").is_file()
 
 
 @pytest.mark.parametrize("statement", [
@@ -107,3 +112,41 @@ def test_lazy_attribute_errors_are_clear() -> None:
     assert "theory" in dir(rlscale)
     for name in rlscale.theory.__all__:
         assert getattr(rlscale.theory, name) is not None
+
+
+def test_no_top_package_folder_at_the_repository_root() -> None:
+    # A root-level ``rlscale/`` would shadow the installed package for anything run from
+    # the clone's root (``python -c``, ``python -m benchmarks``): issue 24.
+    assert not (REPO / "rlscale").exists()
+
+
+def test_installed_package_runs_from_the_repository_root() -> None:
+    code = (
+        "import json, rlscale, rlscale.theory, rlscale.optimize, rlscale.verification\n"
+        "from rlscale.theory import check_real\n"
+        "print(json.dumps(rlscale.theory.__name__))"
+    )
+    assert _run(code, REPO).strip() == '"rlscale.theory"'
+
+
+# The rooms of the top package: what each holds (issue 25). A new top-level module has to
+# be placed in a room, or this table extended with a reason.
+ROOMS = {
+    "commands": "the CLI verbs, one module each (rlscale.cli discovers them)",
+    "report": "rlscale report: configuration, steps, figures, the document, the run",
+    "verification": "experiments that check the theory against the simulators",
+    "sweep": "rlscale sweep: specs, the resumable results CSV, the process pool",
+    "files": "atomic writes and staged publishing of output directories",
+    "properties": "the registry of named hypothesis properties",
+}
+TOP_MODULES = {"__init__", "__main__", "_errors", "_optional", "_document", "cli"}
+
+
+def test_top_package_is_organised_in_rooms() -> None:
+    rooms = {p.name for p in TOP.iterdir() if (p / "__init__.py").is_file()}
+    modules = {p.stem for p in TOP.glob("*.py")}
+    assert rooms == set(ROOMS), f"rooms: {sorted(rooms)}; stated: {sorted(ROOMS)}"
+    assert modules == TOP_MODULES, f"top-level modules: {sorted(modules - TOP_MODULES)}"
+    for room in ROOMS:
+        doc = ast.get_docstring(ast.parse((TOP / room / "__init__.py").read_text()))
+        assert doc, f"rlscale.{room} needs a docstring saying what the room holds"

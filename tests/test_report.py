@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlscale._document import format_value as _fmt
-from rlscale._staging import LOCK, MARKER, STAGING_MARKER, open_staging, publish
+from rlscale.files._staging import LOCK, MARKER, STAGING_MARKER, open_staging, publish
 from rlscale.report import DEFAULTS, load_config
 from rlscale.report._steps import Shared, prune_results, run_spec
 
@@ -105,7 +105,7 @@ def test_interrupted_staging_keeps_only_resumable_runs(tmp_path: Path) -> None:
 
 
 def test_runs_come_back_in_spec_order_and_foreign_runs_are_pruned(tmp_path: Path) -> None:
-    from rlscale._sweep import _render, parse_spec, read_results, run_sweep
+    from rlscale.sweep._run import _render, parse_spec, read_results, run_sweep
 
     train = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
     old = parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [4]},
@@ -147,7 +147,7 @@ def test_a_second_report_into_the_same_directory_is_refused(tmp_path: Path) -> N
 
 
 def test_a_dead_runs_lock_is_taken_over(tmp_path: Path) -> None:
-    from rlscale._staging import close_staging
+    from rlscale.files._staging import close_staging
 
     staging = open_staging(tmp_path / "out")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
@@ -184,7 +184,7 @@ _TINY_TRAINER = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1,
 @pytest.mark.slow  # ~5 s of CPU on a toy grid, but 15-30 s wall here (worker start-up, load)
 def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     # The step only calls the library; its section and document say what the library says.
-    import rlscale._trainer_reward_law as tr
+    import rlscale.verification._trainer_reward_law as tr
     from rlscale._document import Document
     from rlscale.report._document import _trainer_law
     from rlscale.report._steps import reward_law_trainer_step
@@ -209,7 +209,7 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     assert sec["enabled"] and all(sec[k] == direct[k] for k in ("r2", "plan", "breaks"))
     for rel in sec["files"].values():  # relative to the report, inside its reward-law/
         assert rel.startswith("reward-law/trainer/") and (tmp_path / rel).is_file()
-    from rlscale._io import to_jsonable
+    from rlscale.files._atomic import to_jsonable
 
     json.dumps(to_jsonable(sec), allow_nan=False)  # results.json holds it as strict JSON
     doc = Document("t")
@@ -256,7 +256,7 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
         assert (quick_report / name).is_file(), name
     assert not list(quick_report.parent.glob(".*partial*"))
     # Every name the report writes is one that resuming may remove (and no other).
-    from rlscale._staging import _is_output
+    from rlscale.files._staging import _is_output
 
     assert all(_is_output(p.name) for p in quick_report.iterdir())
     listed = json.loads((quick_report / MARKER).read_text())["files"]
@@ -310,7 +310,7 @@ def test_quick_report_numbers(quick_report: Path) -> None:
         assert comp["realised"]["eta"] == pytest.approx(
             comp["baseline"]["cost"] / comp["realised"]["iso_cost"], rel=1e-12)
     # Equal updates: the baseline really was retrained with the plan's number of updates.
-    from rlscale._sweep import read_results
+    from rlscale.sweep._run import read_results
 
     runs = read_results(quick_report / "efficiency-baseline.csv")
     for comp in eff["comparisons"].values():
@@ -375,10 +375,10 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
     """The efficiency step's one sweep for many points: each point's rows are what a sweep
     of that point alone gives, a repeated point is trained once, a second call trains
     nothing, and the run ids are recorded in point order."""
-    import rlscale._sweep_pool as pool
-    from rlscale._sweep import expand, parse_spec
+    import rlscale.sweep._pool as pool
     from rlscale.report._config import load_config
     from rlscale.report._steps import _train_points
+    from rlscale.sweep._run import expand, parse_spec
 
     config = load_config(quick=True)
     config["sweep"]["train"] = {"epochs": 1, "grid_size": 4, "eval_environments": 2}

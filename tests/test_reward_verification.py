@@ -10,9 +10,9 @@ import json
 import numpy as np
 import pytest
 
-from rlscale._reward_verification import EXACT_METHODS, reward_grid, verify_reward_law
 from rlscale.cli import main
 from rlscale.theory import reward
+from rlscale.verification._gaussian_reward_law import EXACT_METHODS, reward_grid, verify_reward_law
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +91,7 @@ _TINY = {"per_decade": 1, "k_log": 6, "mc_points": 4, "mc_trials": 2000, "sub_m"
 
 
 def test_same_seed_same_report_and_the_cli_matches_the_api(tmp_path, monkeypatch) -> None:
-    import rlscale._reward_verification as rv
+    import rlscale.verification._gaussian_reward_law as rv
 
     monkeypatch.setitem(rv._SETTINGS, "quick", _TINY)
 
@@ -123,7 +123,7 @@ def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
         verify_reward_law("quick", rng="0")
     # User errors are one line on stderr, exit 2, and come before any computing:
     # the grid must not be evaluated when --out cannot be a directory.
-    import rlscale._reward_verification as rv
+    import rlscale.verification._gaussian_reward_law as rv
 
     def boom(*args, **kwargs):
         raise AssertionError("computed before checking --out")

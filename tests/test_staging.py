@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rlscale._staging import (
+from rlscale.files._staging import (
     MARKER,
     STAGING_MARKER,
     close_staging,
@@ -47,7 +47,7 @@ def test_a_directory_swapped_in_after_the_check_is_put_back(tmp_path: Path,
                                                            monkeypatch) -> None:
     # The window between the last check and the rename: simulated by a check
     # that passes although the directory is foreign.
-    import rlscale._staging as staging_module
+    import rlscale.files._staging as staging_module
 
     out = tmp_path / "R"
     staging = _finished(out)

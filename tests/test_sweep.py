@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rlscale._sweep import COLUMNS, expand, load_spec, parse_spec, read_results, run_sweep
 from rlscale.cli import main
+from rlscale.sweep._run import COLUMNS, expand, load_spec, parse_spec, read_results, run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {"epochs": 1, "eval_environments": 4, "eval_tasks_per_environment": 2, "grid_size": 4,
@@ -215,7 +215,7 @@ def _config(E, t=1, k=2, **over):
 
 
 def test_estimated_work_counts_training_steps_and_the_held_out_dp_by_hand():
-    from rlscale._sweep_pool import estimated_work
+    from rlscale.sweep._pool import estimated_work
 
     # E=3, t=2: 6 tasks, 4 per update, 1 epoch -> ceil(6/4) = 2 updates of 4 tasks x k=5
     # rollouts x horizon 4*4 = 16 steps; held out 4 x 2 tasks x 16 cells x 16 steps x 3 / 20.
@@ -226,7 +226,7 @@ def test_estimated_work_counts_training_steps_and_the_held_out_dp_by_hand():
 
 
 def test_chunks_put_the_largest_runs_first_and_group_the_small_ones():
-    from rlscale._sweep_pool import CHUNKS_PER_WORKER, chunks, estimated_work
+    from rlscale.sweep._pool import CHUNKS_PER_WORKER, chunks, estimated_work
 
     configs = [_config(E, t, k) for E in (1, 2, 8) for t in (1, 4) for k in (2, 16)]
     out = chunks(configs, 2)
@@ -244,7 +244,7 @@ def test_chunks_put_the_largest_runs_first_and_group_the_small_ones():
 
 
 def test_a_chunk_gives_the_rows_of_single_runs_even_under_a_fixed_malloc_threshold(monkeypatch):
-    from rlscale._sweep_pool import run_chunk, run_one
+    from rlscale.sweep._pool import run_chunk, run_one
 
     configs = [_config(1), _config(2, 2)]
     alone = [run_one(c) for c in configs]

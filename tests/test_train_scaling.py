@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlscale._sweep import load_spec, run_sweep
 from rlscale.simulate import iqm_ci
+from rlscale.sweep._run import load_spec, run_sweep
 
 REPO = Path(__file__).resolve().parents[1]
 

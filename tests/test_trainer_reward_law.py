@@ -158,7 +158,7 @@ def test_plan_labels_cli_prices_steps() -> None:
 def test_law_jacobians_match_finite_differences(p) -> None:
     from scipy.optimize._numdiff import approx_derivative
 
-    from rlscale._law_models import (
+    from rlscale.verification._law_models import (
         _jac_min,
         _jac_smooth,
         _jac_sqrt_logm,
@@ -227,8 +227,8 @@ _TINY = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas"
 
 @pytest.mark.slow  # about 40 s: three runs with dozens of law fits, even on a toy grid
 def test_trainer_verification_is_deterministic_and_the_cli_matches(tmp_path, monkeypatch) -> None:
-    import rlscale._trainer_reward_law as tr
-    from rlscale._trainer_reward_law import verify_trainer_reward_law
+    import rlscale.verification._trainer_reward_law as tr
+    from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
     monkeypatch.setitem(tr._SETTINGS, "quick", _TINY)
     monkeypatch.setattr(tr, "NOISES", (1.0,))
@@ -257,7 +257,7 @@ def test_trainer_verification_is_deterministic_and_the_cli_matches(tmp_path, mon
 
 
 def test_trainer_verification_bad_input(tmp_path) -> None:
-    from rlscale._trainer_reward_law import verify_trainer_reward_law
+    from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
     with pytest.raises(ValueError, match="mode must be one of quick, full"):
         verify_trainer_reward_law("medium")
@@ -279,9 +279,9 @@ def test_planning_check_refuses_an_unidentified_law() -> None:
     summary says why instead of a plan from a solver's stopping point."""
     from types import SimpleNamespace
 
-    from rlscale._law_fits import REASONS
-    from rlscale._trainer_reward_files import summary_text
-    from rlscale._trainer_reward_plan import PLAN_PRICES, planning_check
+    from rlscale.verification._law_fits import REASONS
+    from rlscale.verification._trainer_reward_files import summary_text
+    from rlscale.verification._trainer_reward_plan import PLAN_PRICES, planning_check
 
     row = {"optimiser": "soft_vi", "capacity": "linear", "noise": 1.0, "a_all": 0.01,
            "b_all": 10776.9, "c_all": 4.6e3, "identified": {"a": False, "b": False, "c": False},

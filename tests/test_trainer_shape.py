@@ -155,7 +155,7 @@ def test_trainer_config_row_and_cli_use_the_vocabulary():
 
 
 def test_sweep_spec_reads_any_spelling_of_an_axis_with_the_same_run_ids():
-    from rlscale._sweep import expand, parse_spec
+    from rlscale.sweep._run import expand, parse_spec
 
     train = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
     canonical = parse_spec({"design": "grid", "seeds": [0],
@@ -177,8 +177,8 @@ def test_run_ids_and_results_are_those_of_the_design_before_the_redesign():
     first run keeps its run_id, and training it gives the same success bit for bit."""
     from pathlib import Path
 
-    from rlscale._sweep import expand, load_spec
-    from rlscale._sweep_pool import run_one
+    from rlscale.sweep._pool import run_one
+    from rlscale.sweep._run import expand, load_spec
 
     first = expand(load_spec(Path(__file__).resolve().parents[1] / "examples" / "sweep.toml"))[0]
     assert first["run_id"] == "753b71be37eb073e"

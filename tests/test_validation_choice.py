@@ -21,9 +21,9 @@ def test_unknown_strings_are_a_value_error_and_known_ones_pass_through() -> None
 
 
 def test_the_public_entry_points_use_it() -> None:
-    from rlscale._reward_verification import verify_reward_law
     from rlscale.optimize import budget_to_reach
     from rlscale.theory import Turn
+    from rlscale.verification._gaussian_reward_law import verify_reward_law
 
     with pytest.raises(TypeError, match="how must be one of"):
         budget_to_reach([Turn.with_coverage(0.5)], 0.5, np.array([]))

@@ -3,7 +3,7 @@
 Each form ``F`` is ``F(P, lm, k) -> (f, J)``: values ``(B, n)`` and the Jacobian
 ``(B, n, p)`` (a view of a ``(p, B, n)`` array: each column written and read
 contiguously) for ``B`` parameter rows ``P`` on one design (``lm = log M``,
-``k = K``, both ``(n,)``), as :func:`rlscale._law_solver.solve_batch` takes
+``k = K``, both ``(n,)``), as :func:`rlscale.verification._law_solver.solve_batch` takes
 them.  The Jacobians are the chain rule on the formulas below (checked against
 finite differences in ``tests/test_trainer_reward_law.py``):
 

@@ -87,7 +87,7 @@ def _prove(args: argparse.Namespace) -> int:
           f"{elapsed:.1f} s)", file=sys.stderr)
 
     if args.latex:
-        from rlscale._io import write_text_atomic
+        from rlscale.files._atomic import write_text_atomic
 
         target = args.latex
         if Path(target).is_dir() or target.endswith((os.sep, "/")):
@@ -96,7 +96,7 @@ def _prove(args: argparse.Namespace) -> int:
         else:
             write_text_atomic(target, latex_document([f for _, f in fragments]))
     if args.json:
-        from rlscale._io import write_json_atomic
+        from rlscale.files._atomic import write_json_atomic
 
         write_json_atomic(args.json, {"passed": proved == len(results), "seconds": elapsed,
                                       "z3": z3_available(), "proofs": results})

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale._io import write_text_atomic
+from rlscale.files._atomic import write_text_atomic
 from rlscale.report._config import AXES, SUBSTITUTE, cost_text, nested_bounds, train_fields
 from rlscale.report._figures import (
     figure_allocation,
@@ -64,7 +64,7 @@ class Shared:
 # -- 1. reward law -----------------------------------------------------------
 
 def reward_law_step(config, staging, sections, shared, progress) -> None:
-    from rlscale._reward_verification import verify_reward_law
+    from rlscale.verification._gaussian_reward_law import verify_reward_law
 
     rep = verify_reward_law(config["reward_law"]["mode"], out=staging / "reward-law",
                             rng=config["seed"], figures=True, progress=False)
@@ -74,13 +74,13 @@ def reward_law_step(config, staging, sections, shared, progress) -> None:
 
 
 def reward_law_trainer_step(config, staging, sections, shared, progress) -> None:
-    """The reward law in the RL trainer (:mod:`rlscale._trainer_reward_law`): its
-    :class:`~rlscale._trainer_reward_law.TrainerRewardLawReport`, as plain data."""
+    """The reward law in the RL trainer (:mod:`rlscale.verification._trainer_reward_law`): its
+    :class:`~rlscale.verification._trainer_reward_law.TrainerRewardLawReport`, as plain data."""
     cfg = config["reward_law_trainer"]
     if not cfg["enabled"]:
         sections["reward_law_trainer"] = {"enabled": False}
         return
-    from rlscale._trainer_reward_law import verify_trainer_reward_law
+    from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
     rep = verify_trainer_reward_law(cfg["mode"], out=staging / "reward-law" / "trainer",
                                     rng=config["seed"], figures=True, progress=False,
@@ -102,7 +102,7 @@ def _worker_jobs() -> int:
 
 
 def sweep_step(config, staging, sections, shared, progress) -> None:
-    from rlscale._sweep import parse_spec, summarise
+    from rlscale.sweep._run import parse_spec, summarise
 
     spec = parse_spec({**config["sweep"], "train": train_fields(config)})
     rows = run_spec(spec, staging / "sweep.csv", progress, shared)
@@ -215,8 +215,8 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
     order in this process.  Resumable like :func:`run_spec`: runs already in
     ``name.csv`` are not trained again.  Returns each point's rows in seed order.
     """
-    from rlscale._sweep import _render, expand, parse_spec, read_results
-    from rlscale._sweep_pool import execute
+    from rlscale.sweep._pool import execute
+    from rlscale.sweep._run import _render, expand, parse_spec, read_results
 
     path = staging / f"{name}.csv"
     runs = [expand(parse_spec({
@@ -253,7 +253,7 @@ def run_spec(spec, path: Path, progress: bool, shared: Shared) -> list[dict[str,
     with another configuration are pruned from ``path`` before publishing,
     and the file is rewritten in the spec's order.
     """
-    from rlscale._sweep import expand, run_sweep
+    from rlscale.sweep._run import expand, run_sweep
 
     wanted = [r["run_id"] for r in expand(spec)]
     shared.run_ids.setdefault(path, {}).update(dict.fromkeys(wanted))
@@ -272,7 +272,7 @@ def prune_results(path: Path, run_ids: dict[str, None]) -> None:
     configuration, and replaces completion order (which varies with
     parallel workers) by the spec's order.
     """
-    from rlscale._sweep import _render, read_results
+    from rlscale.sweep._run import _render, read_results
 
     by_id = {r["run_id"]: r for r in read_results(path)}
     write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
@@ -456,12 +456,19 @@ def proofs_step(config, staging, sections, shared, progress) -> None:
 
 
 def inference_step(config, staging, sections, shared, progress) -> None:
-    """Inference-budget plans for a trained agent (:mod:`rlscale._inference_grounding`)."""
+    """Inference-budget plans for a trained agent.
+
+    (:mod:`rlscale.verification._inference_grounding`)
+    """
     inf = config["inference"]
     if not inf["enabled"]:
         sections["inference"] = {"enabled": False}
         return
-    from rlscale._inference_grounding import GroundingConfig, ground_inference, write_figures
+    from rlscale.verification._inference_grounding import (
+        GroundingConfig,
+        ground_inference,
+        write_figures,
+    )
 
     cfg = GroundingConfig(environments=inf["environments"], epochs=inf["epochs"],
                           job_tasks=inf["job_tasks"], episodes=inf["episodes"],

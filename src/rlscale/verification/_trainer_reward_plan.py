@@ -1,7 +1,7 @@
 """Check a label/KL plan from the fitted reward law against the trainer.
 
 With the law fitted to the exact optimiser and the well-specified reward model
-at label noise ``s = 1`` (``a, b, c`` from :mod:`rlscale._trainer_reward_law`),
+at label noise ``s = 1`` (``a, b, c`` from :mod:`rlscale.verification._trainer_reward_law`),
 :func:`rlscale.optimize.plan_labels` gives the best ``(M, K)`` for a budget
 under prices ``c_M`` per comparison and ``c_K`` per nat of KL.  Two naive
 plans of equal cost spend it on one axis: **labels only** (``K = 0.5``, the

@@ -1,8 +1,8 @@
 """Batched multi-start fits of the law forms, and whether the min law is identified.
 
-:func:`fit_form` fits one form (:mod:`rlscale._law_forms`) to ``D`` data sets
+:func:`fit_form` fits one form (:mod:`rlscale.verification._law_forms`) to ``D`` data sets
 on one design from several starts each, in one call of the batched
-Levenberg–Marquardt solver (:func:`rlscale._law_solver.solve_batch`), and keeps
+Levenberg–Marquardt solver (:func:`rlscale.verification._law_solver.solve_batch`), and keeps
 each data set's best end point (the first of equal costs, as a loop over
 starts keeping strictly lower costs would).
 
@@ -20,11 +20,11 @@ with ``b`` fixed on the corner, and the lower of the two end points is kept.
 ``a √min(log M + b, cK)`` has two families at infinity, which its fits
 approach when its optimum is not attained:
 
-* ``c → ∞``: ``a √(log M + b)`` (:func:`rlscale._law_forms.sqrt_logm_form`):
+* ``c → ∞``: ``a √(log M + b)`` (:func:`rlscale.verification._law_forms.sqrt_logm_form`):
   the kink lies beyond the largest ``K``, every point is on the ``log M``
   branch and ``c`` has only a lower bound;
 * ``b → ∞`` with ``a√b = A`` and ``c/b = C``: ``A √min(1, CK)``
-  (:func:`rlscale._law_forms.plateau_form`), with its own limits ``A′√K``
+  (:func:`rlscale.verification._law_forms.plateau_form`), with its own limits ``A′√K``
   (``C → 0``: every point on the ``K`` branch) and a constant (``C → ∞``):
   ``G`` does not grow with ``M`` on the data and none of ``a, b, c`` is
   identified (``a → 0``, ``b, c → ∞``; only the plateau ``a√b`` and the kink
@@ -41,7 +41,7 @@ parameters are not identified.  Before, such fits
 ran until the evaluation cap and their end points were reported as estimates.
 
 **Identified on noisy data** (``lr_test=True``, the point estimates'
-verdicts in :func:`rlscale._law_models.fit_groups`).  On noisy data an attained
+verdicts in :func:`rlscale.verification._law_models.fit_groups`).  On noisy data an attained
 optimum is not enough: with ``G`` flat in ``M`` plus noise, about half the
 noise draws trend up in ``M`` and the min law fits that trend with a finite
 ``b`` of hundreds or thousands, a hair below the plateau's cost.  The rule then
@@ -61,8 +61,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rlscale._law_forms import FORMS
-from rlscale._law_solver import solve_batch
+from rlscale.verification._law_forms import FORMS
+from rlscale.verification._law_solver import solve_batch
 
 __all__: list[str] = []
 
@@ -110,7 +110,7 @@ def fit_form(name: str, starts: np.ndarray, lm: np.ndarray, k: np.ndarray, Y: np
 
     Examples
     --------
-    >>> from rlscale._law_forms import STARTS, _law_min
+    >>> from rlscale.verification._law_forms import STARTS, _law_min
     >>> lm, k = np.repeat(np.log([10.0, 1e3, 1e5]), 4), np.tile([0.1, 1.0, 5.0, 30.0], 3)
     >>> truth = np.array([0.2, -1.0, np.log(0.5)])
     >>> fit = fit_form("min", STARTS["min"], lm, k, _law_min(truth, lm, k)[None, :])

@@ -69,7 +69,7 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
     """The named numeric columns of a CSV; errors name the line and column."""
     import csv
 
-    from rlscale._io import csv_field_limit
+    from rlscale.files._atomic import csv_field_limit
 
     # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column name.
     with open(path, newline="", encoding="utf-8-sig") as fh, csv_field_limit(path):
@@ -93,7 +93,7 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from rlscale._io import to_jsonable, write_json_atomic
+    from rlscale.files._atomic import to_jsonable, write_json_atomic
     from rlscale.optimize import fit_law
 
     axes = [a.strip() for a in args.axes.split(",") if a.strip()]

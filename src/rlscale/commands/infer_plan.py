@@ -104,13 +104,17 @@ def _table(turns: list[Any], budgets: list[int]) -> tuple[str, list[Any]]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from rlscale._io import write_json_atomic
+    from rlscale.files._atomic import write_json_atomic
 
     if args.ground:
         from dataclasses import asdict, fields
 
-        from rlscale._inference_grounding import GroundingConfig, ground_inference, write_figures
         from rlscale.commands.train import parse_setting
+        from rlscale.verification._inference_grounding import (
+            GroundingConfig,
+            ground_inference,
+            write_figures,
+        )
 
         base = (GroundingConfig(environments=16, epochs=4, job_tasks=2, episodes=2000)
                 if args.quick else GroundingConfig())

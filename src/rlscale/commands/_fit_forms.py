@@ -24,7 +24,7 @@ FORMS = ("sigmoid", "gao_bon", "gao_rl")
 def run(args: argparse.Namespace, axes: list[str], columns: dict[str, list[float]]) -> int:
     import numpy as np
 
-    from rlscale._io import to_jsonable, write_json_atomic
+    from rlscale.files._atomic import to_jsonable, write_json_atomic
     from rlscale.optimize import fit_gao, fit_sigmoid, sigmoid_audit
 
     if len(axes) != 1:
@@ -65,8 +65,8 @@ def _figure(path: str, law: str, x: Any, y: Any, payload: dict[str, Any]) -> Non
 
     import numpy as np
 
-    from rlscale._io import write_bytes_atomic
     from rlscale._optional import require
+    from rlscale.files._atomic import write_bytes_atomic
 
     require("matplotlib", extra="plot", purpose="fit figures")
     import matplotlib

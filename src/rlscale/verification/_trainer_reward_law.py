@@ -1,6 +1,6 @@
 """The reward-optimisation law in the RL trainer (``rlscale verify reward-law --trainer``).
 
-The Gaussian verification (:mod:`rlscale._reward_verification`) checks the
+The Gaussian verification (:mod:`rlscale.verification._gaussian_reward_law`) checks the
 selection model's arithmetic; this one runs the experiment the law is about,
 in miniature and exactly (issue 12), with
 :mod:`rlscale.simulate._rm_experiment`:
@@ -18,16 +18,16 @@ in miniature and exactly (issue 12), with
 3. **Fits** per optimiser × capacity × noise: the law and its smooth-min
    variant on a random 70 % of the ``(M, K)`` points, R² on the held-out 30 %;
    ``a, b, c`` refitted on all points with bootstrap (over environments) 95 %
-   intervals.  Model comparison per capacity (:mod:`rlscale._law_models`).
+   intervals.  Model comparison per capacity (:mod:`rlscale.verification._law_models`).
    Every fit of a law form over the groups that share a design is one
-   batched solve (:mod:`rlscale._law_solver`).  **Identification**: some
+   batched solve (:mod:`rlscale.verification._law_solver`).  **Identification**: some
    groups' law is not identified — ``G`` does not grow with ``M`` (the
    misspecified reward model at the MDP's ceiling), so the best fit has
    ``b → ∞`` (``a → 0``, ``c → ∞``; only the plateau ``a√b`` and the kink
    ``K = b/c`` are identified), or the kink lies beyond the largest ``K``
    (``c → ∞``), or the law's fit does not reject that limit by a likelihood-ratio
    test at 95 % (a finite ``b`` fitted to noise).  Such a group's row says so (``identified``,
-   ``identification``; :mod:`rlscale._law_fits`), has no interval for the
+   ``identification``; :mod:`rlscale.verification._law_fits`), has no interval for the
    unidentified parameters, and its predictions (R², ``fit_law_min``, the
    comparison's RSS) are the limit's; a bootstrap resample at a limit enters
    the percentiles with its parameters' limits, so an interval end is
@@ -41,7 +41,7 @@ in miniature and exactly (issue 12), with
    (:func:`rlscale.theory.reward.gain`, ``τ = 2s``) and its generalising-proxy
    variant (:func:`rlscale.simulate._generalising_proxy.generalising_proxy_gain`,
    ``d = 10``) fitted the same way.
-6. **Planning check** (:mod:`rlscale._trainer_reward_plan`), with the KL per
+6. **Planning check** (:mod:`rlscale.verification._trainer_reward_plan`), with the KL per
    RL step measured on the planned reward model and a plan priced per step.
 
 **Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits,
@@ -65,7 +65,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale._law_fits import (
+from rlscale.verification._law_fits import (
     bootstrap_min_law,
     fit_form,
     limits,
@@ -73,8 +73,8 @@ from rlscale._law_fits import (
     percentile_interval,
     profile_start,
 )
-from rlscale._law_forms import STARTS
-from rlscale._law_models import (
+from rlscale.verification._law_forms import STARTS
+from rlscale.verification._law_models import (
     _law_min,
     _regime,
     compare_models,
@@ -145,7 +145,7 @@ class TrainerRewardLawReport:
     theory : list of dict
         The Gaussian pool model and the generalising-proxy variant fitted on the same grid.
     plan : dict
-        The planned-vs-naive check (:mod:`rlscale._trainer_reward_plan`); ``refused``
+        The planned-vs-naive check (:mod:`rlscale.verification._trainer_reward_plan`); ``refused``
         and no plans where the soft_vi/linear/s = 1 law is not identified.
     points : list of dict
         Grid rows (``M, K, noise, capacity, optimiser, G, G_lo, G_hi, L, regime, split``).
@@ -172,7 +172,7 @@ class TrainerRewardLawReport:
 
     def summary(self) -> str:
         """A human-readable account of the results."""
-        from rlscale._trainer_reward_files import summary_text
+        from rlscale.verification._trainer_reward_files import summary_text
 
         return summary_text(self)
 
@@ -252,7 +252,7 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
     r2, comparison, theory = _fit_groups(points, curves, ks, st["boot"], split_gen, jobs=jobs,
                                          max_nfev=st["max_nfev"], theory_ms=ms)
     bar.update(1)
-    from rlscale._trainer_reward_plan import planning_check
+    from rlscale.verification._trainer_reward_plan import planning_check
 
     plan = planning_check(setup, r2, np.random.default_rng(root.spawn(1)[0]),
                           seeds=st["seeds"], betas=betas, pg_betas=pg_betas,
@@ -270,7 +270,7 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
                                                  "steps": st["pg_steps"]}},
         time.perf_counter() - start)
     if out is not None:
-        from rlscale._trainer_reward_files import write_files
+        from rlscale.verification._trainer_reward_files import write_files
 
         rep = write_files(rep, out, figures)
     return rep
@@ -381,10 +381,10 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
     model-comparison totals; a list of ``(row, prediction, totals)`` in group order.
 
     Every fit of a law form, over all the groups, is one batched solve
-    (:func:`rlscale._law_models.fit_groups`), the bootstrap refits another
-    (:func:`rlscale._law_fits.bootstrap_min_law`).  A resample whose best fit is at
+    (:func:`rlscale.verification._law_models.fit_groups`), the bootstrap refits another
+    (:func:`rlscale.verification._law_fits.bootstrap_min_law`).  A resample whose best fit is at
     one of the law's families at infinity enters the percentiles with the limits of
-    its parameters (:func:`rlscale._law_fits.limits`), so an end is ``None``
+    its parameters (:func:`rlscale.verification._law_fits.limits`), so an end is ``None``
     (unbounded) where more resamples than the tail's share run off; a parameter that
     is not identified on all points gets no interval (``None``).
     """

@@ -135,8 +135,8 @@ class ChunkResult:
 
 def run_one(config: dict[str, Any]) -> dict[str, Any]:
     """Train one configuration and return its results row (runs on workers)."""
-    from rlscale._sweep import run_id
     from rlscale.simulate import TrainConfig, train
+    from rlscale.sweep._run import run_id
 
     row = train(TrainConfig.from_dict(config)).row()
     row["run_id"] = run_id(config)

@@ -9,7 +9,7 @@ machine keeps both cores busy to the end (``results.json`` records each
 step's wall seconds under ``timings`` and its CPU seconds under
 ``cpu_timings``).
 
-Staging and publishing follow :mod:`rlscale._staging` (nothing the report did
+Staging and publishing follow :mod:`rlscale.files._staging` (nothing the report did
 not write is ever deleted); the steps are in :mod:`rlscale.report._steps`.
 """
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlscale._io import write_json_atomic, write_text_atomic
-from rlscale._staging import (
+from rlscale.files._atomic import write_json_atomic, write_text_atomic
+from rlscale.files._staging import (
     PublishOutcome,
     check_destination,
     close_staging,

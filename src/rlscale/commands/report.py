@@ -1,4 +1,4 @@
-"""``rlscale report``: the end-to-end main job (see :mod:`rlscale._report`)."""
+"""``rlscale report``: the end-to-end main job (see :mod:`rlscale.report`)."""
 
 from __future__ import annotations
 

@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy as np
 
-# The law models, fits and model comparison live in rlscale._law_models, shared with
-# the trainer's verification (rlscale._trainer_reward_law).
-from rlscale._law_models import _r2, _regime  # noqa: F401  (_r2 re-exported for tests)
+# The law models, fits and model comparison live in rlscale.verification._law_models, shared with
+# the trainer's verification (rlscale.verification._trainer_reward_law).
+from rlscale.verification._law_models import _r2, _regime  # noqa: F401  (_r2 re-exported for tests)
 
 __all__ = ["RewardLawReport", "reward_grid", "verify_reward_law", "write_reward_figures"]
 
@@ -116,7 +116,7 @@ class RewardLawReport:
     r2 : list of dict
         Per noise level × method: held-out R² of the law (min and smooth-min),
         the fitted ``a, b, c``, whether they are identified (``identified``,
-        ``identification``: :mod:`rlscale._law_fits`) and the numbers of
+        ``identification``: :mod:`rlscale.verification._law_fits`) and the numbers of
         train/test points.
     band : dict
         Measured ``[c_lo, c_hi]`` of ``G/sqrt(min(log M, K))`` overall and per
@@ -382,8 +382,9 @@ def _pg_rows(sm, sk, settings, gen) -> list[dict[str, Any]]:
 
 def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """R² rows and model comparison per noise × method group; groups on one design fitted
-    together, one batched solve per law form (:func:`rlscale._law_models.fit_row_groups`)."""
-    from rlscale._law_models import (
+    together, one batched solve per law form
+    (:func:`rlscale.verification._law_models.fit_row_groups`)."""
+    from rlscale.verification._law_models import (
         compare_models,
         finish_comparison,
         fit_law_group,
@@ -415,7 +416,7 @@ def _fit_all(rows) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def _write(report: RewardLawReport, out: Path, figures: bool) -> RewardLawReport:
     from dataclasses import replace
 
-    from rlscale._io import write_json_atomic, write_text_atomic
+    from rlscale.files._atomic import write_json_atomic, write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
@@ -437,8 +438,8 @@ def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, 
 
     Needs matplotlib (extra ``plot``); uses the Agg backend.
     """
-    from rlscale._io import write_bytes_atomic
     from rlscale._optional import require
+    from rlscale.files._atomic import write_bytes_atomic
 
     mpl = require("matplotlib", extra="plot", purpose="reward-law figures")
     mpl.use("Agg")

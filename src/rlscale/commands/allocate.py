@@ -98,7 +98,7 @@ def _g(x: float | None) -> str:
 def _allocate(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rlscale._io import write_json_atomic, write_text_atomic
+    from rlscale.files._atomic import write_json_atomic, write_text_atomic
     from rlscale.optimize import efficiency, efficiency_curve, load_spec
 
     spec = load_spec(args.spec)
@@ -172,8 +172,8 @@ def _allocate(args: argparse.Namespace) -> int:
 def _plot(path: Any, budgets: list[float], allocs: list[Any], curve: Any | None) -> None:
     import io
 
-    from rlscale._io import write_bytes_atomic
     from rlscale._optional import require
+    from rlscale.files._atomic import write_bytes_atomic
 
     mpl = require("matplotlib", extra="plot", purpose="sweep plots")
     mpl.use("Agg")

@@ -40,8 +40,8 @@ def register(sub: Any) -> None:
 def _sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rlscale._sweep import expand, load_spec, read_results, run_sweep, summarise
     from rlscale.simulate._axes import AXES
+    from rlscale.sweep._run import expand, load_spec, read_results, run_sweep, summarise
 
     spec = load_spec(args.spec)
     if args.dry_run:
@@ -68,7 +68,7 @@ def _sweep(args: argparse.Namespace) -> int:
               f"{s['env_steps']:10.0f}")
     print(f"{len(rows)} runs in {args.out}", file=sys.stderr)
     if args.summary:
-        from rlscale._io import write_json_atomic
+        from rlscale.files._atomic import write_json_atomic
 
         write_json_atomic(args.summary, {"spec": spec, "summary": table})
     return 0

@@ -9,7 +9,7 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     ``mode`` (``"quick"`` or ``"full"``).
 ``[reward_law_trainer]``
     ``enabled``; ``mode`` (``"quick"`` or ``"full"``) of the reward law in the
-    RL trainer (:func:`rlscale._trainer_reward_law.verify_trainer_reward_law`,
+    RL trainer (:func:`rlscale.verification._trainer_reward_law.verify_trainer_reward_law`,
     ``rlscale verify reward-law --trainer``).
 ``[sweep]``
     A sweep spec exactly as for ``rlscale sweep`` (``design``, ``seeds``,
@@ -45,7 +45,7 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     ``enabled``; the trained agent of the inference-budget section:
     ``environments``, ``epochs``, ``job_tasks`` (tasks of three turns each
     in the held-out job) and Monte Carlo ``episodes`` per plan
-    (:mod:`rlscale._inference_grounding`).
+    (:mod:`rlscale.verification._inference_grounding`).
 ``[proofs]``
     ``enabled``.
 """
@@ -202,7 +202,7 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
 
 def validate(config: dict[str, Any]) -> None:
     """Check every value up front, so a bad config fails before minutes of work."""
-    from rlscale._sweep import expand, parse_spec
+    from rlscale.sweep._run import expand, parse_spec
     from rlscale.theory import check_positive_int, check_real
 
     check_positive_int("seed", config["seed"], minimum=0)

@@ -25,7 +25,7 @@ product).  The keys of ``[base]`` and ``[axes]`` are the axes of
 
 Results file (CSV, one row per finished run, columns :data:`COLUMNS`;
 ``rlscale fit`` reads it directly).  Every finished run (in parallel: every
-finished chunk of runs, see :mod:`rlscale._sweep_pool`) is added by
+finished chunk of runs, see :mod:`rlscale.sweep._pool`) is added by
 rewriting the whole file atomically (temporary file, fsync, ``os.replace``),
 so the file on disk is always a complete table of finished runs: a sweep
 killed at any moment loses at most the runs (chunks) in flight, and rerunning the same
@@ -51,9 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlscale._io import csv_field_limit, write_text_atomic
-from rlscale._sweep_pool import execute
+from rlscale.files._atomic import csv_field_limit, write_text_atomic
 from rlscale.simulate._axes import AXES, Axis, axis
+from rlscale.sweep._pool import execute
 
 __all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
            "summarise"]
@@ -323,7 +323,7 @@ def run_sweep(
     jobs : int
         Local worker processes (joblib); ignored with ``scheduler``.  With more
         than one, runs go largest first and small runs in chunks (see
-        :mod:`rlscale._sweep_pool`); rows are appended in completion order.
+        :mod:`rlscale.sweep._pool`); rows are appended in completion order.
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://host:8786``).
     progress : bool

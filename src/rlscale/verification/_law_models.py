@@ -1,23 +1,23 @@
 """Law models, fits and model comparison shared by the reward-law verifications.
 
-Used by :mod:`rlscale._reward_verification` (the Gaussian selection model) and
-:mod:`rlscale._trainer_reward_law` (the RL trainer), so both compare the same
+Used by :mod:`rlscale.verification._gaussian_reward_law` (the Gaussian selection model) and
+:mod:`rlscale.verification._trainer_reward_law` (the RL trainer), so both compare the same
 candidates the same way:
 
 * the law ``a sqrt(min(log M + b, c K))`` and its smooth-min variant
   ``a ((log M + b)^{-p} + (c K)^{-p})^{-1/(2p)}`` (least squares, the three
-  starts of :data:`rlscale._law_forms.STARTS` each plus, for the min law, the
+  starts of :data:`rlscale.verification._law_forms.STARTS` each plus, for the min law, the
   best point of a profile grid and, for the smooth min, the min law's fit);
 * against ``a sqrt K``, ``a sqrt(log M + b)`` (two starts and the best point of a
   profile grid over ``b``), Gao et al.'s (2023) best-of-n ``d (α − β d)`` and
   RL ``d (α − β log d)`` forms with ``d = sqrt(KL)`` (coefficients per ``M``, as
   Gao et al. fit them per reward-model size) and a free power law ``a M^p K^q``;
-* fitted by least squares with analytic Jacobians (:mod:`rlscale._law_forms`)
+* fitted by least squares with analytic Jacobians (:mod:`rlscale.verification._law_forms`)
   and, for the groups that share a design, *one batched call per law form*
   (:func:`fit_groups`): every start × {the train split, all points, each
   leave-one-regime-out subset} of every group is a row of one trust-region
-  Levenberg–Marquardt solve (:mod:`rlscale._law_solver`,
-  :mod:`rlscale._law_fits`), where the verifications used to call scipy's
+  Levenberg–Marquardt solve (:mod:`rlscale.verification._law_solver`,
+  :mod:`rlscale.verification._law_fits`), where the verifications used to call scipy's
   ``least_squares`` once per start and subset (about a thousand calls in the
   trainer's ``quick`` run).  Measured side by side here (2 cores, load 3–7,
   medians of 3–5 alternated runs): the trainer's group fits 7.2 → 1.2 CPU s
@@ -27,7 +27,7 @@ candidates the same way:
   (Gaussian likelihood, ``n log(RSS/n) + 2k`` and ``+ k log n``) and
   leave-one-regime-out RMSE over ``K < log M/2``, crossover, ``K > 2 log M``
   (:func:`compare_models`);
-* with the min law's identification (:func:`rlscale._law_fits.min_law_closure`):
+* with the min law's identification (:func:`rlscale.verification._law_fits.min_law_closure`):
   whether ``a, b, c`` are identified on the fitted points or the best fit is
   one of the law's families at infinity (``c → ∞`` or ``b → ∞``), whose
   predictions then stand for the law's (R², RSS, LORO errors).
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale._law_fits import (
+from rlscale.verification._law_fits import (
     REASONS,
     MinLawFit,
     fit_form,
@@ -50,7 +50,7 @@ from rlscale._law_fits import (
     min_law_closure,
     profile_start,
 )
-from rlscale._law_forms import (  # noqa: F401  (the one-row forms, re-exported for tests)
+from rlscale.verification._law_forms import (  # noqa: F401  (the one-row forms, re-exported for tests)
     STARTS,
     _jac_min,
     _jac_smooth,
@@ -163,7 +163,7 @@ class GroupFit:
     ``"min"``, ``"smooth"`` or ``"sqrt_logm"``, ``status`` the solver's code;
     subsets are ``"train"``, ``"all"`` and the held-out regime of each
     leave-one-regime-out fit.  ``verdicts[subset]`` says whether the min law
-    is identified there (:data:`rlscale._law_fits.VERDICTS`), and
+    is identified there (:data:`rlscale.verification._law_fits.VERDICTS`), and
     ``predictor("min", subset)`` predicts with the law's best fit, its limit
     where the best fit is at infinity.
     """
@@ -193,11 +193,11 @@ def fit_groups(lm: np.ndarray, k: np.ndarray, G: np.ndarray, train: np.ndarray,
     Per group, the min law from its three starts and a profile-grid start, the
     smooth min from its three starts and the min law's fit (with ``q = e²``),
     ``a√(log M + b)`` from its two starts and a profile-grid start (the starts:
-    :func:`rlscale._law_fits.profile_start`; where it runs off, ``b → ∞``, its
+    :func:`rlscale.verification._law_fits.profile_start`; where it runs off, ``b → ∞``, its
     limit, a constant, predicts for it), on the train split, on all points
     and, with the regimes ``reg``, leaving out each regime that has points while
     at least 4 remain; the min law's limits and identification on each subset
-    (:func:`rlscale._law_fits.min_law_closure` with its likelihood-ratio test:
+    (:func:`rlscale.verification._law_fits.min_law_closure` with its likelihood-ratio test:
     a fit is identified only where it rejects the law's limits at 95 %).
 
     Examples

@@ -252,7 +252,7 @@ def write_figures(result: GroundingResult, out: Any) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rlscale._io import write_bytes_atomic
+    from rlscale.files._atomic import write_bytes_atomic
 
     out = Path(out)
     written = []

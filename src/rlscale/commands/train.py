@@ -122,14 +122,14 @@ def _train(args: argparse.Namespace) -> int:
     if c.verify:
         print(f"verifier kept {res.environments_kept} of {c.n_environments} environments")
     if args.curve:
-        from rlscale._io import write_text_atomic
+        from rlscale.files._atomic import write_text_atomic
 
         lines = ["update,env_steps,rollouts,success"]
         lines += [f"{int(u)},{int(e)},{int(r)},{s!r}" for u, e, r, s in res.curve.tolist()]
         write_text_atomic(args.curve, "\n".join(lines) + "\n")
         print(f"wrote {args.curve} ({len(res.curve)} points)", file=sys.stderr)
     if args.json:
-        from rlscale._io import write_json_atomic
+        from rlscale.files._atomic import write_json_atomic
 
         write_json_atomic(args.json, res)
         print(f"wrote {args.json}", file=sys.stderr)

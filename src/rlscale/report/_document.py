@@ -262,7 +262,7 @@ def _ci(v: float, ci: list[float]) -> str:
 
 def _trainer_law(doc: Document, tr) -> None:
     """Section 1b: the reward law in the RL trainer (learned reward models, exact gold)."""
-    from rlscale._trainer_reward_files import law_param
+    from rlscale.verification._trainer_reward_files import law_param
 
     doc.heading("1b. Reward optimisation in the RL trainer")
     if not tr["enabled"]:
@@ -333,7 +333,7 @@ def _trainer_law(doc: Document, tr) -> None:
 
 
 def _plan_table(doc: Document, plan) -> None:
-    """The trainer's planned-vs-naive plans (:mod:`rlscale._trainer_reward_plan`)."""
+    """The trainer's planned-vs-naive plans (:mod:`rlscale.verification._trainer_reward_plan`)."""
     doc.paragraph(
         f"Planning labels against optimisation with the law of {plan['law']['from']} "
         f"(prices {plan['price_m']:g} per comparison, {plan['price_k']:g} per nat of KL, "

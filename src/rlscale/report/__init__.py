@@ -3,11 +3,11 @@
 The report chains the same public functions the individual verbs use — it
 adds no modelling of its own:
 
-1. the reward-optimisation law: :func:`rlscale._reward_verification.verify_reward_law`
+1. the reward-optimisation law: :func:`rlscale.verification._gaussian_reward_law.verify_reward_law`
    (``rlscale verify reward-law``) — verified band, held-out R², the gain
    surface over ``(M, K)``;
 2. a trainer sweep along environments, tasks and trajectories:
-   :func:`rlscale._sweep.run_sweep` (``rlscale sweep``);
+   :func:`rlscale.sweep._run.run_sweep` (``rlscale sweep``);
 3. per-axis laws fitted to that sweep with bootstrap intervals:
    :func:`rlscale.optimize.fit_law` (``rlscale fit``), and the impact
    ordering by elasticity at the sweep's centre;
@@ -38,7 +38,7 @@ files the report wrote).  Nothing the report did not write is ever deleted:
 files a user added to an old report are moved into the new one, a staging
 directory ``.NAME.partial`` that rlscale did not create is refused, and the
 destination is checked again at the moment of publishing (the rules are in
-:mod:`rlscale._staging`).  The staging directory of an interrupted run is
+:mod:`rlscale.files._staging`).  The staging directory of an interrupted run is
 resumed: its finished training runs are kept, the rest of its outputs are
 rewritten.
 

@@ -106,7 +106,7 @@ def summary_text(rep: Any) -> str:
 
 
 def write_files(rep: Any, out: Path, figures: bool) -> Any:
-    from rlscale._io import write_json_atomic, write_text_atomic
+    from rlscale.files._atomic import write_json_atomic, write_text_atomic
 
     out.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
@@ -133,10 +133,10 @@ def _curve(points, opt, cap, s):
 
 def write_trainer_figures(rep: Any, out: str | Path) -> dict[str, str]:
     """Write ``gold_vs_kl.png``, ``collapse.png`` and ``gao.png`` (matplotlib, Agg)."""
-    from rlscale._io import write_bytes_atomic
-    from rlscale._law_models import _gao
     from rlscale._optional import require
-    from rlscale._reward_verification import _png
+    from rlscale.files._atomic import write_bytes_atomic
+    from rlscale.verification._gaussian_reward_law import _png
+    from rlscale.verification._law_models import _gao
 
     mpl = require("matplotlib", extra="plot", purpose="reward-law figures")
     mpl.use("Agg")

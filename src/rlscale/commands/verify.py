@@ -7,10 +7,10 @@ Targets:
 ``reward-law``
     Verify ``G(M, K) = Θ(sqrt(min{log M, K}))`` on a grid: fits, held-out R²,
     the band against the proved constants, model comparison, files
-    (:mod:`rlscale._reward_verification`); with ``--trainer``, the same law in
+    (:mod:`rlscale.verification._gaussian_reward_law`); with ``--trainer``, the same law in
     the RL trainer: a Bradley–Terry reward model from M comparisons optimised
     within KL K on gridworlds, gold gain measured exactly
-    (:mod:`rlscale._trainer_reward_law`).
+    (:mod:`rlscale.verification._trainer_reward_law`).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _properties(args: argparse.Namespace) -> int:
     failed = sum(not r.passed for r in results)
     print(f"{len(results) - failed} passed, {failed} failed", file=sys.stderr)
     if args.json:
-        from rlscale._io import write_json_atomic
+        from rlscale.files._atomic import write_json_atomic
 
         write_json_atomic(args.json, {"profile": args.profile, "results": results})
     return 1 if failed else 0
@@ -112,13 +112,13 @@ def _properties(args: argparse.Namespace) -> int:
 
 def _reward_law(args: argparse.Namespace) -> int:
     if args.trainer:
-        from rlscale._trainer_reward_law import verify_trainer_reward_law
+        from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
         report = verify_trainer_reward_law(
             args.mode, out=args.out or "reward-law-trainer-results", rng=args.seed,
             figures=not args.no_figures, progress=True, jobs=args.jobs)
     else:
-        from rlscale._reward_verification import verify_reward_law
+        from rlscale.verification._gaussian_reward_law import verify_reward_law
 
         report = verify_reward_law(args.mode, out=args.out or "reward-law-results",
                                    rng=args.seed, figures=not args.no_figures, progress=True)

@@ -42,7 +42,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from rlscale._io import write_text_atomic
+from rlscale.files._atomic import write_text_atomic
 
 __all__ = ["LOCK", "MARKER", "OUTPUT_PATTERNS", "STAGING_MARKER", "PublishOutcome",
            "check_destination", "close_staging", "open_staging", "publish"]
