@@ -129,8 +129,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.out:
             from pathlib import Path
 
+            from rlscale.files._containment import make_output_dir
+
             out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
+            make_output_dir(out)
             write_json_atomic(out / "results.json", result)
             try:
                 files = write_figures(result, out)

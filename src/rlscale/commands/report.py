@@ -43,6 +43,10 @@ def _report(args: argparse.Namespace) -> int:
     if kept is not None and kept.left is not None:
         print(f"files of the old report that could not be moved are kept in {kept.left}",
               file=sys.stderr)
+    if kept is not None and kept.refused:
+        # A forged or corrupt manifest of the replaced report: never followed (issue 22).
+        print(f"ignored {len(kept.refused)} entr{'y' if len(kept.refused) == 1 else 'ies'} "
+              f"of the old report's manifest: {'; '.join(kept.refused)}", file=sys.stderr)
     pct = f"{round(eff['confidence'] * 100)} %"
     for name, comp in eff["comparisons"].items():
         pred, real = comp["predicted"], comp["realised"]

@@ -1,71 +1,83 @@
 """Atomic file output: a reader never sees a half-written file.
 
 Each writer writes a temporary file in the destination's directory, flushes
-and fsyncs it, then ``os.replace``-s it over the destination (atomic on POSIX
-and Windows within one file system).
+and fsyncs it, then renames it over the destination (atomic on POSIX within
+one file system).  The file operations themselves are
+:class:`~rlscale.files._containment.OutputArea`'s, so every write is checked
+to stay inside its output.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
 import os
-import secrets
-import stat
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["to_jsonable", "write_bytes_atomic", "write_json_atomic", "write_text_atomic"]
+from rlscale.files._containment import OutputArea
+
+__all__ = ["save_figure", "to_jsonable", "write_bytes_atomic", "write_json_atomic",
+           "write_text_atomic"]
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+def _area(path: str | os.PathLike[str], root: Any) -> OutputArea:
+    """The containment area of a write: ``root`` (an :class:`OutputArea` or the output
+    directory the file must stay inside), else the file itself (it and its temporary
+    files beside it)."""
+    if isinstance(root, OutputArea):
+        return root
+    if root is None:
+        return OutputArea.file(path)
+    return OutputArea.directory(root)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *,
+                       root: OutputArea | str | os.PathLike[str] | None = None) -> Path:
     """Write ``data`` to ``path`` atomically; return the path.
+
+    The write goes through :class:`~rlscale.files._containment.OutputArea`:
+    ``root`` is the output directory ``path`` must stay inside (a path or an
+    area); without it, the write may touch only ``path`` and its temporary
+    file beside it.  Missing parent directories inside the area are created.
 
     The file gets the permissions of a plain ``open(path, "w")``: those of the
     file it replaces, else ``0o666`` less the umask (``tempfile.mkstemp``
     would leave it ``0o600``, unreadable to the colleague a report is
     forwarded to).
 
+    Raises
+    ------
+    ContainmentError
+        ``path`` is outside ``root`` (a ``ValueError``).
+    OSError
+        The write failed (full disk, file size limit, read-only directory);
+        the previous file at ``path``, if any, is untouched.
+
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = write_bytes_atomic(Path(tmp) / "a" / "b.txt", b"hello")
+    ...     path = write_bytes_atomic(Path(tmp) / "a" / "b.txt", b"hello", root=tmp)
     ...     path.read_bytes(), sorted(p.name for p in path.parent.iterdir())
     (b'hello', ['b.txt'])
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     write_bytes_atomic(Path(tmp) / "out" / ".." / "x.txt", b"", root=Path(tmp) / "out")
+    Traceback (most recent call last):
+    ...
+    rlscale.files._containment.ContainmentError: refusing to write ... outside the output ...
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    while True:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        try:
-            # 0o666: the kernel applies the umask, as for any new file.
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            break
-        except FileExistsError:  # pragma: no cover - 32 random bits collided
-            continue
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    area = _area(path, root)
+    area.make_anchor()
+    return area.write_atomic(path, bytes(data))
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str, *,
+                      root: OutputArea | str | os.PathLike[str] | None = None) -> Path:
     """Write UTF-8 ``text`` to ``path`` atomically; return the path.
 
     Examples
@@ -75,7 +87,7 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
     ...     write_text_atomic(Path(tmp) / "note.md", "η ≥ 1").read_text(encoding="utf-8")
     'η ≥ 1'
     """
-    return write_bytes_atomic(path, text.encode("utf-8"))
+    return write_bytes_atomic(path, text.encode("utf-8"), root=root)
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -106,7 +118,8 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, *,
+                      root: OutputArea | str | os.PathLike[str] | None = None) -> Path:
     """Write ``obj`` as indented strict JSON to ``path`` atomically.
 
     Examples
@@ -118,7 +131,7 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any) -> Path:
     {'eta': 'inf'}
     """
     text = json.dumps(to_jsonable(obj), indent=2, sort_keys=False, allow_nan=False)
-    return write_text_atomic(path, text + "\n")
+    return write_text_atomic(path, text + "\n", root=root)
 
 
 #: Longest CSV field rlscale reads (1 MiB; Python's default limit is 128 KiB).
@@ -141,3 +154,13 @@ def csv_field_limit(path: Any):
                          f"{CSV_FIELD_LIMIT} characters are refused") from exc
     finally:
         csv.field_size_limit(old)
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], *,
+                root: OutputArea | str | os.PathLike[str] | None = None, **savefig: Any
+                ) -> Path:
+    """Render a matplotlib figure and write it atomically to ``path`` (format from its
+    suffix); ``savefig`` are :meth:`matplotlib.figure.Figure.savefig` options."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **savefig)
+    return write_bytes_atomic(path, buf.getvalue(), root=root)

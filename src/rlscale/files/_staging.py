@@ -23,6 +23,15 @@ ever deleted (issue 10, §1):
    directory that appeared at ``NAME`` while the report ran is refused,
    untouched (the finished report stays in the staging directory), and the
    directory moved aside is verified to be the report that was checked.
+5. **A manifest is untrusted input** (issue 22, D1).  Every entry of an old
+   report's ``files`` list must be a plain relative path
+   (:func:`~rlscale.files._containment.check_relative`: no ``..``, no
+   absolute path, no Unicode that normalises to something else), start with a
+   name a report writes (:data:`OUTPUT_PATTERNS`) and resolve inside the old
+   report without passing through a symbolic link; an entry that fails is
+   ignored and reported (:attr:`PublishOutcome.refused`), never followed.
+   Every file operation here goes through the output's
+   :class:`~rlscale.files._containment.OutputArea`.
 
 Only :func:`check_destination`, :func:`open_staging`, :func:`close_staging`
 and :func:`publish` are meant for callers.
@@ -36,13 +45,13 @@ import fnmatch
 import json
 import os
 import secrets
-import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from rlscale.files._atomic import write_text_atomic
+from rlscale.files._containment import ContainmentError, OutputArea, _alive
 
 __all__ = ["LOCK", "MARKER", "OUTPUT_PATTERNS", "STAGING_MARKER", "PublishOutcome",
            "check_destination", "close_staging", "open_staging", "publish"]
@@ -74,18 +83,37 @@ def _read_json(path: Path) -> dict | None:
 
 
 def check_destination(out: Path) -> None:
-    """Refuse ``out`` unless it is absent, empty, or an rlscale report.
+    """Refuse ``out`` unless it is absent, empty, or an rlscale report, and writable.
 
     Raises
     ------
     ValueError
-        ``out`` is a file, or a non-empty directory without :data:`MARKER`.
+        ``out`` is a file, a non-empty directory without :data:`MARKER`, or
+        cannot be written (a read-only directory or file system), checked
+        before any work.
     """
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise ValueError(f"--out {out} exists and is not a directory; refusing to replace it")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise ValueError(f"--out {out} exists and is not an rlscale report (no {MARKER}); "
                          "refusing to overwrite it")
+    check_writable(out)
+
+
+def check_writable(out: Path) -> None:
+    """Refuse, before any work, an output whose directory (or the nearest existing one
+    above it) cannot be written: a read-only directory or file system.
+
+    ``os.access`` answers for the real user and says ``EROFS`` even to root.
+    """
+    existing = out if out.is_dir() else next(
+        (p for p in out.parents if p.is_dir()), Path(out.anchor or "/"))
+    targets = [existing] if existing != out else [out, *([out.parent] if out.parent.is_dir()
+                                                        else [])]
+    for d in targets:
+        if not os.access(d, os.W_OK | os.X_OK):
+            raise ValueError(f"--out {out}: cannot write in {d} (read-only directory or file "
+                             "system, or no permission); choose another --out")
 
 
 # ---------------------------------------------------------------------------
@@ -113,18 +141,19 @@ def open_staging(out: Path) -> Path:
         The staging path exists but is not rlscale's (rule 1), another live
         run holds it, or it holds files a report does not write (rule 2).
     """
-    staging = staging_path(out)
+    area = OutputArea.directory(out)
+    staging = staging_path(area.root)
     if not os.path.lexists(staging):
-        _create_staging(staging)
+        _create_staging(area, staging)
     if staging.is_symlink() or not staging.is_dir():
         raise ValueError(f"staging path {staging} exists and is not a directory; "
                          "move it away and rerun")
     if _read_json(staging / STAGING_MARKER) is None:
         raise ValueError(f"{staging} exists but is not an rlscale staging directory (no valid "
                          f"{STAGING_MARKER}); it was left untouched: move it away and rerun")
-    _lock(staging)
+    _lock(area, staging)
     try:
-        _clean(staging)
+        _clean(area, staging)
     except BaseException:
         close_staging(staging)
         raise
@@ -133,28 +162,38 @@ def open_staging(out: Path) -> Path:
 
 def close_staging(staging: Path) -> None:
     """Release this process's lock on ``staging`` (idempotent)."""
-    (staging / LOCK).unlink(missing_ok=True)
+    _staging_area(staging).remove_file(staging / LOCK, missing_ok=True)
 
 
-def _create_staging(staging: Path) -> None:
+def _staging_area(staging: Path) -> OutputArea:
+    """The area of the report whose staging directory is ``staging`` (``.NAME.partial``)."""
+    name = staging.name
+    if not (name.startswith(".") and name.endswith(".partial") and len(name) > 9):
+        raise ContainmentError(f"{staging} is not a staging directory name (.NAME.partial)")
+    return OutputArea.directory(staging.parent / name[1:-len(".partial")])
+
+
+def _create_staging(area: OutputArea, staging: Path) -> None:
     # Made under a private name with its marker, then renamed: a staging
     # directory never exists without the marker, even if a kill interrupts.
+    area.make_anchor()
     tmp = staging.with_name(f"{staging.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
-    tmp.mkdir()
+    area.make_dir(tmp)
     try:
         token = {"rlscale_staging": 1, "token": secrets.token_hex(16)}
-        write_text_atomic(tmp / STAGING_MARKER, json.dumps(token) + "\n")
+        write_text_atomic(tmp / STAGING_MARKER, json.dumps(token) + "\n", root=area)
         try:
-            os.rename(tmp, staging)  # replaces at most an empty directory
+            area.move(tmp, staging)  # replaces at most an empty directory
         except OSError as exc:
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.ENOTDIR):
                 raise
             # Another process created it first; the checks that follow decide.
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            area.remove_tree(tmp)
 
 
-def _lock(staging: Path) -> None:
+def _lock(area: OutputArea, staging: Path) -> None:
     """Claim ``staging`` for this process; refuse while a live run holds it.
 
     Two runs writing the same report would resume, clean and publish each
@@ -162,36 +201,19 @@ def _lock(staging: Path) -> None:
     longer exists) is taken over.
     """
     lock = staging / LOCK
-    while True:
+    while not area.create_exclusive(lock, f"{os.getpid()}\n"):
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            try:
-                pid = int(lock.read_text().strip() or 0)
-            except (OSError, ValueError):
-                pid = 0
-            if pid > 0 and pid != os.getpid() and _alive(pid):
-                raise ValueError(f"another rlscale report (pid {pid}) is writing into "
-                                 f"{staging}; wait for it, or remove {lock} if it is not "
-                                 "running") from None
-            lock.unlink(missing_ok=True)
-            continue
-        with os.fdopen(fd, "w") as fh:
-            fh.write(f"{os.getpid()}\n")
-        return
+            pid = int(lock.read_text().strip() or 0)
+        except (OSError, ValueError):
+            pid = 0
+        if pid > 0 and pid != os.getpid() and _alive(pid):
+            raise ValueError(f"another rlscale report (pid {pid}) is writing into "
+                             f"{staging}; wait for it, or remove {lock} if it is not "
+                             "running")
+        area.remove_file(lock, missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by someone else
-        return True
-    return True
-
-
-def _clean(staging: Path) -> None:
+def _clean(area: OutputArea, staging: Path) -> None:
     """Remove an interrupted run's outputs but its training runs (rule 2)."""
     entries = list(staging.iterdir())
     foreign = sorted(e.name for e in entries if not _is_output(e.name))
@@ -203,9 +225,9 @@ def _clean(staging: Path) -> None:
                 entry.suffix == ".csv" and entry.is_file() and not entry.is_symlink()):
             continue
         if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
+            area.remove_tree(entry)
         else:
-            entry.unlink()
+            area.remove_file(entry)
 
 
 # ---------------------------------------------------------------------------
@@ -223,12 +245,18 @@ class PublishOutcome:
         not write, moved into the new report (paths relative to it).
     left : Path or None
         The replaced directory, when something in it could be neither
-        deleted (not the old report's) nor moved (its name is taken in the
-        new report); it is kept there, hidden, beside the report.
+        deleted (not the old report's, or deleting failed: a read-only
+        directory) nor moved (its name is taken in the new report); it is kept
+        there, hidden, beside the report.
+    refused : list of str
+        Entries of the old report's manifest that were ignored, never
+        followed, each with the reason (rule 5): a path that leaves the report,
+        goes through a symbolic link, or names a file a report does not write.
     """
 
     kept: list[str] = field(default_factory=list)
     left: Path | None = None
+    refused: list[str] = field(default_factory=list)
 
 
 def _walk(root: Path) -> Iterable[PurePosixPath]:
@@ -239,14 +267,27 @@ def _walk(root: Path) -> Iterable[PurePosixPath]:
             yield rel / name
 
 
-def _manifest(report: Path) -> set[str]:
-    """The files the report at ``report`` wrote, relative paths (rule 3)."""
+def _manifest(area: OutputArea, report: Path) -> tuple[set[str], list[str]]:
+    """The files the report at ``report`` wrote (relative paths, rule 3) and the manifest
+    entries refused (rule 5), each with its reason."""
     data = _read_json(report / MARKER) or {}
     files = data.get("files")
-    if isinstance(files, list) and all(isinstance(f, str) for f in files):
-        return set(files) | {MARKER}
-    # A report from before manifests: the names a report writes.
-    return {str(p) for p in _walk(report) if _is_output(p.parts[0])}
+    if not isinstance(files, list):
+        # A report from before manifests: the names a report writes.
+        return {str(p) for p in _walk(report) if _is_output(p.parts[0])}, []
+    ours, refused = {MARKER}, []
+    for entry in files:
+        try:
+            area.join(report, entry, "manifest entry")
+            rel = PurePosixPath(entry)
+            if not _is_output(rel.parts[0]):
+                raise ContainmentError(f"manifest entry {entry!r} is not a name a report "
+                                       "writes; refused")
+        except ContainmentError as exc:
+            refused.append(str(exc))
+            continue
+        ours.add(str(rel))
+    return ours, refused
 
 
 def _foreign(report: Path, ours: set[str]) -> list[PurePosixPath]:
@@ -269,7 +310,7 @@ def _foreign(report: Path, ours: set[str]) -> list[PurePosixPath]:
 
 
 def publish(staging: Path, out: Path) -> PublishOutcome:
-    """Move the finished report in ``staging`` to ``out`` (rules 3 and 4).
+    """Move the finished report in ``staging`` to ``out`` (rules 3, 4 and 5).
 
     ``staging`` must hold the report's :data:`MARKER`; its ``files`` list is
     completed here from what ``staging`` holds.
@@ -281,46 +322,52 @@ def publish(staging: Path, out: Path) -> PublishOutcome:
         is left complete in ``staging`` and ``out`` is untouched.
     """
     outcome = PublishOutcome()
+    area = OutputArea.directory(out)
+    out = area.root
     close_staging(staging)
     files = sorted({str(p) for p in _walk(staging) if str(p) != STAGING_MARKER} | {MARKER})
     write_text_atomic(staging / MARKER,
-                      json.dumps({"rlscale_report": 1, "files": files}, indent=1) + "\n")
+                      json.dumps({"rlscale_report": 1, "files": files}, indent=1) + "\n",
+                      root=area)
     hint = f"the finished report is in {staging}"
     check_destination(out)  # again: the directory may have appeared meanwhile
     if not os.path.lexists(out):
         try:
-            os.rename(staging, out)  # replaces at most an empty directory
+            area.move(staging, out)  # replaces at most an empty directory
         except OSError as exc:
             raise ValueError(f"--out {out} appeared while the report ran and is not empty; "
                              f"it was left untouched ({hint})") from exc
-        (out / STAGING_MARKER).unlink(missing_ok=True)
+        area.remove_file(out / STAGING_MARKER, missing_ok=True)
         return outcome
 
     old = out.with_name(f".{out.name}.old-{os.getpid()}-{time.time_ns()}")
-    os.rename(out, old)
+    area.move(out, old)
     if not (old / MARKER).is_file() and any(old.iterdir()):
         # Replaced between the check and the rename: put it back, untouched.
-        os.rename(old, out)
+        area.move(old, out)
         raise ValueError(f"--out {out} changed while publishing and is not an rlscale report; "
                          f"it was left untouched ({hint})")
-    ours = _manifest(old)
+    ours, outcome.refused = _manifest(area, old)
     for rel in _foreign(old, ours):
         target = staging / rel
         if os.path.lexists(target):
             continue  # name taken by the new report: stays in `old`, reported below
-        target.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(old / rel, target)
+        area.make_dir(target.parent)
+        area.move(old / rel, target)
         outcome.kept.append(str(rel))
-    os.rename(staging, out)
-    (out / STAGING_MARKER).unlink(missing_ok=True)
+    area.move(staging, out)
+    area.remove_file(out / STAGING_MARKER, missing_ok=True)
     for rel in sorted(ours, key=lambda r: -len(PurePosixPath(r).parts)):
         path = old / rel
-        if path.is_symlink() or path.is_file():
-            path.unlink()
+        # Deleting may fail (a read-only directory): the file then stays in `old`,
+        # reported through `left`, and the new report is published all the same.
+        with contextlib.suppress(OSError, ContainmentError):
+            if path.is_symlink() or path.is_file():
+                area.remove_file(path)
     for dirpath, _dirnames, _files in sorted(os.walk(old), key=lambda w: -len(w[0])):
         # Not empty: holds what could be neither deleted nor moved.
-        with contextlib.suppress(OSError):
-            os.rmdir(dirpath)
+        with contextlib.suppress(OSError, ContainmentError):
+            area.remove_dir(dirpath)
     if old.exists():
         outcome.left = old
     return outcome

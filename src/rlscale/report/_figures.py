@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rlscale.files._atomic import save_figure
 from rlscale.report._config import AXES, SUBSTITUTE
 
 __all__ = ["figure_allocation", "figure_eta", "figure_fits", "figure_realised", "pyplot"]
@@ -86,7 +87,7 @@ def figure_fits(fit, summary, config, path: Path, laws=None) -> None:
     axes[0].set_ylabel("held-out loss = 1 − success")
     axes[0].legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # atomic, inside the output (rlscale.files)
     plt.close(fig)
 
 
@@ -114,7 +115,7 @@ def figure_allocation(curve, budgets, path: Path) -> None:
     right.set_ylabel("share of budget")
     right.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # atomic, inside the output (rlscale.files)
     plt.close(fig)
 
 
@@ -131,7 +132,7 @@ def figure_eta(curve, path: Path) -> None:
     ax.set_ylabel("predicted η = B_baseline / B_optimal")
     ax.set_title("iso-loss efficiency against scaling trajectories alone")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # atomic, inside the output (rlscale.files)
     plt.close(fig)
 
 
@@ -174,5 +175,5 @@ def figure_realised(eff, path: Path) -> None:
     right.set_ylabel(f"η = B_baseline / B_optimal ({pct}% interval)")
     right.tick_params(axis="x", labelsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)  # atomic, inside the output (rlscale.files)
     plt.close(fig)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rlscale.files._atomic import write_json_atomic, write_text_atomic
+from rlscale.files._containment import OutputArea
 from rlscale.files._staging import (
     PublishOutcome,
     check_destination,
@@ -118,7 +119,8 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
     validate(config)
     start = time.perf_counter()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    area = OutputArea.directory(out)  # every file the report writes stays in it
+    area.make_anchor()
     # A fixed staging name: a report that was interrupted leaves its finished
     # training runs there, and the next run resumes them (runs are matched by
     # a hash of their full configuration, so a changed config re-trains).
@@ -156,10 +158,10 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
             prune_results(csv_path, run_ids)
         result.seconds = time.perf_counter() - start
         doc = build_document(result)
-        write_text_atomic(staging / "index.md", doc.to_markdown())
-        write_text_atomic(staging / "index.html", doc.to_html(base=staging))
-        write_json_atomic(staging / "results.json", result)
-        write_text_atomic(staging / "config.toml", to_toml(config))
+        write_text_atomic(staging / "index.md", doc.to_markdown(), root=area)
+        write_text_atomic(staging / "index.html", doc.to_html(base=staging), root=area)
+        write_json_atomic(staging / "results.json", result, root=area)
+        write_text_atomic(staging / "config.toml", to_toml(config), root=area)
         result.published = publish(staging, out)
     finally:
         if side is not None:

@@ -49,6 +49,8 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.files._containment import make_output_dir
+
 # The law models, fits and model comparison live in rlscale.verification._law_models, shared with
 # the trainer's verification (rlscale.verification._trainer_reward_law).
 from rlscale.verification._law_models import _r2, _regime  # noqa: F401  (_r2 re-exported for tests)
@@ -229,7 +231,7 @@ def verify_reward_law(
         raise TypeError(f"rng must be a numpy Generator, an int seed >= 0 or None; got {rng!r}")
     if out is not None:  # fail before minutes of computing, not after
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
+        make_output_dir(out)
     start = time.perf_counter()
 
     # noise levels (exact methods), the Monte Carlo check, the sub-grid methods, fits, files
@@ -418,7 +420,7 @@ def _write(report: RewardLawReport, out: Path, figures: bool) -> RewardLawReport
 
     from rlscale.files._atomic import write_json_atomic, write_text_atomic
 
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     buf = io.StringIO()
     cols = ["M", "K", "noise", "method", "G", "L", "ratio", "regime", "split", "fit_law_min"]
     writer = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
@@ -446,7 +448,7 @@ def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, 
     import matplotlib.pyplot as plt
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     files = {}
 
     pts = [r for r in report.points if r["method"] == "bon" and r["noise"] == 1.0]

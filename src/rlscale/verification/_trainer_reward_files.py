@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.files._containment import make_output_dir
+
 __all__ = ["law_param", "summary_text", "write_files", "write_trainer_figures"]
 
 _COLS = ["optimiser", "capacity", "noise", "M", "K", "G", "G_lo", "G_hi", "L", "regime",
@@ -108,7 +110,7 @@ def summary_text(rep: Any) -> str:
 def write_files(rep: Any, out: Path, figures: bool) -> Any:
     from rlscale.files._atomic import write_json_atomic, write_text_atomic
 
-    out.mkdir(parents=True, exist_ok=True)
+    make_output_dir(out)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=_COLS, extrasaction="ignore", lineterminator="\n")
     w.writeheader()

@@ -65,6 +65,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.files._containment import make_output_dir
 from rlscale.verification._law_fits import (
     bootstrap_min_law,
     fit_form,
@@ -215,7 +216,7 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
     jobs = check_positive_int("jobs", jobs)
     if out is not None:  # fail before minutes of computing, not after
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
+        make_output_dir(out)
     start = time.perf_counter()
     ms, ks = trainer_grid(mode)
     root = np.random.SeedSequence(seed)
