@@ -73,6 +73,17 @@ _EXPORTS: dict[str, str] = {
     "gold_gains": "_rm_experiment",
     "GeneralisingProxyGain": "_generalising_proxy",
     "generalising_proxy_gain": "_generalising_proxy",
+    # -- the reward-model testbed: combinatorial trajectory worlds (issue 28) --
+    "ChainReward": "_chain_world",
+    "ChainWorld": "_chain_world",
+    "make_chain_world": "_chain_world",
+    "ChainPath": "_chain_optimisers",
+    "soft_chain": "_chain_optimisers",
+    "bon_pool": "_chain_optimisers",
+    "pg_chain": "_chain_optimisers",
+    "BtSparseFit": "_reward_model",
+    "fit_bradley_terry_sparse": "_reward_model",
+    "onehot_differences": "_reward_model",
 }
 
 # Public sub-modules reachable as attributes.

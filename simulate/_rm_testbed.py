@@ -12,7 +12,7 @@ part).  The step, as library functions:
 2. :func:`train_path` fits the RM on the first ``M`` pairs for each ``M`` of a
    nested grid (prefixes, as a team adding labels sees them), each fit warm
    started from the last (:func:`rlscale.simulate._reward_model.fit_bradley_terry_sparse`).
-3. :func:`testbed_gains` optimises the fitted proxy with each optimiser
+3. :func:`chain_gold_gains` optimises the fitted proxy with each optimiser
    (:mod:`rlscale.simulate._chain_optimisers`) and returns the gold gain at
    each KL budget, following the proxy's own Pareto frontier (the optimiser
    never sees the gold): :func:`rlscale.simulate._rm_experiment.frontier_gold`.
@@ -59,8 +59,17 @@ from rlscale.simulate._gridworld import as_generator
 from rlscale.simulate._reward_model import fit_bradley_terry_sparse, onehot_differences
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
-__all__ = ["OPTIMISERS", "RM_KINDS", "RmKind", "comparison_pairs", "prior_ridge",
-           "rm_blocks", "rm_design", "testbed_gains", "train_path"]
+__all__ = [
+    "OPTIMISERS",
+    "RM_KINDS",
+    "RmKind",
+    "chain_gold_gains",
+    "comparison_pairs",
+    "prior_ridge",
+    "rm_blocks",
+    "rm_design",
+    "train_path",
+]
 
 OPTIMISERS = ("soft", "bon", "pg")
 
@@ -179,7 +188,7 @@ def frontier_gold(kl: np.ndarray, proxy: np.ndarray, gold: np.ndarray,
     return out
 
 
-def testbed_gains(world: ChainWorld, theta: Any, rm: str, K: Any, *,
+def chain_gold_gains(world: ChainWorld, theta: Any, rm: str, K: Any, *,
                   optimisers: tuple[str, ...] = OPTIMISERS, betas: Any = None,
                   pool: np.ndarray | None = None, bon_ns: Any = None, pg_betas: Any = None,
                   pg_steps: int = 150, pg_batch: int = 32, rng: Any = None,
@@ -202,7 +211,7 @@ def testbed_gains(world: ChainWorld, theta: Any, rm: str, K: Any, *,
     >>> from rlscale.simulate._chain_world import make_chain_world
     >>> w = make_chain_world(6, 4, 3, 0.5, rng=0)
     >>> theta = np.concatenate([w.gold.additive.ravel(), w.gold.windows.ravel()])
-    >>> g = testbed_gains(w, theta, "bayes", [0.1, 1.0, 5.0], optimisers=("soft",))
+    >>> g = chain_gold_gains(w, theta, "bayes", [0.1, 1.0, 5.0], optimisers=("soft",))
     >>> bool(np.all(np.diff(g["soft"]) > 0))      # the gold itself: more KL, more gain
     True
     """

@@ -133,12 +133,15 @@ def _plateau_per_m(lm, k, Y, W, max_nfev: int = 1000) -> np.ndarray:
     logc, _ = _h_grid(k)
     A, den, cost, h = _levels_on_grid(logc, k, Y, W, onehot)
     best = logc[np.argmin(cost, axis=1)]
-    # The cost is smooth in log C between the kinks C = 1/K_j: refine on a fine local grid.
+    # The cost is smooth in log C between the kinks C = 1/K_j: refine on local grids,
+    # each 20x finer than the last (to 1e-5 of the kinks' spacing).
     step = float(np.min(np.diff(np.unique(logc)))) if logc.size > 1 else 1.0
-    fine = best[:, None] + np.linspace(-step, step, 41)[None, :]
-    A, den, cost, h = _levels_on_grid(fine, k, Y, W, onehot)
-    j = np.argmin(cost, axis=1)
     rows = np.arange(D)
+    for _ in range(4):
+        fine = best[:, None] + np.linspace(-step, step, 41)[None, :]
+        A, den, cost, h = _levels_on_grid(fine, k, Y, W, onehot)
+        j = np.argmin(cost, axis=1)
+        best, step = fine[rows, j], step / 20.0
     levels = _interp_levels(A[rows, j][:, :, None], den[rows, j] > 0, keys)[:, :, 0]
     return levels[:, inv] * h[rows, j]
 

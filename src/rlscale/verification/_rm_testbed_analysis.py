@@ -9,7 +9,8 @@ and identified in one (:func:`rlscale.verification._law_calibration.calibrated_i
 Intervals over seeds are delete-one-seed jackknife intervals,
 ``θ̂ ± t₀.₉₇₅(S − 1)·SE``, ``SE² = (S−1)/S Σ (θ₍ᵢ₎ − θ̄)²`` (Efron & Tibshirani
 1993, ch. 11): each seed is a fresh world and reward model, the independent
-unit.  With two seeds (``quick``) they are very rough.
+unit; the law's ``a`` and ``c`` on the log scale they are fitted on.  With two
+seeds (``quick``) they are very rough.
 """
 
 from __future__ import annotations
@@ -168,7 +169,9 @@ def analyse(results: dict, mode: str, gen: np.random.Generator):
         per = np.stack([groups[key]["per_seed"] for key in keys])  # (D, S, nM, nK)
         D, S = per.shape[:2]
         reached = np.all(np.isfinite(per), axis=1)  # (D, nM, nK)
-        Y = np.where(reached, np.nanmean(per, axis=1), 0.0).reshape(D, -1)
+        with np.errstate(invalid="ignore"):
+            Y = np.where(reached, np.mean(np.where(np.isfinite(per), per, 0.0), axis=1),
+                         0.0).reshape(D, -1)
         R = reached.reshape(D, -1)
         scores = holdout_scores(lm, kk, Y, R)
         ident = calibrated_identification(lm, kk, Y, R.astype(float), rng=gen,
@@ -217,7 +220,8 @@ def _group_row(key, g, d, ms, ks, reached, per, scores, ident, win_m, win_k, win
     S = per.shape[0]
     models = scores.models
     lomo = {m: _f(scores.lomo[d, i]) for i, m in enumerate(models)}
-    winner = min((m for m in models if lomo[m] is not None), key=lambda m: lomo[m])
+    scored = [m for m in models if lomo[m] is not None]
+    winner = min(scored, key=lambda m: lomo[m]) if scored else None
     verdict = ident.verdicts[d]
     ok = identified(verdict)
     law = {"a": float(x_nat[0]), "b": float(x_nat[1]), "c": float(x_nat[2])}
@@ -232,8 +236,11 @@ def _group_row(key, g, d, ms, ks, reached, per, scores, ident, win_m, win_k, win
             cis[p] = None
             law[p] = law[p] if ok[p] else None
             continue
-        _se, lo, hi = jackknife_interval(np.array(x_nat[i]), jk[:, i])
-        cis[p] = [float(lo), float(hi)]
+        # a, c > 0 are fitted as logs: their intervals too (then positive); b as it is.
+        tr = (lambda v: v) if p == "b" else np.log
+        back = (lambda v: v) if p == "b" else np.exp
+        _se, lo, hi = jackknife_interval(np.array(tr(x_nat[i])), tr(jk[:, i]))
+        cis[p] = [float(back(lo)), float(back(hi))]
     top, j_top = _top(per, reached)
     g_top = top.mean(axis=0)
     levels = np.log(ms)
@@ -262,7 +269,7 @@ def _group_row(key, g, d, ms, ks, reached, per, scores, ident, win_m, win_k, win
         "lomo_rmse": lomo, "loko_rmse": {m: _f(scores.loko[d, i]) for i, m in enumerate(models)},
         "aic": {m: _f(scores.aic[d, i]) for i, m in enumerate(models)},
         "bic": {m: _f(scores.bic[d, i]) for i, m in enumerate(models)},
-        "lomo_winner": winner, "regime": regime_of(winner),
+        "lomo_winner": winner, "regime": regime_of(winner) if winner else "not scored",
         "loko_winner": min(models, key=lambda m: scores.loko[d, models.index(m)]
                            if math.isfinite(scores.loko[d, models.index(m)]) else math.inf),
         "law_beats_lomo": win_m, "law_beats_loko": win_k,
@@ -323,8 +330,9 @@ def _point_rows(key, ms, ks, per, reached) -> list[dict[str, Any]]:
 
     S = per.shape[0]
     q = float(t.ppf(0.975, max(S - 1, 1)))
-    mean = np.nanmean(per, axis=0)
-    se = np.nanstd(per, axis=0, ddof=1) / math.sqrt(S) if S > 1 else np.zeros_like(mean)
+    fin = np.where(np.isfinite(per), per, 0.0)  # unreached points are reported as such
+    mean = fin.mean(axis=0)
+    se = fin.std(axis=0, ddof=1) / math.sqrt(S) if S > 1 else np.zeros_like(mean)
     rows = []
     for i, m in enumerate(ms):
         for j, k in enumerate(ks):

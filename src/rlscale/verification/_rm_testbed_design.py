@@ -41,7 +41,7 @@ log-spaced from 0.05 to ``min(30, 0.9·H log A)``, 6 seeds.  A group is cell ×
 RM × noise × optimiser (76 groups); its data are the seed means, on the points
 every seed reached.  ``quick``: cells additive, rough_k3 and pool, the bayes RM
 at ``s = 1``, ``M = 10 … 1e4`` (one a decade), 12 ``K``, 2 seeds, a pool of
-``2^12``, ``pg`` at ``M ∈ {10, 1e3}`` with 60 updates.
+``2^12``, ``pg`` at every ``M`` with 60 updates (leaving one ``M`` out needs three).
 
 **Scores** (:mod:`rlscale.verification._law_holdout`).  Primary: the pooled
 leave-one-``M``-out RMSE of the law ``a√min(log M + b, cK)`` against
@@ -124,7 +124,7 @@ _SETTINGS = {
              "pg_batch": 32, "pg_betas": 6, "n_boot": 99},
     "quick": {"cells": ("additive", "rough_k3", "pool"), "seeds": 2, "m_decades": (1, 4),
               "m_per_decade": 1, "n_k": 12, "betas": 14, "pool": 2**12, "bon_ns": 24,
-              "noises": (1.0,), "side_rms": (), "pg_noises": (1.0,), "pg_m": (10.0, 1e3),
+              "noises": (1.0,), "side_rms": (), "pg_noises": (1.0,), "pg_m": (10.0, 1e2, 1e3, 1e4),
               "pg_steps": 60, "pg_batch": 16, "pg_betas": 4, "n_boot": 39},
 }
 

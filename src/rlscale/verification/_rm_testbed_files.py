@@ -77,10 +77,10 @@ def summary_text(rep: Any) -> str:
                  f"{'law':>6} {'best':>6} {'gamma [95%]':>20} {'top decade':>18}  law")
     for g in rep.groups:
         lomo = g["lomo_rmse"]
-        best = lomo[g["lomo_winner"]]
+        best = lomo[g["lomo_winner"]] if g["lomo_winner"] else None
         lines.append(
             f"{g['cell']:>9} {g['rm']:>8} {g['noise']:4.1f} {g['optimiser']:>4} "
-            f"{g['lomo_winner']:>14} {_ci(lomo['law'], None, '.3f'):>6} "
+            f"{g['lomo_winner'] or 'n/a':>14} {_ci(lomo['law'], None, '.3f'):>6} "
             f"{_ci(best, None, '.3f'):>6} {_ci(g['gamma'], g['gamma_ci']):>20} "
             f"{_ci(g['top_decade_growth'], g['top_decade_growth_ci']):>18}  {law_text(g)}"
             + ("  [over-optimised]" if g["breaks"] else ""))
@@ -161,8 +161,8 @@ def write_testbed_figures(rep: Any, out: str | Path) -> dict[str, str]:
                 if g is None:
                     ax.add_patch(plt.Rectangle((j, i), 1, 1, color="#f0f0f0"))
                     continue
-                ax.add_patch(plt.Rectangle((j, i), 1, 1, color=_REGIME_COLOURS[g["regime"]],
-                                           alpha=0.85))
+                ax.add_patch(plt.Rectangle((j, i), 1, 1, alpha=0.85,
+                                           color=_REGIME_COLOURS.get(g["regime"], "#cccccc")))
                 txt = "γ n/a" if g["gamma"] is None else f"γ {g['gamma']:.2f}"
                 if g["gamma_ci"]:
                     txt += f"\n[{g['gamma_ci'][0]:.2f}, {g['gamma_ci'][1]:.2f}]"

@@ -105,11 +105,11 @@ def _task(name: str, mode: str, ss: np.random.SeedSequence) -> dict[str, Any]:
     from rlscale.simulate._chain_world import chain_max, make_chain_world, sample_reference
     from rlscale.simulate._reward_model import bt_labels
     from rlscale.simulate._rm_testbed import (
+        chain_gold_gains,
         comparison_pairs,
         frontier_gold,
         prior_ridge,
         rm_design,
-        testbed_gains,
         train_path,
     )
 
@@ -141,7 +141,7 @@ def _task(name: str, mode: str, ss: np.random.SeedSequence) -> dict[str, Any]:
                 opts = ("soft", "bon")
                 if s in st["pg_noises"] and m in st["pg_m"]:
                     opts += ("pg",)
-                out = testbed_gains(world, theta, rm, ks, optimisers=opts, betas=betas,
+                out = chain_gold_gains(world, theta, rm, ks, optimisers=opts, betas=betas,
                                     pool=pool, bon_ns=np.geomspace(1.0, st["pool"],
                                                                    st["bon_ns"]),
                                     pg_betas=np.geomspace(0.03, 3.0, st["pg_betas"]),
