@@ -147,8 +147,9 @@ def holdout_scores(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, reached: np.nda
         loko = np.sqrt(loko_sq / loko_n)
         nn = counts[:, None].astype(float)
         base = nn * np.log(np.maximum(rss, 1e-300) / nn)
-    return HoldoutScores(tuple(models), lomo, loko, rss, base + 2.0 * n_params,
-                         base + n_params * np.log(nn), counts, n_params, by_m, np.unique(lm))
+        bic = base + n_params * np.log(nn)
+    return HoldoutScores(tuple(models), lomo, loko, rss, base + 2.0 * n_params, bic, counts,
+                         n_params, by_m, np.unique(lm))
 
 
 def law_wins(scores: HoldoutScores, *, score: str = "lomo",

@@ -161,9 +161,19 @@ def analyse(results: dict, mode: str, gen: np.random.Generator):
     rows: dict[tuple, dict[str, Any]] = {}
     local: list[dict[str, Any]] = []
     points: list[dict[str, Any]] = []
-    for (_name, msel), keys in designs.items():
+    for (_name, msel), all_keys in designs.items():
         ms = np.array(msel)
-        ks = groups[keys[0]]["ks"]
+        ks = groups[all_keys[0]]["ks"]
+        keys = []
+        for key in all_keys:  # a group needs 3 M levels with 2 reached points each
+            ok = np.all(np.isfinite(groups[key]["per_seed"]), axis=0)
+            if np.sum(ok.sum(axis=1) >= 2) >= 3:
+                keys.append(key)
+            else:
+                rows[key] = _unscored_row(key, groups[key], ok)
+                points.extend(_point_rows(key, ms, ks, groups[key]["per_seed"], ok))
+        if not keys:
+            continue
         lm = np.repeat(np.log(ms), ks.size)
         kk = np.tile(ks, ms.size)
         per = np.stack([groups[key]["per_seed"] for key in keys])  # (D, S, nM, nK)
@@ -297,6 +307,25 @@ def _group_row(key, g, d, ms, ks, reached, per, scores, ident, win_m, win_k, win
     }
 
 
+def _unscored_row(key, g, reached) -> dict[str, Any]:
+    name, rm, s, opt = key
+    return {"cell": name, "rm": rm, "noise": s, "optimiser": opt, "seeds": g["per_seed"].shape[0],
+            "M": g["ms"].tolist(), "n_points": int(reached.sum()), "lomo_rmse": {},
+            "loko_rmse": {}, "aic": {}, "bic": {}, "lomo_winner": None, "regime": "not scored",
+            "loko_winner": None, "law_beats_lomo": {}, "law_beats_loko": {},
+            "law_beats_named_lomo": False, "law_beats_all_lomo": False,
+            "law_beats_named_loko": False, "law": {"a": None, "b": None, "c": None},
+            "law_ci": {"a": None, "b": None, "c": None}, "boundary": {},
+            "identified": {"a": False, "b": False, "c": False},
+            "identification": "not scored: fewer than 3 M levels with 2 budgets reached in "
+                              "every seed", "verdict": None, "verdict_uncalibrated": None,
+            "lr": None, "lr_p_value": None, "lr_threshold": None, "K_top": None, "G_top": [],
+            "gamma": None, "gamma_ci": None, "sqrt_log_m_in_ci": False,
+            "top_decade_growth": None, "top_decade_growth_ci": None, "oracle_at_K_top": None,
+            "ceiling": g["ceiling"], "efficiency_at_M_max": None, "saturating": None,
+            "saturating_md": None, "breaks": []}
+
+
 def _f(v) -> float | None:
     v = float(v)
     return v if math.isfinite(v) else None
@@ -366,7 +395,7 @@ def _cell_rows(rows: list[dict[str, Any]], st: dict) -> list[dict[str, Any]]:
             "law_beats_named_lomo": beats,
             "law_beats_all_lomo": share(lambda r: r["law_beats_all_lomo"]),
             "law_beats_named_loko": share(lambda r: r["law_beats_named_loko"]),
-            "law_beats_each_lomo": {c: share(lambda r, c=c: r["law_beats_lomo"][c])
+            "law_beats_each_lomo": {c: share(lambda r, c=c: r["law_beats_lomo"].get(c, False))
                                     for c in NAMED_COMPETITORS},
             "lomo_winners": winners,
             "gamma_median": float(np.median(gam)) if gam else None,

@@ -39,13 +39,15 @@ def law_text(row: dict[str, Any]) -> str:
 
     Examples
     --------
-    >>> row = {"law": {"a": 1.0, "b": -2.302585, "c": 0.5},
+    >>> row = {"verdict": "interior", "law": {"a": 1.0, "b": -2.302585, "c": 0.5},
     ...        "law_ci": {"a": [0.9, 1.1], "b": None, "c": [0.4, 0.6]},
     ...        "identified": {"a": True, "b": True, "c": True},
     ...        "boundary": {"b": "on the clamp corner -log M = -2.303"}}
     >>> law_text(row)
     'a = 1 [0.9, 1.1], b = -2.3 (boundary: on the clamp corner -log M = -2.303), c = 0.5 [0.4, 0.6]'
     """
+    if row.get("verdict") is None:
+        return row["identification"]
     parts = []
     for p in "abc":
         if not row["identified"][p]:
@@ -80,7 +82,7 @@ def summary_text(rep: Any) -> str:
         best = lomo[g["lomo_winner"]] if g["lomo_winner"] else None
         lines.append(
             f"{g['cell']:>9} {g['rm']:>8} {g['noise']:4.1f} {g['optimiser']:>4} "
-            f"{g['lomo_winner'] or 'n/a':>14} {_ci(lomo['law'], None, '.3f'):>6} "
+            f"{g['lomo_winner'] or 'n/a':>14} {_ci(lomo.get('law'), None, '.3f'):>6} "
             f"{_ci(best, None, '.3f'):>6} {_ci(g['gamma'], g['gamma_ci']):>20} "
             f"{_ci(g['top_decade_growth'], g['top_decade_growth_ci']):>18}  {law_text(g)}"
             + ("  [over-optimised]" if g["breaks"] else ""))
@@ -216,7 +218,7 @@ def write_testbed_figures(rep: Any, out: str | Path) -> dict[str, str]:
             g = next((g for g in rep.groups if (g["cell"], g["rm"], g["noise"],
                                                 g["optimiser"]) == (name, "bayes", 1.0, opt)),
                      None)
-            if g is None:
+            if g is None or not g["G_top"]:
                 continue
             ax.plot(np.log(g["M"]), g["G_top"], "o-", ms=3, color=cmap(n), label=name)
         ax.set_xlabel("log M")

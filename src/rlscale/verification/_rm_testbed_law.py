@@ -97,8 +97,13 @@ class TestbedLawReport:
         return summary_text(self)
 
 
-def _task(name: str, mode: str, ss: np.random.SeedSequence) -> dict[str, Any]:
-    """One seed of one cell: every RM × noise × M × optimiser; gains ``(nK,)`` each."""
+def _task(name: str, st: dict[str, Any], ms: np.ndarray, ks: np.ndarray,
+          rms: list[tuple[str, float]], ss: np.random.SeedSequence) -> dict[str, Any]:
+    """One seed of one cell: every RM × noise × M × optimiser; gains ``(nK,)`` each.
+
+    Everything it needs is an argument (the settings, the grid): a worker process does
+    not see the parent's module state.
+    """
     from threadpoolctl import threadpool_limits
 
     from rlscale.simulate._chain_optimisers import soft_chain
@@ -114,11 +119,9 @@ def _task(name: str, mode: str, ss: np.random.SeedSequence) -> dict[str, Any]:
     )
 
     t0 = time.process_time()
-    st = settings(mode)
     c = cell(name)
-    ms, ks = testbed_grid(mode, name)
     world_ss, pair_ss, pool_ss, label_ss, opt_ss = ss.spawn(5)
-    noises = sorted({s for _, s in rm_grid(mode, c)})
+    noises = sorted({s for _, s in rms})
     label_gen = dict(zip(noises, (np.random.default_rng(x) for x in label_ss.spawn(len(noises)))))
     with threadpool_limits(1):
         world = make_chain_world(c.horizon, ACTIONS, c.order, c.interaction_share,
@@ -132,8 +135,8 @@ def _task(name: str, mode: str, ss: np.random.SeedSequence) -> dict[str, Any]:
         labels = {s: bt_labels(margin, 0.0, s, label_gen[s]) for s in noises}
         gains: dict[str, np.ndarray] = {}
         designs: dict[str, Any] = {}
-        for (rm, s), gen in zip(rm_grid(mode, c), (np.random.default_rng(x) for x in
-                                                   opt_ss.spawn(len(rm_grid(mode, c))))):
+        for (rm, s), gen in zip(rms, (np.random.default_rng(x) for x in
+                                      opt_ss.spawn(len(rms)))):
             if rm not in designs:
                 designs[rm] = rm_design(world, ta, tb, rm)
             thetas = train_path(designs[rm], labels[s], ms, prior_ridge(world, rm, s))
@@ -235,13 +238,16 @@ def verify_testbed_reward_law(mode: str = "quick", out: str | Path | None = None
     resumed = len(results)
     bar = tqdm(total=len(tasks) + 1, initial=resumed, desc="reward-law --testbed",
                disable=not progress, leave=False)
+    def args(name, ss):
+        return (name, dict(st), *testbed_grid(mode, name), rm_grid(mode, cell(name)), ss)
+
     if jobs == 1 or len(todo) <= 1:
-        stream = (_task(name, mode, ss) for _, name, ss, _ in todo)
+        stream = (_task(*args(name, ss)) for _, name, ss, _ in todo)
     else:
         from joblib import Parallel, delayed
 
         stream = Parallel(n_jobs=jobs, return_as="generator")(
-            delayed(_task)(name, mode, ss) for _, name, ss, _ in todo)
+            delayed(_task)(*args(name, ss)) for _, name, ss, _ in todo)
     for (i, name, _, path), res in zip(todo, stream):
         results[(i, name)] = res
         if path is not None:
