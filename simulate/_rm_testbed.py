@@ -15,7 +15,7 @@ part).  The step, as library functions:
 3. :func:`chain_gold_gains` optimises the fitted proxy with each optimiser
    (:mod:`rlscale.simulate._chain_optimisers`) and returns the gold gain at
    each KL budget, following the proxy's own Pareto frontier (the optimiser
-   never sees the gold): :func:`rlscale.simulate._rm_experiment.frontier_gold`.
+   never sees the gold): :func:`rlscale.simulate._kl_frontier.frontier_gold`.
 
 **Reward models** (:data:`RM_KINDS`): linear in one-hot features of a set of
 blocks with a per-block ridge ``λ = r·s²/σ²`` — ``σ²`` the prior variance of
@@ -56,6 +56,7 @@ from rlscale.simulate._chain_world import (
     sample_reference,
 )
 from rlscale.simulate._gridworld import as_generator
+from rlscale.simulate._kl_frontier import frontier_gold
 from rlscale.simulate._reward_model import fit_bradley_terry_sparse, onehot_differences
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -169,23 +170,6 @@ def _unit_proxy(world: ChainWorld, theta: np.ndarray, blocks) -> tuple[ChainRewa
                          None if proxy.additive is None else proxy.additive / sd,
                          None if proxy.windows is None else proxy.windows / sd)
     return scaled, mean / sd
-
-
-def frontier_gold(kl: np.ndarray, proxy: np.ndarray, gold: np.ndarray,
-                  K: np.ndarray) -> np.ndarray:
-    """Gold at each budget along the proxy's Pareto frontier; ``NaN`` beyond the largest KL.
-
-    Points that do not raise the proxy above every point of smaller KL are not on
-    the frontier; between frontier points gold is interpolated linearly in KL (a
-    mixture of the two neighbouring policies achieves it within the interpolated
-    KL, since KL is convex).
-    """
-    order = np.argsort(kl, kind="stable")
-    k, p, g = kl[order], proxy[order], gold[order]
-    keep = p > np.maximum.accumulate(np.concatenate([[-np.inf], p[:-1]])) + 1e-12
-    out = np.interp(K, k[keep], g[keep])
-    out[k[keep][-1] * (1.0 + 1e-9) + 1e-12 < K] = np.nan
-    return out
 
 
 def chain_gold_gains(world: ChainWorld, theta: Any, rm: str, K: Any, *,

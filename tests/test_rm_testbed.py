@@ -9,6 +9,7 @@ import scipy.sparse as sp
 
 from rlscale.simulate._chain_optimisers import soft_chain
 from rlscale.simulate._chain_world import make_chain_world, reference_moments, reward_values
+from rlscale.simulate._kl_frontier import frontier_gold
 from rlscale.simulate._reward_model import (
     bt_labels,
     fit_bradley_terry,
@@ -18,7 +19,6 @@ from rlscale.simulate._reward_model import (
 from rlscale.simulate._rm_testbed import (
     chain_gold_gains,
     comparison_pairs,
-    frontier_gold,
     prior_ridge,
     rm_blocks,
     rm_design,

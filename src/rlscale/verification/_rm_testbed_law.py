@@ -108,11 +108,11 @@ def _task(name: str, st: dict[str, Any], ms: np.ndarray, ks: np.ndarray,
 
     from rlscale.simulate._chain_optimisers import soft_chain
     from rlscale.simulate._chain_world import chain_max, make_chain_world, sample_reference
+    from rlscale.simulate._kl_frontier import frontier_gold
     from rlscale.simulate._reward_model import bt_labels
     from rlscale.simulate._rm_testbed import (
         chain_gold_gains,
         comparison_pairs,
-        frontier_gold,
         prior_ridge,
         rm_design,
         train_path,
