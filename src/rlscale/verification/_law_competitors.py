@@ -26,6 +26,9 @@ Models (:data:`MODELS`; ``h(K) = √min(1, C·K)``):
     in ``log M`` like ``plateau_per_m``.
 ``saturating``
     ``A (1 − e^{−M/M₀}) h(K)``: gain rising with ``M`` to a ceiling ``A``.
+``sqrt_log_m_side`` (:data:`EXPLORATORY`: scored beside the others, outside the
+    testbed's pre-registered comparison, which it joined after the run)
+    ``a √(log M + b) h(K)``: the law's ``log M`` side alone, its ``K`` side free.
 ``saturating_md``
     ``A (1 + M₁/M)^{−1/2} h(K)``: the generalising-proxy form of
     :mod:`rlscale.simulate._generalising_proxy` (correlation of a linear proxy
@@ -49,8 +52,8 @@ from rlscale.verification._law_fits import fit_form, min_law_closure, profile_st
 from rlscale.verification._law_forms import FORMS, STARTS
 from rlscale.verification._law_solver import solve_batch
 
-__all__ = ["MODELS", "NAMED_COMPETITORS", "ModelSpec", "fit_predict", "fit_saturating",
-           "saturating_form", "saturating_md_form"]
+__all__ = ["EXPLORATORY", "MODELS", "NAMED_COMPETITORS", "ModelSpec", "fit_predict",
+           "fit_saturating", "saturating_form", "saturating_md_form", "sqrt_log_m_side_form"]
 
 #: The competitors the issue names for the law's leave-one-M-out test.
 NAMED_COMPETITORS = ("plateau_m_free", "plateau_per_m", "gao_bon_per_m", "gao_rl_per_m")
@@ -198,13 +201,36 @@ def saturating_md_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool =
     return f, J.transpose(1, 2, 0)
 
 
+def sqrt_log_m_side_form(P: np.ndarray, lm: np.ndarray, k: np.ndarray, jac: bool = True):
+    """``a √max(log M + b, 0) √min(1, CK)`` for rows ``P = (log a, b, log C)``, and ∂/∂P:
+    the law's ``log M`` side with a free ``K`` shape per unit of plateau."""
+    t = P[:, 2:3] + np.log(k)
+    h = np.exp(0.5 * np.minimum(t, 0.0))
+    u = lm + P[:, 1:2]
+    r = np.sqrt(np.maximum(u, 0.0))
+    f = np.exp(P[:, 0:1]) * r * h
+    if not jac:
+        return f, None
+    J = np.empty((3, *f.shape))
+    J[0] = f
+    pos = u > 1e-300
+    J[1] = np.where(pos, np.exp(P[:, 0:1]) * h / (2.0 * np.where(pos, r, 1.0)), 0.0)
+    J[2] = np.where(t < 0.0, 0.5 * f, 0.0)
+    return f, J.transpose(1, 2, 0)
+
+
 def fit_saturating(form, lm, k, Y, W, max_nfev: int = 1000) -> np.ndarray:
-    """Parameters ``(D, 3)`` of a saturating form (:func:`saturating_form` or
-    :func:`saturating_md_form`): the best profile-grid point, polished."""
+    """Parameters ``(D, 3)`` of a three-parameter ``M``-law form (:func:`saturating_form`,
+    :func:`saturating_md_form`, :func:`sqrt_log_m_side_form`): the best point of a
+    profile grid over (its ``M`` parameter, ``log C``), polished."""
     D = len(Y)
     logc, _h = _h_grid(k)
     lo, hi = float(lm.min()), float(lm.max())
-    log_m0 = np.linspace(lo - 3.0, hi + 3.0, 25)
+    if form is sqrt_log_m_side_form:  # b: below, at and far above -log M_min
+        log_m0 = np.concatenate([-lo - (hi - lo) * np.array([0.9, 0.7, 0.5, 0.3, 0.1]),
+                                 -lo + np.geomspace(1e-3, 1e4, 20)])
+    else:
+        log_m0 = np.linspace(lo - 3.0, hi + 3.0, 25)
     # Profile: for every (log M0, log C) the scale A >= 0 in closed form.
     gm, gc = np.repeat(log_m0, logc.size), np.tile(logc, log_m0.size)
     P = np.column_stack([np.zeros(gm.size), gm, gc])
@@ -217,6 +243,8 @@ def fit_saturating(form, lm, k, Y, W, max_nfev: int = 1000) -> np.ndarray:
     x0 = np.column_stack([np.log(np.maximum(A[np.arange(D), best], tiny)), gm[best],
                           gc[best]])
     box = (np.array([-np.inf, lo - 30.0, -np.inf]), np.array([np.inf, hi + 30.0, np.inf]))
+    if form is sqrt_log_m_side_form:  # b -> inf is the M-free plateau: stop there
+        box = (np.full(3, -np.inf), np.array([np.inf, -lo + 1e3 * (1.0 + hi - lo), np.inf]))
     # The polish can only improve on its start (accepted steps lower the cost).
     return solve_batch(form, x0, lm, k, Y, W, runoff=box, max_nfev=max_nfev).x
 
@@ -244,6 +272,12 @@ MODELS = {
                   _saturating(saturating_md_form)),
     )
 }
+#: Scored beside MODELS but outside the pre-registered comparison (added after the run):
+#: the law's log M side alone, with the plateau's K shape.
+EXPLORATORY = {
+    "sqrt_log_m_side": ModelSpec("sqrt_log_m_side", "a*sqrt(log M + b)*sqrt(min(1, C*K))",
+                                 lambda nm: 3, _saturating(sqrt_log_m_side_form)),
+}
 
 
 def fit_predict(name: str, lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: np.ndarray, *,
@@ -261,10 +295,11 @@ def fit_predict(name: str, lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: np.n
     >>> np.round(fit_predict("plateau_per_m", lm, k, y[None], W)[0, 3:6], 5).tolist()
     [0.53033, 1.06066, 1.5]
     """
-    if name not in MODELS:
-        raise ValueError(f"name must be one of {', '.join(MODELS)}; got {name!r:.80}")
+    spec = MODELS.get(name) or EXPLORATORY.get(name)
+    if spec is None:
+        raise ValueError(f"name must be one of {', '.join([*MODELS, *EXPLORATORY])}; got "
+                         f"{name!r:.80}")
     Y = np.atleast_2d(np.asarray(Y, np.float64))
     W = np.asarray(W, np.float64)
     Y = np.where(W > 0, Y, 0.0)  # dropped points may be NaN (not reached)
-    return MODELS[name].fit(np.asarray(lm, float), np.asarray(k, float), Y, W,
-                            max_nfev=max_nfev)
+    return spec.fit(np.asarray(lm, float), np.asarray(k, float), Y, W, max_nfev=max_nfev)

@@ -25,9 +25,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rlscale.verification._law_competitors import MODELS, NAMED_COMPETITORS, fit_predict
+from rlscale.verification._law_competitors import (
+    EXPLORATORY,
+    MODELS,
+    NAMED_COMPETITORS,
+    fit_predict,
+)
 
-__all__ = ["HoldoutScores", "holdout_scores", "law_wins"]
+__all__ = ["HoldoutScores", "exploratory_rows", "holdout_scores", "law_wins"]
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,8 @@ def holdout_scores(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, reached: np.nda
         pred = fit_predict(name, lm, k, Yall, Wcat, max_nfev=max_nfev)
         p_all, p_m, p_k = pred[:D], pred[D:D + len(m_which)], pred[D + len(m_which):]
         rss[:, i] = np.sum(np.where(reached, (Y - p_all) ** 2, 0.0), axis=1)
-        n_params[:, i] = [MODELS[name].n_params(np.unique(lm[reached[d]]).size)
+        spec = MODELS.get(name) or EXPLORATORY[name]
+        n_params[:, i] = [spec.n_params(np.unique(lm[reached[d]]).size)
                           for d in range(D)]
         for f, (d, j) in enumerate(m_which):
             e = (Y[d] - p_m[f])[m_te[f]] ** 2
@@ -150,6 +156,30 @@ def holdout_scores(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, reached: np.nda
         bic = base + n_params * np.log(nn)
     return HoldoutScores(tuple(models), lomo, loko, rss, base + 2.0 * n_params, bic, counts,
                          n_params, by_m, np.unique(lm))
+
+
+def exploratory_rows(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, reached: np.ndarray,
+                     scores: HoldoutScores, *, max_nfev: int = 1000) -> list[dict[str, object]]:
+    """The :data:`rlscale.verification._law_competitors.EXPLORATORY` models' LOMO and LOKO
+    RMSE per group, and whether each beats the named competitors and every model of
+    ``scores`` (the pre-registered ones) leave-one-``M``-out; one dict per group."""
+    names = tuple(EXPLORATORY)
+    ex = holdout_scores(lm, k, Y, reached, models=names, max_nfev=max_nfev)
+    rows = []
+    for d in range(len(ex.lomo)):
+        row = {}
+        for i, name in enumerate(names):
+            v = ex.lomo[d, i]
+            others = {m: scores.lomo[d, scores.column(m)] for m in scores.models}
+            row[name] = {
+                "lomo_rmse": float(v) if np.isfinite(v) else None,
+                "loko_rmse": float(ex.loko[d, i]) if np.isfinite(ex.loko[d, i]) else None,
+                "beats_named_lomo": bool(all(v < others[c] * (1.0 - 1e-9)
+                                             for c in NAMED_COMPETITORS if c in others)),
+                "beats_all_lomo": bool(all(v < o * (1.0 - 1e-9) for o in others.values())),
+            }
+        rows.append(row)
+    return rows
 
 
 def law_wins(scores: HoldoutScores, *, score: str = "lomo",

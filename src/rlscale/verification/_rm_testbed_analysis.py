@@ -29,7 +29,7 @@ from rlscale.verification._law_competitors import (
 )
 from rlscale.verification._law_fits import REASONS, fit_form, identified, profile_start
 from rlscale.verification._law_forms import STARTS
-from rlscale.verification._law_holdout import holdout_scores, law_wins
+from rlscale.verification._law_holdout import exploratory_rows, holdout_scores, law_wins
 from rlscale.verification._rm_testbed_design import cell, rm_grid, settings, testbed_grid
 
 __all__ = ["analyse", "gamma_band", "jackknife_interval", "regime_of"]
@@ -184,6 +184,7 @@ def analyse(results: dict, mode: str, gen: np.random.Generator):
                          0.0).reshape(D, -1)
         R = reached.reshape(D, -1)
         scores = holdout_scores(lm, kk, Y, R)
+        explo = exploratory_rows(lm, kk, Y, R, scores)
         ident = calibrated_identification(lm, kk, Y, R.astype(float), rng=gen,
                                           n_boot=st["n_boot"])
         wins_m, wins_k = law_wins(scores), law_wins(scores, score="loko")
@@ -203,6 +204,7 @@ def analyse(results: dict, mode: str, gen: np.random.Generator):
             row = _group_row(key, g, d, ms, ks, reached[d], per[d], scores, ident, wins_m[d],
                              wins_k[d], wins_all[d], x_nat[d], None if jk is None else jk[d],
                              sat[d], md[d], lm)
+            row["exploratory"] = explo[d]
             rows[key] = row
             local.extend(_local_rows(key, row, ms, ks, per[d], reached[d]))
             points.extend(_point_rows(key, ms, ks, per[d], reached[d]))
@@ -405,5 +407,12 @@ def _cell_rows(rows: list[dict[str, Any]], st: dict) -> list[dict[str, Any]]:
             "over_optimised_groups": sum(bool(r["breaks"]) for r in sel),
             "supports_law": bool(n and beats >= 0.8),
             "supports_sqrt_log_m": bool(n and beats >= 0.8 and sqrt_share >= 0.8),
+            # Outside the pre-registered rule (the model joined after the run):
+            "exploratory_sqrt_log_m_side_beats_named_lomo": share(
+                lambda r: r.get("exploratory", {}).get("sqrt_log_m_side", {}).get(
+                    "beats_named_lomo", False)),
+            "exploratory_sqrt_log_m_side_beats_all_lomo": share(
+                lambda r: r.get("exploratory", {}).get("sqrt_log_m_side", {}).get(
+                    "beats_all_lomo", False)),
         })
     return out

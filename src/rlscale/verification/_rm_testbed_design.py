@@ -150,8 +150,8 @@ def testbed_grid(mode: str, name: str) -> tuple[np.ndarray, np.ndarray]:
     Examples
     --------
     >>> m, k = testbed_grid("full", "pool")
-    >>> m.tolist()[:3], m.size, round(float(k[0]), 2), round(float(k[-1]), 3), k.size
-    ([10.0, 32.0, 100.0], 9, 0.05, 9.358, 16)
+    >>> m.tolist()[:3], m.size, round(float(k[0]), 2), round(float(k[-1]), 2), k.size
+    ([10.0, 32.0, 100.0], 9, 0.05, 9.36, 16)
     """
     st = settings(mode)
     c = cell(name)

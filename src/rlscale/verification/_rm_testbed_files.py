@@ -62,7 +62,8 @@ def law_text(row: dict[str, Any]) -> str:
 
 
 def summary_text(rep: Any) -> str:
-    lines = [f"testbed ({rep.mode}, {rep.design['seeds']} seeds): leave-one-M-out RMSE "
+    lines = [f"testbed ({rep.mode}, {rep.design['seeds']} seeds; design pre-registered in "
+             "rlscale.verification._rm_testbed_design): leave-one-M-out RMSE "
              "of the law a*sqrt(min(log M + b, c*K)) against its competitors; "
              "gamma: G_top ~ (log M)^gamma, 95% jackknife interval over seeds",
              f"{'cell':>9} {'groups':>6} {'law>named':>9} {'law>all':>7} {'LOKO':>5} "
@@ -75,6 +76,11 @@ def summary_text(rep: Any) -> str:
                      f"{c['law_beats_all_lomo']:7.0%} {c['law_beats_named_loko']:5.0%} "
                      f"{gm:>9} {c['sqrt_log_m_share']:9.0%} "
                      f"{c['over_optimised_groups']:7d}  {verdict}")
+    lines.append("exploratory (after the run, outside the pre-registered rule): the law's "
+                 "log M side alone, a*sqrt(log M + b)*sqrt(min(1, C*K)), beats the named "
+                 "competitors leave-one-M-out in "
+                 + ", ".join(f"{c['cell']} {c['exploratory_sqrt_log_m_side_beats_named_lomo']:.0%}"
+                             for c in rep.cells) + " of the groups")
     lines.append(f"{'cell':>9} {'rm':>8} {'s':>4} {'opt':>4} {'LOMO winner':>14} "
                  f"{'law':>6} {'best':>6} {'gamma [95%]':>20} {'top decade':>18}  law")
     for g in rep.groups:

@@ -46,6 +46,9 @@ def law_param(row: dict[str, Any], name: str) -> str:
     >>> law_param({"b_all": -2.3026, "b_ci": None, "identified": {"b": True},
     ...            "boundary": {"b": "on the clamp corner -log M = -2.303"}}, "b")
     '-2.3 (boundary)'
+    >>> law_param({"b_all": -2.97, "b_ci": [-3.19, -2.3026], "identified": {"b": True},
+    ...            "ci_boundary": {"b": ["upper"]}}, "b")
+    '-2.97 [-3.19, -2.3 corner]'
     """
     if not row.get("identified", {}).get(name, True):
         return "not identified"
@@ -54,8 +57,9 @@ def law_param(row: dict[str, Any], name: str) -> str:
     if row[f"{name}_ci"] is None:
         return "not identified"
     lo, hi = row[f"{name}_ci"]
-    left = "(-∞" if lo is None else f"[{lo:.3g}"
-    right = "∞)" if hi is None else f"{hi:.3g}]"
+    at = row.get("ci_boundary", {}).get(name, ())
+    left = "(-∞" if lo is None else f"[{lo:.3g}" + (" corner" if "lower" in at else "")
+    right = "∞)" if hi is None else f"{hi:.3g}" + (" corner" if "upper" in at else "") + "]"
     return f"{row[f'{name}_all']:.3g} {left}, {right}"
 
 
@@ -77,6 +81,10 @@ def summary_text(rep: Any) -> str:
         for name, what in r.get("boundary", {}).items():
             lines.append(f"  {r['optimiser']}/{r['capacity']}/s={r['noise']:.1f}: {name} "
                          f"{what}: a boundary estimate, no interval")
+        for name, ends in r.get("ci_boundary", {}).items():
+            lines.append(f"  {r['optimiser']}/{r['capacity']}/s={r['noise']:.1f}: the "
+                         f"{' and '.join(ends)} end of {name}'s interval sits on a clamp corner "
+                         f"-log M_j (resamples piled against the constraint)")
     lomo = [r for r in rep.r2 if "lomo_rmse" in r]
     if lomo:
         models = list(lomo[0]["lomo_rmse"])

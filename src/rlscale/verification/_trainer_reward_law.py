@@ -70,7 +70,7 @@ from rlscale.verification._law_fits import (
     limits,
     percentile_interval,
 )
-from rlscale.verification._law_holdout import holdout_scores, law_wins
+from rlscale.verification._law_holdout import exploratory_rows, holdout_scores, law_wins
 from rlscale.verification._law_models import (
     _regime,
     compare_models,
@@ -415,6 +415,7 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed):
                                       rng=np.random.default_rng(ident_seed), max_nfev=max_nfev)
     scores = holdout_scores(lm, k, G, np.ones(G.shape, bool), max_nfev=max_nfev)
     wins_m, wins_k = law_wins(scores), law_wins(scores, score="loko")
+    explo = exploratory_rows(lm, k, G, np.ones(G.shape, bool), scores, max_nfev=max_nfev)
     out = []
     for j, fit in enumerate(fits):
         g, tr = G[j], train[j]
@@ -433,6 +434,11 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed):
         cis = {name: percentile_interval(lo[:, i], hi[:, i])
                if ok["identified"][name] and name not in boundary else None
                for i, name in enumerate("abc")}
+        # An interval end on a clamp corner is where resamples piled up against the
+        # constraint, not a quantile of an interior spread: say so.
+        ends = [side for side, v in zip(("lower", "upper"), cis["b"] or ())
+                if v is not None and b_boundary(v, lm) is not None]
+        ci_boundary = {"b": ends} if ends else {}
         # Unidentified: where a runaway solve stopped (b ~ 1e4) is no estimate, nor is the
         # train split's (a subset of these points); JSON readers get null.
         est = {"a": float(np.exp(p0[0])), "b": float(p0[1]), "c": float(np.exp(p0[2]))}
@@ -443,6 +449,7 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed):
                     "bootstrap": len(ver),
                     "bootstrap_at_boundary": sum(v != "interior" for v in ver),
                     "fit_status": fit.status["min"]["all"], **ok, "boundary": boundary,
+                    "ci_boundary": ci_boundary,
                     "verdict": ident.verdicts[j],
                     "verdict_uncalibrated": (ident.attained[j] if ident.attained[j] != "interior"
                                              or ident.lr[j] > CHI2_95 else ident.nearest[j]),
@@ -452,7 +459,8 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed):
                     "lomo_winner": (scores.models[int(np.nanargmin(scores.lomo[j]))]
                                     if np.isfinite(scores.lomo[j]).any() else None),
                     "law_beats_lomo": wins_m[j], "law_beats_loko": wins_k[j],
-                    "law_beats_named_lomo": all(wins_m[j].values())})
+                    "law_beats_named_lomo": all(wins_m[j].values()),
+                    "exploratory": explo[j]})
         part = new_totals()
         compare_models(lm, k, g, reg, part, fit)
         out.append((row, pred, part))
