@@ -104,8 +104,7 @@ def cases(smoke: bool) -> list[Case]:
 
         def extra(got=got, truth=truth, R=R):
             ident = got["ident"]
-            iid = sum(a == "interior" and lr > 3.841458820694124
-                      for a, lr in zip(ident.attained, ident.lr))
+            iid = sum(v == "interior" for v in ident.uncalibrated)
             cal = sum(v == "interior" for v in ident.verdicts)
             what = "false 'identified'" if truth == "flat" else "identified (power)"
             return {f"{what}, calibrated (nominal 5 %)": _wilson(cal, R),

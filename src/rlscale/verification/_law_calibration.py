@@ -42,15 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rlscale.verification._law_fits import (
-    CORNER_TOL,
-    MinLawFit,
-    closed_limits,
-    fit_form,
-    min_law_closure,
-    profile_start,
-)
-from rlscale.verification._law_forms import FORMS, STARTS
+from rlscale.verification._law_competitors import fit_min_law
+from rlscale.verification._law_fits import CHI2_95, CORNER_TOL, MinLawFit, closed_limits
+from rlscale.verification._law_forms import FORMS
 
 __all__ = ["ALPHA", "N_BOOT", "WEBB", "Identification", "b_boundary",
            "calibrated_identification", "webb_weights"]
@@ -102,6 +96,12 @@ class Identification:
     nearest: list[str]
     law: MinLawFit
 
+    @property
+    def uncalibrated(self) -> list[str]:
+        """The verdicts of the iid rule on the same fits: ``LR > χ²₁(0.95)`` for interior."""
+        return [a if a != "interior" or lr > CHI2_95 else n
+                for a, lr, n in zip(self.attained, self.lr, self.nearest)]
+
 
 def _limit_costs(law: MinLawFit, k, Y, W) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Cost of the nearest limit and its code per data set, and the a√K limit's coefficient."""
@@ -120,19 +120,6 @@ def _null_values(law: MinLawFit, code: str, d: int, lm, k, sqrt_k) -> np.ndarray
     if code == "k_only":
         return sqrt_k[d] * np.sqrt(k)
     return np.full(k.shape, law.const[d])
-
-
-def _fit_law(lm, k, Y, W, extra_start, max_nfev):
-    """The min law from the three fixed starts, a profile-grid start and ``extra_start``
-    (the observed fit, for the bootstrap refits: never fewer starts than the observed
-    fit had, so a refit cannot stall where the observed fit did not), and its limits."""
-    D = len(Y)
-    starts = [np.broadcast_to(STARTS["min"], (D, 3, 3)),
-              profile_start("min", lm, k, Y, W)[:, None, :]]
-    if extra_start is not None:
-        starts.append(extra_start[:, None, :])
-    fit = fit_form("min", np.concatenate(starts, axis=1), lm, k, Y, W, max_nfev=max_nfev)
-    return min_law_closure(lm, k, Y, W, fit, max_nfev=max_nfev)
 
 
 def _lr(law: MinLawFit, k, Y, W) -> tuple[np.ndarray, list[str], np.ndarray]:
@@ -172,7 +159,7 @@ def calibrated_identification(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: n
     Y = np.where(W > 0, Y, 0.0)
     D = len(Y)
     if law is None:
-        law = _fit_law(lm, k, Y, W, None, max_nfev)
+        law = fit_min_law(lm, k, Y, W, max_nfev=max_nfev)
     lr, nearest, a_k = _lr(law, k, Y, W)
     attained = list(law.verdicts)
     verdicts = list(attained)
@@ -190,7 +177,10 @@ def calibrated_identification(lm: np.ndarray, k: np.ndarray, Y: np.ndarray, W: n
             ws.append(np.broadcast_to(W[d], (n_boot, W.shape[1])))
             x0.append(np.broadcast_to(law.x[d], (n_boot, 3)))
         Yb, Wb = np.concatenate(ys), np.concatenate(ws)
-        boot = _fit_law(lm, k, np.where(Wb > 0, Yb, 0.0), Wb, np.concatenate(x0), max_nfev)
+        # Never fewer starts than the observed fit had, and the observed fit as one more:
+        # a refit cannot stall where the observed fit did not.
+        boot = fit_min_law(lm, k, np.where(Wb > 0, Yb, 0.0), Wb, extra_start=np.concatenate(x0),
+                           max_nfev=max_nfev)
         lr_b = _lr(boot, k, np.where(Wb > 0, Yb, 0.0), Wb)[0]
         lr_b = lr_b.reshape(len(todo), n_boot)
         for i, d in enumerate(todo):

@@ -48,12 +48,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rlscale.verification._law_fits import fit_form, min_law_closure, profile_start
+from rlscale.verification._law_fits import MinLawFit, fit_form, min_law_closure, profile_start
 from rlscale.verification._law_forms import FORMS, STARTS
 from rlscale.verification._law_solver import solve_batch
 
-__all__ = ["EXPLORATORY", "MODELS", "NAMED_COMPETITORS", "ModelSpec", "fit_predict",
-           "fit_saturating", "saturating_form", "saturating_md_form", "sqrt_log_m_side_form"]
+__all__ = ["EXPLORATORY", "MODELS", "NAMED_COMPETITORS", "ModelSpec", "fit_min_law",
+           "fit_predict", "fit_saturating", "saturating_form", "saturating_md_form",
+           "sqrt_log_m_side_form"]
 
 #: The competitors the issue names for the law's leave-one-M-out test.
 NAMED_COMPETITORS = ("plateau_m_free", "plateau_per_m", "gao_bon_per_m", "gao_rl_per_m")
@@ -84,13 +85,23 @@ def _h_grid(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return logc, h
 
 
-def _law(lm, k, Y, W, max_nfev: int = 1000) -> np.ndarray:
+def fit_min_law(lm, k, Y, W, *, extra_start: np.ndarray | None = None,
+                max_nfev: int = 1000) -> MinLawFit:
+    """The min law on each row of ``Y`` from the three fixed starts, a profile-grid start
+    and ``extra_start`` ``(D, 3)`` if given, with its limits and attainment verdicts
+    (:func:`rlscale.verification._law_fits.min_law_closure`)."""
     D = len(Y)
-    starts = np.concatenate([np.broadcast_to(STARTS["min"], (D, 3, 3)),
-                             profile_start("min", lm, k, Y, W)[:, None, :]], axis=1)
-    fit = fit_form("min", starts, lm, k, Y, W, max_nfev=max_nfev)
-    law = min_law_closure(lm, k, Y, W, fit, max_nfev=max_nfev)
-    return np.stack([law.predict(d, lm, k) for d in range(D)])
+    starts = [np.broadcast_to(STARTS["min"], (D, 3, 3)),
+              profile_start("min", lm, k, Y, W)[:, None, :]]
+    if extra_start is not None:
+        starts.append(np.asarray(extra_start)[:, None, :])
+    fit = fit_form("min", np.concatenate(starts, axis=1), lm, k, Y, W, max_nfev=max_nfev)
+    return min_law_closure(lm, k, Y, W, fit, max_nfev=max_nfev)
+
+
+def _law(lm, k, Y, W, max_nfev: int = 1000) -> np.ndarray:
+    law = fit_min_law(lm, k, Y, W, max_nfev=max_nfev)
+    return np.stack([law.predict(d, lm, k) for d in range(len(Y))])
 
 
 def _plateau_m_free(lm, k, Y, W, max_nfev: int = 1000) -> np.ndarray:

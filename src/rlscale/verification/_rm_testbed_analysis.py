@@ -290,8 +290,7 @@ def _group_row(key, g, d, ms, ks, reached, per, scores, ident, win_m, win_k, win
         "law_beats_named_loko": all(win_k[c] for c in NAMED_COMPETITORS),
         "law": law, "law_ci": cis, "boundary": boundary, "identified": ok,
         "identification": REASONS[verdict], "verdict": verdict,
-        "verdict_uncalibrated": ident.attained[d] if ident.attained[d] != "interior" or
-        ident.lr[d] > 3.841458820694124 else ident.nearest[d],
+        "verdict_uncalibrated": ident.uncalibrated[d],
         "lr": float(ident.lr[d]), "lr_p_value": float(ident.p_value[d]),
         "lr_threshold": _f(ident.threshold[d]),
         "K_top": float(ks[j_top]) if j_top >= 0 else None,

@@ -65,7 +65,6 @@ import numpy as np
 from rlscale.files._containment import make_output_dir
 from rlscale.verification._law_calibration import b_boundary, calibrated_identification
 from rlscale.verification._law_fits import (
-    CHI2_95,
     bootstrap_min_law,
     limits,
     percentile_interval,
@@ -451,8 +450,7 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed):
                     "fit_status": fit.status["min"]["all"], **ok, "boundary": boundary,
                     "ci_boundary": ci_boundary,
                     "verdict": ident.verdicts[j],
-                    "verdict_uncalibrated": (ident.attained[j] if ident.attained[j] != "interior"
-                                             or ident.lr[j] > CHI2_95 else ident.nearest[j]),
+                    "verdict_uncalibrated": ident.uncalibrated[j],
                     "lr": float(ident.lr[j]), "lr_p_value": float(ident.p_value[j]),
                     "lomo_rmse": _scores_row(scores.lomo[j], scores.models),
                     "loko_rmse": _scores_row(scores.loko[j], scores.models),
