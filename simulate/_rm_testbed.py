@@ -150,7 +150,10 @@ def train_path(delta: Any, labels: Any, ms: Any, ridge: Any) -> list[np.ndarray]
     y = check_real("labels", labels, low=0.0, high=1.0)
     out, theta = [], None
     for M in m:
-        fit = fit_bradley_terry_sparse(delta[:M], y[:M], ridge=ridge, theta0=theta)
+        # Strictly convex, so Newton converges; near-separable labels under a weak ridge
+        # can take a few hundred steps (the default cap is 200).
+        fit = fit_bradley_terry_sparse(delta[:M], y[:M], ridge=ridge, theta0=theta,
+                                       max_iter=2000)
         if not fit.success:
             raise ValueError(f"the Bradley-Terry fit at M = {M} did not converge: "
                              f"{fit.message}")

@@ -39,6 +39,7 @@ the boundary labelled, never as an interior estimate.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -96,7 +97,7 @@ class Identification:
     nearest: list[str]
     law: MinLawFit
 
-    @property
+    @cached_property
     def uncalibrated(self) -> list[str]:
         """The verdicts of the iid rule on the same fits: ``LR > χ²₁(0.95)`` for interior."""
         return [a if a != "interior" or lr > CHI2_95 else n
