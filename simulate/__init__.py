@@ -73,14 +73,8 @@ _EXPORTS: dict[str, str] = {
     "gold_gains": "_rm_experiment",
     "GeneralisingProxyGain": "_generalising_proxy",
     "generalising_proxy_gain": "_generalising_proxy",
-    # -- the reward-model testbed: combinatorial trajectory worlds (issue 28) --
-    "ChainReward": "_chain_world",
-    "ChainWorld": "_chain_world",
-    "make_chain_world": "_chain_world",
-    "ChainPath": "_chain_optimisers",
-    "soft_chain": "_chain_optimisers",
-    "bon_pool": "_chain_optimisers",
-    "pg_chain": "_chain_optimisers",
+    # -- sparse Bradley-Terry reward models (issue 28; the testbed's worlds stay in
+    #    _chain_world, _chain_optimisers and _rm_testbed) --
     "BtSparseFit": "_reward_model",
     "fit_bradley_terry_sparse": "_reward_model",
     "onehot_differences": "_reward_model",

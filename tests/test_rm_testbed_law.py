@@ -43,7 +43,7 @@ def test_testbed_is_deterministic_resumable_and_writes_its_files(toy, tmp_path):
     assert again.resumed_tasks == 4
     assert json.dumps(again.groups) == json.dumps(a.groups)
     # A torn checkpoint is recomputed, not trusted.
-    ck = sorted((tmp_path / "a" / "checkpoints").glob("*.npz"))
+    ck = sorted((tmp_path / "a" / "checkpoints").glob("*.json"))
     assert len(ck) == 4
     ck[0].write_bytes(b"torn")
     third = toy("quick", out=tmp_path / "a", rng=1, jobs=1, figures=False)

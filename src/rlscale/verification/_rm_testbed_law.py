@@ -20,7 +20,6 @@ or redoing finished work.  CPU time is the parent's plus every task's own
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -162,22 +161,25 @@ def _task_key(mode: str, seed: int, i: int, name: str) -> str:
 
 
 def _save_task(path: Path, res: dict[str, Any]) -> None:
-    from rlscale.files._atomic import write_bytes_atomic
+    """A task's results as strict JSON (floats round-trip exactly; NaN as "nan")."""
+    from rlscale.files._atomic import write_json_atomic
 
-    buf = io.BytesIO()
-    keys = sorted(res["gains"])
-    np.savez(buf, keys=np.array(keys), gains=np.stack([res["gains"][k] for k in keys]),
-             oracle=res["oracle"], ceiling=res["ceiling"], cpu=res["cpu"])
-    write_bytes_atomic(path, buf.getvalue())
+    write_json_atomic(path, {"version": _TASK_VERSION, **res})
 
 
 def _load_task(path: Path) -> dict[str, Any] | None:
+    def arr(v):
+        return np.array([np.nan if x == "nan" else x for x in v], dtype=float)
+
     try:
-        with np.load(path, allow_pickle=False) as z:
-            return {"gains": dict(zip(z["keys"].tolist(), z["gains"])),
-                    "oracle": z["oracle"], "ceiling": float(z["ceiling"]),
-                    "cpu": float(z["cpu"])}
-    except (OSError, ValueError, KeyError):  # absent or torn: recompute
+        with open(path, encoding="utf-8") as f:
+            z = json.load(f)
+        if z.get("version") != _TASK_VERSION:
+            return None
+        return {"gains": {k: arr(v) for k, v in z["gains"].items()},
+                "oracle": arr(z["oracle"]), "ceiling": float(z["ceiling"]),
+                "cpu": float(z["cpu"])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # absent or torn
         return None
 
 
@@ -229,7 +231,7 @@ def verify_testbed_reward_law(mode: str = "quick", out: str | Path | None = None
     todo = []
     for i, name, ss in tasks:
         path = None if out is None else \
-            out / "checkpoints" / f"{_task_key(mode, seed, i, name)}.npz"
+            out / "checkpoints" / f"{_task_key(mode, seed, i, name)}.json"
         got = None if path is None else _load_task(path)
         if got is not None:
             results[(i, name)] = got

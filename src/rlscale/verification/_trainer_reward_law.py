@@ -375,7 +375,7 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
     return r2_rows, comparison, theory
 
 
-def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed):
+def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed=0):
     """The groups of one design: per group the law on the train split, ``a, b, c`` on all
     points with bootstrap intervals over environments (rows of its ``idx``), its
     identification on all points (calibrated by a wild cluster bootstrap over ``M``,
