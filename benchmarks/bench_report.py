@@ -103,9 +103,11 @@ def cases(smoke: bool) -> list[Case]:
     return [
         Case("verify reward-law --quick", lambda: verify.update(_verify()), None, repeats=1,
              warmup=False, extra=lambda: dict(verify)),
-        Case("report --quick", quick, quick_serial, "every step in one process", repeats=1,
-             warmup=False, extra=lambda: {"ours": quick.last, "peer": quick_serial.last}),
-        Case("report (default)", full, full_serial, "every step in one process", repeats=1,
-             warmup=False, extra=lambda: {"ours": full.last, "peer": full_serial.last}),
+        Case("report --quick", quick, quick_serial, "ours, every step in one process",
+             repeats=1, warmup=False, independent=False, clock="wall",
+             extra=lambda: {"ours": quick.last, "one process": quick_serial.last}),
+        Case("report (default)", full, full_serial, "ours, every step in one process",
+             repeats=1, warmup=False, independent=False, clock="wall",
+             extra=lambda: {"ours": full.last, "one process": full_serial.last}),
     ]
 
