@@ -6,8 +6,9 @@ are shared out dynamically: a second process claims them one at a time,
 longest first, beside the chain sweep → fit → allocation → efficiency, and
 the main process takes those left when its chain is done, so a two-core
 machine keeps both cores busy to the end (``results.json`` records each
-step's wall seconds under ``timings`` and its CPU seconds under
-``cpu_timings``).
+step's wall seconds under ``timings``, its CPU seconds with its worker
+processes under ``cpu_timings`` and the CPU seconds of every process of the
+report under ``cpu_total``, all measured with the standard library).
 
 Staging and publishing follow :mod:`rlscale.files._staging` (nothing the report did
 not write is ever deleted); the steps are in :mod:`rlscale.report._steps`.
@@ -16,7 +17,6 @@ not write is ever deleted); the steps are in :mod:`rlscale.report._steps`.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import copy
 import itertools
 import os
@@ -41,6 +41,11 @@ from rlscale.report._document import build_document
 from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, Shared, prune_results
 
 __all__ = ["ReportResult", "run_report"]
+
+try:
+    import resource
+except ImportError:  # not on Windows: os.times below
+    resource = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -118,7 +123,7 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     check_destination(out)
     config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
     validate(config)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_seconds()
     area = OutputArea.directory(out)  # every file the report writes stays in it
     area.make_anchor()
     # A fixed staging name: a report that was interrupted leaves its finished
@@ -134,7 +139,7 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         shared.jobs = _chain_jobs(side.pool is not None)
         sections: dict[str, Any] = {}  # what the main process's steps read and write
         timings: dict[str, float] = {}
-        cpu: dict[str, float | None] = {}
+        cpu: dict[str, float] = {}
         added: dict[str, dict[str, Any]] = {}
         steps = dict(STEPS)
         # The chain first, then whichever independent steps the side process has not
@@ -149,9 +154,13 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         for label, (side_sections, seconds, cpu_s) in side.results().items():
             added[label], timings[label], cpu[label] = side_sections, seconds, cpu_s
             bar.done()
+        side.close()  # joined: its CPU is now this process's children's
         # results.json keeps the steps' order whichever process ran them.
         result.sections["timings"] = {label: timings[label] for label, _ in STEPS}
         result.sections["cpu_timings"] = {label: cpu[label] for label, _ in STEPS}
+        # Every process of the report (the side process and the workers included), from the
+        # staging to here; the document and the publishing after it are not in it.
+        result.sections["cpu_total"] = _cpu_seconds() - cpu_start
         for label, _ in STEPS:
             result.sections.update(added[label])
         for csv_path, run_ids in shared.run_ids.items():
@@ -178,57 +187,80 @@ def _chain_jobs(side: bool) -> int:
     return max(1, min(2, cpus - 1)) if side else min(2, cpus)
 
 
-def _cpu_seconds(exclude: frozenset[int] = frozenset()) -> float | None:
-    """CPU seconds (user + system) of this process and of its worker processes.
+def _cpu_seconds(exclude: frozenset[int] = frozenset()) -> float:
+    """CPU seconds (user + system) of this process and of its worker processes, from the
+    standard library.
 
-    This process's threads and its finished, reaped children count through
-    :func:`os.times`; live workers (joblib keeps its pool between calls) count
-    through psutil, and only when psutil is installed: without it the result
-    is ``None`` (results.json then says ``null`` rather than a number that
-    leaves the workers out).  Processes in ``exclude`` and their descendants
+    This process with its threads (:func:`resource.getrusage` ``RUSAGE_SELF``),
+    its finished and reaped children (``RUSAGE_CHILDREN``: a sweep's workers
+    once they exit, the side process once joined) and, where ``/proc`` exists
+    (Linux), its live descendants (joblib keeps its workers between calls) read
+    from ``/proc/<pid>/stat``.  Processes in ``exclude`` and their descendants
     (the report's side process, whose steps it times itself) are left out.
+    Without ``/proc`` a live worker's CPU is counted when it exits, in the
+    report's total.
     """
+    if resource is None:
+        t = os.times()
+        total = t.user + t.system + t.children_user + t.children_system
+    else:
+        me = resource.getrusage(resource.RUSAGE_SELF)
+        done = resource.getrusage(resource.RUSAGE_CHILDREN)
+        total = me.ru_utime + me.ru_stime + done.ru_utime + done.ru_stime
+    return total + sum(_proc_cpu(pid) for pid in _live_descendants(os.getpid(), exclude))
+
+
+def _children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (``/proc/<pid>/task/*/children``; empty without it)."""
+    out: list[int] = []
     try:
-        import psutil
-    except ImportError:
-        return None
-    t = os.times()
-    total = t.user + t.system + t.children_user + t.children_system
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out += [int(c) for c in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _live_descendants(pid: int, exclude: frozenset[int]) -> list[int]:
+    found, todo = [], _children(pid)
+    while todo:
+        child = todo.pop()
+        if child in exclude:
+            continue
+        found.append(child)
+        todo += _children(child)
+    return found
+
+
+def _proc_cpu(pid: int) -> float:
+    """User + system CPU of a live process (its own, not its children's), or 0 if gone."""
     try:
-        children = psutil.Process().children(recursive=True)
-        skip = set(exclude)
-        for pid in exclude:
-            with contextlib.suppress(psutil.Error):
-                skip.update(c.pid for c in psutil.Process(pid).children(recursive=True))
-        for child in children:
-            if child.pid in skip:
-                continue
-            try:
-                ct = child.cpu_times()
-            except psutil.Error:  # exited between the listing and the query
-                continue
-            total += ct.user + ct.system
-    except psutil.Error:
-        return None
-    return total
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
 def _run_step(step, config, staging, sections, shared, progress,
               exclude: frozenset[int] = frozenset()
-              ) -> tuple[dict[str, Any], float, float | None]:
+              ) -> tuple[dict[str, Any], float, float]:
     """Run one step; return the sections it added, its wall and its CPU seconds.
 
     The CPU seconds (:func:`_cpu_seconds`) include the workers the step ran
-    in (sweeps, bootstrap, the trainer's reward-law grid); ``None`` without
-    psutil.
+    in (sweeps, bootstrap, the trainer's reward-law grid).
     """
     before = set(sections)
     cpu0 = _cpu_seconds(exclude)
     t0 = time.perf_counter()
     step(config, staging, sections, shared, progress)
     seconds = time.perf_counter() - t0
-    cpu1 = _cpu_seconds(exclude)
-    cpu = None if cpu0 is None or cpu1 is None else max(cpu1 - cpu0, 0.0)
+    cpu = max(_cpu_seconds(exclude) - cpu0, 0.0)
     return {k: v for k, v in sections.items() if k not in before}, seconds, cpu
 
 
@@ -264,7 +296,7 @@ def _claim(claims: Any, total: int) -> int | None:
 
 
 def _run_independent(labels: list[str], config: dict[str, Any], staging: Path
-                     ) -> dict[str, tuple[dict[str, Any], float, float | None]]:
+                     ) -> dict[str, tuple[dict[str, Any], float, float]]:
     """In the side process: claim and run independent steps until none is left."""
     steps = dict(STEPS)
     sections: dict[str, Any] = {}
@@ -318,7 +350,7 @@ class _Side:
             return frozenset()
         return frozenset(p.pid for p in getattr(self.pool, "_pool", []) if p.pid is not None)
 
-    def results(self) -> dict[str, tuple[dict[str, Any], float, float | None]]:
+    def results(self) -> dict[str, tuple[dict[str, Any], float, float]]:
         if self.pending is None:
             return {}
         out = self.pending.get()
