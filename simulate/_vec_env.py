@@ -42,7 +42,6 @@ class Walkers:
         self.world = world
         self._moves3 = _slip_moves(world)
         self._hole = (world.tiles.reshape(world.n_environments, S2) == HOLE).reshape(-1)
-        self.task = task
         # One environment (every copy in it): no per-copy offsets to add.
         self.one_env = bool(world.n_environments == 1)
         self.base = env * (S2 * 12)
@@ -59,6 +58,7 @@ class Walkers:
         # No copy starts before its key: no door ever shuts (the bump test is skipped).
         self.any_door = bool((self.door0 >= 0).any())
         self._facts()
+        self.cell, self.start0_size = None, task.size
         self.reset()
 
     def _facts(self) -> None:
@@ -68,9 +68,18 @@ class Walkers:
         self.static_stage = bool(np.all(self.stage0 == N_STAGES - 1))
         self.one_start = int(self.start[0]) if self.start.size and bool(
             np.all(self.start == self.start[0])) else None
+        names = ["cell", "stage", "target"]
+        names += [] if self.one_start is not None else ["start"]
+        names += [] if self.static_stage else ["stage0", "target0", "targets"]
+        names += ["door", "door0"] if self.any_door else []
+        names += [] if self.one_env else ["base", "hbase"]
+        names += ["leak"] if self.any_leak else []
+        self._per_copy = tuple(names)
 
     def reset(self, idx: np.ndarray | None = None) -> None:
         """Put all copies (or those in ``idx``) back at their start."""
+        if idx is None and self.cell is not None and self.cell.size != self.start0_size:
+            idx = np.arange(self.cell.size)  # after keep(): the copies kept restart
         if idx is None:
             self.cell = self.start.copy()
             self.stage = self.stage0.copy()
@@ -86,11 +95,11 @@ class Walkers:
         self.target[idx] = self.target0[idx]
 
     def keep(self, mask: np.ndarray) -> None:
-        """Drop the copies where ``mask`` is False."""
-        for name in ("task", "base", "hbase", "leak", "targets", "start", "stage0", "door0",
-                     "target0", "cell", "stage", "door", "target"):
+        """Drop the copies where ``mask`` is False (only the arrays a step or a reset reads:
+        a rollout drops finished copies after most steps).  What held for every copy still
+        holds for the ones kept, so the facts of :meth:`_facts` stand."""
+        for name in self._per_copy:
             setattr(self, name, getattr(self, name)[mask])
-        self._facts()
 
     def step(self, action: np.ndarray, rng: np.random.Generator):
         """Move every copy; return ``(success, terminated, advanced_idx, leaked)``.
