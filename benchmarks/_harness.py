@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 __all__ = ["Case", "DataMissing", "Measurement", "PeerNotIndependent", "PeerTracer", "Skipped",
-           "check_independent", "cpu_seconds", "measure", "rlscale_roots", "static_references"]
+           "check_independent", "check_static", "check_traced", "cpu_seconds", "measure",
+           "rlscale_roots", "static_references"]
 
 
 class DataMissing(FileNotFoundError):
@@ -293,8 +294,9 @@ def static_references(fn: Any) -> list[str]:
     globals and closure cells it loads, every function of the ``benchmarks``
     package it reaches: an ``import`` of an rlscale module, a global or closure
     value that is rlscale's (a module, function, class or instance, one level
-    into lists, tuples and dicts), or a string that imports or runs rlscale (a
-    child interpreter's code).  The complement of :class:`PeerTracer`, which
+    into lists and tuples: a dict is where a case's callables share results, so
+    it is left to the tracer), or a string that imports or runs rlscale (a child
+    interpreter's code).  The complement of :class:`PeerTracer`, which
     sees what runs but not an ``import`` of a module already loaded.
     """
     found: list[str] = []
@@ -309,9 +311,10 @@ def static_references(fn: Any) -> list[str]:
             found.append(f"{where}: {getattr(v, '__qualname__', type(v).__qualname__)} "
                          f"({getattr(v, '__module__', None) or type(v).__module__})")
             return
-        if depth == 0 and isinstance(v, list | tuple | set | frozenset | dict):
-            items = list(v.values()) + list(v.keys()) if isinstance(v, dict) else list(v)
-            for item in items[:100]:
+        # Inputs come in lists and tuples; a dict is the idiom for results the case's
+        # callables share (filled with our objects once ours has run), so it is not read.
+        if depth == 0 and isinstance(v, list | tuple | set | frozenset):
+            for item in list(v)[:100]:
                 value(item, where, 1)
             return
         walk(v)
@@ -362,38 +365,51 @@ def static_references(fn: Any) -> list[str]:
     return found
 
 
-def check_independent(case: Case) -> None:
-    """Refuse a peer that names rlscale (:func:`static_references`) or runs its code (its
-    warm-up call under :class:`PeerTracer`)."""
+def check_static(case: Case) -> None:
+    """Refuse a peer whose code names rlscale (:func:`static_references`).  Run before
+    anything of the case is called: a results dict the peer shares with ours fills with
+    our objects once ours has run, which says nothing about what the peer reads."""
     if case.peer is None or not case.independent:
         return
-    label = case.peer_label or "unlabelled"
     hits = static_references(case.peer)
     if hits:
         raise PeerNotIndependent(
-            f"benchmark case {case.name!r}: its peer ({label}) refers to rlscale: "
-            f"{'; '.join(hits[:3])}; write the peer from the problem, or declare the "
-            f"comparison an ablation (Case(..., independent=False))")
+            f"benchmark case {case.name!r}: its peer ({case.peer_label or 'unlabelled'}) "
+            f"refers to rlscale: {'; '.join(hits[:3])}; write the peer from the problem, or "
+            f"declare the comparison an ablation (Case(..., independent=False))")
+
+
+def check_traced(case: Case) -> None:
+    """Call ``case.peer`` once under :class:`PeerTracer`; refuse it if it ran our code."""
+    if case.peer is None or not case.independent:
+        return
     tracer = PeerTracer()
     tracer.run(case.peer)
     if tracer.hit is not None:
         raise PeerNotIndependent(
-            f"benchmark case {case.name!r}: its peer ({label}) ran rlscale code, "
-            f"{tracer.hit}; write the peer from the problem, or declare the comparison an "
-            f"ablation (Case(..., independent=False))")
+            f"benchmark case {case.name!r}: its peer ({case.peer_label or 'unlabelled'}) ran "
+            f"rlscale code, {tracer.hit}; write the peer from the problem, or declare the "
+            f"comparison an ablation (Case(..., independent=False))")
+
+
+def check_independent(case: Case) -> None:
+    """Both checks: :func:`check_static`, then the traced call (:func:`check_traced`)."""
+    check_static(case)
+    check_traced(case)
 
 
 def measure(case: Case, repeats: int) -> Measurement:
     """Warm both callables once (the peer traced), then time them alternately."""
     repeats = case.repeats or repeats
     load0 = os.getloadavg()[0]
+    check_static(case)
     if case.setup is not None:
         case.setup()
     if case.warmup:
         case.ours()
         if case.peer is not None:
             if case.independent:
-                check_independent(case)
+                check_traced(case)
             else:
                 case.peer()
     elif case.peer is not None and case.independent:

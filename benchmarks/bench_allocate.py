@@ -116,9 +116,10 @@ def slsqp_from_law(spec: Spec, budget: float) -> np.ndarray:
     s = min((math.log(budget / 3) - lp) / dg for lp, dg in zip(logp, degree))
     u0 = np.array([min(max(s, -1e300 if lo is None else lo), 1e300 if hi is None else hi)
                    for lo, hi in bounds])
-    res = minimize(loss, u0, jac=True, method="SLSQP", bounds=bounds,
-                   constraints=[{"type": "ineq", "fun": slack, "jac": slack_grad}],
-                   options={"maxiter": 500, "ftol": 1e-12})
+    with np.errstate(over="ignore"):  # a trial step far out overflows to inf: SLSQP backs off
+        res = minimize(loss, u0, jac=True, method="SLSQP", bounds=bounds,
+                       constraints=[{"type": "ineq", "fun": slack, "jac": slack_grad}],
+                       options={"maxiter": 500, "ftol": 1e-12})
     return np.exp(res.x)
 
 

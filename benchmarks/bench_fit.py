@@ -153,7 +153,8 @@ def cases(smoke: bool) -> list[Case | Skipped]:
 
         out.append(Case("fit Chinchilla vs the full grid", fast, grid,
                         "ours before issue 13, fit_law(starts='grid'): L-BFGS from all 4,500 "
-                        "grid points", repeats=1, extra=extra_grid, independent=False))
+                        "grid points", repeats=1, extra=extra_grid, independent=False,
+                        clock="wall"))  # the grid runs in joblib workers: wall, not CPU
     elif not smoke:
         out.append(Skipped("fit Chinchilla vs the full grid", missing))
     return out

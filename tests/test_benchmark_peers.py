@@ -197,3 +197,18 @@ def test_missing_data_is_skipped_with_the_reason_never_substituted(monkeypatch) 
     assert [r.name for r in rows if isinstance(r, Case)] == ["fit report sweep 51 points, "
                                                              "3 axes"]
     assert all(isinstance(r, Skipped) for r in bench_threads.cases(smoke=True))
+
+
+def test_a_results_dict_shared_with_ours_is_not_a_reference() -> None:
+    # The peer is checked as built, before ours has filled the shared dict with our objects.
+    law_cls = importlib.import_module("rlscale.theory").AdditiveLaw
+    got: dict[str, object] = {}
+
+    def ours() -> None:
+        got["ours"] = law_cls(0.1, {"N": 1.0}, {"N": 0.5})
+
+    def peer() -> None:
+        got["peer"] = _numpy_peer()
+
+    m = measure(Case("shared results", ours, peer, "numpy"), repeats=1)
+    assert m.peer_s is not None and isinstance(got["ours"], law_cls)
