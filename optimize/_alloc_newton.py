@@ -23,11 +23,10 @@ and the sign conditions on the bound multipliers ``mu_i = +-(dF/du_i + lam
 dG/du_i)`` of the held coordinates.
 
 **Start.**  Each term of the main constraint takes an equal share of its
-right-hand side, ``A_g u = rhs - log m - b_g`` (least squares, the pseudo-inverse
-computed once per problem), clipped into the box; then the free coordinates
-move together along ``+1`` until ``G = 0`` (a one-dimensional convex, monotone
-equation, by Newton).  A caller with a nearby optimum (the previous budget of
-a sweep) passes it instead.
+right-hand side, ``A_g u = rhs - log m - b_g`` (solved where the constraint has
+as many terms as variables, by least squares otherwise), clipped into the box;
+then the coordinates that can move go together along ``+1`` (or ``-1``) until
+``G = 0`` (a one-dimensional convex, monotone equation, by scalar Newton).
 
 **Steps.**  Newton on the bordered system ``[[H_F + lam H_G, dG], [dG^T, 0]]``
 with exact log-sum-exp Hessians ``A^T (diag w - w w^T) A`` (Boyd & Vandenberghe
@@ -206,12 +205,14 @@ class NewtonGP:
         """The cold start: equal shares of the main constraint, then onto ``G = 0``."""
         m = self.A_g.shape[0]
         y = rhs - math.log(m) - self.b_g
-        u = np.linalg.lstsq(self.A_g, y, rcond=None)[0] if m != self.n else None
-        if u is None:
+        u = None
+        if m == self.n:
             try:
                 u = np.linalg.solve(self.A_g, y)
-            except np.linalg.LinAlgError:
-                u = np.linalg.lstsq(self.A_g, y, rcond=None)[0]
+            except np.linalg.LinAlgError:  # singular: least squares below
+                u = None
+        if u is None:
+            u = np.linalg.lstsq(self.A_g, y, rcond=None)[0]
         u = np.clip(u, self.lo, self.hi)
         # Move the coordinates that can move along +-1 until G = 0: with c = A_g d, G along
         # the line is log sum exp(z_j + s c_j), convex and monotone in s (scalar Newton).
