@@ -78,17 +78,22 @@ def success_values(world: GridWorld, policy: Any = None, *, horizon: int | None 
         What pays 1: completing the task, or stepping on a leak cell (the
         verifier's check that reward can be had without doing the task).
     """
+    _, V = _programme(world, policy, horizon, event, compact=False)
+    return V.reshape(world.n_tasks, N_STAGES, world.size**2)
+
+
+def _programme(world: GridWorld, policy: Any, horizon: int | None, event: str,
+               compact: bool) -> tuple[_Plan, np.ndarray]:
+    """Checked input, then the backward induction: the plan and its flat values."""
     if not isinstance(world, GridWorld):
         raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
     if not isinstance(event, str) or event not in ("success", "leak"):
         raise ValueError(f"event must be 'success' or 'leak'; got event={event!r}")
     H = _horizon(world, horizon)
-    T, S2 = world.n_tasks, world.size**2
     if policy is not None:
-        policy = _check_policy(policy, (T, N_STAGES, S2, 4))
-    plan = _plan(world, event, compact=False)
-    V = _backward(plan, policy, H)
-    return V.reshape(T, N_STAGES, S2)
+        policy = _check_policy(policy, (world.n_tasks, N_STAGES, world.size**2, 4))
+    plan = _plan(world, event, compact)
+    return plan, _backward(plan, policy, H)
 
 
 def _horizon(world: GridWorld, horizon: int | None) -> int:
@@ -183,15 +188,10 @@ def _backward(plan: _Plan, policy: np.ndarray | None, H: int) -> np.ndarray:
 
 def _start_only(world: GridWorld, policy: Any, horizon: int | None, event: str) -> Any:
     """The start values of :func:`success_values` from the compact programme."""
-    H = _horizon(world, horizon)
-    T, S2 = world.n_tasks, world.size**2
-    if policy is not None:
-        policy = _check_policy(policy, (T, N_STAGES, S2, 4))
-    plan = _plan(world, event, compact=True)
-    V = _backward(plan, policy, H)
-    rows = plan.block_of[np.arange(T), world.start_stage]
-    out = V[rows * S2 + world.start]
-    return float(out[0]) if T == 1 else out
+    plan, V = _programme(world, policy, horizon, event, compact=True)
+    rows = plan.block_of[np.arange(world.n_tasks), world.start_stage]
+    out = V[rows * plan.S2 + world.start]
+    return float(out[0]) if world.n_tasks == 1 else out
 
 
 def optimal_success(world: GridWorld, *, horizon: int | None = None, event: str = "success"):
@@ -207,10 +207,6 @@ def optimal_success(world: GridWorld, *, horizon: int | None = None, event: str 
     >>> round(optimal_success(frozen_lake("8x8")), 4)
     0.9132
     """
-    if not isinstance(world, GridWorld):
-        raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
-    if not isinstance(event, str) or event not in ("success", "leak"):
-        raise ValueError(f"event must be 'success' or 'leak'; got event={event!r}")
     return _start_only(world, None, horizon, event)
 
 
@@ -225,6 +221,4 @@ def policy_success(world: GridWorld, policy: Any, *, horizon: int | None = None)
     >>> round(policy_success(frozen_lake("4x4"), uniform), 4)
     0.0139
     """
-    if not isinstance(world, GridWorld):
-        raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
     return _start_only(world, policy, horizon, "success")
