@@ -277,7 +277,7 @@ NO_ARGUMENTS = {
     "TrainResult.loss", "SyntheticWorld.defective", "GridWorld.size",
     "GridWorld.n_environments", "GridWorld.n_tasks", "GridWorld.start_stage",
     "GridWorld.n_subtasks", "GridWorld.shortest_path", "VecGridEnv.reset", "VecGridEnv.cell",
-    "VecGridEnv.stage", "Axis.flag", "Axis.spellings", "EpisodeOutcome.rate",
+    "VecGridEnv.stage", "VecGridEnv.t", "Axis.flag", "Axis.spellings", "EpisodeOutcome.rate",
     "RewardWorld.n_tasks", "RewardWorld.n_states",
 }
 

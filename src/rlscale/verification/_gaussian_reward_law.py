@@ -447,6 +447,8 @@ def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, 
     mpl.use("Agg")
     import matplotlib.pyplot as plt
 
+    from rlscale.report._figures import log_scale
+
     out = Path(out)
     make_output_dir(out)
     files = {}
@@ -459,7 +461,7 @@ def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, 
     sc = ax.scatter(lm, k, c=g, s=28, marker="s", cmap="viridis")
     grid_lm = np.linspace(lm.min(), lm.max(), 100)
     ax.plot(grid_lm, grid_lm, "r--", lw=1.5, label="crossover K = log M")
-    ax.set_yscale("log")
+    log_scale(ax, "y")
     ax.set_xlabel("log M (comparisons)")
     ax.set_ylabel("KL budget K")
     ax.set_title("gold gain G(M, K), best-of-n, noise 1")
