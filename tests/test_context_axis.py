@@ -168,3 +168,45 @@ def test_held_comparison_against_a_one_dimensional_scipy_solve() -> None:
     with pytest.raises(ValueError, match=r"hold\['c'\] = 100 is outside the bounds"):
         held_comparison(law, "k + 0.05*k*c", 1000.0, {"c": 100.0},
                         bounds={"c": {"min": 1, "max": 64}})
+
+
+def test_a_sweep_varies_the_context_and_old_results_files_still_resume(tmp_path) -> None:
+    from rlscale.sweep._run import COLUMNS, LEGACY_COLUMNS, parse_spec, read_results, run_sweep
+
+    train = {"env": "memory", "memory_length": 3, "epochs": 1, "eval_environments": 2,
+             "eval_episodes": 2, "tasks_per_step": 4}
+    spec = parse_spec({"seeds": [0], "base": {"E": 2, "t": 2, "k": 2, "c": 1},
+                       "axes": {"c": [1, 3]}, "train": train})
+    out = tmp_path / "ctx.csv"
+    rows = run_sweep(spec, out, progress=False)
+    assert [r["context"] for r in rows] == [1, 3]
+    assert out.read_text().splitlines()[0] == ",".join(COLUMNS)
+    back = read_results(out)
+    assert [(r["context"], r["env"]) for r in back] == [(1, "memory"), (3, "memory")]
+    # A file written before the context axis: the old header, read with context 1 and grid.
+    legacy = tmp_path / "old.csv"
+    row = {**back[0], "env": "grid"}
+    legacy.write_text(",".join(LEGACY_COLUMNS) + "\n"
+                      + ",".join(str(row[c]) for c in LEGACY_COLUMNS) + "\n")
+    (old,) = read_results(legacy)
+    assert old["context"] == 1 and old["env"] == "grid" and old["run_id"] == row["run_id"]
+    with pytest.raises(ValueError, match=r"\[train\] must not set \['context'\]"):
+        parse_spec({"train": {"context": 2}})
+
+
+def test_the_cli_plans_context_and_holds_a_variable(tmp_path, capsys) -> None:
+    from pathlib import Path
+
+    from rlscale.cli import main
+
+    spec = str(Path(__file__).resolve().parents[1] / "examples" / "allocate-context.toml")
+    assert main(["infer-plan", "--q", "0.1,0.5", "--q-full", "0.9,0.6", "--context-levels",
+                 "1,4,16", "--context-exponent", "0.7", "--context-cost", "0.5", "--budget",
+                 "20", "--json", str(tmp_path / "ctx.json")]) == 0
+    out = capsys.readouterr().out
+    assert "joint    0.9127" in out and "4,1 / 4,4" in out and "# more samples" in out
+    assert main(["allocate", spec, "--budget", "1e5", "--hold", "c=1"]) == 0
+    out = capsys.readouterr().out
+    assert "# held c = 1:" in out and "eta = " in out
+    assert main(["allocate", spec, "--sweep", "1e4:1e5:3", "--hold", "c=1"]) == 2
+    assert "--hold compares plans at one budget" in capsys.readouterr().err

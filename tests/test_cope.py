@@ -194,3 +194,15 @@ def test_forecasting_costs_nothing_at_acting_time() -> None:
     pol.params["V"][:] = 0.0
     pol.params["c"][:] = 0.0
     np.testing.assert_array_equal(pol.logits(X)[0], before)
+
+
+def test_the_studys_steps_to_level_and_area_by_hand() -> None:
+    from benchmarks.cope_study import area, steps_to_level
+
+    curve = np.array([[1, 100.0, 0, 0.3], [2, 200.0, 0, 0.5], [3, 300.0, 0, 0.4]])
+    # From (0, 0.1): the level 0.4 is crossed between (100, 0.3) and (200, 0.5), at 150.
+    assert steps_to_level(curve, 0.4, 0.1) == (150.0, True)
+    assert steps_to_level(curve, 0.9, 0.1) == (300.0, False)   # censored at its last count
+    assert steps_to_level(curve, 0.05, 0.1) == (1.0, True)     # reached before training
+    # Mean of the piecewise-linear curve on [0, 200]: trapezoids (0.1+0.3)/2, (0.3+0.5)/2.
+    assert area(curve, 0.1, 200.0, points=200001) == pytest.approx(0.3, abs=1e-5)
