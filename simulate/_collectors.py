@@ -8,7 +8,9 @@ environment family and however much context the agent keeps:
     The policy is Markov in the fully observed state: its log-probabilities
     are tabulated once per update for every state of the batch's tasks, the
     rollout reads the table, and held-out success is exact (dynamic
-    programming, :func:`~rlscale.simulate.policy_success`).
+    programming, :func:`~rlscale.simulate.policy_success`).  A backbone
+    policy's update runs on the visited states only (the others carry no
+    weight in any loss).
 :class:`WindowCollector` — the memory family, or gridworld with context ``c > 1``
     The policy reads its last ``c`` observations (:mod:`rlscale.simulate._windowed`)
     and is evaluated per step.  Held-out success is a Monte Carlo mean over
@@ -28,11 +30,12 @@ observed MDP) and the uniform policy's success; for the memory family
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
 
+from rlscale.simulate._backbone import BackbonePolicy
 from rlscale.simulate._gridworld import N_STAGES, GridFamily, GridWorld
 from rlscale.simulate._memory import (
     MemoryFamily,
@@ -83,7 +86,15 @@ class TableCollector:
         blocks, row_base = state_rows(self.world, ids)
         phi = state_features(self.world, ids)[blocks].reshape(-1, N_FEATURES)
         logp_old, _ = log_probs(policy, phi)
-        return phi, logp_old, rollout(self.world, ids, k, logp_old, rng, row_base)
+        batch = rollout(self.world, ids, k, logp_old, rng, row_base)
+        if isinstance(policy, BackbonePolicy):
+            # Only visited states carry weight in any algorithm's loss, so the update runs
+            # on them alone (the linear and MLP policies keep the whole table: their
+            # published results are bit for bit those of the full-table sums).
+            visited, row = np.unique(batch.row, return_inverse=True)
+            phi, logp_old = phi[visited], logp_old[visited]
+            batch = replace(batch, row=row.ravel(), n_rows=int(visited.size))
+        return phi, logp_old, batch
 
     def evaluate(self, policy: Any, held: HeldOut) -> np.ndarray:
         phi = state_features(held.world)
