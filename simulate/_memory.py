@@ -226,6 +226,17 @@ class MemoryFamily:
     def horizon(self) -> int:
         return self.max_steps if self.max_steps is not None else 4 * self.length
 
+    def check_size(self, n_environments: int, tasks_per_environment: int,
+                   what: str = "the world") -> None:
+        """Refuse a world of more than :data:`MAX_WORLD_CELLS` tasks or cells·bits."""
+        E, t = n_environments, tasks_per_environment
+        if E * t > MAX_WORLD_CELLS or E * (self.length + 1) * max(self.distractors, 1) \
+                > MAX_WORLD_CELLS:
+            raise ValueError(f"{what} would hold {E} environments x {t} tasks of a "
+                             f"{self.length}-cell corridor with {self.distractors} distractor "
+                             f"bits; the limit is {MAX_WORLD_CELLS:.0e} tasks and cells·bits: "
+                             "use fewer environments or tasks, or a shorter corridor")
+
     def lag_pmf(self) -> np.ndarray:
         """``P(lag = ℓ)`` for ``ℓ = 1..length`` (zero below ``min_lag``).
 
@@ -263,12 +274,7 @@ class MemoryFamily:
         E = check_positive_int("n_environments", n_environments, maximum=MAX_WORLD_CELLS)
         t = check_positive_int("tasks_per_environment", tasks_per_environment,
                                maximum=MAX_WORLD_CELLS)
-        if E * t > MAX_WORLD_CELLS or E * (self.length + 1) * max(self.distractors, 1) \
-                > MAX_WORLD_CELLS:
-            raise ValueError(f"the world would hold {E} environments x {t} tasks of a "
-                             f"{self.length}-cell corridor with {self.distractors} distractor "
-                             f"bits; the limit is {MAX_WORLD_CELLS:.0e} tasks and cells·bits: "
-                             "use fewer environments or tasks, or a shorter corridor")
+        self.check_size(E, t)
         rng = as_generator(rng)
         signs, texture, slip = self._environments(E, rng)
         cue = rng.integers(0, N_CUES, E * t)

@@ -369,6 +369,10 @@ got algorithm='ppo'
                              "held-out tasks")
 
     def _check_memory_work(self, family: MemoryFamily) -> None:
+        family.check_size(self.n_environments, self.tasks_per_environment,
+                          "the training world (n_environments·tasks_per_environment)")
+        family.check_size(self.eval_environments, self.eval_tasks_per_environment,
+                          "the held-out world (eval_environments·eval_tasks_per_environment)")
         self._check_window_work(family.horizon, self.eval_environments
                                 * self.eval_tasks_per_environment)
         B = min(self.tasks_per_step, self.tasks)
