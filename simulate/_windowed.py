@@ -111,11 +111,8 @@ def _act(policy: BackbonePolicy, emb: np.ndarray, window: np.ndarray, offsets: n
     """
     inverse = None
     if radix is not None and window.shape[0] > 64:
-        key = window[:, 0].copy()
-        for j in range(1, window.shape[1]):
-            key *= radix
-            key += window[:, j]
-        _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(_keys(window, radix), return_index=True,
+                                      return_inverse=True)
         window = window[first]
     flat = window + offsets
     p = policy.params
@@ -147,11 +144,11 @@ def windowed_rollout(stepper: Stepper, n_tasks: int, k: int, policy: BackbonePol
                      record: bool = True) -> tuple[Window, np.ndarray, Batch]:
     """Run the ``n_tasks·k`` copies of ``stepper`` to the end with ``policy``'s window.
 
-    Copy ``i`` belongs to task ``i // k``.  Returns the window of every
-    recorded step (``record=False``: an empty one, for evaluation), the
-    log-probabilities of the policy at those steps (``(M, 4)``, computed as
-    the update will recompute them) and the :class:`Batch` (one input row
-    per step).
+    Copy ``i`` belongs to task ``i // k``.  Returns the distinct windows of the
+    recorded steps (``record=False``: an empty one, for evaluation), the
+    log-probabilities of the policy on those windows (computed as the update
+    will recompute them) and the :class:`Batch` (one input row per distinct
+    window; ``Batch.row`` maps each step to its window).
     """
     N = n_tasks * k
     c = policy.context
@@ -159,7 +156,7 @@ def windowed_rollout(stepper: Stepper, n_tasks: int, k: int, policy: BackbonePol
     emb = _embedding_rows(policy, table)
     offsets = np.arange(c) * (n_obs + 1)
     hist = np.full((N, c), n_obs, np.int64)  # n_obs: the zero padding row
-    radix = n_obs + 1 if c * np.log2(n_obs + 1.0) < 62 else None
+    radix = _radix(c, n_obs)
     tid = np.arange(N)
     ids_l, acts_l, tids_l, stages_l = [], [], [], []
     reward = np.zeros(N)
@@ -205,15 +202,26 @@ def _distinct_rows(ids: np.ndarray, n_obs: int) -> tuple[np.ndarray, np.ndarray]
     not the steps.  A window is one integer in base ``n_obs + 1`` when that fits
     in 63 bits, else rows are compared by ``np.unique(axis=0)``.
     """
-    c = ids.shape[1]
-    if c * np.log2(n_obs + 1.0) < 62:
-        key = ids[:, 0].copy()
-        for j in range(1, c):
-            key = key * (n_obs + 1) + ids[:, j]
-        _, first, row = np.unique(key, return_index=True, return_inverse=True)
+    radix = _radix(ids.shape[1], n_obs)
+    if radix is not None:
+        _, first, row = np.unique(_keys(ids, radix), return_index=True, return_inverse=True)
         return ids[first], row.ravel()
     unique, row = np.unique(ids, axis=0, return_inverse=True)
     return unique, row.ravel()
+
+
+def _radix(context: int, n_obs: int) -> int | None:
+    """Base ``n_obs + 1`` (the ids and the padding) if a window fits one int64, else None."""
+    return n_obs + 1 if context * np.log2(n_obs + 1.0) < 62 else None
+
+
+def _keys(ids: np.ndarray, radix: int) -> np.ndarray:
+    """Each window (a row of padded ids) as one integer in base ``radix``."""
+    key = ids[:, 0].copy()
+    for j in range(1, ids.shape[1]):
+        key *= radix
+        key += ids[:, j]
+    return key
 
 
 def _batch(action: np.ndarray, traj: np.ndarray, stage: np.ndarray, reward: np.ndarray,

@@ -66,7 +66,7 @@ _EXPORTS: dict[str, str] = {
     "log_coverage": "_inference",
     "pass_at_k": "_inference",
     # -- the context axis: window-limited loss, its power law, its cost (issue 27) --
-    "ContextTurn": "_inference",
+    "ContextTurn": "_context",
     "context_cost": "_context",
     "context_term": "_context",
     "lag_survival": "_context",

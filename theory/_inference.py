@@ -55,20 +55,8 @@ p''(n) = −∫ u^n (log u)² h'(u) du ≤ 0: concave, hence log-concave.  Conca
 p in real n implies decreasing increments Δp(n) = p(n+1) − p(n) on the
 integers, which is what the greedy integer allocation needs.
 
-Context per turn (:class:`ContextTurn`).  A candidate drawn with a context of
-``c`` (observations, retrieved documents, tokens of history: the harness's
-budget) is correct with probability
-
-    q(c) = q_full − (q_full − q_one)·c^(−γ),   c ≥ 1,
-
-so ``q(1) = q_one`` and ``q → q_full``: the window-limited law of
-:mod:`rlscale.theory._context` (``1 − (1 − 1/m)·S(c)`` with ``S(c) ∝ c^(−β)``
-for long windows), written to be exact at both ends.  Its cost grows with the
-context, ``cost(c) = ⌈base_cost + context_cost·c⌉`` sample units (compute
-per token, attention over the window).  Each allowed context level gives an
-ordinary :class:`Turn` (:meth:`ContextTurn.at`); the planner
-(:func:`rlscale.optimize.context_plan`) chooses a level and a number of
-candidates per turn: "more context or more samples?".
+Context per turn: a turn whose success and cost depend on the context it is
+given is a :class:`~rlscale.theory.ContextTurn` (:mod:`rlscale.theory._context`).
 
 Coverage from samples: the unbiased pass@k estimator of Chen et al. 2021
 (arXiv 2107.03374, eq. 1), 1 − C(n−c, k)/C(n, k) for a problem with c correct
@@ -77,7 +65,6 @@ out of n samples, evaluated in log space as a sum of log1p terms.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -92,8 +79,7 @@ from rlscale.theory._validation import (
     return_like,
 )
 
-__all__ = ["KINDS", "ContextTurn", "Turn", "coverage", "episode_success", "log_coverage",
-           "pass_at_k"]
+__all__ = ["KINDS", "Turn", "coverage", "episode_success", "log_coverage", "pass_at_k"]
 
 KINDS = ("coverage", "verifier", "selection", "empirical")
 FAILURES = ("terminal", "retried")
@@ -401,78 +387,3 @@ def episode_success(turns: Any, n: Any) -> float:
     if n_.shape != (len(turns),):
         raise ValueError(f"n must have one entry per turn ({len(turns)}); got shape {n_.shape}")
     return float(np.exp(sum(float(t.log_success(k)) for t, k in zip(turns, n_))))
-
-
-@dataclass(frozen=True)
-class ContextTurn:
-    """A turn whose candidates succeed more often, and cost more, with more context.
-
-    ``q(c) = q_full − (q_full − q_one)·c^(−exponent)`` and ``cost(c) =
-    ⌈base_cost + context_cost·c⌉`` (module docstring); ``levels`` are the
-    contexts the harness can give.  With ``fpr``/``fnr`` the verifier is
-    noisy (:meth:`Turn.with_verifier`), else perfect (:meth:`Turn.with_coverage`).
-
-    Examples
-    --------
-    >>> t = ContextTurn(q_one=0.2, q_full=0.8, exponent=0.5, context_cost=0.5,
-    ...                 levels=(1, 4, 16))
-    >>> [round(t.q(c), 4) for c in t.levels], [t.cost(c) for c in t.levels]
-    ([0.2, 0.5, 0.65], [2, 3, 9])
-    >>> t.at(4)
-    Turn(kind='coverage', q=0.5, cost=3, fpr=0.0, fnr=0.0, failures='terminal', noise=0.0, \
-a=0.0, b=0.0)
-    """
-
-    q_one: float
-    q_full: float
-    exponent: float
-    base_cost: float = 1.0
-    context_cost: float = 0.0
-    levels: tuple[int, ...] = (1, 2, 4, 8, 16)
-    fpr: float = 0.0
-    fnr: float = 0.0
-    failures: str = "terminal"
-
-    def __post_init__(self) -> None:
-        def put(name: str, value: Any) -> None:
-            object.__setattr__(self, name, value)
-
-        put("q_one", check_scalar("q_one", self.q_one, low=0.0, high=1.0, low_open=True))
-        put("q_full", check_scalar("q_full", self.q_full, low=self.q_one, high=1.0))
-        put("exponent", check_scalar("exponent", self.exponent, low=0.0, high=100.0))
-        put("base_cost", check_scalar("base_cost", self.base_cost, low=0.0))
-        put("context_cost", check_scalar("context_cost", self.context_cost, low=0.0))
-        if isinstance(self.levels, str | bytes) or not isinstance(self.levels,
-                                                                 tuple | list | np.ndarray):
-            raise TypeError(f"levels must be a sequence of whole contexts >= 1; got "
-                            f"levels={self.levels!r:.60}")
-        levels = tuple(check_positive_int(f"levels[{i}]", v, maximum=MAX_TABLE)
-                       for i, v in enumerate(self.levels))
-        if not levels or len(set(levels)) != len(levels):
-            raise ValueError(f"levels must be distinct and non-empty; got levels={levels!r}")
-        put("levels", tuple(sorted(levels)))
-        if self.base_cost + self.context_cost * levels[0] <= 0:
-            raise ValueError("a candidate must cost something: base_cost + context_cost·c "
-                             f"is 0 at c = {levels[0]}")
-        self.at(self.levels[-1])  # validates fpr, fnr, failures and the largest cost now
-
-    def q(self, c: float) -> float:
-        """Per-candidate success with a context of ``c`` (``c >= 1``)."""
-        c = check_scalar("c", c, low=1.0)
-        return self.q_full - (self.q_full - self.q_one) * c ** (-self.exponent)
-
-    def cost(self, c: float) -> int:
-        """Whole sample units one candidate costs with a context of ``c``."""
-        c = check_scalar("c", c, low=1.0)
-        return max(1, math.ceil(self.base_cost + self.context_cost * c - 1e-12))
-
-    def at(self, c: float) -> Turn:
-        """The ordinary :class:`Turn` at context ``c``."""
-        q, cost = self.q(c), self.cost(c)
-        if self.fpr == 0 and self.fnr == 0:
-            return Turn.with_coverage(q, cost=cost)
-        return Turn.with_verifier(q, fpr=self.fpr, fnr=self.fnr, cost=cost,
-                                  failures=self.failures)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "levels": list(self.levels)}
