@@ -118,20 +118,9 @@ def iqm_difference_ci(a: Any, b: Any, *, n_boot: int = 2000, confidence: float =
     >>> round(d.estimate, 3), d.low > 0
     (0.205, True)
     """
-    xa, xb = _matrix("a", a), _matrix("b", b)
-    n_boot = check_positive_int("n_boot", n_boot, maximum=MAX_BOOT_DRAWS)
-    conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
-                            high_open=True)
-    rng = as_generator(rng)
-    with np.errstate(over="ignore", invalid="ignore"):
-        diff = _resample(xa, n_boot, rng) - _resample(xb, n_boot, rng)
-        estimate = iqm(xa) - iqm(xb)
-    if not (np.all(np.isfinite(diff)) and np.isfinite(estimate)):
-        raise ValueError("IQM(a) − IQM(b) overflows float64: the scores of a and b must differ "
-                         "by less than 1.8e308")
-    q = (1.0 - conf) / 2.0
-    low, high = np.quantile(diff, [q, 1.0 - q])
-    return Interval(float(estimate), float(low), float(high), conf)
+    return _two_sample(a, b, np.subtract, n_boot, confidence, rng,
+                       "IQM(a) − IQM(b) overflows float64: the scores of a and b must differ "
+                       "by less than 1.8e308")
 
 
 def iqm_ratio_ci(a: Any, b: Any, *, n_boot: int = 2000, confidence: float = 0.95,
@@ -145,21 +134,29 @@ def iqm_ratio_ci(a: Any, b: Any, *, n_boot: int = 2000, confidence: float = 0.95
     >>> round(r.estimate, 3), r.high < 1
     (0.522, True)
     """
-    xa, xb = _matrix("a", a), _matrix("b", b)
-    for name, x in (("a", xa), ("b", xb)):
+    for name, x in (("a", _matrix("a", a)), ("b", _matrix("b", b))):
         if not np.all(x > 0):
             raise ValueError(f"{name} must hold positive scores for a ratio of IQMs; got "
                              f"{name} with minimum {float(x.min()):g}")
+    return _two_sample(a, b, np.divide, n_boot, confidence, rng,
+                       "IQM(a) / IQM(b) overflows float64: the scores of a and b must be "
+                       "within 1e308 of each other")
+
+
+def _two_sample(a: Any, b: Any, combine: Any, n_boot: int, confidence: float, rng: Any,
+                overflow: str) -> Interval:
+    """``combine(IQM(a), IQM(b))`` with a percentile CI: ``a`` and ``b`` resampled
+    independently (each stratified by its columns), ``a`` first."""
+    xa, xb = _matrix("a", a), _matrix("b", b)
     n_boot = check_positive_int("n_boot", n_boot, maximum=MAX_BOOT_DRAWS)
     conf = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
                         high_open=True)
     rng = as_generator(rng)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        ratio = _resample(xa, n_boot, rng) / _resample(xb, n_boot, rng)
-        estimate = iqm(xa) / iqm(xb)
-    if not (np.all(np.isfinite(ratio)) and np.isfinite(estimate)):
-        raise ValueError("IQM(a) / IQM(b) overflows float64: the scores of a and b must be "
-                         "within 1e308 of each other")
+        boots = combine(_resample(xa, n_boot, rng), _resample(xb, n_boot, rng))
+        estimate = combine(iqm(xa), iqm(xb))
+    if not (np.all(np.isfinite(boots)) and np.isfinite(estimate)):
+        raise ValueError(overflow)
     q = (1.0 - conf) / 2.0
-    low, high = np.quantile(ratio, [q, 1.0 - q])
+    low, high = np.quantile(boots, [q, 1.0 - q])
     return Interval(float(estimate), float(low), float(high), conf)
