@@ -229,7 +229,8 @@ class MemoryFamily:
     def check_size(self, n_environments: int, tasks_per_environment: int,
                    what: str = "the world") -> None:
         """Refuse a world of more than :data:`MAX_WORLD_CELLS` tasks or cells·bits."""
-        E, t = n_environments, tasks_per_environment
+        E = check_positive_int("n_environments", n_environments)
+        t = check_positive_int("tasks_per_environment", tasks_per_environment)
         if E * t > MAX_WORLD_CELLS or E * (self.length + 1) * max(self.distractors, 1) \
                 > MAX_WORLD_CELLS:
             raise ValueError(f"{what} would hold {E} environments x {t} tasks of a "
