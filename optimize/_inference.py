@@ -48,7 +48,8 @@ loaded`` (spend ∝ T − t, first turns most), ``difficulty`` (spend ∝ c_t/p_
 the expected cost of a success with one sample); ``fixed-n`` is the largest
 common n with n·Σc_t ≤ B.  Efficiency η = B / B*(s) with s the baseline's
 success at budget B and B*(s) the least budget at which the optimal plan
-reaches s (the budget ratio at equal success, as for data allocation).
+reaches s (the budget ratio at equal success, as for data allocation);
+context per turn is planned in :mod:`rlscale.optimize._context_plan`.
 """
 
 from __future__ import annotations

@@ -138,12 +138,13 @@ def test_bad_sweep_specs(name, tmp_path, capsys):
 
 
 def test_sweep_refuses_a_duplicated_results_row(tmp_path, capsys):
-    from rlscale.sweep._run import COLUMNS
+    from rlscale.sweep._run import LEGACY_COLUMNS  # the row below: a file from before context
 
     row = ["1", "1", "2", "1", "2", "0", "grpo", "0.5", "0.5", "10", "3.0", "0.1", "0.7", "2",
            "1", "1", "0.0", "linear", "", "0.0", "0", "0.1", "0123456789abcdef"]
     out = tmp_path / "r.csv"
-    out.write_text(",".join(COLUMNS) + "\n" + ",".join(row) + "\n" + ",".join(row) + "\n")
+    out.write_text(",".join(LEGACY_COLUMNS) + "\n" + ",".join(row) + "\n" + ",".join(row)
+                   + "\n")
     spec = tmp_path / "sweep.toml"
     spec.write_text("seeds = [0]\n[base]\nenvironments = 1\n[train]\nepochs = 1\n")
     assert main(["sweep", str(spec), "--out", str(out), "--dry-run"]) == 2

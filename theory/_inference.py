@@ -55,6 +55,9 @@ p''(n) = −∫ u^n (log u)² h'(u) du ≤ 0: concave, hence log-concave.  Conca
 p in real n implies decreasing increments Δp(n) = p(n+1) − p(n) on the
 integers, which is what the greedy integer allocation needs.
 
+Context per turn: a turn whose success and cost depend on the context it is
+given is a :class:`~rlscale.theory.ContextTurn` (:mod:`rlscale.theory._context`).
+
 Coverage from samples: the unbiased pass@k estimator of Chen et al. 2021
 (arXiv 2107.03374, eq. 1), 1 − C(n−c, k)/C(n, k) for a problem with c correct
 out of n samples, evaluated in log space as a sum of log1p terms.

@@ -80,10 +80,20 @@ def estimated_work(config: dict[str, Any]) -> float:
     tasks = config["n_environments"] * config["tasks_per_environment"]
     per_update = min(config["tasks_per_step"], tasks)
     updates = config["steps"] or math.ceil(config["epochs"] * tasks / per_update)
-    horizon = config["max_steps"] or 4 * config["grid_size"]
+    eval_tasks = config["eval_environments"] * config["eval_tasks_per_environment"]
+    # Fields added with the memory family and the context axis are absent at their defaults.
+    if config.get("env", "grid") == "memory":
+        horizon = config["max_steps"] or 4 * config.get("memory_length", 8)
+    else:
+        horizon = config["max_steps"] or 4 * config["grid_size"]
     train = updates * per_update * config["trajectories_per_task"] * horizon
-    held_out = (config["eval_environments"] * config["eval_tasks_per_environment"]
-                * config["grid_size"] ** 2 * horizon * 3)
+    if config.get("env", "grid") == "memory" or config.get("context", 1) > 1:
+        # Windowed runs: Monte Carlo evaluation, and the backbone's cost per step grows
+        # with the context (roughly: one embedding row per slot beside the fixed rest).
+        scale = 1.0 + config.get("context", 1) / 8.0
+        held_out = eval_tasks * config.get("eval_episodes", 32) * horizon
+        return float(scale * (train + held_out))
+    held_out = eval_tasks * config["grid_size"] ** 2 * horizon * 3
     return float(train + _EVAL_WEIGHT * held_out)
 
 

@@ -16,12 +16,15 @@ A sweep is described by a TOML spec (see ``examples/sweep.toml``)::
     [train]                  # any other TrainConfig field, the same for every run
     epochs = 4
 
-``design = "grid"`` runs the full product of the axes; ``"axes"`` varies one
-axis at a time with the others at ``base`` (a star design: the per-axis laws
-need the axes, not their interactions, and it costs a sum instead of a
-product).  The keys of ``[base]`` and ``[axes]`` are the axes of
-:data:`rlscale.simulate.AXES`, in any of their spellings (``E``, ``t``, ``k``,
-``n_environments``), read as the canonical names.
+``[base]`` and ``[axes]`` may also name ``context`` (symbol ``c``): the
+agent's context window, the harness axis (``examples/sweep-context.toml``
+sweeps it on the memory family).  ``design = "grid"`` runs the full product
+of the axes; ``"axes"`` varies one axis at a time with the others at
+``base`` (a star design: the per-axis laws need the axes, not their
+interactions, and it costs a sum instead of a product).  The keys of
+``[base]`` and ``[axes]`` are the axes of :data:`rlscale.simulate.SWEEP_AXES`,
+in any of their spellings (``E``, ``t``, ``k``, ``c``, ``n_environments``),
+read as the canonical names.
 
 Results file (CSV, one row per finished run, columns :data:`COLUMNS`;
 ``rlscale fit`` reads it directly).  Every finished run (in parallel: every
@@ -31,8 +34,10 @@ so the file on disk is always a complete table of finished runs: a sweep
 killed at any moment loses at most the runs (chunks) in flight, and rerunning the same
 command skips every run whose ``run_id`` (a hash of its full configuration)
 is already in the file (rows of other specs are kept, so one file can grow
-over several specs).  A file whose header is not :data:`COLUMNS`, or with a
-malformed row, is refused with a message and never overwritten.
+over several specs).  A file whose header is not :data:`COLUMNS` (or
+:data:`LEGACY_COLUMNS`, the header before the context axis, read with
+``context = 1``), or with a malformed row, is refused with a message and never
+overwritten.
 """
 
 from __future__ import annotations
@@ -52,28 +57,34 @@ from pathlib import Path
 from typing import Any
 
 from rlscale.files._atomic import csv_field_limit, write_text_atomic
-from rlscale.simulate._axes import AXES, Axis, axis
+from rlscale.simulate._axes import SWEEP_AXES, Axis, axis
 from rlscale.sweep._pool import execute
 
-__all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
-           "summarise"]
+__all__ = ["COLUMNS", "LEGACY_COLUMNS", "SweepSpec", "expand", "load_spec", "read_results",
+           "run_sweep", "summarise"]
 
 #: Column order of the results file.  ``tasks = E·t``, ``trajectories = E·t·k``,
 #: ``success`` = held-out success, ``loss = 1 − success``.
 COLUMNS: tuple[str, ...] = (
-    "environments", "tasks_per_environment", "trajectories_per_task", "tasks", "trajectories",
-    "seed", "algorithm", "success", "loss", "env_steps", "cost", "untrained_success",
-    "optimal_success", "rollouts", "updates", "environments_kept", "zero_advantage_fraction",
-    "policy", "frontier", "defect_rate", "verify", "seconds", "run_id",
+    "environments", "tasks_per_environment", "trajectories_per_task", "context", "tasks",
+    "trajectories", "seed", "algorithm", "success", "loss", "env_steps", "cost",
+    "untrained_success", "optimal_success", "rollouts", "updates", "environments_kept",
+    "zero_advantage_fraction", "policy", "env", "frontier", "defect_rate", "verify", "seconds",
+    "run_id",
 )
-_INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task", "tasks",
-                "trajectories", "seed", "env_steps", "rollouts", "updates",
+#: The header before the context axis (issue 27): such files are read with
+#: ``context = 1`` and ``env = "grid"`` (what every run then was) and rewritten with
+#: :data:`COLUMNS` when a sweep adds to them.
+LEGACY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c not in ("context", "env"))
+_LEGACY_DEFAULTS = {"context": "1", "env": "grid"}
+_INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task", "context",
+                "tasks", "trajectories", "seed", "env_steps", "rollouts", "updates",
                 "environments_kept", "verify"}
-_STR_COLUMNS = {"algorithm", "policy", "frontier", "run_id"}
+_STR_COLUMNS = {"algorithm", "policy", "env", "frontier", "run_id"}
 #: Canonical axis names (the sweep keys and results columns) and their TrainConfig fields,
-#: from the one axis vocabulary (:mod:`rlscale.simulate._axes`).
-_AXES = tuple(a.name for a in AXES)
-_AXIS_FIELD = {a.name: a.field for a in AXES}
+#: from the one axis vocabulary (:mod:`rlscale.simulate._axes`): E, t, k and the context.
+_AXES = tuple(a.name for a in SWEEP_AXES)
+_AXIS_FIELD = {a.name: a.field for a in SWEEP_AXES}
 _TOP_KEYS = {"design", "seeds", "algorithms", "base", "axes", "train"}
 #: Most runs one spec may hold (each run is validated up front, ~0.1 ms each).
 MAX_RUNS = 100_000
@@ -87,7 +98,8 @@ class SweepSpec:
     seeds: tuple[int, ...] = (0, 1, 2, 3)
     algorithms: tuple[str, ...] = ("grpo",)
     base: dict[str, int] = field(default_factory=lambda: {
-        "environments": 16, "tasks_per_environment": 4, "trajectories_per_task": 8})
+        "environments": 16, "tasks_per_environment": 4, "trajectories_per_task": 8,
+        "context": 1})
     axes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     train: dict[str, Any] = field(default_factory=dict)
 
@@ -127,7 +139,7 @@ def _axis_table(table: str, values: dict[str, Any]) -> dict[Axis, Any]:
             found = axis(key)
         except (TypeError, ValueError):
             raise ValueError(f"unknown [{table}] key {key!r}; valid: {list(_AXES)} (or the "
-                             "symbols E, t, k)") from None
+                             "symbols E, t, k, c)") from None
         if found in out:
             raise ValueError(f"[{table}] names the axis {found.name} twice (as {key!r} and "
                              "another spelling)")
@@ -175,7 +187,7 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
         axes[key.name] = _int_list(f"axes.{key.name}", values, key.minimum)
     train = dict(data.get("train", {}))
     clash = sorted(set(train) & {"n_environments", "tasks_per_environment",
-                                 "trajectories_per_task", "seed", "algorithm"})
+                                 "trajectories_per_task", "context", "seed", "algorithm"})
     if clash:
         raise ValueError(f"[train] must not set {clash}: they are sweep axes, seeds or "
                          "algorithms")
@@ -273,16 +285,20 @@ def _read_results(path: Path, text: str) -> list[dict[str, Any]]:
     if header is None:
         raise ValueError(f"{path} is empty, not an rlscale sweep results file; "
                          "move it away or choose another --out")
-    if tuple(header) != COLUMNS:
+    if tuple(header) not in (COLUMNS, LEGACY_COLUMNS):
         raise ValueError(f"{path} is not an rlscale sweep results file (its header is "
                          f"{','.join(header)[:80]!r}...); refusing to touch it: move it "
                          "away or choose another --out")
+    columns = tuple(header)
     rows = []
     seen: dict[str, int] = {}
     for line_no, values in enumerate(reader, start=2):
-        if len(values) != len(COLUMNS):
+        if len(values) != len(columns):
             raise ValueError(f"{path} is corrupt: line {line_no} has {len(values)} fields, "
-                             f"expected {len(COLUMNS)}; refusing to overwrite it")
+                             f"expected {len(columns)}; refusing to overwrite it")
+        if columns is LEGACY_COLUMNS or columns == LEGACY_COLUMNS:
+            named = dict(zip(columns, values), **_LEGACY_DEFAULTS)
+            values = [named[c] for c in COLUMNS]
         row: dict[str, Any] = {}
         try:
             for col, v in zip(COLUMNS, values):
@@ -380,7 +396,8 @@ def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         key = (r["environments"], r["tasks_per_environment"], r["trajectories_per_task"],
-               r["algorithm"], r["policy"], r["frontier"], r["defect_rate"], r["verify"])
+               r["algorithm"], r["policy"], r["frontier"], r["defect_rate"], r["verify"],
+               r["context"], r["env"])
         groups.setdefault(key, []).append(r)
     out = []
     for key in sorted(groups):
@@ -389,7 +406,8 @@ def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict
         out.append({
             "environments": key[0], "tasks_per_environment": key[1],
             "trajectories_per_task": key[2], "algorithm": key[3], "policy": key[4],
-            "frontier": key[5], "defect_rate": key[6], "verify": key[7], "runs": len(g),
+            "frontier": key[5], "defect_rate": key[6], "verify": key[7], "context": key[8],
+            "env": key[9], "runs": len(g),
             "success_iqm": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
             "env_steps": sum(r["env_steps"] for r in g) / len(g),
         })
