@@ -54,6 +54,7 @@ from typing import Any
 from rlscale.files._atomic import csv_field_limit, write_text_atomic
 from rlscale.simulate._axes import AXES, Axis, axis
 from rlscale.sweep._pool import execute
+from rlscale.theory._validation import MAX_COUNT, MAX_JOBS
 
 __all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
            "summarise"]
@@ -101,12 +102,14 @@ def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
                         f"{type(value).__name__} {value!r:.60}")
     out = []
     for v in value:
-        # 16.0 is read as 16 (as TrainConfig does), so a spec has one canonical form.
-        if isinstance(v, float) and v.is_integer() and v >= minimum:
-            v = int(v)
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise ValueError(f"{name} must hold integers >= {minimum}; got {name}="
-                             f"{value!r:.80}")
+        # Integers only (issue 22): 16.0 or 1e6 is a real number, refused as a count is
+        # everywhere, so a spec has one canonical form without rounding anything.
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must hold integers (write 16, not 16.0 or 1.6e1); got "
+                            f"{name}={value!r:.80}")
+        if v < minimum or v > MAX_COUNT:
+            raise ValueError(f"{name} must hold integers >= {minimum} and <= {MAX_COUNT}; got "
+                             f"{name}={value!r:.80}")
         out.append(v)
     return _distinct(name, out)
 
@@ -147,7 +150,7 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
     >>> parse_spec({"axes": {"environments": [0]}})
     Traceback (most recent call last):
     ...
-    ValueError: axes.environments must hold integers >= 1; got axes.environments=[0]
+    ValueError: axes.environments must hold integers >= 1 and <= 9223372036854775807; got ...
     """
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
@@ -346,7 +349,7 @@ def run_sweep(
     """
     from rlscale.theory._validation import check_positive_int
 
-    jobs = check_positive_int("jobs", jobs)
+    jobs = check_positive_int("jobs", jobs, maximum=MAX_JOBS)
     out = Path(out)
     rows = read_results(out) if out.exists() else []
     done = {r["run_id"] for r in rows}
