@@ -46,6 +46,24 @@ CHECKERS: tuple[str, ...] = ("sympy", "z3", "interval", "cited")
 _MARKS = {"passed": "✓", "failed": "✗", "skipped": "–", "cited": "†"}
 
 
+def as_sympy(value: Any, what: str = "expr") -> sp.Basic:
+    """``value`` as a sympy object, never parsing text (issue 22).
+
+    ``sympy.sympify`` of a string is ``eval``: a binding key or a goal written
+    ``"__import__('os').system(...)"`` ran the command.  A string is refused;
+    numbers and sympy objects convert as before (``strict=True``).
+    """
+    if isinstance(value, str | bytes):
+        raise TypeError(f"{what} must be a sympy expression, not text (text is never "
+                        "evaluated: build it with sympy.Symbol, or parse it with "
+                        f"rlscale.theory.parse_expression); got {value!r:.60}")
+    try:
+        return sp.sympify(value, strict=True)
+    except sp.SympifyError:
+        raise TypeError(f"{what} must be a sympy expression or a number; got "
+                        f"{type(value).__name__} {value!r:.60}") from None
+
+
 # --------------------------------------------------------------------------- results
 @dataclass(frozen=True)
 class StepResult:
@@ -164,7 +182,7 @@ def _doit(expr: Any) -> sp.Expr:
     expression is evaluated as before, so no integral that sympy could evaluate is
     refused.
     """
-    expr = sp.sympify(expr)
+    expr = as_sympy(expr)
     if isinstance(expr, sp.Integral):
         by_terms = _integrate_by_terms(expr)
         if by_terms is not None:
@@ -389,7 +407,7 @@ class Limit(Step):
                 rf"{sp.latex(self.expr)} = {sp.latex(self.value)}")
 
     def _check(self) -> tuple[Status, str]:
-        got = _limit_by_terms(sp.sympify(self.expr), self.var, self.point, self.direction)
+        got = _limit_by_terms(as_sympy(self.expr), self.var, self.point, self.direction)
         if got is None:
             got = sp.limit(self.expr, self.var, self.point, self.direction)
         if _is_zero(got - self.value):
