@@ -195,6 +195,7 @@ class Proof:
     guarantees: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        _check_proof_fields(self)  # a TypeError naming the field (issue 22)
         if self.guarantees:  # the former name of ``concerns``
             merged = tuple(dict.fromkeys((*self.concerns, *self.guarantees)))
             object.__setattr__(self, "concerns", merged)
@@ -289,3 +290,22 @@ def latex_document(parts: Sequence[str], title: str = "rlscale proofs") -> str:
             rf"\title{{{_tex_text(title)}}}", r"\begin{document}", r"\maketitle"]
     return "\n".join([*head, *parts, r"\end{document}"]) + "\n"
 
+
+def _check_proof_fields(proof: Proof) -> None:
+    """Refuse fields :class:`Proof` cannot use, naming the field (``Proof(..., steps="x")``
+    raised ``AttributeError: 'str' object has no attribute 'name'``); lists become tuples."""
+    for name in ("name", "title", "statement", "statement_latex", "source", "notes"):
+        if not isinstance(getattr(proof, name), str):
+            raise TypeError(f"{name} must be a string; got "
+                            f"{type(getattr(proof, name)).__name__} {getattr(proof, name)!r:.60}")
+    for name, kind, what in (("steps", Step, "Step"), ("assumptions", str, "string"),
+                             ("concerns", str, "string"), ("guarantees", str, "string")):
+        value = getattr(proof, name)
+        if isinstance(value, str | bytes) or not isinstance(value, tuple | list):
+            raise TypeError(f"{name} must be a tuple of {what}s; got {type(value).__name__} "
+                            f"{value!r:.60}")
+        for i, item in enumerate(value):
+            if not isinstance(item, kind):
+                raise TypeError(f"{name}[{i}] must be a {what}; got {type(item).__name__} "
+                                f"{item!r:.60}")
+        object.__setattr__(proof, name, tuple(value))
