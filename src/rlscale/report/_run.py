@@ -236,7 +236,7 @@ def _run_step(step, config, staging, sections, shared, progress,
 _CLAIMS: Any = None
 
 
-def _init_side(claims: Any) -> None:
+def _init_side(claims: Any, parent: int | None = None) -> None:
     """Initialise the side process: the shared claim counter, and a fast exit.
 
     A spawned worker ends with ``sys.exit`` in multiprocessing's ``spawn_main``,
@@ -249,6 +249,12 @@ def _init_side(claims: Any) -> None:
     first out), so the exit handler registered here skips only the finalisation.
     """
     global _CLAIMS
+    if parent is not None:
+        # Killed with the report (kill -9): an orphan wrote into the staging directory
+        # while the rerun cleaned it (issue 22).
+        from rlscale._lifetime import die_with_parent
+
+        die_with_parent(parent)
     _CLAIMS = claims
     atexit.register(os._exit, 0)
 
@@ -299,7 +305,8 @@ class _Side:
 
             ctx = multiprocessing.get_context("spawn")
             self.claims = ctx.Value("i", 0)
-            self.pool = ctx.Pool(1, initializer=_init_side, initargs=(self.claims,))
+            self.pool = ctx.Pool(1, initializer=_init_side,
+                                 initargs=(self.claims, os.getpid()))
             self.pending = self.pool.apply_async(_run_independent,
                                                  (self.labels, config, staging))
 
