@@ -252,7 +252,7 @@ def _init_side(claims: Any, parent: int | None = None) -> None:
     if parent is not None:
         # Killed with the report (kill -9): an orphan wrote into the staging directory
         # while the rerun cleaned it (issue 22).
-        from rlscale._lifetime import die_with_parent
+        from rlscale.sweep._lifetime import die_with_parent
 
         die_with_parent(parent)
     _CLAIMS = claims

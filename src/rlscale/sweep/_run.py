@@ -326,7 +326,10 @@ def run_sweep(
     jobs : int
         Local worker processes (joblib); ignored with ``scheduler``.  With more
         than one, runs go largest first and small runs in chunks (see
-        :mod:`rlscale.sweep._pool`); rows are appended in completion order.
+        :mod:`rlscale.sweep._pool`); rows are appended in completion order, and
+        once every run is done the file is rewritten in the spec's order (rows of
+        other specs first, as they were), so it does not depend on the number of
+        workers or on how often the sweep was interrupted (issue 22).
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://host:8786``).
     progress : bool
@@ -371,7 +374,13 @@ def run_sweep(
                 bar.update(1)
     finally:
         bar.close()
-    return rows
+    order = {r["run_id"]: i for i, r in enumerate(runs)}
+    canonical = ([r for r in rows if r["run_id"] not in order]
+                 + sorted((r for r in rows if r["run_id"] in order),
+                          key=lambda r: order[r["run_id"]]))
+    if canonical != rows:
+        write_text_atomic(out, _render(canonical))
+    return canonical
 
 
 def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:

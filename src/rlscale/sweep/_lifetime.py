@@ -26,14 +26,24 @@ __all__ = ["die_with_parent"]
 _PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(parent: int) -> None:
+_WATCHED: set[int] = set()
+
+
+def die_with_parent(parent: int, *, kernel: bool = True) -> None:
     """End this process when process ``parent`` (the one that started it) ends.
 
-    Call it first thing in the helper (a pool initializer).  If the parent has
-    already gone (it died before the helper got here), the helper exits now.
+    Call it first thing in the helper (a pool initializer, or each task: a second
+    call for the same parent does nothing).  If the parent has already gone (it
+    died before the helper got here), the helper exits now.  ``kernel=False``
+    uses the watch thread only: ``PR_SET_PDEATHSIG`` fires when the *thread* that
+    started the helper ends, which in a pool that starts workers from a helper
+    thread (joblib's loky) is not the parent's death.
     """
+    if parent in _WATCHED:
+        return
+    _WATCHED.add(parent)
     armed = False
-    if sys.platform.startswith("linux"):
+    if kernel and sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
             armed = libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
