@@ -17,11 +17,11 @@ must survive every interrupted run byte for byte, nothing may appear beside
 the output but its own working names, and no process of the command may
 outlive it (:func:`orphans`).
 
-``ulimit -f`` (:data:`resource.RLIMIT_FSIZE`) stands in for a full disk: a
-write that crosses it fails with ``EFBIG`` (Python ignores ``SIGXFSZ``), as
-``ENOSPC`` would.  A read-only output is made with ``chmod`` where the process
-is not root, and by running the command as ``nobody`` where it is (root
-ignores permission bits).
+A full disk is ``ulimit -f`` (:data:`resource.RLIMIT_FSIZE`: a write that
+crosses it fails with ``EFBIG``; Python ignores ``SIGXFSZ``) and, where a
+private mount namespace is available (``unshare -rm``), a small tmpfs that
+really fills (``ENOSPC``).  A read-only output is a read-only bind mount in such
+a namespace (``EROFS``, which root cannot write through either).
 
 Used by ``tests/test_faults*.py`` (one or two faults each) and by
 ``python -m benchmarks reliability`` (20 or more of each).
@@ -171,7 +171,8 @@ class Outcome:
 
 def run(cmd: Sequence[str], *, fault: str | None = None, at: float = 0.0,
         timeout: float = 600.0, cwd: Path | None = None,
-        preexec: Callable[[], None] | None = None) -> Outcome:
+        preexec: Callable[[], None] | None = None,
+        env: dict[str, str] | None = None) -> Outcome:
     """Run ``cmd``; with ``fault`` ("SIGKILL" or "SIGINT") send it after ``at`` seconds.
 
     SIGKILL goes to the command's process only, SIGINT to its process group
@@ -181,7 +182,7 @@ def run(cmd: Sequence[str], *, fault: str | None = None, at: float = 0.0,
     """
     import tempfile
 
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     start = time.monotonic()
     stop = None
     with tempfile.TemporaryFile() as err:
@@ -226,32 +227,41 @@ def file_size_limit(limit: int) -> Callable[[], None]:
     return apply
 
 
-def as_nobody() -> Callable[[], None] | None:
-    """A ``preexec_fn`` dropping root to ``nobody`` (so permission bits apply), or None
-    when not root."""
-    if os.geteuid() != 0:
-        return None
+def _unshare_works() -> bool:
+    """Whether ``unshare -rm`` (a private user and mount namespace) is available."""
+    import shutil as _shutil
 
-    def drop() -> None:
-        os.setgid(65534)
-        os.setuid(65534)
-    return drop
-
-
-@contextlib.contextmanager
-def read_only(path: Path):
-    """``path`` (a directory) and everything under it without write permission."""
-    modes = {}
-    for p in [path, *path.rglob("*")]:
-        if not p.is_symlink():
-            modes[p] = p.stat().st_mode
-            p.chmod(modes[p] & ~0o222)
+    if _shutil.which("unshare") is None:
+        return False
     try:
-        yield path
-    finally:
-        for p, mode in modes.items():
-            with contextlib.suppress(OSError):
-                p.chmod(mode)
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True,
+                              timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def read_only_command(directory: Path, cmd: Sequence[str]) -> list[str] | None:
+    """``cmd`` run with ``directory`` bind-mounted read-only (a read-only file system:
+    ``EROFS`` even for root), in a private mount namespace; None where unavailable."""
+    if not _unshare_works():
+        return None
+    d = str(directory)
+    return ["unshare", "-rm", "sh", "-c",
+            f'mount --bind "{d}" "{d}" && mount -o remount,bind,ro "{d}" && exec "$@"',
+            "sh", *cmd]
+
+
+def full_disk_command(mount: Path, size: int, seed: Path, keep: Path,
+                      cmd: Sequence[str]) -> list[str] | None:
+    """``cmd`` run on a tmpfs of ``size`` bytes mounted at ``mount`` (``ENOSPC`` when full)
+    that holds a copy of ``seed`` as ``mount/R``; afterwards the tmpfs's content is
+    copied to ``keep`` (it vanishes with the namespace).  None where unavailable."""
+    if not _unshare_works():
+        return None
+    m, k, sd = str(mount), str(keep), str(seed)
+    script = (f'mount -t tmpfs -o size={size} tmpfs "{m}" && cp -a "{sd}" "{m}/R" && '
+              f'{{ "$@"; rc=$?; cp -a "{m}/." "{k}/"; exit $rc; }}')
+    return ["unshare", "-rm", "sh", "-c", script, "sh", *cmd]
 
 
 # ----------------------------------------------------------------------------- the study

@@ -255,6 +255,14 @@ def _init_side(claims: Any, parent: int | None = None) -> None:
         from rlscale.sweep._lifetime import die_with_parent
 
         die_with_parent(parent)
+    # tqdm's default lock is a multiprocessing RLock: a semaphore the resource tracker
+    # reports as leaked ("UserWarning: ... leaked semaphore objects") when the side
+    # process is terminated (a failed or interrupted report).  Its bars are off here.
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
     _CLAIMS = claims
     atexit.register(os._exit, 0)
 
@@ -305,8 +313,11 @@ class _Side:
 
             ctx = multiprocessing.get_context("spawn")
             self.claims = ctx.Value("i", 0)
-            self.pool = ctx.Pool(1, initializer=_init_side,
-                                 initargs=(self.claims, os.getpid()))
+            from rlscale.sweep._lifetime import children_ignore_interrupts
+
+            with children_ignore_interrupts():  # Ctrl-C: the main process stops it
+                self.pool = ctx.Pool(1, initializer=_init_side,
+                                     initargs=(self.claims, os.getpid()))
             self.pending = self.pool.apply_async(_run_independent,
                                                  (self.labels, config, staging))
 

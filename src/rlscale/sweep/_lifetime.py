@@ -20,8 +20,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
-__all__ = ["die_with_parent"]
+__all__ = ["children_ignore_interrupts", "die_with_parent", "quiet_teardown_after_interrupt"]
 
 _PR_SET_PDEATHSIG = 1
 
@@ -58,3 +59,77 @@ def _watch(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(0.5)
     os._exit(1)
+
+
+@contextlib.contextmanager
+def children_ignore_interrupts() -> Iterator[None]:
+    """Processes started inside the block ignore SIGINT (Ctrl-C); this one still takes it.
+
+    Ctrl-C goes to the whole process group: a worker that got it printed its
+    own ``KeyboardInterrupt`` traceback (dozens of lines) while the command
+    stopped with one line.  An ignored signal stays ignored through fork and
+    exec, and Python installs its ``KeyboardInterrupt`` handler only where the
+    parent left SIGINT alone, so a child started while SIGINT is ignored here
+    never sees it; the command handles Ctrl-C and stops its workers.  SIGINT is
+    also *blocked* meanwhile (on Linux a blocked signal is kept pending even when
+    ignored), so a Ctrl-C in the block is delivered when it ends, not lost.
+    (Blocking alone is not enough: the child's mask is reset on its way in.)
+    """
+    if (not hasattr(signal, "pthread_sigmask")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+@contextlib.contextmanager
+def quiet_teardown_after_interrupt(thread_name: str = "ExecutorManagerThread"
+                                   ) -> Iterator[None]:
+    """After a Ctrl-C inside the block, an exception in the pool thread ``thread_name`` is
+    not printed.
+
+    When joblib aborts a loky pool on ``KeyboardInterrupt`` the executor's
+    manager thread can die with ``KeyError`` in ``add_call_item_to_queue`` (a
+    race of the cancelled work items, cf. joblib/loky#663 and the same race in
+    ``concurrent.futures``, python/cpython#125886): a thread traceback after
+    "rlscale: interrupted" although nothing went wrong that the user could act
+    on.  Only that thread, and only after a SIGINT, is silenced; main thread only.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    interrupted = threading.Event()
+    previous_handler = signal.getsignal(signal.SIGINT)
+    previous_hook = threading.excepthook
+
+    def on_interrupt(signum, frame):
+        interrupted.set()
+        if callable(previous_handler):
+            previous_handler(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    def hook(args):
+        if interrupted.is_set() and args.thread is not None and \
+                args.thread.name == thread_name:
+            return
+        previous_hook(args)
+
+    if previous_handler is signal.SIG_IGN:  # Ctrl-C is off: nothing to do
+        yield
+        return
+    signal.signal(signal.SIGINT, on_interrupt)
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous_handler)
+        # The hook stays while the interrupt unwinds: the thread dies after this block.
+        if not interrupted.is_set():
+            threading.excepthook = previous_hook

@@ -239,6 +239,14 @@ def execute(configs: list[dict[str, Any]], jobs: int,
         return
     from joblib import Parallel, delayed
 
+    from rlscale.sweep._lifetime import children_ignore_interrupts, quiet_teardown_after_interrupt
+
     parallel = Parallel(n_jobs=jobs, return_as="generator_unordered", batch_size=1,
                         pre_dispatch="all")
-    yield from parallel(delayed(run_chunk)(c, os.getpid()) for c in chunks(configs, jobs))
+    with quiet_teardown_after_interrupt():
+        # The call dispatches every chunk, starting the workers: Ctrl-C is for this
+        # process alone, which stops them (issue 22).
+        with children_ignore_interrupts():
+            results = parallel(delayed(run_chunk)(c, os.getpid())
+                               for c in chunks(configs, jobs))
+        yield from results
