@@ -251,8 +251,10 @@ def interval_eval(expr: Any, bindings: Mapping[Any, Any]) -> Any:
                 return -inner
             return iv.mpf([0, max(-lo, hi)])
         if e.free_symbols:
-            raise TypeError(f"unbound symbols {sorted(map(str, e.free_symbols))} in {e}")
-        raise TypeError(f"interval arithmetic does not support {type(e).__name__}: {e}")
+            raise TypeError(f"expr has symbols without bindings "
+                            f"{sorted(map(str, e.free_symbols))} in {e}")
+        raise TypeError(f"expr holds {type(e).__name__}, which interval arithmetic does not "
+                        f"support: {e}")
 
     return ev(as_sympy(expr))
 

@@ -148,6 +148,10 @@ class ProofResult:
         return self.count("cited")
 
     def count(self, status: str) -> int:
+        """How many steps have ``status`` (one of :data:`STATUSES`)."""
+        if not isinstance(status, str) or status not in STATUSES:
+            raise (TypeError if not isinstance(status, str) else ValueError)(
+                f"status must be one of {', '.join(STATUSES)}; got status={status!r:.60}")
         return sum(s.status == status for s in self.steps)
 
     def counts_text(self) -> str:
@@ -157,10 +161,14 @@ class ProofResult:
         return ", ".join(parts)
 
     def step(self, name: str) -> StepResult:
+        """The result of the step called ``name`` (:class:`UnknownStep` when none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a step name (str); got {type(name).__name__} "
+                            f"{name!r:.60}")
         for s in self.steps:
             if s.name == name:
                 return s
-        raise KeyError(f"proof {self.name!r} has no step {name!r}")
+        raise UnknownStep(f"proof {self.name!r} has no step name={name!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "statement": self.statement,
@@ -172,6 +180,14 @@ class ProofResult:
 
 
 # --------------------------------------------------------------------------- proofs
+class UnknownStep(KeyError, ValueError):
+    """:meth:`Proof.step` found no step of that name (a ``KeyError``, as before, and a
+    ``ValueError``, as every bad argument of rlscale is)."""
+
+    def __str__(self) -> str:  # the message, not KeyError's quoted repr of it
+        return str(self.args[0]) if self.args else ""
+
+
 @dataclass(frozen=True)
 class Proof:
     """A statement, its assumptions (hypotheses) and its steps, checked or cited.
@@ -206,15 +222,21 @@ class Proof:
             raise ValueError(f"proof {self.name!r} has duplicate step names {sorted(dup)}")
 
     def step(self, name: str) -> Step:
-        """The step called ``name``."""
+        """The step called ``name`` (:class:`UnknownStep`, a ``KeyError`` and a
+        ``ValueError``, when there is none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a step name (str); got {type(name).__name__} "
+                            f"{name!r:.60}")
         for s in self.steps:
             if s.name == name:
                 return s
-        raise KeyError(f"proof {self.name!r} has no step {name!r}; steps: "
-                       f"{[s.name for s in self.steps]}")
+        raise UnknownStep(f"proof {self.name!r} has no step name={name!r}; steps: "
+                          f"{[s.name for s in self.steps]}")
 
     def replace_step(self, new: Step) -> Proof:
         """A copy with the step of the same name replaced by ``new`` (for mutation tests)."""
+        if not isinstance(new, Step):
+            raise TypeError(f"new must be a Step; got {type(new).__name__} {new!r:.60}")
         self.step(new.name)
         return replace(self, steps=tuple(new if s.name == new.name else s for s in self.steps))
 
@@ -284,6 +306,11 @@ def latex_document(parts: Sequence[str], title: str = "rlscale proofs") -> str:
     >>> doc.startswith("% Compile with lualatex"), doc.rstrip().endswith("end{document}")
     (True, True)
     """
+    if isinstance(parts, str | bytes) or not isinstance(parts, Sequence) or not all(
+            isinstance(p, str) for p in parts):
+        raise TypeError(f"parts must be a sequence of LaTeX strings; got {parts!r:.60}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a string; got {type(title).__name__} {title!r:.60}")
     head = ["% Compile with lualatex or xelatex (Unicode text).",
             r"\documentclass{article}", r"\usepackage{amsmath,amssymb}",
             r"\usepackage{fontspec}", r"\setmainfont{DejaVu Serif}",

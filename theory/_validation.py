@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["MAX_COUNT", "MAX_JOBS", "check_bool", "check_choice", "check_finite_result",
-           "check_jobs", "check_mapping", "check_positive_int", "check_real", "check_scalar",
-           "check_work", "return_like"]
+           "check_jobs", "check_mapping", "check_path", "check_positive_int", "check_real",
+           "check_scalar", "check_work", "return_like"]
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -381,6 +381,35 @@ def check_mapping(name: str, value: Any) -> Mapping:
         if not isinstance(key, str):
             raise TypeError(f"{name} keys must be axis names (str); got {key!r:.60}")
     return value
+
+
+def check_path(name: str, value: Any) -> Any:
+    """Validate a file-system path argument: a non-empty ``str`` or ``os.PathLike[str]``.
+
+    Returns it as a :class:`pathlib.Path`.  Bytes, numbers and other objects are a
+    ``TypeError`` naming the argument (``open(3.5)`` said "expected str, bytes or
+    os.PathLike object, not float"); whether the path exists is the caller's
+    business (an ``OSError`` naming it).
+
+    Examples
+    --------
+    >>> check_path("out", "results.csv")
+    PosixPath('results.csv')
+    >>> check_path("out", 3.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: out must be a path (str or os.PathLike); got float 3.5
+    """
+    import os
+    from pathlib import Path
+
+    text = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a path (str or os.PathLike); got "
+                        f"{type(value).__name__} {value!r:.60}")
+    if not text or "\x00" in text:
+        raise ValueError(f"{name} must be a non-empty path without NUL; got {name}={text!r:.60}")
+    return Path(text)
 
 
 def check_finite_result(result: Any, what: str, **inputs: Any) -> Any:

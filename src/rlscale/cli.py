@@ -202,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bon-kl...
     True
     """
+    if argv is not None and (isinstance(argv, str | bytes) or not isinstance(argv, Sequence)
+                             or not all(isinstance(a, str) for a in argv)):
+        raise TypeError(f"argv must be a sequence of strings or None; got {argv!r:.60}")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -36,7 +36,7 @@ from rlscale.files._staging import (
     open_staging,
     publish,
 )
-from rlscale.report._config import load_config, to_toml, validate
+from rlscale.report._config import DEFAULTS, load_config, to_toml, validate
 from rlscale.report._document import build_document
 from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, Shared, prune_results
 
@@ -112,7 +112,16 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     ValueError: --out ... exists and is not an rlscale report (no .rlscale-report); ...
     """
     from rlscale._optional import require
+    from rlscale.theory._validation import check_bool, check_mapping, check_path
 
+    out = check_path("out", out)  # wrong types: a TypeError naming them (issue 22)
+    check_bool("quick", quick)
+    check_bool("progress", progress)
+    if config is not None:
+        missing = sorted(set(DEFAULTS) - set(check_mapping("config", config)))
+        if missing:
+            raise ValueError(f"config lacks the sections {missing}; build it with "
+                             "load_config (the defaults, a file's overrides)")
     require("matplotlib", extra="plot", purpose="report figures")
     out = Path(out).resolve()  # "--out ." has no name to stage beside
     check_destination(out)
