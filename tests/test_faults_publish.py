@@ -108,3 +108,25 @@ def test_a_kill_before_the_first_report_leaves_a_state_the_rerun_takes(tmp_path,
     write_report(out, "new")
     assert json.loads((out / "index.md").read_text())["report"] == "new"
     assert beside(out) == [] and not os.path.exists(tmp_path / ".R.partial")
+
+
+def test_a_forged_working_name_beside_the_output_is_contained(tmp_path: Path) -> None:
+    # Recovery acts on names beside the output that look like a dead run's (.R.old-PID-NS):
+    # a forged one, whose manifest lists paths outside, or a link, touches nothing outside.
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "index.md").write_text("not a report's")
+    out = tmp_path / "work" / "R"
+    write_report(out, "old")
+    forged = out.parent / f".R.old-{2**22 + 12345}-1"  # no such pid
+    forged.mkdir()
+    (forged / ".rlscale-report").write_text(json.dumps(
+        {"rlscale_report": 1, "files": ["../../victim.txt", str(victim), "index.md"]}))
+    (forged / "index.md").write_text("x")
+    (out.parent / f".R.old-{2**22 + 12346}-2").symlink_to(elsewhere)
+    write_report(out, "new")
+    assert victim.read_text() == "precious"
+    assert (elsewhere / "index.md").read_text() == "not a report's"
+    assert json.loads((out / "index.md").read_text())["report"] == "new"
