@@ -154,18 +154,18 @@ def test_a_failed_report_leaves_the_previous_one_and_the_rerun_is_identical(tmp_
     assert "File too large" in _one_error_line(full.stderr)
     assert snapshot(out, raw=True) == before and not full.orphans
 
-    # Killed, then interrupted: the previous report stays as it was each time.
+    # Killed, then interrupted: whatever is at --out stays as it was each time (the
+    # previous report; the new one if a run finished before its signal).
     kill_at, interrupt_at = _kill_times(22, ref.seconds, 2)
-    killed = run(cmd, fault="SIGKILL", at=kill_at)
-    assert not killed.orphans, killed.orphans
-    if killed.returncode != 0:
-        assert snapshot(out, raw=True) == before
-    interrupted = run(cmd, fault="SIGINT", at=interrupt_at / 2)
-    assert "Traceback" not in interrupted.stderr, interrupted.stderr
-    assert (interrupted.stop_seconds or 0.0) <= STOP_SECONDS and not interrupted.orphans
-    if interrupted.returncode not in (0, None):
-        assert interrupted.returncode == 130, interrupted.stderr
-        assert snapshot(out, raw=True) == before
+    for fault, at in (("SIGKILL", kill_at), ("SIGINT", interrupt_at / 2)):
+        before = snapshot(out, raw=True)
+        hurt = run(cmd, fault=fault, at=at)
+        assert not hurt.orphans, (fault, hurt.orphans)
+        assert "Traceback" not in hurt.stderr, (fault, hurt.stderr)
+        assert (hurt.stop_seconds or 0.0) <= STOP_SECONDS, (fault, hurt.stop_seconds)
+        if hurt.returncode != 0:
+            assert hurt.returncode == (-9 if fault == "SIGKILL" else 130), hurt.stderr
+            assert snapshot(out, raw=True) == before, fault
 
     final = run(cmd)
     assert final.returncode == 0, final.stderr
