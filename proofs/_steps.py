@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import abc
 import cmath
+import dataclasses
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ import numpy as np
 import sympy as sp
 
 from rlscale.proofs._integrals import _integrate_by_terms
+from rlscale.theory._validation import check_bool, check_positive_int
 
 __all__ = ["CHECKERS", "STATUSES", "Cited", "Identity", "Limit", "Series", "Sign", "Step",
            "StepResult"]
@@ -75,17 +78,13 @@ def check_step_fields(step: Any) -> None:
     strings, flags booleans, counts bounded integers, expressions sympy objects or finite
     numbers (never text: :func:`as_sympy`), tuples of expressions tuples; a field of
     another type (a callable, a fallback step) is checked by its own class."""
-    import dataclasses
-    import math as _math
-
-    from rlscale.theory._validation import check_bool, check_positive_int
 
     def expression(name: str, value: Any) -> None:
         if value is None:
             return
         if isinstance(value, complex | np.complexfloating):
             raise TypeError(f"{name} must be a real expression or number; got {value!r}")
-        if isinstance(value, float | np.floating) and not _math.isfinite(value):
+        if isinstance(value, float | np.floating) and not math.isfinite(value):
             raise ValueError(f"{name} must be finite (write sympy.oo for infinity); got "
                              f"{name}={value!r}")
         if as_sympy(value, name).has(sp.nan):
