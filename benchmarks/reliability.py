@@ -80,16 +80,26 @@ def api_fuzz(jobs: int) -> dict[str, Any]:
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - start
     changed = sorted(_repo_state() - before)
-    rows = [line.split("\t") for line in log.read_text().splitlines()] if log.exists() else []
-    fuzzed = [r for r in rows if "test_contract[" in r[0] or "wrong_types_are_refused" in r[0]]
-    kinds = Counter(r[4] for r in rows if len(r) > 4 and r[1] == "failed")
-    per_entry = [int(r[2]) for r in fuzzed if r[1] == "passed"]
+    # One line per test from the worker that ran it (with its count) and, under xdist, one
+    # from the controller (count 0): per test, the largest count and any failure.
+    tests: dict[str, dict[str, Any]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        node, outcome, calls, _, kind = (line.split("\t") + [""] * 5)[:5]
+        t = tests.setdefault(node, {"calls": 0, "failed": False, "kind": ""})
+        t["calls"] = max(t["calls"], int(calls or 0))
+        if outcome == "failed":
+            t["failed"], t["kind"] = True, kind or t["kind"]
+    fuzzed = {n: t for n, t in tests.items() if "test_contract[" in n}
+    kinds = Counter(t["kind"] for t in tests.values() if t["failed"])
     return {
-        "entries": len(fuzzed), "examples": sum(int(r[2]) for r in rows),
-        "min_examples_per_fuzzed_entry": min(
-            (int(r[2]) for r in fuzzed if "test_contract[" in r[0]), default=0),
-        "tests_failed": sum(r[1] == "failed" for r in rows), "failure_kinds": dict(kinds),
-        "passed_entries": len(per_entry), "repository_files_changed": changed,
+        "tests": len(tests), "fuzzed_entries": len(fuzzed),
+        "examples": sum(t["calls"] for t in tests.values()),
+        "fuzz_examples": sum(t["calls"] for t in fuzzed.values()),
+        "min_examples_per_fuzzed_entry": min((t["calls"] for t in fuzzed.values()), default=0),
+        "entries_below_50": sorted(n.split("[", 1)[1].rstrip("]") for n, t in fuzzed.items()
+                                   if t["calls"] < 50),
+        "tests_failed": sum(t["failed"] for t in tests.values()), "failure_kinds": dict(kinds),
+        "repository_files_changed": changed,
         "seconds": round(seconds, 1), "pytest_exit": proc.returncode,
         "pytest_tail": proc.stdout.strip().splitlines()[-1:] if proc.stdout else [],
     }
@@ -258,9 +268,11 @@ def main(argv: list[str] | None = None) -> int:
         print("1. API fuzz (contract suites, ci profile, >= 50 examples per entry) ...",
               flush=True)
         api = results["api"] = api_fuzz(args.jobs)
-        print(f"  entries {api['entries']}, examples {api['examples']}, fewest per fuzzed "
-              f"entry {api['min_examples_per_fuzzed_entry']}; failed tests "
-              f"{api['tests_failed']} {api['failure_kinds'] or ''}; repository files changed "
+        print(f"  tests {api['tests']}, fuzzed entries {api['fuzzed_entries']}, examples "
+              f"{api['examples']} ({api['fuzz_examples']} fuzzed), fewest per fuzzed entry "
+              f"{api['min_examples_per_fuzzed_entry']} (below 50, no arguments to fuzz: "
+              f"{len(api['entries_below_50'])}); failed tests {api['tests_failed']} "
+              f"{api['failure_kinds'] or ''}; repository files changed "
               f"{len(api['repository_files_changed'])}; {api['seconds']} s, {_load()}",
               flush=True)
     if "cli" not in skip:
