@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 
 import sympy as sp
 
-from rlscale.proofs._steps import Status, Step, as_sympy
+from rlscale.proofs._fields import as_sympy
+from rlscale.proofs._steps import Status, Step
 
 __all__ = ["IntervalCertificate", "IntervalInequality", "PolynomialInequality",
            "interval_eval", "z3_available"]
