@@ -380,9 +380,9 @@ def test_methods_without_arguments_return_finite_values():
 # -- the issue's reproducers, each a regression test that failed before the fix ----------
 
 @pytest.mark.parametrize("call", [
-    lambda: sim.optimal_success(LAKE, horizon=1e308),
-    lambda: sim.brute_force_selection(16, 64, trials=7.7e165),
-    lambda: FAMILY.sample(2, 1e218),
+    lambda: sim.optimal_success(LAKE, horizon=10**308),
+    lambda: sim.brute_force_selection(16, 64, trials=7 * 10**165),
+    lambda: FAMILY.sample(2, 10**218),
     lambda: sim.TrainConfig(grid_size=100_000),
     lambda: sim.TrainConfig(n_environments=10**9),
     lambda: sim.sample_selection(10.0, 1.0, trials=10**12),
@@ -392,10 +392,23 @@ def test_counts_beyond_their_documented_limit_are_refused_at_once(call):
         call()
 
 
+@pytest.mark.parametrize("call", [
+    lambda: sim.optimal_success(LAKE, horizon=1e308),
+    lambda: sim.brute_force_selection(16, 64, trials=7.7e165),
+    lambda: FAMILY.sample(2, 1e218),
+    lambda: sim.sample_trajectories(RW, 1e6, 0),
+])
+def test_floats_are_refused_as_counts(call):
+    with pytest.raises(TypeError, match=r"must be an integer .*not a float"):
+        call()
+
+
 def test_train_config_fields_are_canonical():
     with pytest.raises(TypeError, match="n_environments"):
         sim.TrainConfig(n_environments=True)
-    c = sim.TrainConfig(tasks_per_step=16.0, n_environments=2.0, unit_cost_task=2)
+    with pytest.raises(TypeError, match=r"tasks_per_step must be an integer .*not a float"):
+        sim.TrainConfig(tasks_per_step=16.0)  # issue 22: a count is an integer
+    c = sim.TrainConfig(tasks_per_step=np.int64(16), n_environments=2, unit_cost_task=2)
     assert type(c.tasks_per_step) is int and type(c.n_environments) is int
     assert type(c.unit_cost_task) is float
     assert c.as_dict() == sim.TrainConfig(tasks_per_step=16, n_environments=2,
