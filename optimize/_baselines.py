@@ -11,8 +11,17 @@ less than the budget; its η uses what it spent, and a note says so.
 :func:`plan_uncertainty` carries a fit's bootstrap laws into the plan: the
 spread of the optimal allocation, the predicted loss band at the plan, η
 against each baseline with an interval, and a **robust plan** that minimises
-the mean loss over the bootstrap laws (a :class:`~rlscale.theory.MixtureLaw`,
-still a geometric program).
+the expected loss over the bootstrap laws with no law allowed to dominate (a
+trimmed mean of losses clipped into the loss's range,
+:func:`~rlscale.optimize.robust_plan`).
+
+What these intervals are intervals *of*: η here re-plans under every bootstrap law, so
+it is the plug-in plan judged by the fit that chose it -- biased up by the optimizer's
+curse, and not the η the plan delivers once deployed (η_deployed,
+:mod:`rlscale.optimize._deployed`).  :func:`~rlscale.optimize.recommend` is the decision
+that is judged honestly; this function stays for the plug-in analysis, and the decision
+study (``python -m benchmarks.decision_study``) scores its intervals against both
+η_deployed and the oracle η.
 """
 
 from __future__ import annotations
@@ -62,6 +71,14 @@ def _spend(problem: AllocationProblem, budget: float, direction: Mapping[str, fl
 
     def excess(log_s: float) -> float:
         return math.log(float(problem.cost_at(values(log_s)))) - math.log(budget)
+
+    outside = [v for v in problem.variables if v not in direction
+               and not problem.bounds[v][0] <= centre[v] <= problem.bounds[v][1]]
+    if outside:  # a held variable the bounds exclude: this baseline is not allowed at all
+        v = outside[0]
+        raise InfeasibleError(f"the baseline holds {v} at the centre's {centre[v]:g}, outside "
+                              f"its bounds [{problem.bounds[v][0]:g}, "
+                              f"{problem.bounds[v][1]:g}]")
 
     # Where each scaled variable meets its lower and upper bound.
     lo_cap = max(math.log(problem.bounds[v][0] / centre[v]) for v in direction)
@@ -201,11 +218,12 @@ class PlanUncertainty:
     eta_intervals : dict
         Per baseline, the interval of η over the bootstrap laws (each law
         re-plans and re-prices the same baseline allocation).
-    robust : Allocation
-        The allocation minimising the mean loss over the bootstrap laws.
+    robust : RobustPlan
+        The allocation minimising the bounded, trimmed expected loss over the
+        bootstrap laws (:func:`~rlscale.optimize.robust_plan`).
     robust_gain : float
-        Mean loss over the bootstrap laws at the point plan minus at the
-        robust plan (≥ 0 up to solver tolerance: what robustness buys in
+        That expected loss at the point plan minus at the robust plan (both inside
+        the loss's range, so the gain is at most its width: what robustness buys in
         expectation).
     robust_point_cost : float
         Point-law loss of the robust plan minus that of the point plan (≥ 0:
@@ -232,7 +250,7 @@ class PlanUncertainty:
     allocation_intervals: dict[str, tuple[float, float]]
     loss_band: tuple[float, float]
     eta_intervals: dict[str, tuple[float, float]]
-    robust: Allocation
+    robust: Any
     robust_gain: float
     robust_point_cost: float
     n_laws: int
@@ -389,7 +407,9 @@ def eta_bootstrap(point: BaselineComparison, laws: Sequence[Law], cost: Any,
 def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
                      centre: Mapping[str, float], bounds: Mapping[str, Any] | None = None, *,
                      substitute: Mapping[str, Any] | None = None,
-                     confidence: float = 0.9, method: str = DEFAULT_METHOD) -> PlanUncertainty:
+                     confidence: float = 0.9, method: str = DEFAULT_METHOD,
+                     trim: float = 0.1, loss_range: tuple[float, float] | None = None
+                     ) -> PlanUncertainty:
     """Carry the bootstrap laws of a fit into the plan, its η and a robust plan.
 
     Parameters
@@ -422,6 +442,9 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
         one.  The allocation intervals and the loss band are always percentile
         intervals.  Every method is available afterwards from
         :meth:`PlanUncertainty.eta_interval`.
+    trim, loss_range :
+        The robust plan's trimmed, bounded mean (:func:`~rlscale.optimize.robust_plan`;
+        ``loss_range=(0, 1)`` for a loss ``1 − success``).
 
     Notes
     -----
@@ -472,11 +495,16 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
         lo, hi = np.quantile(np.asarray(xs, dtype=float), q)
         return float(lo), float(hi)
 
-    from rlscale.theory._mixture import MixtureLaw
+    from rlscale.optimize._deployed import LawBank
+    from rlscale.optimize._robust_plan import check_loss_range, expected_loss, robust_plan
 
-    mixture = AllocationProblem(MixtureLaw(good), cost, bounds, substitute)
-    robust = mixture.allocate(budget, round_integers=False)
+    robust = robust_plan(good, cost, budget, bounds, substitute=substitute, trim=trim,
+                         loss_range=loss_range, start=point.plan.values)
     plan_values = point.plan.values
+    eff = problem.effective(plan_values)
+    at_point = LawBank(good).losses({a: np.atleast_1d(np.asarray(eff[a], dtype=float))
+                                     for a in law.axes})[:, 0]
+    j_point = float(expected_loss(at_point, robust.trim, check_loss_range(loss_range)))
     return PlanUncertainty(
         budget=float(budget), confidence=confidence, point=point,
         allocation_intervals={v: interval([a[v] for a in boot["alloc"]])
@@ -486,7 +514,7 @@ def plan_uncertainty(law: Law, laws: Sequence[Law], cost: Any, budget: float,
                                              method, floor=ETA_FLOOR)
                        for k, v in boot["etas"].items()},
         robust=robust,
-        robust_gain=float(mixture.loss_at(plan_values)) - robust.loss,
+        robust_gain=j_point - robust.expected_loss,
         robust_point_cost=float(problem.loss_at(robust.values)) - point.plan.loss,
         n_laws=len(good), notes=tuple(dict.fromkeys(boot["notes"])), method=method,
         eta_samples=boot["etas"], n_skipped=boot["skipped"])
