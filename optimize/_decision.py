@@ -106,6 +106,10 @@ class Comparison:
     p_beats : float
         Share of the judgement bootstrap laws under which the recommendation's loss is
         below the baseline's.
+    eta_bounded : float
+        Share of the judgement laws under which η is only a bound (the crossing lies
+        outside the path's budgets, B/8 to 2B): an interval end at 0.5 or 8 is then a
+        bound, not an estimate.
     """
 
     baseline: str
@@ -115,6 +119,7 @@ class Comparison:
     gain: float
     gain_interval: tuple[float, float]
     p_beats: float
+    eta_bounded: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -605,7 +610,7 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     def compare(path: PlanPath, losses: np.ndarray) -> dict[str, Comparison]:
         out = {}
         for n, e in base_eff.items():
-            etas, _ = path_etas(path, jud_bank, e, bases[n][1])
+            etas, codes = path_etas(path, jud_bank, e, bases[n][1])
             pt, pcode = path_etas(path, [f_jud.law], e, bases[n][1])
             gains = np.clip(jud_base[n], lo_r, hi_r) - np.clip(losses, lo_r, hi_r)
             q = ((1 - confidence) / 2, (1 + confidence) / 2)
@@ -615,7 +620,8 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
                 eta_interval=bootstrap_interval(etas, float(pt[0]), confidence, interval),
                 gain=float(np.mean(gains)),
                 gain_interval=tuple(float(v) for v in np.quantile(gains, q)),
-                p_beats=p_beats(losses, jud_base[n]))
+                p_beats=p_beats(losses, jud_base[n]),
+                eta_bounded=float(np.mean(codes != 0)))
         return out
 
     plan_cmp = compare(plan_path, jud_plan)
