@@ -173,7 +173,7 @@ def _oracle_path(loss: Callable, budgets: np.ndarray) -> Any:
     and the trainer's piecewise-multilinear truth, started from every grid point)."""
     from scipy.optimize import minimize
 
-    from rlscale.optimize._decision import _path
+    from rlscale.optimize._decision_paths import make_path
 
     problem = _problem()
     lo = np.log([BOUNDS[a][0] for a in AXES])
@@ -202,18 +202,18 @@ def _oracle_path(loss: Callable, budgets: np.ndarray) -> Any:
                 if con(r.x) > -1e-9 and (best is None or r.fun < best[0]):
                     best = (float(r.fun), r.x)
         rows.append(dict(zip(AXES, np.exp(best[1]).tolist(), strict=True)))
-    return _path(problem, "oracle", budgets, rows)
+    return make_path(problem, "oracle", budgets, rows)
 
 
 def truth_summary(gen: Generator, loss: Callable) -> dict[str, Any]:
     """Baselines' losses under the truth, the truly strongest, oracle η against each."""
     from rlscale.optimize._baselines import baseline_allocations
-    from rlscale.optimize._decision import _budgets
+    from rlscale.optimize._decision_paths import path_budgets
     from rlscale.optimize._deployed import path_etas
 
     problem = _problem()
     bases = baseline_allocations(problem, BUDGET, CENTRE)
-    budgets = _budgets(problem, BUDGET)
+    budgets = path_budgets(problem, BUDGET)
     oracle = _oracle_path(loss, budgets)
     losses = {n: float(np.ravel(loss(v))[0]) for n, (v, _, _) in bases.items()}
     oracle_eta = {n: float(path_etas(oracle, [loss], v, c)[0][0])
@@ -235,7 +235,7 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
         compare_baselines,
         eta_bootstrap,
     )
-    from rlscale.optimize._decision import _budgets, _optimum_path
+    from rlscale.optimize._decision_paths import optimum_path, path_budgets
     from rlscale.optimize._deployed import path_etas
 
     s = SETTINGS
@@ -251,7 +251,7 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
     problem = _problem()
     bases = {n: (v, c) for n, (v, c, _) in
              baseline_allocations(problem, BUDGET, CENTRE).items()}
-    budgets = _budgets(problem, BUDGET)
+    budgets = path_budgets(problem, BUDGET)
 
     def deployed(path: Any) -> dict[str, float]:
         return {n: float(path_etas(path, [loss], v, c)[0][0]) for n, (v, c) in bases.items()}
@@ -263,7 +263,7 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
         laws = [laws[j] for j in np.linspace(0, len(laws) - 1,
                                              min(s["old_laws"], len(laws))).astype(int)]
         boot = eta_bootstrap(point, laws, COST, BOUNDS, None, allocations=False)
-        path = _optimum_path(fit.law, COST, BOUNDS, None, budgets, BUDGET,
+        path = optimum_path(fit.law, COST, BOUNDS, None, budgets, BUDGET,
                              point.plan.values, "plug-in")
         out["plug_in"] = {"values": point.plan.values, "eta_deployed": deployed(path),
                           "predicted": {n: float(r["eta"]) for n, r in point.baselines.items()},

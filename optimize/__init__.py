@@ -36,10 +36,10 @@ _EXPORTS: dict[str, str] = {
     "calibrate_eta": "_calibration",
     "star_design": "_calibration",
     # -- decisions that pay off once deployed (issue 29) --
-    "Comparison": "_decision",
+    "Comparison": "_decision_result",
     "DeployedEfficiency": "_deployed",
     "PlanPath": "_deployed",
-    "Recommendation": "_decision",
+    "Recommendation": "_decision_result",
     "RobustPlan": "_robust_plan",
     "deployed_efficiency": "_deployed",
     "recommend": "_decision",

@@ -349,7 +349,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     import time
     import warnings
 
-    from rlscale.optimize._decision import _budgets, _optimum_path
+    from rlscale.optimize._decision_paths import optimum_path, path_budgets
     from rlscale.optimize._deployed import path_etas
     from rlscale.optimize._fit import LAWS, fit_law
 
@@ -420,8 +420,8 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                 laws = [laws[j] for j in np.linspace(0, len(laws) - 1, plan_laws).astype(int)]
             fitted = AllocationProblem(fit.law, cost, bounds, substitute)
             point = compare_baselines(fitted, budget, centre)
-            path = _optimum_path(fit.law, cost, bounds, substitute,
-                                 _budgets(fitted, budget), budget, point.plan.values,
+            path = optimum_path(fit.law, cost, bounds, substitute,
+                                 path_budgets(fitted, budget), budget, point.plan.values,
                                  "plug-in")
             dep = {k: float(path_etas(path, [law], fitted.effective(v["values"]),
                                       v["cost"])[0][0])

@@ -50,16 +50,23 @@ cannot be fitted on a fission copy gives "use the baseline" with the fitter's re
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.optimize._baselines import PROPORTIONAL, _spend, baseline_allocations
+from rlscale.optimize._decision_paths import (
+    baseline_path,
+    law_losses,
+    neutral_law,
+    optimum_path,
+    path_budgets,
+    trust_bounds,
+)
+from rlscale.optimize._decision_result import Comparison, Recommendation
 from rlscale.optimize._deployed import LawBank, PlanPath, path_etas
 from rlscale.optimize._eta_interval import bootstrap_interval, check_interval_method
 from rlscale.optimize._fission import fission, noise_scale
@@ -74,145 +81,11 @@ from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
 from rlscale.theory._validation import check_choice, check_positive_int, check_scalar
 
-__all__ = ["METHODS", "Comparison", "Recommendation", "recommend"]
+__all__ = ["METHODS", "recommend"]
 
 #: The planning methods (one private chooser each, :data:`_CHOOSERS`).
 METHODS = ("bayes", "plug-in")
-#: The budget grid of a plan's path: ``budget · 2^(j/4)`` for ``j`` in this range (B/8..2B).
-PATH_STEPS = range(-12, 5)
 PLAN = "plan"
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The recommendation against one baseline, judged on the judgement copy.
-
-    Attributes
-    ----------
-    baseline : str
-    eta : float
-        η of the recommendation's path against the baseline under the judgement fit's law
-        (the estimate of η_deployed; 1 against itself).
-    eta_bound : str
-        ``"exact"``, ``"at least"`` or ``"at most"`` (the path's budget grid, B/8 to 2B,
-        did not bracket the crossing).
-    eta_interval : tuple
-        Central ``confidence`` interval of η over the judgement bootstrap laws.
-    gain : float
-        Expected loss reduction at the budget, ``E[L(baseline) − L(recommendation)]`` over
-        the judgement bootstrap laws (clipped into the loss's range).
-    gain_interval : tuple
-        Its central ``confidence`` interval.
-    p_beats : float
-        Share of the judgement bootstrap laws under which the recommendation's loss is
-        below the baseline's.
-    eta_bounded : float
-        Share of the judgement laws under which η is only a bound (the crossing lies
-        outside the path's budgets, B/8 to 2B): an interval end at 0.5 or 8 is then a
-        bound, not an estimate.
-    """
-
-    baseline: str
-    eta: float
-    eta_bound: str
-    eta_interval: tuple[float, float]
-    gain: float
-    gain_interval: tuple[float, float]
-    p_beats: float
-    eta_bounded: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Recommendation:
-    """What to run with a budget, and how sure rlscale is (:func:`recommend`).
-
-    Attributes
-    ----------
-    choice : str
-        ``"plan"`` or the name of the baseline recommended.
-    values : dict
-        The recommended allocation at the budget (decision variables, continuous).
-    path : PlanPath
-        The recommendation along budgets B/8 to 2B: what :func:`deployed_efficiency`
-        judges.
-    strongest : str
-        The strongest baseline (least expected loss on the selection copy).
-    default : str
-        The default baseline the sequence starts from.
-    departs : bool
-        Whether the recommendation is anything other than the default baseline.
-    comparisons : dict
-        Baseline name -> :class:`Comparison` of the recommendation.
-    candidate : dict
-        The best plan found (``values``, ``path``, and its comparisons against the
-        default and the strongest baseline), whether or not it was recommended.
-    steps : list of dict
-        The fixed sequence: each step's ``frm``, ``to``, ``p_beats`` and ``taken``.
-    reason : str
-        One sentence: why this recommendation.
-    baselines : dict
-        Every baseline's ``values``, ``cost`` and ``note`` at the budget.
-    method, probability, confidence, split, sigma : str, float
-        The chooser; the probability a step needs; the intervals' level; fission's ``τ``
-        and the log-noise scale it used.
-    n_laws : dict
-        Bootstrap laws used on each copy (``{"selection": …, "judgement": …}``).
-    notes : tuple of str
-        Diagnostics: fit warnings of either copy, bounds narrowed to the pilot's range,
-        skipped bootstrap laws.
-    status : str
-        ``"plan"`` (departs to the plan), ``"baseline"`` (a baseline, possibly not the
-        default, won) or ``"fallback"`` (the law could not be fitted; the default
-        baseline is returned with the fitter's reason).
-    """
-
-    choice: str
-    values: dict[str, float]
-    path: PlanPath = field(repr=False)
-    strongest: str
-    default: str
-    departs: bool
-    comparisons: dict[str, Comparison]
-    candidate: dict[str, Any] = field(repr=False)
-    steps: list[dict[str, Any]]
-    reason: str
-    baselines: dict[str, dict[str, Any]] = field(repr=False)
-    method: str
-    probability: float
-    confidence: float
-    split: float
-    sigma: float
-    n_laws: dict[str, int]
-    notes: tuple[str, ...] = ()
-    status: str = "plan"
-
-    @property
-    def success(self) -> bool:
-        """False only for a fallback (the law could not be fitted)."""
-        return self.status != "fallback"
-
-    @property
-    def message(self) -> str:
-        return self.reason
-
-    @property
-    def versus_strongest(self) -> Comparison:
-        """The comparison against the strongest baseline."""
-        return self.comparisons[self.strongest]
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items()
-               if k not in ("path", "comparisons", "candidate")}
-        out["path"] = self.path.as_dict()
-        out["comparisons"] = {k: c.as_dict() for k, c in self.comparisons.items()}
-        out["candidate"] = {k: (v.as_dict() if hasattr(v, "as_dict") else
-                                {n: c.as_dict() for n, c in v.items()} if k == "comparisons"
-                                else v) for k, v in self.candidate.items()}
-        out.update(success=self.success, message=self.message)
-        return out
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -229,94 +102,6 @@ def _columns(data: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
         except KeyError:
             raise ValueError(f"data has no column {n!r} (needed: {list(names)})") from None
     return out
-
-
-def _trust_bounds(problem: AllocationProblem, data_range: Mapping[str, tuple[float, float]],
-                  extrapolation: float) -> tuple[dict[str, tuple[float, float]], list[str]]:
-    """The problem's bounds narrowed to ``extrapolation`` times the pilot's range.
-
-    Only a decision variable that *is* a law axis (directly, or through a substitution
-    ``axis = "v"``) has a data range; others keep their bounds (and a note says so).
-    """
-    bounds = dict(problem.bounds)
-    notes = []
-    if not math.isfinite(extrapolation):
-        return bounds, notes
-    for axis, (lo, hi) in data_range.items():
-        mono = problem.substitute.get(axis)
-        if mono is None:
-            var = axis if axis in bounds else None
-        elif mono.is_monomial and len(mono.terms[0].exponents) == 1 \
-                and mono.terms[0].exponents[0][1] == 1.0 and mono.terms[0].coefficient == 1.0:
-            var = mono.terms[0].exponents[0][0]
-        else:
-            var = None
-            notes.append(f"the law's axis {axis} is {mono} in the decision variables: the "
-                         "plan is not confined to the pilot's range along it")
-        if var is None:
-            continue
-        b_lo, b_hi = bounds[var]
-        new = (max(b_lo, lo / extrapolation), min(b_hi, hi * extrapolation))
-        if new[0] > new[1]:
-            raise ValueError(f"bounds on {var} [{b_lo:g}, {b_hi:g}] do not meet "
-                             f"extrapolation={extrapolation:g} times the pilot's range "
-                             f"[{lo:g}, {hi:g}]")
-        if new != (b_lo, b_hi):
-            notes.append(f"{var} confined to [{new[0]:.4g}, {new[1]:.4g}] "
-                         f"({extrapolation:g}x the pilot's range [{lo:g}, {hi:g}])")
-        bounds[var] = new
-    return bounds, notes
-
-
-def _budgets(problem: AllocationProblem, budget: float) -> np.ndarray:
-    cheapest = problem.cheapest()[0]
-    grid = np.array([budget * 2.0 ** (j / 4) for j in PATH_STEPS])
-    return grid[grid >= cheapest * (1 + 1e-9)]
-
-
-def _optimum_path(law: Law, cost: Any, bounds: Mapping[str, Any], substitute: Any,
-                  budgets: np.ndarray, budget: float, start: Mapping[str, float], name: str
-                  ) -> PlanPath:
-    """The optimum of ``law`` along ``budgets``, each solve warm-started from its neighbour,
-    outwards from ``budget`` (started at ``start``)."""
-    problem = AllocationProblem(law, cost, bounds, substitute)
-    rows: list[dict[str, float]] = [{} for _ in budgets]
-    mid = int(np.argmin(np.abs(np.log(budgets / budget))))
-    rows[mid] = solve_warm(problem, float(budgets[mid]), start)
-    for i in range(mid + 1, budgets.size):
-        rows[i] = solve_warm(problem, float(budgets[i]), rows[i - 1])
-    for i in range(mid - 1, -1, -1):
-        rows[i] = solve_warm(problem, float(budgets[i]), rows[i + 1])
-    return _path(problem, name, budgets, rows)
-
-
-def _path(problem: AllocationProblem, name: str, budgets: np.ndarray,
-          rows: Sequence[Mapping[str, float]]) -> PlanPath:
-    values = {v: np.array([r[v] for r in rows]) for v in problem.variables}
-    eff = problem.effective(values)
-    return PlanPath(name, np.asarray(budgets, dtype=float), values,
-                    {a: np.asarray(x, dtype=float) for a, x in eff.items()},
-                    np.asarray(problem.cost_at(values), dtype=float))
-
-
-def _baseline_path(problem: AllocationProblem, name: str, budgets: np.ndarray,
-                   centre: Mapping[str, float]) -> PlanPath:
-    """A baseline along ``budgets``: the same direction from ``centre``, each budget spent."""
-    direction = (dict.fromkeys(problem.variables, 1.0) if name == PROPORTIONAL
-                 else {name.removesuffix(" only"): 1.0})
-    keep, rows = [], []
-    for b in budgets:
-        try:
-            rows.append(_spend(problem, float(b), direction, centre)[0])
-            keep.append(float(b))
-        except InfeasibleError:
-            continue
-    return _path(problem, name, np.array(keep), rows)
-
-
-def _law_losses(bank: LawBank, eff: Mapping[str, Any]) -> np.ndarray:
-    """Each law's loss at one allocation (law-axis values)."""
-    return bank.losses({a: np.array([eff[a]], dtype=float) for a in bank.axes})[:, 0]
 
 
 def _fit(data: Mapping[str, np.ndarray], law: Any, axes: Sequence[str], target: str,
@@ -341,13 +126,6 @@ def _usable(laws: Sequence[Law], cost: Any, bounds: Any, substitute: Any) -> lis
             continue
         out.append(b)
     return out
-
-
-def _neutral(axes: Sequence[str]) -> Law:
-    """A law on ``axes`` for the problem's structure only (its numbers are never used)."""
-    from rlscale.theory._laws import AdditiveLaw
-
-    return AdditiveLaw(0.0, dict.fromkeys(axes, 1.0), dict.fromkeys(axes, 0.5))
 
 
 def _even(laws: Sequence[Law], n: int) -> list[Law]:
@@ -513,8 +291,8 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     # The baselines, the substitution and the trust region need the cost, bounds and axes,
     # not the fitted law (whose exponents the solver may not take): a neutral law carries
     # them.
-    problem = AllocationProblem(_neutral(fit.law.axes), cost, bounds, substitute)
-    trust, notes = _trust_bounds(problem, fit.data_range, extrapolation)
+    problem = AllocationProblem(neutral_law(fit.law.axes), cost, bounds, substitute)
+    trust, notes = trust_bounds(problem, fit.data_range, extrapolation)
     bases = baseline_allocations(problem, budget, centre)
     if baseline not in {f"{v} only" for v in problem.variables} | {PROPORTIONAL}:
         raise ValueError(f"baseline must be 'proportional' or '<variable> only' for one of "
@@ -541,14 +319,14 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     ctx = {"cost": cost, "budget": budget, "bounds": trust, "substitute": substitute,
            "trim": trim, "loss_range": loss_range}
     sigma = noise_scale(fit.residuals, fit.n_params)
-    budgets = _budgets(problem, budget)
+    budgets = path_budgets(problem, budget)
     base_eff = {n: {a: float(np.ravel(x)[0]) for a, x in problem.effective(vals).items()}
                 for n, (vals, _, _) in bases.items()}
     baselines_out = {n: {"values": v, "cost": c, "note": note}
                      for n, (v, c, note) in bases.items()}
 
     def fallback(reason: str) -> Recommendation:
-        path = _baseline_path(problem, baseline, budgets, centre)
+        path = baseline_path(problem, baseline, budgets, centre)
         return Recommendation(
             choice=baseline, values=dict(bases[baseline][0]), path=path, strongest=baseline,
             default=baseline, departs=False, comparisons={}, candidate={}, steps=[],
@@ -576,11 +354,11 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
 
     # -- choose (selection copy) -------------------------------------------------------------
     sel_bank = LawBank(sel_laws)
-    sel_base = {n: _law_losses(sel_bank, e) for n, e in base_eff.items()}
+    sel_base = {n: law_losses(sel_bank, e) for n, e in base_eff.items()}
     strongest = min(sel_base, key=lambda n: expected_loss(sel_base[n], trim, loss_range))
     try:
         values, plan_law = _CHOOSERS[method](f_sel, sel_laws, ctx)
-        plan_path = _optimum_path(plan_law, cost, trust, substitute, budgets, budget,
+        plan_path = optimum_path(plan_law, cost, trust, substitute, budgets, budget,
                                   values, PLAN)
     except (InfeasibleError, ArithmeticError, RuntimeError, ValueError) as exc:
         return fallback(f"no plan could be solved on the selection copy ({exc})")
@@ -588,8 +366,8 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
 
     # -- judge (judgement copy) -----------------------------------------------------------------
     jud_bank = LawBank(jud_laws)
-    jud_base = {n: _law_losses(jud_bank, e) for n, e in base_eff.items()}
-    jud_plan = _law_losses(jud_bank, plan_eff)
+    jud_base = {n: law_losses(jud_bank, e) for n, e in base_eff.items()}
+    jud_plan = law_losses(jud_bank, plan_eff)
     lo_r, hi_r = loss_range
 
     def p_beats(a: np.ndarray, b: np.ndarray) -> float:
@@ -635,7 +413,7 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
                   f"[{vs.eta_interval[0]:.3g}, {vs.eta_interval[1]:.3g}]")
     else:
         rec_values = dict(bases[current][0])
-        rec_path = _baseline_path(problem, current, budgets, centre)
+        rec_path = baseline_path(problem, current, budgets, centre)
         comparisons = compare(rec_path, jud_base[current])
         status = "baseline"
         last = steps[-1]
