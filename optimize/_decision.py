@@ -270,6 +270,23 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
     if not isinstance(baseline, str):
         raise TypeError(f"baseline must be a baseline name (str); got {baseline!r:.60}")
+    from rlscale.optimize._fit_result import FitResult
+    from rlscale.theory._expr import ExpressionLaw
+
+    if fit is not None and not isinstance(fit, FitResult):
+        raise TypeError(f"fit must be a FitResult of fit_law (or None to fit here); got "
+                        f"fit={fit!r:.60}")
+    if fit_options is not None and not isinstance(fit_options, Mapping):
+        raise TypeError(f"fit_options must be a mapping of fit_law keywords; got "
+                        f"fit_options={fit_options!r:.60}")
+    if not isinstance(law, str | ExpressionLaw):
+        raise TypeError(f"law must be a family name, an expression string or an ExpressionLaw; "
+                        f"got law={law!r:.60}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a column name (str); got target={target!r:.60}")
+    if axes is not None and (isinstance(axes, str | bytes) or not isinstance(axes, Sequence)
+                             or not all(isinstance(a, str) for a in axes)):
+        raise TypeError(f"axes must be a list of column names; got axes={axes!r:.60}")
     options = dict(fit_options or {})
     for key in ("data", "law", "axes", "target", "bootstrap", "seed", "n_jobs", "confidence"):
         if key in options:
@@ -285,9 +302,16 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
         fit = _fit(_columns(data, [*axes, target]), law, axes, target, 0, confidence, seed,
                    options)
     axes = list(fit.axes if axes is None else axes)
+    if sorted(axes) != sorted(fit.axes):
+        raise ValueError(f"axes={axes} must be the axes of fit ({list(fit.axes)})")
+    if fit.law.family == "pass_rate":
+        raise ValueError("fit is a pass-rate fit; recommend splits a positive loss: fit "
+                         "1 − success (or 1/success) as the loss with law='additive'")
     cols = _columns(data, [*axes, target])
-    law_name = fit.law.family if isinstance(law, str) and law in ("additive",
-                                                                   "multiplicative") else law
+    # The copies are fitted with the family of the whole-data fit (an expression law stays
+    # the expression it was given as).
+    law_name = law if isinstance(law, ExpressionLaw) or (
+        isinstance(law, str) and law not in ("additive", "multiplicative")) else fit.law.family
     # The baselines, the substitution and the trust region need the cost, bounds and axes,
     # not the fitted law (whose exponents the solver may not take): a neutral law carries
     # them.

@@ -90,6 +90,9 @@ class PlanPath:
 
     def at(self, i: int) -> dict[str, float]:
         """The allocation at ``budgets[i]`` (decision variables)."""
+        from rlscale.theory._validation import check_positive_int
+
+        i = check_positive_int("i", i, minimum=0, maximum=self.budgets.size - 1)
         return {v: float(x[i]) for v, x in self.values.items()}
 
     def losses(self, loss: LossFunction) -> np.ndarray:
@@ -181,9 +184,9 @@ class DeployedEfficiency:
         ``C*``, the cost at which the path reaches the baseline's loss.
     baseline_cost, baseline_loss : float
         What the baseline spends and its loss under the judging law.
-    plan_loss : float
+    plan_loss : float or None
         The judging law's loss of the path at the budget nearest ``baseline_cost`` (the
-        equal-cost comparison; ``nan`` when no budget of the path lies within 1 % of it).
+        equal-cost comparison; ``None`` when no budget of the path lies within 1 % of it).
     """
 
     eta: float
@@ -191,7 +194,7 @@ class DeployedEfficiency:
     path_cost: float
     baseline_cost: float
     baseline_loss: float
-    plan_loss: float
+    plan_loss: float | None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -232,7 +235,13 @@ def path_etas(path: PlanPath, laws: Sequence[LossFunction] | LawBank, baseline_e
     The path is held fixed (it is what was chosen); each law judges both it and the
     baseline.  Codes: 0 exact, 1 at least, 2 at most (see :func:`deployed_efficiency`).
     """
-    costs = path.costs
+    reach, code = _reach(path, laws, baseline_effective)
+    return baseline_cost / reach, code
+
+
+def _reach(path: PlanPath, laws: Sequence[LossFunction] | LawBank,
+           baseline_effective: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Per law, the cost ``C*`` where the path first reaches the baseline's loss, and its code."""
     base = {a: np.asarray(v, dtype=float).reshape(1) for a, v in baseline_effective.items()}
     if isinstance(laws, LawBank):
         L = laws.losses(path.effective)
@@ -240,8 +249,7 @@ def path_etas(path: PlanPath, laws: Sequence[LossFunction] | LawBank, baseline_e
     else:
         L = np.stack([path.losses(law) for law in laws])
         targets = np.array([float(_evaluate(law, base)[0]) for law in laws])
-    reach, code = _first_crossing(costs, L, targets)
-    return baseline_cost / reach, code
+    return _first_crossing(path.costs, L, targets)
 
 
 def deployed_efficiency(path: PlanPath, generating: LossFunction,
@@ -277,16 +285,25 @@ def deployed_efficiency(path: PlanPath, generating: LossFunction,
     >>> round(d.eta, 3), d.bound
     (3.779, 'exact')
     """
+    from rlscale.theory._validation import check_mapping
+
     if not isinstance(path, PlanPath):
         raise TypeError(f"path must be a PlanPath; got {type(path).__name__}")
+    if not isinstance(generating, Law) and not callable(generating):
+        raise TypeError(f"generating must be a rlscale law or a callable of the law's axis "
+                        f"values; got generating={generating!r:.60}")
     baseline_cost = check_scalar("baseline_cost", baseline_cost, low=0.0, low_open=True)
     base = {a: check_real(f"baseline_effective[{a!r}]", v, low=0.0, low_open=True).reshape(1)
-            for a, v in baseline_effective.items()}
-    etas, code = path_etas(path, [generating], base, baseline_cost)
+            for a, v in check_mapping("baseline_effective", baseline_effective).items()}
+    missing = [a for a in path.effective if a not in base]
+    if missing:
+        raise ValueError(f"baseline_effective must give every axis of the path "
+                         f"{list(path.effective)}; missing {missing}")
+    reach_, code = _reach(path, [generating], base)
     target = float(_evaluate(generating, base)[0])
-    reach = baseline_cost / float(etas[0])
-    near = int(np.argmin(np.abs(np.log(path.costs / baseline_cost))))
-    equal = (float(path.losses(generating)[near])
-             if abs(math.log(path.costs[near] / baseline_cost)) <= 0.01 else math.nan)
-    return DeployedEfficiency(float(etas[0]), _BOUND[int(code[0])], reach, baseline_cost,
-                              target, equal)
+    reach = float(reach_[0])
+    gap = np.abs(np.log(path.costs) - math.log(baseline_cost))  # in logs: no overflow
+    near = int(np.argmin(gap))
+    equal = float(path.losses(generating)[near]) if gap[near] <= 0.01 else None
+    return DeployedEfficiency(baseline_cost / reach, _BOUND[int(code[0])], reach,
+                              baseline_cost, target, equal)

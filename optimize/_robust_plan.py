@@ -135,7 +135,10 @@ class RobustPlan:
         return {"values": self.values, "effective": self.effective, "cost": self.cost,
                 "expected_loss": self.expected_loss, "kept": int(self.kept.sum()),
                 "laws": int(self.kept.size), "trim": self.trim,
-                "loss_range": list(self.loss_range), "steps": self.steps,
+                # an open top (inf) is None: JSON has no infinity
+                "loss_range": [self.loss_range[0],
+                               self.loss_range[1] if math.isfinite(self.loss_range[1])
+                               else None], "steps": self.steps,
                 "converged": self.converged}
 
 

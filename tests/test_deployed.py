@@ -37,7 +37,7 @@ def test_deployed_eta_is_the_iso_loss_cost_ratio_by_hand() -> None:
     near = B[np.argmin(np.abs(np.log(B / 200.0)))]
     assert d.plan_loss == pytest.approx(0.1 + 2 * math.sqrt(2 / near), rel=1e-14)
     far = deployed_efficiency(_even_path(300.0, 400.0), LAW, {"E": 10.0, "k": 190.0}, 200.0)
-    assert math.isnan(far.plan_loss)  # no budget of that path within 1 % of 200
+    assert far.plan_loss is None  # no budget of that path within 1 % of 200
 
 
 def test_deployed_eta_bounds_outside_the_path() -> None:

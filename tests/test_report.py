@@ -312,7 +312,7 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     md = (quick_report / "index.md").read_text()
     first = md.split("## Summary of findings", 1)[1].split("(2)", 1)[0]
     assert ("Recommendation: the plan" in first) == (rec["choice"] == "plan")
-    for name, c in eff["candidate"]["comparisons"].items():  # P and η of one judgement
+    for c in eff["candidate"]["comparisons"].values():  # P and η of one judgement
         lo, hi = c["eta_interval"]
         assert 0 <= c["p_beats"] <= 1 and lo <= hi
         assert -1.0 <= c["gain_interval"][0] <= c["gain"] <= c["gain_interval"][1] <= 1.0
