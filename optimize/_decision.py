@@ -409,11 +409,13 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
             break
         current, cur_loss = name, losses
 
+    jud_point = LawBank([f_jud.law])
+
     def compare(path: PlanPath, losses: np.ndarray) -> dict[str, Comparison]:
         out = {}
         for n, e in base_eff.items():
             etas, codes = path_etas(path, jud_bank, e, bases[n][1])
-            pt, pcode = path_etas(path, [f_jud.law], e, bases[n][1])
+            pt, pcode = path_etas(path, jud_point, e, bases[n][1])
             gains = np.clip(jud_base[n], lo_r, hi_r) - np.clip(losses, lo_r, hi_r)
             q = ((1 - confidence) / 2, (1 + confidence) / 2)
             out[n] = Comparison(

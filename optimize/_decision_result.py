@@ -126,9 +126,10 @@ class Recommendation:
         return self.reason
 
     @property
-    def versus_strongest(self) -> Comparison:
-        """The comparison against the strongest baseline."""
-        return self.comparisons[self.strongest]
+    def versus_strongest(self) -> Comparison | None:
+        """The comparison against the strongest baseline (``None`` for a fallback, which
+        judged nothing)."""
+        return self.comparisons.get(self.strongest)
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in self.__dict__.items()

@@ -143,15 +143,17 @@ class LawBank:
         return self.floor.size
 
     def losses(self, effective: Mapping[str, Any]) -> np.ndarray:
-        """``(laws, points)`` losses at law-axis values (arrays of one shape, flattened)."""
+        """``(laws, points)`` losses at law-axis values (arrays of one shape, flattened).
+
+        A law whose loss overflows somewhere (a resample's step-like exponent below an
+        axis value of 1) is ``inf`` there: it loses every comparison at that point, and
+        a loss range clips it; no NaN can arise (every term is added, none subtracted).
+        """
         logx = np.stack([np.log(np.asarray(effective[a], dtype=float)).ravel()
                          for a in self.axes], axis=-1)  # (points, axes)
         with np.errstate(over="ignore"):
             t = self.log_c[:, None, :] + np.einsum("lta,pa->lpt", self.expo, logx)
-            out = self.floor[:, None] + np.exp(t).sum(axis=-1)
-        if not np.all(np.isfinite(out)):
-            raise ValueError("a law's loss overflows at some allocation of the path")
-        return out
+            return self.floor[:, None] + np.exp(t).sum(axis=-1)
 
 
 def _evaluate(loss: LossFunction, effective: Mapping[str, np.ndarray]) -> np.ndarray:

@@ -110,3 +110,4 @@ def test_a_copy_that_cannot_be_fitted_falls_back_to_the_baseline(far_fit, monkey
     rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, **FAST)
     assert rec.status == "fallback" and not rec.success and rec.choice == "proportional"
     assert "could not be fitted" in rec.reason and "underflowed" in rec.reason
+    assert rec.versus_strongest is None and rec.comparisons == {}
