@@ -308,6 +308,10 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
         raise ValueError("fit is a pass-rate fit; recommend splits a positive loss: fit "
                          "1 − success (or 1/success) as the loss with law='additive'")
     cols = _columns(data, [*axes, target])
+    if fit.n_points != cols[target].size:
+        raise ValueError(f"fit has {fit.n_points} points and data {cols[target].size} rows: "
+                         "fit must be fitted to these rows, each seed its own row "
+                         "(replicates='keep'), since its residuals set fission's noise scale")
     # The copies are fitted with the family of the whole-data fit (an expression law stays
     # the expression it was given as).
     law_name = law if isinstance(law, ExpressionLaw) or (

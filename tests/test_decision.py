@@ -94,6 +94,10 @@ def test_bad_inputs_are_refused(far_fit) -> None:
         recommend(data, "E + k", 100.0, CENTRE, law="pass_rate", **kw)
     with pytest.raises(ValueError, match="fit_options must not set"):
         recommend(data, "E + k", 100.0, CENTRE, fit_options={"seed": 3}, **kw)
+    with pytest.raises(ValueError, match="fit must be fitted to these rows"):
+        recommend({k: v[:-3] for k, v in data.items()}, "E + k", 100.0, CENTRE, **kw)
+    with pytest.raises(TypeError, match="fit must be a FitResult"):
+        recommend(data, "E + k", 100.0, CENTRE, **{**kw, "fit": "a fit"})
     with pytest.raises(ValueError, match="no column"):
         recommend({"E": data["E"], "loss": data["loss"]}, "E + k", 100.0, CENTRE, **kw)
 
