@@ -36,7 +36,7 @@ SPEC = sw.parse_spec({"design": "grid", "seeds": [0], "axes": {"environments": [
                       "train": {"epochs": 1, "grid_size": 4, "eval_environments": 2}})
 ROWS = [{"environments": 1, "tasks_per_environment": 1, "trajectories_per_task": 2,
          "algorithm": "grpo", "policy": "linear", "frontier": "", "defect_rate": 0.0,
-         "verify": 0, "success": 0.5, "env_steps": 10}]
+         "verify": 0, "context": 1, "env": "grid", "success": 0.5, "env_steps": 10}]
 CONFIG = sw.expand(SPEC)[0]["config"]
 IDENTITY = pr.Identity("id", X * 2, X + X)
 RESULT = pr.Proof("p", "t", "s", steps=(IDENTITY,)).check()

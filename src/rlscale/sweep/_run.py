@@ -426,7 +426,8 @@ def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict
     from rlscale.simulate import iqm_ci
 
     keys = ("environments", "tasks_per_environment", "trajectories_per_task", "algorithm",
-            "policy", "frontier", "defect_rate", "verify", "success", "env_steps")
+            "policy", "frontier", "defect_rate", "verify", "context", "env", "success",
+            "env_steps")
     if isinstance(rows, str | bytes | dict) or not isinstance(rows, list | tuple) or not all(
             isinstance(r, dict) and all(k in r for k in keys) for r in rows):
         raise TypeError(f"rows must be a list of result rows (read_results or run_sweep); "
