@@ -113,7 +113,10 @@ class RobustPlan:
         plan is its optimum, and its optimum path is the plan's path.
     kept : numpy.ndarray
         Mask of the laws that law averages.
-    trim, loss_range : float, tuple
+    trim : float
+    loss_range : tuple
+        ``(low, high)`` the losses were clipped into; ``high`` is ``None`` for an open top
+        (no finite bound: a record holds no infinities, and JSON has none).
     steps : int
         Concentration steps taken.
     converged : bool
@@ -127,7 +130,7 @@ class RobustPlan:
     law: Law
     kept: np.ndarray = field(repr=False)
     trim: float = 0.1
-    loss_range: tuple[float, float] = (0.0, math.inf)
+    loss_range: tuple[float, float | None] = (0.0, None)
     steps: int = 0
     converged: bool = True
 
@@ -135,10 +138,7 @@ class RobustPlan:
         return {"values": self.values, "effective": self.effective, "cost": self.cost,
                 "expected_loss": self.expected_loss, "kept": int(self.kept.sum()),
                 "laws": int(self.kept.size), "trim": self.trim,
-                # an open top (inf) is None: JSON has no infinity
-                "loss_range": [self.loss_range[0],
-                               self.loss_range[1] if math.isfinite(self.loss_range[1])
-                               else None], "steps": self.steps,
+                "loss_range": list(self.loss_range), "steps": self.steps,
                 "converged": self.converged}
 
 
@@ -254,4 +254,6 @@ def robust_plan(laws: Sequence[Law], cost: Any, budget: float,
     return RobustPlan(values=dict(x), effective={a: float(v) for a, v in
                                                  base.effective(x).items()},
                       cost=float(base.cost_at(x)), expected_loss=j, law=law, kept=mask,
-                      trim=trim, loss_range=rng_, steps=steps, converged=converged)
+                      trim=trim,
+                      loss_range=(rng_[0], rng_[1] if math.isfinite(rng_[1]) else None),
+                      steps=steps, converged=converged)
