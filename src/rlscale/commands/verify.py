@@ -121,6 +121,9 @@ def _properties(args: argparse.Namespace) -> int:
 
 
 def _reward_law(args: argparse.Namespace) -> int:
+    from rlscale.theory._validation import MAX_JOBS, check_positive_int
+
+    check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also without --trainer
     if args.trainer and args.testbed:
         raise ValueError("--trainer and --testbed are separate experiments; give one")
     if args.testbed:
