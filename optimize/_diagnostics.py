@@ -111,6 +111,11 @@ class FitWarning:
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}. Fix: {self.fix}"
 
+    def __contains__(self, text: object) -> bool:
+        """``"phrase" in warning`` searches its text (expression fits' warnings were strings
+        before issue 30)."""
+        return isinstance(text, str) and text in str(self)
+
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["parameters"], out["axes"] = list(self.parameters), list(self.axes)

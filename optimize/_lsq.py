@@ -299,10 +299,14 @@ def _norm(v):
 
 
 def _phi(alpha, suf, s2, delta):
-    """``‖p(α)‖ − Δ`` and its derivative in ``α`` (Moré 1978)."""
-    q = suf / (s2 + alpha[:, None])
+    """``‖p(α)‖ − Δ`` and its derivative in ``α`` (Moré 1978).  A held variable's zero
+    singular value (``s² + α = 0``, with ``S Uᵀr = 0`` there) contributes nothing."""
+    denom = s2 + alpha[:, None]
+    pos = denom > 0
+    q = np.where(pos, suf / np.where(pos, denom, 1.0), 0.0)
     p_norm = _norm(q)
-    return p_norm - delta, -np.einsum("bp,bp->b", q * q, 1.0 / (s2 + alpha[:, None])) / p_norm
+    inv = np.where(pos, 1.0 / np.where(pos, denom, 1.0), 0.0)
+    return p_norm - delta, -np.einsum("bp,bp->b", q * q, inv) / p_norm
 
 
 def _tr_step(s, V, uf, delta, alpha, m, nfree):
@@ -347,7 +351,9 @@ def _tr_step(s, V, uf, delta, alpha, m, nfree):
         todo &= np.abs(phi) >= 0.01 * dl
         if not todo.any():
             break
-    step = -np.einsum("bpq,bq->bp", V[rows], sf / (s2 + al[:, None]))
+    denom = s2 + al[:, None]
+    step = -np.einsum("bpq,bq->bp", V[rows], np.where(denom > 0, sf / np.where(
+        denom > 0, denom, 1.0), 0.0))
     norm = _norm(step)
     gn[rows] = step * (dl / np.where(norm > 0, norm, 1.0))[:, None]
     out_alpha = np.zeros_like(alpha)

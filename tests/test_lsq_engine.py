@@ -78,6 +78,18 @@ def test_bounds_hold_at_every_iterate_and_the_optimum_is_scipys() -> None:
     assert res.converged.all()
 
 
+def test_a_held_variable_with_jacobian_scaling_converges() -> None:
+    # Regression: a variable held on its bound has a zero singular value; with the
+    # trust region in Jacobian-scaled variables its 0/0 made every trial NaN and the
+    # solve ran to the evaluation limit.
+    y = _data(outliers=False)
+    res = solve(_expo, np.array([[2.0, 1.0, 0.6]]), y, lower=np.array([0.0, 0.0, 0.6]),
+                upper=np.array([10.0, 1.0, 5.0]), x_scale="jac", max_nfev=200,
+                ftol=1e-14, xtol=1e-14, gtol=1e-12)
+    assert res.converged[0] and res.nfev[0] < 100
+    assert res.x[0, 1] == 1.0 and res.x[0, 2] == 0.6
+
+
 def test_weights_are_point_counts() -> None:
     y = _data()
     counts = np.random.default_rng(1).integers(0, 3, T.size).astype(float)
