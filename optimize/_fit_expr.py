@@ -126,8 +126,8 @@ def _laws(law: Any, axes: Any, params: Any, n_targets: int) -> list[ExpressionLa
     return out
 
 
-def _prior(prior: Any, noise: Any, names: Sequence[str], kinds: Sequence[str]
-           ) -> Prior | None:
+def _prior(prior: Any, noise: Any, names: Sequence[str],
+           declared: Mapping[str, tuple[float, float]]) -> Prior | None:
     if prior is None:
         if noise is not None:
             raise ValueError("noise= weighs a prior against the data; pass prior= with it")
@@ -142,25 +142,31 @@ def _prior(prior: Any, noise: Any, names: Sequence[str], kinds: Sequence[str]
     noise = check_scalar("noise", noise, low=0.0, low_open=True)
     mu = np.full(len(names), np.nan)
     sigma = np.full(len(names), np.nan)
+    log = np.zeros(len(names), dtype=bool)
+    given = {}
     for name, spec in prior.items():
         if name not in names:
             raise ValueError(f"prior names {name!r}, which is not a parameter (parameters: "
                              f"{list(names)})")
-        if not isinstance(spec, Sequence) or isinstance(spec, str) or len(spec) != 2:
-            raise ValueError(f"prior[{name!r}] must be (centre, scale); got {spec!r:.60}")
+        if (not isinstance(spec, Sequence) or isinstance(spec, str) or len(spec) not in (2, 3)
+                or (len(spec) == 3 and spec[2] not in ("log", "normal"))):
+            raise ValueError(f"prior[{name!r}] must be (centre, scale) or (centre, scale, "
+                             f"'log' | 'normal'); got {spec!r:.60}")
         j = list(names).index(name)
         centre = check_scalar(f"prior[{name!r}][0]", spec[0])
         scale = check_scalar(f"prior[{name!r}][1]", spec[1], low=0.0, low_open=True)
-        if kinds[j] in ("log", "slog"):
+        kind = spec[2] if len(spec) == 3 else (
+            "log" if name in declared and declared[name][0] >= 0 else "normal")
+        if kind == "log":
             if centre == 0:
-                raise ValueError(f"prior[{name!r}] centre must be non-zero: {name} is fitted "
-                                 f"in log space (scale in log units)")
-            mu[j] = math.log(abs(centre))
+                raise ValueError(f"prior[{name!r}] is log-normal: its centre must be "
+                                 f"non-zero; got {centre:g}")
+            mu[j], log[j] = math.log(abs(centre)), True
         else:
             mu[j] = centre
         sigma[j] = scale
-    return Prior(mu, sigma, float(noise),
-                 {k: (float(v[0]), float(v[1])) for k, v in prior.items()})
+        given[name] = (float(centre), float(scale), kind)
+    return Prior(mu, sigma, log, float(noise), given)
 
 
 def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
@@ -215,12 +221,12 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     max_nfev : int, optional
         Evaluations per polish (default ``max(500, 200·p)``); a fit that reaches
         it has ``status="max_evaluations"`` and an ``iteration-limit`` warning.
-    prior : mapping name -> (centre, scale), optional
-        Gaussian prior on the fitted coordinate: for a parameter fitted in log
-        space (declared ``low >= 0``, or an undeclared coefficient), ``centre`` in
-        natural units and ``scale`` in log units (``0.5``: a factor ``e^0.5``);
-        otherwise both in natural units.  Lets a fit have fewer runs than
-        parameters; intervals are then the posterior's.  Needs ``noise``.
+    prior : mapping name -> (centre, scale[, "log" | "normal"]), optional
+        Gaussian priors: ``"normal"`` on the value (centre and scale in its
+        units), ``"log"`` on ``log|value|`` (``scale`` in log units: 0.5 is a
+        factor ``e^0.5``); the default is ``"log"`` for a parameter declared
+        ``>= 0``, else ``"normal"``.  Lets a fit have fewer runs than parameters;
+        intervals are then the posterior's.  Needs ``noise``.
     noise : float, optional
         Standard deviation of one run's residual (log units for log residuals),
         the prior's weight against the data.
@@ -291,7 +297,7 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     linear = base.linear_parameters(rng)
     kinds = ["slog" if (j in linear and base.names[j] not in base.declared) else k
              for j, k in enumerate(base.kinds)]
-    pri = _prior(prior, noise, base.names, kinds)
+    pri = _prior(prior, noise, base.names, base.declared)
     if n_res <= p and pri is None:
         raise ValueError(f"{data_.n} runs ({n_res} targets) cannot determine {p} parameters: "
                          f"pass prior={{name: (centre, scale)}} and noise= for the parameters "
@@ -302,8 +308,8 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     prob = ExpressionProblem(laws, data_, residuals=residuals, ranges=ranges, prior=pri,
                              kinds=kinds)
     with blas_threads(1):
-        found, final, n_cand = _search(prob, linear, loss, delta, grid, refine, budget, nfev,
-                                       rng)
+        found, final, n_cand = _search_components(prob, linear, loss, delta, grid, refine,
+                                                  budget, nfev, rng)
         u = found.theta
         theta = final.theta(u)[0]
         fitted = {name: float(v) for name, v in zip(final.names, theta)}
@@ -416,6 +422,62 @@ def _search(prob: ExpressionProblem, linear: list[int], loss: str, delta: float,
             final, len(theta))
 
 
+def _components(prob: ExpressionProblem) -> list[list[int]]:
+    """Groups of outputs that share parameters (connected components): the objective is a
+    sum over outputs, so each group is a separate problem."""
+    groups: list[tuple[set[int], set[str]]] = []
+    for i, law in enumerate(prob.laws):
+        names = set(law.params)
+        joined = [g for g in groups if g[1] & names]
+        outputs, params = {i}, names
+        for g in joined:
+            outputs |= g[0]
+            params |= g[1]
+            groups.remove(g)
+        groups.append((outputs, params))
+    return sorted(sorted(g[0]) for g in groups)
+
+
+def _search_components(prob: ExpressionProblem, linear: list[int], loss: str, delta: float,
+                       grid: int, refine_n: int, budget: int, nfev: int,
+                       rng: np.random.Generator):
+    """:func:`_search` on each group of outputs that share parameters, then one joint
+    polish of the assembled optimum (a multi-output law of separate blocks is searched
+    block by block: a joint ranking of starts mixes a good block with a bad one)."""
+    from rlscale.optimize._fit_expr_problem import ExprData
+    from rlscale.optimize._fit_starts import Basin, Found
+
+    groups = _components(prob)
+    if len(groups) == 1:
+        return _search(prob, linear, loss, delta, grid, refine_n, budget, nfev, rng)
+    theta = np.zeros(prob.p)
+    n_cand = n_screened = n_conv = 0
+    for outputs in groups:
+        laws = [prob.laws[i] for i in outputs]
+        data = ExprData(prob.data.axes, prob.data.x, prob.data.y[:, outputs],
+                        tuple(prob.data.targets[i] for i in outputs))
+        names = sorted(set().union(*(set(law.params) for law in laws)))
+        cols = np.array([prob.index[nm] for nm in names])
+        sub = ExpressionProblem(laws, data, residuals=prob.residuals, ranges=prob.ranges,
+                                prior=None if prob.prior is None else prob.prior.subset(cols),
+                                kinds=[prob.kinds[j] for j in cols])
+        sub_linear = [k for k, j in enumerate(cols) if j in linear]
+        found, final, n = _search(sub, sub_linear, loss, delta, grid, refine_n,
+                                  max(budget // len(groups), 64), nfev, rng)
+        theta[cols] = final.theta(found.theta[None, :])[0]
+        n_cand += n
+        n_screened += found.n_screened
+        n_conv += found.n_converged
+    final = prob.with_kinds(["linear" if k == "slog" else k for k in prob.kinds])
+    u0 = final.rows(theta[None, :])
+    res = _engine(final, loss, delta, "polish", nfev)(u0)
+    cost0 = float(final.objective(u0, loss, delta)[0])
+    u_best, cost = (res.x[0], float(res.cost[0])) if res.cost[0] <= cost0 else (u0[0], cost0)
+    return (Found(theta=u_best, objective=cost, basins=[Basin(cost, u_best, 1)],
+                  n_screened=n_screened, n_converged=n_conv, status=int(res.status[0]),
+                  nfev=int(res.nfev[0])), final, n_cand)
+
+
 # ---------------------------------------------------------------------------- hold-out
 def _extrapolate(prob: ExpressionProblem, u: np.ndarray, loss: str, delta: float,
                  holdout: float, nfev: int) -> tuple[dict[str, Any], list[FitWarning]]:
@@ -481,36 +543,46 @@ def _uncertainty(prob: ExpressionProblem, u: np.ndarray, found: Any, loss: str, 
 
 
 def _posterior(prob: ExpressionProblem, u: np.ndarray, conf: float):
-    """Laplace intervals: ``u ± z sd`` with ``cov = (J_uᵀJ_u/σ² + diag(1/σ₀²))⁻¹``."""
+    """Laplace intervals ``u ± z·sd``, ``cov = H⁻¹`` with ``H = J_augᵀ J_aug / noise²``
+    (the data rows give ``JᵀJ/σ²``, the prior rows ``(∂g/∂u)ᵀ(∂g/∂u)/σ₀²``); a
+    parameter with a component on a direction neither determines has no finite
+    interval.  Also the posterior standard deviations in natural units."""
     from scipy.stats import norm
 
     pri = prob.prior
-    _, Ju = prob.model(u[None, :])
-    n_data = prob.data.n * len(prob.laws)
-    Ju = Ju[0, :n_data, :prob.p]
-    H = Ju.T @ Ju / pri.noise ** 2
-    H[np.diag_indices(prob.p)] += np.where(pri.mask, 1.0 / np.where(pri.mask, pri.sigma,
-                                                                     1.0) ** 2, 0.0)
-    try:
-        cov = np.linalg.pinv(H, hermitian=True)
-    except np.linalg.LinAlgError:
-        cov = np.full((prob.p, prob.p), np.inf)
+    theta = prob.theta(u[None, :])[0]
+    _, Jaug = prob.model(u[None, :])
+    Ja = Jaug[0][:, :prob.p]
+    H = Ja.T @ Ja / pri.noise ** 2
+    # Unit diagonal first, so the null-space test does not depend on the units.
+    d = np.sqrt(np.diag(H))
+    d = np.where(d > 0, d, 1.0)
+    vals, vecs = np.linalg.eigh(H / np.outer(d, d))
+    null = vals <= 1e-12 * max(float(vals.max()), 1e-300)
+    inv = np.where(null, 0.0, 1.0 / np.where(null, 1.0, vals))
+    cov = (vecs * inv) @ vecs.T / np.outer(d, d)
+    free = np.any(np.abs(vecs[:, null]) > 1e-6, axis=1) if null.any() else np.zeros(
+        prob.p, dtype=bool)
+    free |= np.diag(H) == 0
     sd = np.sqrt(np.abs(np.diag(cov)))
     z = float(norm.ppf(0.5 + conf / 2))
-    singular = np.linalg.matrix_rank(H) < prob.p
     intervals = {}
     for j, name in enumerate(prob.names):
-        if singular and not pri.mask[j]:
-            # a direction neither the data nor the prior determines: no finite interval
-            lo, hi = -math.inf, math.inf
+        if free[j]:  # neither the data nor the prior determines it
+            intervals[name] = (-math.inf, math.inf)
+            sd[j] = math.inf
+            continue
+        if prob.kinds[j] == "linear" and pri.log[j] and theta[j] != 0:
+            # a log-normal prior: the posterior is nearer normal in log|θ| (delta method)
+            sd_log = sd[j] / abs(theta[j])
+            v = np.sign(theta[j]) * np.exp(np.log(abs(theta[j])) + np.array([-z, z]) * sd_log)
         else:
             ends = np.array([u[j] - z * sd[j], u[j] + z * sd[j]])
             row = np.repeat(u[None, :], 2, axis=0)
-            row[:, j] = np.clip(ends, -LOG_LIMIT, LOG_LIMIT) if prob.kinds[j] != "linear" else ends
-            vals = prob.theta(row)[:, j]
-            lo, hi = float(min(vals)), float(max(vals))
-        intervals[name] = (lo, hi)
-    theta = prob.theta(u[None, :])[0]
+            row[:, j] = (np.clip(ends, -LOG_LIMIT, LOG_LIMIT) if prob.kinds[j] != "linear"
+                         else ends)
+            v = prob.theta(row)[:, j]
+        intervals[name] = (float(min(v)), float(max(v)))
     dtheta = np.where(np.array([k != "linear" for k in prob.kinds]), np.abs(theta), 1.0)
     return intervals, sd * dtheta
 
@@ -579,7 +651,7 @@ def _warnings(prob: ExpressionProblem, fitted: dict[str, float], u: np.ndarray, 
     one_signed = {name: prob.kinds[j] in ("log", "slog") or (
         name in prob.declared and prob.declared[name][0] >= 0) for j, name in enumerate(names)}
     bounds = prob.declared if prob.ranges == "bounds" else {}
-    out += interval_warnings(names, fitted, intervals, one_signed=one_signed, bounds=bounds,
+    out += interval_warnings(names, fitted, intervals, bounds=bounds,
                              samples=samples, se=se, confidence=conf,
                              source=method if method != "none" else "local")
     J = _natural_jacobian(prob, u)
@@ -610,8 +682,8 @@ def _warnings(prob: ExpressionProblem, fitted: dict[str, float], u: np.ndarray, 
 
 
 def _prior_share(prob: ExpressionProblem, u: np.ndarray, j: int, se_nat: float) -> float:
-    """Posterior sd over prior sd for parameter ``j`` (both in its fitted coordinate)."""
+    """Posterior sd over prior sd for parameter ``j`` (both in the prior's units)."""
     theta = prob.theta(u[None, :])[0]
-    sd_u = se_nat / abs(theta[j]) if prob.kinds[j] != "linear" else se_nat
-    return float(sd_u / prob.prior.sigma[j])
+    sd_g = se_nat / abs(theta[j]) if prob.prior.log[j] else se_nat
+    return float(sd_g / prob.prior.sigma[j])
 

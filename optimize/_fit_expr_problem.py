@@ -34,9 +34,10 @@ undefined or, on log residuals, not positive, the residual is NaN and the
 engine rejects the point, so no fit rests on points outside the law's domain.
 
 **Prior** (``prior={name: (centre, scale)}``, for pilots with fewer runs than
-parameters): residual rows ``noise·(u − μ)/σ`` with ``μ`` the centre (its log
-for log coordinates) and ``σ`` the scale in ``u`` units (log units for positive
-parameters), always squared.  With ``loss="squared"`` the fit is then the
+parameters): residual rows ``noise·(g(θ) − μ)/σ``, always squared, with
+``g(θ) = log|θ|`` for a log-normal prior (the default for a parameter declared
+``>= 0``; ``μ = log centre``, ``σ`` in log units) and ``g(θ) = θ`` for a normal
+one.  With ``loss="squared"`` the fit is then the
 posterior mode under Gaussian noise of standard deviation ``noise`` on the
 residuals and a Gaussian prior (the ridge / Tikhonov estimator, Hoerl & Kennard
 1970; Gelman et al. 2013, *Bayesian Data Analysis*, §14.8).
@@ -122,17 +123,36 @@ def validate_data(data: Any, axes: Sequence[str], targets: Sequence[str], residu
 
 @dataclass(frozen=True)
 class Prior:
-    """A Gaussian prior in the fitted coordinates: centres ``mu`` and scales ``sigma``
+    """A Gaussian prior on ``g(θ)``, ``g = log|θ|`` where ``log`` is set (a log-normal
+    prior) and ``g = θ`` elsewhere: centres ``mu`` and scales ``sigma`` in ``g``'s units
     (``nan`` where a parameter has none), residual weight ``noise``."""
 
     mu: np.ndarray
     sigma: np.ndarray
+    log: np.ndarray
     noise: float
-    given: dict[str, tuple[float, float]]
+    given: dict[str, tuple[float, float, str]]
 
     @property
     def mask(self) -> np.ndarray:
         return np.isfinite(self.sigma)
+
+    def subset(self, cols: np.ndarray) -> Prior:
+        """The prior of the parameters ``cols`` (a sub-problem's, in its order)."""
+        return Prior(self.mu[cols], self.sigma[cols], self.log[cols], self.noise, self.given)
+
+    def z(self, theta: np.ndarray) -> np.ndarray:
+        """``noise·(g(θ) − μ)/σ`` of the parameters with a prior, rows of ``theta``."""
+        m = self.mask
+        with np.errstate(divide="ignore"):
+            g = np.where(self.log[m], np.log(np.abs(theta[:, m])), theta[:, m])
+        return self.noise * (g - self.mu[m]) / self.sigma[m]
+
+    def dz(self, theta: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
+        """``∂z/∂u`` (one column per parameter with a prior) given ``dθ/du``."""
+        m = self.mask
+        dg = np.where(self.log[m], 1.0 / theta[:, m], 1.0) * dtheta[:, m]
+        return self.noise / self.sigma[m] * dg
 
 
 class ExpressionProblem:
@@ -271,11 +291,11 @@ class ExpressionProblem:
         Jfull[:, :, :self.p] = J
         if self.prior is not None:
             m = self.prior.mask
-            pr = self.prior.noise * (U[:, :self.p][:, m] - self.prior.mu[m]) / self.prior.sigma[m]
-            Jp = np.zeros((U.shape[0], int(m.sum()), self.q))
-            Jp[:, np.arange(int(m.sum())), np.flatnonzero(m)] = (
-                self.prior.noise / self.prior.sigma[m])
-            val = np.concatenate([val, pr], axis=1)
+            k = int(m.sum())
+            Jp = np.zeros((U.shape[0], k, self.q))
+            Jp[:, np.arange(k), np.flatnonzero(m)] = self.prior.dz(
+                theta, np.broadcast_to(dtheta, theta.shape))
+            val = np.concatenate([val, self.prior.z(theta)], axis=1)
             Jfull = np.concatenate([Jfull, Jp], axis=1)
         return val, Jfull
 
@@ -316,9 +336,7 @@ class ExpressionProblem:
             r = self.residual_rows(U[lo:lo + step])
             out[lo:lo + step] = loss_value(r, loss, delta, weights)
             if self.prior is not None:
-                m = self.prior.mask
-                z = self.prior.noise * (U[lo:lo + step, :self.p][:, m] - self.prior.mu[m]) / (
-                    self.prior.sigma[m])
+                z = self.prior.z(self.theta(U[lo:lo + step]))
                 out[lo:lo + step] += 0.5 * (z * z).sum(axis=1)
         return out
 

@@ -10,9 +10,9 @@ sigmoid all report through these functions, as
     push it past the range the user allowed, so its value is the bound's.
 ``not-identified``
     its interval (bootstrap percentiles, or the posterior's for a fit with a
-    prior) spans more than a decade (a parameter of one sign), is wider than
-    :data:`SIGNED_WIDTH` times its value's magnitude (either sign), or touches a
-    bound; or the local curvature gives it no finite standard error.
+    prior) spans more than a decade (an interval of one sign), is wider than
+    :data:`SIGNED_WIDTH` times the value's magnitude (an interval that holds 0),
+    or touches a bound; or the local curvature gives it no finite standard error.
 ``collapsed-interval``
     false precision: the bootstrap interval is narrower than
     :data:`COLLAPSE_RATIO` of the interval the local curvature implies
@@ -111,15 +111,14 @@ def bound_warnings(names: Sequence[str], values: Mapping[str, float],
 
 def interval_warnings(names: Sequence[str], values: Mapping[str, float],
                       intervals: Mapping[str, tuple[float, float]], *,
-                      one_signed: Mapping[str, bool],
                       bounds: Mapping[str, tuple[float, float]] | None = None,
                       samples: np.ndarray | None = None, se: np.ndarray | None = None,
                       confidence: float = 0.9, source: str = "bootstrap",
                       touches: Mapping[str, bool] | None = None) -> list[FitWarning]:
     """``not-identified`` and ``collapsed-interval`` (module docstring).
 
-    ``one_signed[name]``: the parameter is of one sign (the decade rule applies);
-    ``samples``: the resamples' natural parameters (columns in ``names`` order);
+    An interval of one sign is judged by the decade rule, one that holds 0 by its
+    width against the value.  ``samples``: the resamples' natural parameters (columns in ``names`` order);
     ``se``: local standard errors in natural units (NaN where unknown);
     ``touches``: a front end's own "touches a bound" verdict per parameter.
     """
@@ -143,9 +142,9 @@ def interval_warnings(names: Sequence[str], values: Mapping[str, float],
                              for b in bounds[name] for e in (lo, hi))
         if hit:
             why = "touches a bound"
-        elif one_signed.get(name, False) and lo * hi > 0 and hi / lo > DECADE:
-            why = f"spans {hi / lo:.3g}x (more than a decade)"
-        elif not one_signed.get(name, False) and hi - lo > SIGNED_WIDTH * abs(v) + 1e-300:
+        elif lo * hi > 0 and abs(hi / lo) > DECADE:
+            why = f"spans {abs(hi / lo):.3g}x (more than a decade)"
+        elif lo * hi <= 0 and hi - lo > SIGNED_WIDTH * abs(v) + 1e-300:
             why = (f"is {hi - lo:.3g} wide, more than {SIGNED_WIDTH:g}x the value's magnitude "
                    f"{abs(v):.3g}")
         elif not (np.isfinite(lo) and np.isfinite(hi)):
