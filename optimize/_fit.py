@@ -233,10 +233,9 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
     if options:
         raise TypeError(f"fit_law got options {sorted(options)} that only expression laws "
                         f"take (law={law!r:.40}); a built-in family takes loss=")
-    if not isinstance(loss, str) or loss not in ("huber", "squared"):
-        raise ValueError(f"loss must be 'huber' or 'squared'; got loss={loss!r:.40}")
     prep = prepare(data, law, axes, target, 1e-3 if delta is None else delta, reduction,
-                   replicates, confidence, holdout, bootstrap, n_jobs, floor, p_max)
+                   replicates, confidence, holdout, bootstrap, n_jobs, floor, p_max,
+                   loss=loss, starts=starts)
     with blas_threads(1):  # small products in hot loops: one BLAS thread (issue 13)
         found = search(prep, starts, n_jobs)
         summary = _summarise(prep, found)
@@ -255,6 +254,7 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
         n_bootstrap=prep.bootstrap,
         n_starts=found["n_starts"], n_converged=found["n_converged"], axes=prep.axes,
         target=target, reduction=reduction, delta=prep.obj.delta, replicates=replicates,
+        loss=prep.loss,
         seconds=time.perf_counter() - start_time, bootstrap_samples=samples,
         warnings=tuple(warnings),
         data_range={a: (float(x[:, i].min()), float(x[:, i].max()))
@@ -314,7 +314,11 @@ def _summarise(prep: Prepared, found: dict[str, Any]) -> dict[str, Any]:
 
 
 def _extrapolate(prep: Prepared, starts: np.ndarray, holdout: float) -> dict[str, Any]:
-    """Refit without the largest-scale points (scale = product of the axes); score them."""
+    """Refit without the largest-scale points (scale = product of the axes); score them.
+
+    The refit is the engine's polish from the full fit's warm starts with the held-out
+    points' weights at 0 (scipy's L-BFGS-B for ``reduction="mean"``, the published
+    procedure that option reproduces)."""
     obj = prep.obj
     logx, logy = obj.logx, obj.logy
     n = logy.size
@@ -325,8 +329,19 @@ def _extrapolate(prep: Prepared, starts: np.ndarray, holdout: float) -> dict[str
     train, test = order[:-n_out], order[-n_out:]
     sub = Objective(obj.family, logx[train], logy[train], obj.delta,
                     "sum" if obj.scale == 1.0 else "mean")
-    best = min(minimise(sub, starts, prep.bounds), key=lambda t: t[0])
-    pred = sub.predict(best[1], logx[test])
+    if obj.scale == 1.0:
+        from rlscale.optimize._lsq import solve
+
+        w = np.ones(n)
+        w[test] = 0.0
+        res = solve(lambda X: prep.fam.predict(X, logx, jac=True), starts, logy, w,
+                    lower=prep.lower, upper=prep.upper, loss=prep.loss, delta=obj.delta,
+                    x_scale="jac", max_nfev=400, ftol=1e-15, xtol=1e-15, gtol=1e-15,
+                    nonfinite="drop")
+        best = res.x[int(np.argmin(np.where(np.isfinite(res.cost), res.cost, np.inf)))]
+    else:
+        best = min(minimise(sub, starts, prep.bounds), key=lambda t: t[0])[1]
+    pred = sub.predict(best, logx[test])
     rel = np.abs(np.expm1(pred - logy[test]))
     return {"n_holdout": int(n_out), "mean_abs_rel_error": float(rel.mean()),
             "max_abs_rel_error": float(rel.max()),
@@ -345,7 +360,7 @@ def _bootstrap(prep: Prepared, warm: np.ndarray, n_boot: int, confidence: float,
         from rlscale.optimize._bootstrap import batched_bootstrap
 
         samples = batched_bootstrap(prep.fam, obj.logx, obj.logy, obj.delta, n_boot, seed,
-                                    warm, prep.lower, prep.upper)
+                                    warm, prep.lower, prep.upper, loss=prep.loss)
     else:
         from rlscale.optimize._bootstrap import per_resample_bootstrap
 

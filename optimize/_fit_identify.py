@@ -118,7 +118,8 @@ def interval_warnings(names: Sequence[str], values: Mapping[str, float],
     """``not-identified`` and ``collapsed-interval`` (module docstring).
 
     An interval of one sign is judged by the decade rule, one that holds 0 by its
-    width against the value.  ``samples``: the resamples' natural parameters (columns in ``names`` order);
+    width against the value.  ``samples``: the resamples' natural parameters
+    (columns in ``names`` order);
     ``se``: local standard errors in natural units (NaN where unknown);
     ``touches``: a front end's own "touches a bound" verdict per parameter.
     """

@@ -125,10 +125,14 @@ def settled(basins: list[list], best_before: float, agree: int) -> bool:
 
 
 def merge(basins: list[list], pred: np.ndarray, theta: np.ndarray, f: np.ndarray,
-          xtol: float, counts: np.ndarray, status: np.ndarray, nfev: np.ndarray) -> None:
+          xtol: float, counts: np.ndarray, status: np.ndarray | None = None,
+          nfev: np.ndarray | None = None) -> None:
     """Add end points to ``basins`` (same basin: predictions within ``xtol``); those
     with ``counts`` true add one to their basin's count of starts.  A basin is
-    ``[objective, theta, count, prediction, status, nfev]``, best first."""
+    ``[objective, theta, count, prediction, status, nfev]``, best first (the solve's
+    status and evaluations of its representative; 0 when not given)."""
+    status = np.zeros(len(f), dtype=np.int64) if status is None else status
+    nfev = np.zeros(len(f), dtype=np.int64) if nfev is None else nfev
     for j in np.argsort(f, kind="stable"):
         if not np.isfinite(f[j]):
             continue
@@ -136,8 +140,8 @@ def merge(basins: list[list], pred: np.ndarray, theta: np.ndarray, f: np.ndarray
             if np.max(np.abs(pred[j] - b[3])) <= xtol:
                 b[2] += int(counts[j])
                 if f[j] < b[0]:
-                    b[0], b[1], b[3], b[4], b[5] = (float(f[j]), theta[j], pred[j],
-                                                    int(status[j]), int(nfev[j]))
+                    b[0], b[1], b[3] = float(f[j]), theta[j], pred[j]
+                    b[4:] = [int(status[j]), int(nfev[j])]
                 break
         else:
             basins.append([float(f[j]), theta[j], int(counts[j]), pred[j], int(status[j]),

@@ -59,7 +59,8 @@ column norms, which makes the method invariant to the parameters' units.
 
 **Stopping** (each problem on its own, scipy's rules): ``gtol``, the largest
 projected gradient below ``gtol`` (status 1); ``ftol``, an accepted reduction
-below ``ftol·F`` with ``ρ > 1/4`` (status 2); ``xtol``, an unprojected step below
+below ``ftol·F`` with ``ρ > 1/4``, or (``ptol > 0``) a predicted reduction
+below ``ptol·F`` (status 2); ``xtol``, an unprojected step below
 ``xtol (xtol + ‖x‖)`` (status 3; 4 with ``ftol`` too); the evaluation budget
 ``max_nfev``, the start's included (status 0); a point outside the ``runoff``
 box (status 5, a stop and not a constraint); a start with a non-finite
@@ -122,8 +123,8 @@ def solve(model: Model, x0: np.ndarray, y: np.ndarray, w: np.ndarray | None = No
           robust: np.ndarray | None = None, x_scale: str | None = None,
           free: np.ndarray | None = None,
           runoff: tuple[np.ndarray, np.ndarray] | None = None, max_nfev: int = 4000,
-          ftol: float = 1e-8, xtol: float = 1e-8, gtol: float = 1e-8,
-          nonfinite: str = "raise") -> LSQResult:
+          ftol: float = 1e-8, xtol: float = 1e-8, gtol: float = 1e-8, ptol: float = 0.0,
+          factor: str = "svd", method: str = "trf", nonfinite: str = "raise") -> LSQResult:
     """Minimise ``Σ w ρ(model(x) − y)`` for ``B`` problems on one design at once.
 
     Parameters
@@ -156,6 +157,23 @@ def solve(model: Model, x0: np.ndarray, y: np.ndarray, w: np.ndarray | None = No
         A problem whose accepted point leaves this box stops there (status 5).
     max_nfev, ftol, xtol, gtol
         Stopping rules (module docstring).
+    ptol : float
+        Also stop (status 2) when a step's predicted reduction is at most ``ptol``
+        times the cost (MINPACK's test on the predicted reduction, Moré 1978): at an
+        optimum rounding rejects every step, and without it the trust region
+        shrinks by 4 a step to ``xtol`` (some 25 idle evaluations).  0 (default,
+        scipy's rules) turns it off.
+    factor : {"svd", "gram"}
+        How the trust-region subproblem is factored: the thin SVD of ``J`` (scipy's,
+        default), or the eigendecomposition of ``JᵀJ`` (cheaper for many points;
+        for the screens and the bootstrap, where full precision is not the point).
+    method : {"trf", "lm"}
+        The step: Moré's exact trust region (``"trf"``, scipy's path), or
+        Marquardt's damping (``"lm"``: ``(JᵀJ + λ diag JᵀJ) s = −Jᵀr`` with ``λ``
+        divided by 3 after a decrease and multiplied by 4 otherwise; Marquardt
+        1963, *J. SIAM* 11(2)), one ``p x p`` solve a step and so several times
+        cheaper for many small problems; the built-in families' multistart and
+        bootstrap use it.  Bounds, losses, weights and statuses are the same.
     nonfinite : {"raise", "drop"}
         A start with a non-finite cost raises ``ValueError``, or is dropped
         (status -1, cost ``inf``).
@@ -192,6 +210,10 @@ def solve(model: Model, x0: np.ndarray, y: np.ndarray, w: np.ndarray | None = No
         raise ValueError(f"nonfinite must be 'raise' or 'drop'; got nonfinite={nonfinite!r}")
     if x_scale not in (None, "jac"):
         raise ValueError(f"x_scale must be None or 'jac'; got x_scale={x_scale!r}")
+    if factor not in ("svd", "gram"):
+        raise ValueError(f"factor must be 'svd' or 'gram'; got factor={factor!r}")
+    if method not in ("trf", "lm"):
+        raise ValueError(f"method must be 'trf' or 'lm'; got method={method!r}")
     y = np.asarray(y, dtype=np.float64)
     sw = None if w is None else np.sqrt(np.asarray(w, dtype=np.float64))
     if sw is not None and not np.all(np.isfinite(sw)):
@@ -219,12 +241,13 @@ def solve(model: Model, x0: np.ndarray, y: np.ndarray, w: np.ndarray | None = No
                              f"{np.atleast_2d(y)[tuple(idx)]} at row {idx[0]}, point {idx[1]}")
     spec = _Spec(model, y, sw, free, loss, float(delta), float(outside),
                  None if robust is None else np.asarray(robust, dtype=bool), x_scale, box,
-                 lo if bounded else None, hi if bounded else None)
+                 lo if bounded else None, hi if bounded else None, factor)
     # No BLAS thread limit is needed for the same bits in every process: einsum does
     # not call BLAS, and the SVDs of (n, p) matrices run single-threaded.
     with np.errstate(all="ignore"):
-        return _solve(spec, x, int(max_nfev), float(ftol), float(xtol), float(gtol),
-                      nonfinite)
+        run = _solve if method == "trf" else _solve_lm
+        return run(spec, x, int(max_nfev), float(ftol), float(xtol), float(gtol),
+                   float(ptol), nonfinite)
 
 
 @dataclass(frozen=True)
@@ -241,6 +264,7 @@ class _Spec:
     box: tuple[np.ndarray, np.ndarray]
     lo: np.ndarray | None
     hi: np.ndarray | None
+    factor: str = "svd"
 
     def rows(self, a: np.ndarray, arr: np.ndarray | None) -> np.ndarray | None:
         """Per-problem rows ``a`` of a ``(n,)`` or ``(B, n)`` array."""
@@ -282,16 +306,33 @@ def _evaluate(spec: _Spec, x: np.ndarray, a: np.ndarray):
         rho = np.where(spec.robust, rho, 0.5 * r * r)
         h = np.where(spec.robust, h, 1.0)
     linear = inside if spec.robust is None else inside | ~spec.robust
-    psi = np.where(linear, r, np.sign(r) * d)
     sh = np.sqrt(h)
-    J = J * sh[..., None]
-    return psi / sh, J, rho.sum(axis=1)
+    if J.flags.writeable:
+        J *= sh[..., None]
+    else:
+        J = J * sh[..., None]
+    return np.where(linear, r, np.copysign(d, r) / sh), J, rho.sum(axis=1)
 
 
-def _factor(r, J):
-    """Thin SVD pieces of the subproblem: singular values, V, Uᵀr, and the gradient Jᵀr."""
-    U, s, Vt = np.linalg.svd(J, full_matrices=False)
-    return s, Vt.transpose(0, 2, 1), np.einsum("bnp,bn->bp", U, r), np.einsum("bnp,bn->bp", J, r)
+def _factor(r, J, method="svd"):
+    """The subproblem's pieces: singular values ``s``, ``V``, ``Uᵀr`` and the gradient ``Jᵀr``.
+
+    ``"svd"``: the thin SVD of ``J`` (scipy's).  ``"gram"``: the eigendecomposition of
+    ``JᵀJ = V S² Vᵀ`` with ``Uᵀr = S⁻¹ Vᵀ Jᵀr`` -- the same pieces from a ``p x p``
+    problem instead of an ``n x p`` one (much cheaper for many points), accurate
+    while the Jacobian's condition number is well below ``1/√eps ≈ 7e7`` (the
+    squares lose the rest; the trust region damps those directions anyway).
+    """
+    g = np.matmul(J.transpose(0, 2, 1), r[:, :, None])[:, :, 0]
+    if method == "svd":
+        U, s, Vt = np.linalg.svd(J, full_matrices=False)
+        return s, Vt.transpose(0, 2, 1), np.einsum("bnp,bn->bp", U, r), g
+    w, V = np.linalg.eigh(np.matmul(J.transpose(0, 2, 1), J))
+    w, V = w[:, ::-1], V[:, :, ::-1]                   # descending, as the SVD's
+    s = np.sqrt(np.maximum(w, 0.0))
+    small = s <= _EPS * np.maximum(s[:, :1], 1e-300)
+    uf = np.where(small, 0.0, np.einsum("bpq,bp->bq", V, g) / np.where(small, 1.0, s))
+    return np.where(small, 0.0, s), V, uf, g
 
 
 def _norm(v):
@@ -388,7 +429,7 @@ class _State:
         Jh = J / self.scale_inv[rows][:, None, :] if spec.x_scale == "jac" else J
         if self.held[rows].any():
             Jh = np.where(self.held[rows][:, None, :], 0.0, Jh)
-        s, V, uf, _ = _factor(self.r[rows], Jh)
+        s, V, uf, _ = _factor(self.r[rows], Jh, spec.factor)
         if first:
             self.s, self.V, self.uf = s, V, uf
             self.g = np.where(self.held, 0.0, g)
@@ -397,7 +438,7 @@ class _State:
             self.g[rows] = np.where(self.held[rows], 0.0, g)
 
 
-def _solve(spec: _Spec, x, max_nfev, ftol, xtol, gtol, nonfinite) -> LSQResult:
+def _solve(spec: _Spec, x, max_nfev, ftol, xtol, gtol, ptol, nonfinite) -> LSQResult:
     B, p = x.shape
     free = spec.free
     allrows = np.arange(B)
@@ -468,6 +509,8 @@ def _solve(spec: _Spec, x, max_nfev, ftol, xtol, gtol, nonfinite) -> LSQResult:
                          np.where((ratio > 0.75) & (step_norm > 0.95 * d), 2.0 * d, d))
         f_ok = (reduction < ftol * ca) & (ratio > 0.25)
         x_ok = (step_norm < xtol * (xtol + _norm(xa[:, free]))) & ~clipped
+        if ptol > 0.0:
+            f_ok |= (predicted <= ptol * ca) & ~clipped
         code = np.where(f_ok & x_ok, 4, np.where(f_ok, 2, np.where(x_ok, 3, -2)))
         code[~finite] = -2
         # Non-finite trial: shrink; stopped: keep alpha and delta; else scipy's updates.
@@ -484,6 +527,104 @@ def _solve(spec: _Spec, x, max_nfev, ftol, xtol, gtol, nonfinite) -> LSQResult:
             xr = x[rows]
             gone = np.any((xr < spec.box[0]) | (xr > spec.box[1]), axis=1)
             code[acc] = np.where(gone & (code[acc] < -1), 5, code[acc])
+        code[(code < -1) & (nfev[active] >= max_nfev)] = 0
+        status[active] = code
+        active = active[code < -1]
+    at_bound = np.zeros((B, p), dtype=bool)
+    if spec.lo is not None:
+        at_bound = (x <= spec.lo) | (x >= spec.hi)
+    return LSQResult(x, cost, nfev, status, at_bound)
+
+
+def _start(spec: _Spec, x: np.ndarray, nonfinite: str):
+    """Residuals, Jacobian and cost at the starts; non-finite starts raise or are dropped."""
+    B = x.shape[0]
+    r, J, cost = _evaluate(spec, x, np.arange(B))
+    status = np.full(B, -2, dtype=np.int64)
+    dead = ~np.isfinite(cost) | ~np.all(np.isfinite(J), axis=(1, 2)) | ~np.all(
+        np.isfinite(r), axis=1)
+    if dead.any():
+        if nonfinite == "raise":
+            raise ValueError(f"x0 must give finite residuals; got a non-finite cost at row "
+                             f"{int(np.flatnonzero(dead)[0])}")
+        status[dead] = -1
+        cost = np.where(dead, np.inf, cost)
+        r = np.where(dead[:, None], 0.0, r)
+        J = np.where(dead[:, None, None], 0.0, J)
+    return r, J, cost, status
+
+
+def _solve_lm(spec: _Spec, x, max_nfev, ftol, xtol, gtol, ptol, nonfinite) -> LSQResult:
+    """Marquardt's damped Gauss--Newton (``method="lm"``), vectorised over problems.
+
+    A step solves ``(H + λ D) s = −g`` on the free variables (``H = JᵀJ`` of the
+    scaled model, ``D = max(diag H, 1e-12 (1 + max diag H))``, ``g = Jᵀr``), the
+    trial is projected into the bounds, and it is accepted where the cost falls
+    (``λ ← max(λ/3, 1e-12)``; else ``λ ← 4λ``).  A problem stops when an accepted
+    step lowers its cost by at most ``ftol`` (relative) or its predicted decrease is
+    at most ``ptol`` of it (status 2), moves no parameter by more than ``xtol (1 +
+    ‖x‖∞)`` (status 3), ``λ`` exceeds 1e12 without a decrease (status 2: no descent
+    is left), its projected gradient is below ``gtol`` (status 1), or it reaches
+    ``max_nfev`` evaluations (status 0).
+    """
+    B, p = x.shape
+    free = spec.free
+    r, J, cost, status = _start(spec, x, nonfinite)
+    lam = np.full(B, 1e-3)
+    nfev = np.ones(B, dtype=np.int64)
+    q = int(free.sum())
+    eye = np.eye(q)
+    lo = None if spec.lo is None else spec.lo[:, free]
+    hi = None if spec.hi is None else spec.hi[:, free]
+    active = np.flatnonzero(status == -2)
+    while active.size:
+        ra, Ja, fa, xa = r[active], J[active], cost[active], x[active]
+        Jt_ = Ja.transpose(0, 2, 1)
+        g = np.matmul(Jt_, ra[:, :, None])[:, :, 0]       # matmul: batched BLAS, not einsum
+        th = xa[:, free]
+        hold = np.zeros_like(g, dtype=bool)
+        if lo is not None:
+            hold = ((th <= lo[active]) & (g > 0)) | ((th >= hi[active]) & (g < 0))
+        gfree = np.where(hold, 0.0, g)
+        small_g = np.max(np.abs(gfree), axis=1, initial=0.0) < gtol
+        H = np.matmul(Jt_, Ja)
+        diag = np.einsum("bkk->bk", H)
+        damp = lam[active, None] * np.maximum(diag, 1e-12 * (1.0 + diag.max(axis=1,
+                                                                            keepdims=True)))
+        keep = ~hold
+        A = np.where(keep[:, :, None] & keep[:, None, :], H + damp[:, :, None] * eye, eye)
+        try:
+            step = -np.linalg.solve(A, gfree[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # a singular system (non-finite curvature): pinv
+            step = -np.einsum("bpq,bq->bp", np.linalg.pinv(A), gfree)
+        trial = xa.copy()
+        trial[:, free] = th + step
+        if spec.lo is not None:
+            trial = np.clip(trial, spec.lo[active], spec.hi[active])
+        eff = trial[:, free] - th
+        rt, Jt, ct = _evaluate(spec, trial, active)
+        nfev[active] += 1
+        finite = np.isfinite(ct) & np.all(np.isfinite(Jt), axis=(1, 2)) & np.all(
+            np.isfinite(rt), axis=1)
+        ok = finite & (ct < fa)
+        acc = active[ok]
+        x[acc], r[acc], J[acc], cost[acc] = trial[ok], rt[ok], Jt[ok], ct[ok]
+        lam[acc] = np.maximum(lam[acc] / 3.0, 1e-12)
+        lam[active[~ok]] *= 4.0
+        moved = np.max(np.abs(eff), axis=1, initial=0.0)
+        x_ok = moved <= xtol * (1.0 + np.max(np.abs(th), axis=1, initial=0.0))
+        f_ok = ok & (fa - cost[active] <= ftol * np.abs(fa))
+        f_ok |= ~ok & (lam[active] > 1e12)
+        if ptol > 0.0:  # on the step as solved: a projected one need not descend
+            Hs = np.einsum("bpq,bq->bp", H, step)
+            predicted = -np.einsum("bp,bp->b", g, step) - 0.5 * np.einsum("bp,bp->b", step, Hs)
+            f_ok |= predicted <= ptol * np.abs(fa)
+        code = np.where(small_g, 1, np.where(f_ok & x_ok, 4, np.where(
+            f_ok, 2, np.where(x_ok, 3, -2))))
+        if spec.box is not None:
+            xr = x[active]
+            gone = np.any((xr < spec.box[0]) | (xr > spec.box[1]), axis=1)
+            code = np.where(gone & (code < -1), 5, code)
         code[(code < -1) & (nfev[active] >= max_nfev)] = 0
         status[active] = code
         active = active[code < -1]

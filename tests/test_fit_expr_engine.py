@@ -146,7 +146,7 @@ def test_mixture_proportions_may_be_zero() -> None:
 
 def test_a_law_undefined_at_every_start_is_an_error_not_a_fit() -> None:
     N = np.array([0.0, 1.0, 2.0, 4.0, 8.0, 16.0])
-    with pytest.raises(ValueError, match="undefined .* at some data point for every start"):
+    with pytest.raises(ValueError, match=r"undefined .* at some data point for every start"):
         fit_expression("E + A*log(N)", {"N": N, "loss": 1.0 + 1.0 / (N + 1)}, axes=["N"])
 
 
