@@ -247,7 +247,8 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
         law=prep.law, family=prep.obj.family, theta=found["theta"], x=prep.x,
         y_min=prep.y_min, target=target, params=summary["params"], axes=prep.axes,
         samples=samples, intervals=intervals, floor_bounds=prep.floor_bounds,
-        collinear=[a for w in warnings for a in w.axes])
+        collinear=[a for w in warnings for a in w.axes], residuals=summary["residuals"],
+        confidence=prep.confidence)
     x = prep.x
     return FitResult(
         **summary, intervals=intervals, confidence=prep.confidence,

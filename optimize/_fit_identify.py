@@ -71,11 +71,11 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
     if np.any(norms == 0):
         return None
     Js = J / norms
-    sv = np.linalg.svd(Js, compute_uv=False)
-    if sv[-1] <= 1e-14 * sv[0]:
+    _, sv, Vt = np.linalg.svd(Js, full_matrices=False)  # (JᵀJ)⁻¹ = V S⁻² Vᵀ, no squaring
+    if sv[-1] <= 1e-12 * sv[0]:
         return None
     sigma2 = float(resid @ resid) / (n - n_params)
-    inv = np.linalg.inv(Js.T @ Js)
+    inv = (Vt.T / sv ** 2) @ Vt
     return sigma2 * inv / np.outer(norms, norms)
 
 
@@ -123,10 +123,7 @@ def interval_warnings(names: Sequence[str], values: Mapping[str, float],
     ``se``: local standard errors in natural units (NaN where unknown);
     ``touches``: a front end's own "touches a bound" verdict per parameter.
     """
-    from scipy.stats import norm
-
     out = []
-    z = float(norm.ppf(0.5 + confidence / 2))
     bounds = bounds or {}
     for j, name in enumerate(names):
         v = values[name]
@@ -153,24 +150,49 @@ def interval_warnings(names: Sequence[str], values: Mapping[str, float],
         if why:
             out.append(_not_identified(name, (lo, hi), why, source))
             continue
-        if source != "bootstrap" or se is None or samples is None:
+        if source == "bootstrap":
+            out += collapsed_warnings([name], {name: v}, {name: (lo, hi)},
+                                      None if samples is None else samples[:, j:j + 1],
+                                      None if se is None else se[j:j + 1], confidence)
+    return out
+
+
+def collapsed_warnings(names: Sequence[str], values: Mapping[str, float],
+                       intervals: Mapping[str, tuple[float, float]],
+                       samples: np.ndarray | None, se: np.ndarray | None,
+                       confidence: float = 0.9) -> list[FitWarning]:
+    """``collapsed-interval`` for each bootstrap interval narrower than
+    :data:`COLLAPSE_RATIO` of the local-curvature one, or whose resamples mostly
+    (:data:`COLLAPSE_SHARE`) return the estimate itself (module docstring)."""
+    from scipy.stats import norm
+
+    if samples is None:
+        return []
+    z = float(norm.ppf(0.5 + confidence / 2))
+    out = []
+    for j, name in enumerate(names):
+        if name not in intervals:
             continue
-        local = 2 * z * float(se[j]) if np.isfinite(se[j]) else math.nan
+        lo, hi = intervals[name]
+        v = values[name]
+        s = float(se[j]) if se is not None else math.nan
+        local = 2 * z * s if np.isfinite(s) else math.nan
         same = float(np.mean(np.abs(samples[:, j] - v) <= 1e-9 * max(abs(v), 1e-300)))
         narrow = np.isfinite(local) and local > 0 and (hi - lo) < COLLAPSE_RATIO * local
-        if narrow or same >= COLLAPSE_SHARE:
-            detail = (f"{same:.0%} of the resamples return the estimate itself" if
-                      same >= COLLAPSE_SHARE else
-                      f"it is {(hi - lo) / local:.2g} of the width ±{z * se[j]:.3g} the local "
-                      f"curvature implies")
-            out.append(FitWarning(
-                "collapsed-interval",
-                f"the bootstrap interval of {name}, [{lo:.4g}, {hi:.4g}], has collapsed: "
-                f"{detail}; resamples pile up at a boundary or kink of the objective, so the "
-                f"interval understates the uncertainty (false precision)",
-                "do not report this interval; use a profile or posterior interval, move the "
-                "bound, or add runs where the law's kink or the bound binds",
-                parameters=(name,)))
+        if not (narrow or same >= COLLAPSE_SHARE):
+            continue
+        detail = (f"{same:.0%} of the resamples return the estimate itself" if
+                  same >= COLLAPSE_SHARE else
+                  f"it is {(hi - lo) / local:.2g} of the width ±{z * s:.3g} the local "
+                  f"curvature implies")
+        out.append(FitWarning(
+            "collapsed-interval",
+            f"the bootstrap interval of {name}, [{lo:.4g}, {hi:.4g}], has collapsed: "
+            f"{detail}; resamples pile up at a boundary or kink of the objective, so the "
+            f"interval understates the uncertainty (false precision)",
+            "do not report this interval; use a profile or posterior interval, move the "
+            "bound, or add runs where the law's kink or the bound binds",
+            parameters=(name,)))
     return out
 
 
