@@ -632,3 +632,15 @@ def _solve_lm(spec: _Spec, x, max_nfev, ftol, xtol, gtol, ptol, nonfinite) -> LS
     if spec.lo is not None:
         at_bound = (x <= spec.lo) | (x >= spec.hi)
     return LSQResult(x, cost, nfev, status, at_bound)
+
+
+def outcome(res: LSQResult, row: int, what: str) -> tuple[bool, str, str]:
+    """``(success, status, message)`` of one problem of ``res`` in the result convention of
+    :mod:`rlscale.optimize._outcome`: ``"converged"`` (a tolerance met),
+    ``"max_evaluations"`` (status 0) or ``"failed"``."""
+    code = int(res.status[row])
+    words = STATUS.get(code, "unknown")
+    if 1 <= code <= 4:
+        return True, "converged", f"{what}: {words} after {int(res.nfev[row])} evaluations"
+    status = "max_evaluations" if code == 0 else "failed"
+    return False, status, f"{what} did not converge: {words} ({int(res.nfev[row])} evaluations)"
