@@ -343,30 +343,33 @@ class ExpressionProblem:
     # -- structure ------------------------------------------------------------------
     def linear_parameters(self, rng: np.random.Generator) -> list[int]:
         """The parameters in which every law is jointly affine (``f = h + Σ c_k g_k``),
-        found numerically: at random parameter values and data points, each candidate
-        must satisfy ``f(θ + t e_k) = f(θ) + t ∂f/∂θ_k`` and the set together
-        ``f(θ + Δ) = f(θ) + Σ Δ_k ∂f/∂θ_k`` to 1e-9 (greedy, in parameter order).
-        Declared parameters with ``low >= 0`` are included (non-negative least
-        squares is not needed for a start: negative solutions are clipped)."""
+        found numerically: at random parameter values (both signs) and data points,
+        moving the candidate set must leave each candidate's derivative ``∂f/∂θ_k``
+        unchanged to 1e-8 of its own size (greedy, in parameter order).  The test is
+        on the derivative, not on ``f``: a term that is tiny at the probe point (``(1/N)^b``
+        at ``N = 10^7``) is still caught being non-linear.  Parameters declared with a
+        negative lower bound are searched as declared and not projected."""
         rows = np.linspace(0, self.data.n - 1, min(self.data.n, 12)).astype(int)
         sub = ExprData(self.data.axes, {a: v[rows] for a, v in self.data.x.items()},
                        self.data.y[rows], self.data.targets)
         probe = ExpressionProblem(self.laws, sub, residuals="raw", ranges=self.ranges)
-        theta = rng.uniform(0.5, 1.5, (4, self.p)) * rng.choice([-1.0, 1.0], (4, self.p))
+        mag = np.concatenate([rng.uniform(0.5, 1.5, (4, self.p)),
+                              rng.uniform(0.05, 0.3, (4, self.p))])
+        theta = mag * rng.choice([-1.0, 1.0], mag.shape)
         f0, J0 = probe.law_values(theta, jac=True)
         ok = np.isfinite(f0).all(axis=1) & np.isfinite(J0).all(axis=(1, 2))
-        theta, f0, J0 = theta[ok], f0[ok], J0[ok]
+        theta, J0 = theta[ok], J0[ok]
         if not len(theta):
             return []
 
         def affine(cols: list[int]) -> bool:
             delta = np.zeros_like(theta)
             delta[:, cols] = rng.uniform(-1.0, 1.0, (len(theta), len(cols)))
-            f1, _ = probe.law_values(theta + delta, jac=False)
-            pred = f0 + np.einsum("bnp,bp->bn", J0, delta)
-            scale = np.maximum(np.abs(f0), np.abs(f1)) + 1e-300
-            return bool(np.all(np.abs(f1 - pred) <= 1e-9 * scale + 1e-12 * np.abs(
-                np.einsum("bnp,bp->bn", np.abs(J0), np.abs(delta)))))
+            _, J1 = probe.law_values(theta + delta, jac=True)
+            a, b = J0[:, :, cols], J1[:, :, cols]
+            with np.errstate(invalid="ignore"):
+                same = np.abs(b - a) <= 1e-8 * np.maximum(np.abs(a), np.abs(b)) + 1e-300
+            return bool(np.all(same | ~np.isfinite(b)) and np.all(np.isfinite(b)))
 
         chosen: list[int] = []
         for j in range(self.p):

@@ -16,8 +16,11 @@ least squares problems whose variables separate", *SIAM J. Numer. Anal.* 10):
    batched solve of the normal equations with columns scaled to unit norm and a
    ridge of ``1e-10`` of the trace.  So a candidate is a value of ``φ`` only.
 2. **Profiles.**  Each nonlinear parameter is scanned alone over a signed
-   logarithmic grid (``0, ±10^k`` for ``k = −3, −2.75, …, 3``; inside its
-   declared range where it has one) with the others at their current values,
+   logarithmic grid (``0, ±10^k`` for ``k = −3, −2.75, …, 3``) and the data's
+   own scales (each axis's geometric mean times ``10^−1, 1, 10`` and their
+   reciprocals, both signs: a parameter that divides an axis lives near its
+   scale), inside its declared range where it has one, with the others at their
+   current values,
    the linear ones solved for at every point, and set to its best value;
    :data:`SWEEPS` passes over all of them (coordinate descent on the projected
    objective).  This finds the magnitude of a scale parameter (``A ≈ 10^8``
@@ -76,7 +79,8 @@ def project(prob: ExpressionProblem, linear: list[int], theta: np.ndarray) -> np
     M += 1e-10 * np.maximum(np.einsum("ckk->c", M), 1e-300)[:, None, None] * np.eye(K)
     b = np.einsum("cnk,cn->ck", A, rhs)
     try:
-        coef = np.linalg.solve(M, b[:, :, None])[:, :, 0] / norms
+        with np.errstate(all="ignore"):
+            coef = np.linalg.solve(M, b[:, :, None])[:, :, 0] / norms
     except np.linalg.LinAlgError:
         coef = np.zeros((C, K))
     coef = np.where(np.isfinite(coef), coef, 0.0)
@@ -101,19 +105,37 @@ def _range_of(prob: ExpressionProblem, j: int) -> tuple[float, float]:
     return (-math.inf, math.inf)
 
 
+def _scales(prob: ExpressionProblem) -> np.ndarray:
+    """Magnitudes the data suggest for a scale parameter: each axis's geometric mean (of
+    its positive values) times 10^-1, 1, 10, and their reciprocals -- a parameter that
+    divides an axis (``(a_D/D)^b``, ``A/(N ...)``) lives near the axis's scale."""
+    out = []
+    for v in prob.data.x.values():
+        pos = v[v > 0]
+        if pos.size:
+            gm = float(np.exp(np.mean(np.log(pos))))
+            out += [gm * f for f in (0.1, 1.0, 10.0)] + [1.0 / (gm * f) for f in
+                                                          (0.1, 1.0, 10.0)]
+    arr = np.array(out)
+    return arr[np.isfinite(arr) & (arr > 0)]
+
+
 def _profile_values(prob: ExpressionProblem, j: int, grid: int) -> np.ndarray:
-    """The values scanned for nonlinear parameter ``j``."""
+    """The values scanned for nonlinear parameter ``j``: the signed log grid and the
+    data's scales (both signs), inside its declared range where it has one."""
     name = prob.names[j]
+    scales = _scales(prob)
+    full = np.unique(np.concatenate([PROFILE_GRID, scales, -scales]))
     if name in prob.declared:
         lo, hi = prob.declared[name]
         if math.isfinite(lo) and math.isfinite(hi):
             n = max(grid, 25)
             return (np.geomspace(lo, hi, n) if lo > 0 else np.linspace(lo, hi, n))
-        values = PROFILE_GRID[(lo <= PROFILE_GRID) & (hi >= PROFILE_GRID)]
+        values = full[(lo <= full) & (hi >= full)]
         if lo > 0 or (lo == 0 and not math.isfinite(hi)):
             values = values[values > 0]
         return values if values.size else np.array([lo if math.isfinite(lo) else hi])
-    return PROFILE_GRID
+    return full
 
 
 def _grid_values(prob: ExpressionProblem, j: int, grid: int) -> np.ndarray | None:
