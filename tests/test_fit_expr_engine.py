@@ -304,3 +304,36 @@ def test_weakly_identified_published_sets_are_flagged(index) -> None:
     fit = fit_published(law, law.data())
     assert fit.success
     assert "not-identified" in {w.code for w in fit.warnings}
+
+
+def test_the_cli_fits_an_expression_with_its_options(tmp_path, capsys) -> None:
+    import json
+
+    from rlscale.cli import main
+
+    N = np.geomspace(1e3, 1e7, 20)
+    path = tmp_path / "runs.csv"
+    rows = ["N,L1,L2"] + [f"{n},{1.5 + 40 * n ** -0.3},{0.7 + 9 * n ** -0.3}" for n in N]
+    path.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "fit.json"
+    assert main(["fit", str(path), "--axes", "N", "--target", "L1,L2", "--expr",
+                 "c1 + k1*N**-a", "--expr", "c2 + k2*N**-a", "--param", "a=0,1",
+                 "--holdout", "0", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["params"]["a"] == pytest.approx(0.3, rel=1e-8)
+    assert printed["targets"] == ["L1", "L2"] and printed["bounds"] == {"a": [0.0, 1.0]}
+    assert main(["fit", str(path), "--axes", "N", "--target", "L1", "--expr",
+                 "c + k*N**-a", "--param", "c=1.6,2", "--holdout", "0"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["params"]["c"] == 1.6
+    assert "warning [at-bound] c = 1.6 sits on its declared lower bound" in captured.err
+    for flags, message in ((["--expr", "c + k*N^-a"], "'^' is not a power here"),
+                           (["--expr", "c + k*N**-a", "--param", "c"], "--param must be "
+                                                                       "NAME=LOW,HIGH"),
+                           (["--param", "c=1,2"], "--param is for expression laws"),
+                           (["--expr", "c + k*N**-a", "--prior", "c=1,0.1"],
+                            "a prior needs noise=")):
+        assert main(["fit", str(path), "--axes", "N", "--target", "L1", *flags]) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1
