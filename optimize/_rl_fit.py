@@ -88,7 +88,8 @@ class SigmoidFit:
     ``compute`` and ``observed`` are the points fitted (after dropping early
     compute); ``success``, ``status`` and ``message`` follow the result
     convention of :mod:`rlscale.optimize._outcome` for the point fit's
-    ``least_squares`` refinement.
+    refinement by the fitting engine; ``warnings`` the shared identification
+    diagnostics (:mod:`rlscale.optimize._fit_identify`).
     """
 
     law: ComputeSigmoid
@@ -118,7 +119,7 @@ class PowerLawFit:
     """The bounded power law R(C) = A − D·C^(−b) (the sigmoid's C ≫ C_mid form).
 
     ``success``, ``status`` and ``message``: the result convention of
-    :mod:`rlscale.optimize._outcome` for the ``least_squares`` refinement.
+    :mod:`rlscale.optimize._outcome` for the engine's refinement.
     """
 
     asymptote: float

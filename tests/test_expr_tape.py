@@ -118,3 +118,13 @@ def test_structurally_equal_subexpressions_are_computed_once() -> None:
     tape = Tape(expr, sorted(expr.free_symbols, key=str))
     codes = [op for op, _ in tape.ops]
     assert codes.count(2) == 2  # the outer sum and 1 + a*x, used twice
+
+
+def test_symbolic_work_reads_undeclared_parameters_as_positive_numbers_do_not() -> None:
+    law = ExpressionLaw("E + sqrt(A**2)/N**alpha", axes=["N"])
+    assert law.asymptote("N") == law.symbol("E")        # alpha read as positive
+    assert str(law.expr) == "A**1.0/N**alpha + E"      # sqrt(A**2) = A when A > 0 ...
+    # ... but a value at A < 0 is the expression's own, |A|:
+    assert float(law.evaluate({"N": 4.0}, {"A": -3.0, "E": 1.0, "alpha": 0.5})) == 2.5
+    signed = ExpressionLaw("E + c*log(N)", axes=["N"], params={"c": (-1.0, 1.0)})
+    assert signed.symbol("c").is_positive is None and signed.symbol("E").is_positive

@@ -303,6 +303,11 @@ class ExpressionLaw:
 
     Notes
     -----
+    Symbolic derivations read an undeclared parameter as positive, the usual
+    reading of a scaling law's constants (so ``E + A/N**alpha`` tends to ``E``);
+    declare a range with a negative lower end for one that can be negative.
+    Evaluation and fitting make no such assumption.
+
     Numbers come from a compiled tape of numpy operations with reverse-mode
     derivatives (:mod:`rlscale.theory._expr_tape`), never from ``lambdify``.
     Symbolic work is bounded: :meth:`elasticity` simplifies only small
@@ -363,12 +368,21 @@ class ExpressionLaw:
         self.declared = frozenset(declared)
         self.ranges = {p: _range(p, declared[p]) if p in declared else self.DEFAULT_RANGE
                        for p in self.params}
-        # Positive symbols let sympy simplify logs and powers correctly.
+        # Symbolic work reads an undeclared parameter as positive (the usual reading of a
+        # scaling law's constants: E + A/N**alpha tends to E); a parameter declared with a
+        # negative lower end is real.  Numbers come from an expression whose undeclared
+        # parameters are real, so that sympy's simplifications under positivity (such as
+        # sqrt(A**2) -> A) never change a value the fitter computes at a negative one.
         self._sym = {a: sp.Symbol(a, positive=True) for a in self.axes}
+        numeric = dict(self._sym)
         for p in self.params:
             lo, _ = self.ranges[p]
-            self._sym[p] = sp.Symbol(p, positive=True) if lo >= 0 else sp.Symbol(p, real=True)
+            self._sym[p] = sp.Symbol(p, positive=True) if lo >= 0 or p not in declared else (
+                sp.Symbol(p, real=True))
+            numeric[p] = self._sym[p] if p in declared else sp.Symbol(p, real=True)
         self.expr = parsed.xreplace({s: self._sym[s.name] for s in parsed.free_symbols})
+        self._numeric = parsed.xreplace({s: numeric[s.name] for s in parsed.free_symbols})
+        self._numeric_symbols = [numeric[n] for n in (*self.axes, *self.params)]
 
     @property
     def positive(self) -> dict[str, bool]:
@@ -436,7 +450,7 @@ class ExpressionLaw:
     @cached_property
     def _tape(self) -> Tape:
         """The expression compiled for numbers, inputs (axes..., params...)."""
-        return Tape(self.expr, [self._sym[n] for n in (*self.axes, *self.params)])
+        return Tape(self._numeric, self._numeric_symbols)
 
     def _args(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> list[np.ndarray]:
         """Validated arrays (axes, then parameters) in the tape's order."""
