@@ -29,8 +29,11 @@ law's ``note``):
 * vocabulary (Tao et al. 2024, arXiv 2407.13623): the unigram-normalised loss,
   negative by construction (``residuals="raw"``).
 * learning rate and batch size (Li et al. 2025, "Predictable scale", arXiv
-  2503.04715: ``η* = 1.79 N^−0.713 D^0.307``, ``B* = 0.58 D^0.571``) as a loss
-  surface quadratic in ``log η`` and ``log B`` around them: 12 parameters.
+  2503.04715: ``η* = 1.79 N^−0.713 D^0.307``, ``B* = 0.58 D^0.571``): their two
+  power laws fitted together to grid-search optima (a multi-output law), and a
+  harder 12-parameter loss surface quadratic in ``log η`` and ``log B`` around
+  them (its centre's intercept lies far outside the data, ``log N ≈ 19``: an
+  ill-conditioned problem).
 * parallel scaling (Chen et al. 2025, arXiv 2505.10475): ``(A/(N(k log P + 1)))^α + E``.
 * sparsity (Frantar et al. 2023, arXiv 2309.08520): ``(a_S(1−S)^b_S + c_S)(1/N)^b_N +
   (a_D/D)^b_D + c`` with dense runs at ``S = 0``.
@@ -74,6 +77,7 @@ class Law:
     box: dict[str, tuple[float, float, str]]   # name -> (low, high, "log" | "lin")
     residuals: str = "log"
     weak: bool = False
+    hard: bool = False     # a stress case beyond the issue's goals, reported as measured
     note: str = ""
     options: dict = field(default_factory=dict)
 
@@ -167,6 +171,16 @@ def _lr_predict(p, d):
             + p["cl"] * (np.log(d["lr"]) - np.log(p["el"]) - p["al"] * np.log(d["N"])
                          - p["bl"] * np.log(d["D"])) ** 2
             + p["cb"] * (np.log(d["bs"]) - np.log(p["eb"]) - p["bb"] * np.log(d["D"])) ** 2)
+
+
+def optimal_hyperparameters() -> dict[str, np.ndarray]:
+    """The optima of a learning-rate and batch-size grid search per (N, D), as Li et al.
+    fit them (their law, 3% log-normal scatter of a grid search's optimum)."""
+    N, D = np.meshgrid(np.geomspace(6e7, 1e9, 5), np.geomspace(2e9, 1e11, 6), indexing="ij")
+    d = {"N": N.ravel(), "D": D.ravel()}
+    d["lr_opt"] = _noise(1.79 * d["N"] ** -0.713 * d["D"] ** 0.307, 0.03, 16)
+    d["bs_opt"] = _noise(0.58 * d["D"] ** 0.571, 0.03, 17)
+    return d
 
 
 def learning_rate() -> dict[str, np.ndarray]:
@@ -300,12 +314,19 @@ LAWS = [
         {"E": (0.1, 20, "log"), "A1": (0.01, 100, "log"), "a1": EXPONENT,
          "A2": (0.01, 100, "log"), "a2": EXPONENT, "B": (0.01, 100, "log"), "b": EXPONENT},
         residuals="raw", note=f"truth {VOCAB}, additive noise 0.005, 125 runs"),
-    Law("learning rate & batch (12)", LR_EXPR, ["N", "D", "lr", "bs"], ["loss"],
-        learning_rate, _lr_predict,
+    Law("learning rate & batch optima (5, 2 outputs)", ["el*N**al*D**bl", "eb*D**bb"],
+        ["N", "D"], ["lr_opt", "bs_opt"], optimal_hyperparameters,
+        lambda p, d: np.concatenate([p["el"] * d["N"] ** p["al"] * d["D"] ** p["bl"],
+                                     p["eb"] * d["D"] ** p["bb"]]),
+        {"el": (1e-3, 1e3, "log"), "al": SIGNED, "bl": SIGNED, "eb": (1e-3, 1e3, "log"),
+         "bb": SIGNED}, note="eta* = 1.79 N^-0.713 D^0.307, B* = 0.58 D^0.571 (Li et al. "
+                             "2025), 3% scatter, 30 (N, D) optima"),
+    Law("learning-rate & batch loss surface (12, hard)", LR_EXPR, ["N", "D", "lr", "bs"],
+        ["loss"], learning_rate, _lr_predict,
         {"E": (0.1, 5, "log"), "A": (1, 1e5, "log"), "B": (1, 1e5, "log"),
          "alpha": EXPONENT, "beta": EXPONENT, "cl": (1e-4, 1, "log"), "el": (0.01, 100, "log"),
          "al": SIGNED, "bl": SIGNED, "cb": (1e-4, 1, "log"), "eb": (0.01, 100, "log"),
-         "bb": SIGNED}, note=f"truth {LR}, 0.5% noise, 200 runs"),
+         "bb": SIGNED}, hard=True, note=f"truth {LR}, 0.5% noise, 200 runs"),
     Law("parallel scaling (4)", "(A/(N*(k*log(P) + 1)))**alpha + E", ["N", "P"], ["loss"],
         parallel, _par_predict,
         {"A": (1e5, 1e11, "log"), "k": (0.01, 10, "log"), "alpha": EXPONENT,
@@ -434,7 +455,8 @@ def cases(smoke: bool) -> list[Case]:
             inside = all(lo <= fit.params[k] <= hi for k, (lo, hi) in fit.bounds.items())
             codes = sorted({w.code for w in fit.warnings})
             verdict = ("flagged" if codes else "NOT FLAGGED") if law.weak else (
-                "clean" if not codes else f"warnings on a clean set: {codes}")
+                "clean" if not codes else f"warnings: {codes}" if law.hard
+                else f"warnings on a clean set: {codes}")
             return {"objective": f"ours {fit.objective:.10e}, best of {n_starts} "
                                  f"least_squares starts {ref:.10e}, (ours - best)/best "
                                  f"= {rel:.1e} ({'reached' if rel <= 1e-6 else 'MISSED'})",

@@ -95,7 +95,14 @@ def _laws(law: Any, axes: Any, params: Any, n_targets: int) -> list[ExpressionLa
                 raise ValueError("axes must name the data columns when law is an expression "
                                  "string")
             try:
-                out.append(ExpressionLaw(item, axes, None))
+                own = list(axes)
+                if len(items) > 1 and not isinstance(axes, str):
+                    # one law per output: each takes the axes it mentions
+                    from rlscale.theory._expr import parse_expression
+
+                    names = {sym.name for sym in parse_expression(item).free_symbols}
+                    own = [a for a in axes if a in names] or list(axes)
+                out.append(ExpressionLaw(item, own, None))
             except (TypeError, ValueError) as exc:  # name the argument the message is about
                 raise type(exc)(f"law {item!r:.60}: {exc}") from None
         elif isinstance(item, ExpressionLaw):
@@ -383,20 +390,28 @@ def _search(prob: ExpressionProblem, linear: list[int], loss: str, delta: float,
             refine_n: int, budget: int, nfev: int, rng: np.random.Generator):
     """The optimum (in the final problem's rows), that problem, and the candidate count."""
     from rlscale.optimize._fit_expr_starts import candidates
-    from rlscale.optimize._fit_starts import Basin, Found, refine
+    from rlscale.optimize._fit_starts import Basin, Found, pick_distinct, refine
 
-    theta, _ = candidates(prob, linear, loss, delta, grid, budget, rng)
+    theta, _, moderate = candidates(prob, linear, loss, delta, grid, budget, rng)
     if not len(theta):
         raise ValueError("the law is undefined (or, on log residuals, not positive) at some "
                          "data point for every start: check the law and the data, or fit a "
                          "target that can be <= 0 with residuals='raw'")
     rows = prob.rows(theta)
+    # The screen: the best distinct candidates, and the best distinct moderate ones
+    # (module docstring of _fit_expr_starts: a profile can prefer a degenerate limit).
+    n_screen = max(4 * refine_n, 16)
+    preds = _predict(prob)(rows)
+    best = pick_distinct(preds, list(range(len(rows))), 1e-3, n_screen // 2)
+    mod = [int(j) for j in np.flatnonzero(moderate) if j not in best]
+    best += pick_distinct(preds[mod], mod, 1e-3, n_screen - len(best)) if mod else []
+    rows = rows[sorted(best)]
 
     def solve_stage(U, stage, lower, upper):
         return _engine(prob, loss, delta, stage, nfev, lower, upper)(U)
 
     found = refine(solve_stage, _predict(prob), rows, prob.lower, prob.upper,
-                   screen=max(4 * refine_n, 16), max_polish=refine_n)
+                   max_polish=refine_n)
     # One polish with every undeclared parameter free in sign (linear coordinates).
     if not prob.slog.any():
         return found, prob, len(theta)

@@ -25,12 +25,19 @@ least squares problems whose variables separate", *SIAM J. Numer. Anal.* 10):
    :data:`SWEEPS` passes over all of them (coordinate descent on the projected
    objective).  This finds the magnitude of a scale parameter (``A ≈ 10^8``
    inside ``(A/N)^α``) without knowing its role.
-3. **Candidates.**  The product of each parameter's :data:`TOP` best profile
-   values, the product of ``grid`` values over declared ranges, and random
-   perturbations of the profile optimum (a decade in log-magnitude, a sign flip
-   one time in ten); at most ``budget`` in all (a seeded subsample of a larger
-   product), each completed by variable projection and ranked by the true
-   objective.  :func:`rlscale.optimize._fit_starts.refine` takes them from there.
+3. **Candidates.**  A quarter of ``budget`` each: the product of each
+   parameter's :data:`TOP` best profile values, the product of ``grid`` values
+   over declared ranges, random perturbations of the profile optimum (a decade
+   in log-magnitude, a sign flip one time in ten), and *moderate* draws
+   independent of the profiles (magnitudes ``10^U(−2, 1)`` of either sign);
+   products larger than their share are seeded subsamples.  Each is completed by
+   variable projection and ranked by the true objective.  The screen of
+   :func:`rlscale.optimize._fit_starts.refine` takes the best distinct
+   candidates *and* the best distinct moderate ones: a profile, which scans one
+   parameter with the others fixed, can prefer a degenerate limit (a linear
+   coefficient going to 0 while its term's parameters run off, the term then a
+   smooth stand-in for another -- seen on a learning-rate loss surface and a
+   domain-mixture law), and the moderate starts still reach the basin.
 """
 
 from __future__ import annotations
@@ -53,6 +60,8 @@ PROFILE_GRID = np.concatenate([[0.0], 10.0 ** np.arange(-3.0, 3.01, 0.25),
                                -(10.0 ** np.arange(-3.0, 3.01, 0.25))])
 #: Where an undeclared nonlinear parameter starts before its profile.
 REFERENCE = 0.5
+#: Random perturbations of the profile optimum per nonlinear parameter.
+PERTURBATIONS = 1024
 
 
 def project(prob: ExpressionProblem, linear: list[int], theta: np.ndarray) -> np.ndarray:
@@ -163,8 +172,9 @@ def _reference(prob: ExpressionProblem, j: int) -> float:
 
 def candidates(prob: ExpressionProblem, linear: list[int], loss: str, delta: float,
                grid: int, budget: int, rng: np.random.Generator
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Candidate natural parameters ``(C, p)``, best first, and their objectives."""
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate natural parameters ``(C, p)``, best first, their objectives, and which
+    are moderate draws (the screen keeps the best of those too)."""
     nonlinear = [j for j in range(prob.p) if j not in linear]
     ref = np.array([_reference(prob, j) for j in range(prob.p)])
 
@@ -191,34 +201,65 @@ def candidates(prob: ExpressionProblem, linear: list[int], loss: str, delta: flo
                     best_f = float(f[finite[0]])
                     best = full[finite[0]].copy()
     rows: list[np.ndarray] = []
+    moderate_rows: np.ndarray | None = None
     if nonlinear:
+        quarter = max(budget // 4, 1)
         # (a) the product of each parameter's best profile values
         sets = [tops.get(j, np.array([best[j]])) for j in nonlinear]
-        rows.append(_product_rows(best, nonlinear, sets, budget // 2, rng))
+        rows.append(_product_rows(best, nonlinear, sets, quarter, rng))
         # (b) the product of grid values over declared ranges
         gsets = [_grid_values(prob, j, grid) for j in nonlinear]
         if any(g is not None for g in gsets):
             gsets = [g if g is not None else np.array([best[j]])
                      for g, j in zip(gsets, nonlinear)]
-            rows.append(_product_rows(best, nonlinear, gsets, budget // 4, rng))
-        # (c) perturbations of the profile optimum: a decade in log-magnitude, sign flips
-        n_pert = max(budget - sum(len(r) for r in rows), 0)
-        if n_pert:
-            pert = np.repeat(best[None, :], n_pert, axis=0)
-            for j in nonlinear:
-                v = best[j] if best[j] != 0 else REFERENCE * 1e-2
-                mag = np.abs(v) * 10.0 ** rng.normal(0.0, 1.0, n_pert)
-                sign = np.where(rng.random(n_pert) < 0.1, -np.sign(v), np.sign(v))
-                lo, hi = _range_of(prob, j)
-                pert[:, j] = np.clip(sign * mag, lo, hi)
-            rows.append(pert)
+            rows.append(_product_rows(best, nonlinear, gsets, quarter, rng))
+        # (c) perturbations of the profile optimum: a decade in log-magnitude, sign flips;
+        # PERTURBATIONS per nonlinear parameter, within the budget
+        n_pert = max(min(quarter, PERTURBATIONS * len(nonlinear)), 0)
+        pert = np.repeat(best[None, :], n_pert, axis=0)
+        for j in nonlinear:
+            v = best[j] if best[j] != 0 else REFERENCE * 1e-2
+            mag = np.abs(v) * 10.0 ** rng.normal(0.0, 1.0, n_pert)
+            sign = np.where(rng.random(n_pert) < 0.1, -np.sign(v), np.sign(v))
+            lo, hi = _range_of(prob, j)
+            pert[:, j] = np.clip(sign * mag, lo, hi)
+        rows.append(pert)
+        # (d) moderate draws, independent of the profiles: magnitudes 10^U(-2, 1) of
+        # either sign (a tenth exactly 0), uniform in a declared finite range
+        moderate_rows = _moderate(prob, ref, nonlinear, max(budget - sum(map(len, rows)),
+                                                            quarter), rng)
     for r in rows:
         pool.append(score(r))
+    n_other = sum(len(t) for t, _ in pool)
+    if moderate_rows is not None:
+        pool.append(score(moderate_rows))
     theta = np.concatenate([t for t, _ in pool])
     f = np.concatenate([v for _, v in pool])
+    moderate = np.arange(len(f)) >= n_other
     order = np.argsort(f, kind="stable")
     order = order[np.isfinite(f[order])]
-    return theta[order], f[order]
+    return theta[order], f[order], moderate[order]
+
+
+def _moderate(prob: ExpressionProblem, base: np.ndarray, cols: list[int], n: int,
+              rng: np.random.Generator) -> np.ndarray:
+    """``n`` rows of ``base`` with ``cols`` drawn at moderate magnitudes (see candidates):
+    starts that a profile cannot mislead.  A profile scans one parameter with the others
+    fixed, and where a linear coefficient can vanish it may prefer a degenerate limit
+    (``c → 0`` with its term's parameters running off, the term a smooth stand-in for
+    another); a screen that keeps the best of these as well still reaches the basin."""
+    out = np.repeat(base[None, :], n, axis=0)
+    for j in cols:
+        name = prob.names[j]
+        lo, hi = prob.declared.get(name, (-math.inf, math.inf))
+        if math.isfinite(lo) and math.isfinite(hi):
+            out[:, j] = (np.exp(rng.uniform(math.log(lo), math.log(hi), n)) if lo > 0
+                         else rng.uniform(lo, hi, n))
+            continue
+        v = 10.0 ** rng.uniform(-2.0, 1.0, n) * rng.choice([-1.0, 1.0], n)
+        v[rng.random(n) < 0.1] = 0.0
+        out[:, j] = np.clip(v, lo, hi)
+    return out
 
 
 def _product_rows(base: np.ndarray, cols: list[int], sets: list[np.ndarray], cap: int,
