@@ -230,10 +230,11 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
         it has ``status="max_evaluations"`` and an ``iteration-limit`` warning.
     prior : mapping name -> (centre, scale[, "log" | "normal"]), optional
         Gaussian priors: ``"normal"`` on the value (centre and scale in its
-        units), ``"log"`` on ``log|value|`` (``scale`` in log units: 0.5 is a
-        factor ``e^0.5``); the default is ``"log"`` for a parameter declared
-        ``>= 0``, else ``"normal"``.  Lets a fit have fewer runs than parameters;
-        intervals are then the posterior's.  Needs ``noise``.
+        units), ``"log"`` on ``log value`` (log-normal: the parameter is then
+        positive; ``scale`` in log units, 0.5 is a factor ``e^0.5``); the default
+        is ``"log"`` for a parameter declared ``>= 0``, else ``"normal"``.  Lets
+        a fit have fewer runs than parameters; intervals are then the
+        posterior's.  Needs ``noise``.
     noise : float, optional
         Standard deviation of one run's residual (log units for log residuals),
         the prior's weight against the data.
@@ -305,6 +306,8 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     kinds = ["slog" if (j in linear and base.names[j] not in base.declared) else k
              for j, k in enumerate(base.kinds)]
     pri = _prior(prior, noise, base.names, base.declared)
+    if pri is not None:  # a log-normal prior is a statement of sign: fitted through log θ
+        kinds = ["log" if pri.log[j] else k for j, k in enumerate(kinds)]
     if n_res <= p and pri is None:
         raise ValueError(f"{data_.n} runs ({n_res} targets) cannot determine {p} parameters: "
                          f"pass prior={{name: (centre, scale)}} and noise= for the parameters "

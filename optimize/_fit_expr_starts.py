@@ -95,7 +95,7 @@ def project(prob: ExpressionProblem, linear: list[int], theta: np.ndarray) -> np
     coef = np.where(np.isfinite(coef), coef, 0.0)
     for k, j in enumerate(linear):
         lo, hi = _range_of(prob, j)
-        if lo >= 0:  # a declared non-negative parameter: tiny positive, not zero
+        if lo >= 0 or prob.kinds[j] == "log":  # non-negative: tiny positive, not zero
             coef[:, k] = np.where(coef[:, k] > 0, coef[:, k], _tiny(prob, j))
         coef[:, k] = np.clip(coef[:, k], lo, hi)
     theta[:, linear] = coef

@@ -171,6 +171,9 @@ def test_fewer_runs_than_parameters_need_a_prior_and_get_honest_intervals() -> N
         lo, hi = fit.intervals[name]
         assert lo < value < hi, (name, lo, value, hi)
     assert fit.intervals["A"][1] / fit.intervals["A"][0] > 10  # not false precision
+    # A log-normal prior is a statement of sign: A stays positive (log|A| alone would
+    # make -A as likely, a spurious mode the search once found)
+    assert fit.params["A"] > 0 and fit.intervals["A"][0] > 0
     assert "prior-dominated" in {w.code for w in fit.warnings}
     # The posterior of a linear law by hand (Bayesian linear regression, Gelman et al.
     # 2013 §14.8): precision XᵀX/σ² + diag(1/s²), mean its inverse times Xᵀy/σ² + m/s².
