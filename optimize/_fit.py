@@ -17,8 +17,9 @@ Besiroglu, Erdil, Barnett & You 2024, arXiv 2404.10102, §2):
   ``starts="grid"``, L-BFGS from every grid point (:mod:`rlscale.optimize._fit_objective`);
 - bootstrap: resample the points with replacement and refit (warm-started
   from the point estimate and the runner-up optima), giving percentile
-  intervals; all resamples go through one vectorised solver
-  (:mod:`rlscale.optimize._bootstrap`).  Each resample draws its own
+  intervals; all resamples go through one call of the fitting engine
+  (:mod:`rlscale.optimize._lsq`, via :mod:`rlscale.optimize._bootstrap`), as do
+  the multistart's solves and the hold-out refit.  Each resample draws its own
   ``SeedSequence`` child, so results do not depend on batching or workers.
 
 ``fit_law`` is the pipeline prepare (:mod:`rlscale.optimize._fit_data`) ->
