@@ -341,3 +341,22 @@ def test_the_cli_fits_an_expression_with_its_options(tmp_path, capsys) -> None:
         assert main(["fit", str(path), "--axes", "N", "--target", "L1", *flags]) == 2
         err = capsys.readouterr().err
         assert message in err and err.count("\n") == 1
+
+
+def test_a_law_of_hundreds_of_syntax_nodes_fits() -> None:
+    # A learning-rate/batch-size law of issue 30 was 662 syntax nodes against a limit of
+    # 400.  Here a Chinchilla-type law written out over 36 data-mixture weights (an
+    # expression of about 670 nodes, five parameters) is fitted to exact data.
+    import ast
+
+    weights = np.linspace(0.5, 1.5, 36) / 36
+    terms = " + ".join(f"{w:.6f}*A/(N*{1 + k / 10:.2f})**alpha" for k, w in enumerate(weights))
+    text = f"E + {terms} + B/D**beta"
+    assert sum(1 for _ in ast.walk(ast.parse(text, mode="eval"))) > 600
+    N, D = np.meshgrid(np.geomspace(1e7, 1e10, 6), np.geomspace(1e9, 1e12, 6))
+    N, D = N.ravel(), D.ravel()
+    scale = sum(w * (1 + k / 10) ** -0.34 for k, w in enumerate(weights))
+    y = 1.7 + 400.0 * scale * N ** -0.34 + 410.0 * D ** -0.28
+    fit = fit_expression(text, {"N": N, "D": D, "loss": y}, axes=["N", "D"], holdout=0)
+    for name, value in {"E": 1.7, "A": 400.0, "alpha": 0.34, "B": 410.0, "beta": 0.28}.items():
+        assert fit.params[name] == pytest.approx(value, rel=1e-6), name
