@@ -441,19 +441,7 @@ class _State:
 def _solve(spec: _Spec, x, max_nfev, ftol, xtol, gtol, ptol, nonfinite) -> LSQResult:
     B, p = x.shape
     free = spec.free
-    allrows = np.arange(B)
-    r, J, cost = _evaluate(spec, x, allrows)
-    status = np.full(B, -2, dtype=np.int64)
-    dead = ~np.isfinite(cost) | ~np.all(np.isfinite(J), axis=(1, 2)) | ~np.all(
-        np.isfinite(r), axis=1)
-    if dead.any():
-        if nonfinite == "raise":
-            raise ValueError(f"x0 must give finite residuals; got a non-finite cost at row "
-                             f"{int(np.flatnonzero(dead)[0])}")
-        status[dead] = -1
-        cost = np.where(dead, np.inf, cost)
-        r = np.where(dead[:, None], 0.0, r)
-        J = np.where(dead[:, None, None], 0.0, J)
+    r, J, cost, status = _start(spec, x, nonfinite)
     st = _State(spec, x, r, J, cost)
     m = (np.full(B, r.shape[1]) if spec.sw is None
          else np.count_nonzero(np.broadcast_to(spec.sw, r.shape), axis=1))
@@ -462,8 +450,7 @@ def _solve(spec: _Spec, x, max_nfev, ftol, xtol, gtol, ptol, nonfinite) -> LSQRe
     delta[delta == 0] = 1.0
     alpha = np.zeros(B)
     nfev = np.ones(B, dtype=np.int64)
-    live = status == -2
-    status[live & (np.max(np.abs(st.g), axis=1, initial=0.0) < gtol)] = 1
+    status[(status == -2) & (np.max(np.abs(st.g), axis=1, initial=0.0) < gtol)] = 1
     status[(status == -2) & (nfev >= max_nfev)] = 0
     active = np.flatnonzero(status == -2)
     q = int(free.sum())

@@ -121,7 +121,6 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from rlscale.files._atomic import to_jsonable, write_json_atomic
     from rlscale.optimize import fit_law
 
     axes = [a.strip() for a in args.axes.split(",") if a.strip()]
@@ -156,21 +155,11 @@ def _fit(args: argparse.Namespace) -> int:
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,
                      n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max,
                      loss=args.loss)
-    if not result.success:
-        print(f"warning [{result.status}] {result.message}", file=sys.stderr)
-    for warning in result.warnings:
-        print(f"warning {warning}", file=sys.stderr)
-    payload = {"data": args.csv, **result.as_dict()}
-    json.dump(to_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
-    if args.out:
-        write_json_atomic(args.out, payload)
-    return 0
+    return _emit(args, result)
 
 
 def _fit_expr(args: argparse.Namespace, axes: list[str], starts: str | int) -> int:
     """``--expr``: the expression front end, every option forwarded."""
-    from rlscale.files._atomic import to_jsonable, write_json_atomic
     from rlscale.optimize import fit_law
 
     if args.law != "additive" or args.floor or args.p_max or args.replicates != "keep":
@@ -186,6 +175,13 @@ def _fit_expr(args: argparse.Namespace, axes: list[str], starts: str | int) -> i
                      holdout=args.holdout, seed=args.seed, params=params or None,
                      ranges=args.ranges, loss=args.loss, residuals=args.residuals,
                      prior=prior or None, noise=args.noise, max_nfev=args.max_nfev)
+    return _emit(args, result)
+
+
+def _emit(args: argparse.Namespace, result: Any) -> int:
+    """Warnings on stderr (one line each), the fit as JSON on stdout and in ``--out``."""
+    from rlscale.files._atomic import to_jsonable, write_json_atomic
+
     if not result.success:
         print(f"warning [{result.status}] {result.message}", file=sys.stderr)
     for warning in result.warnings:
