@@ -54,6 +54,13 @@ _EXPORTS: dict[str, str] = {
     "compare_inference_plans": "_inference",
     "continuous_plan": "_inference",
     "integer_plan": "_inference",
+    "HeldComparison": "_held",
+    "held_comparison": "_held",
+    "CONTEXT_METHODS": "_context_plan",
+    "ContextComparison": "_context_plan",
+    "ContextPlan": "_context_plan",
+    "compare_context_plans": "_context_plan",
+    "context_plan": "_context_plan",
     "CoverageFit": "_coverage_fit",
     "fit_coverage": "_coverage_fit",
     # -- planning labels against optimisation on the reward law (issue 12) --

@@ -64,9 +64,10 @@ def _spend(problem: AllocationProblem, budget: float, direction: Mapping[str, fl
         return math.log(float(problem.cost_at(values(log_s)))) - math.log(budget)
 
     # Where each scaled variable meets its lower and upper bound.
-    lo_cap = max(math.log(problem.bounds[v][0] / centre[v]) for v in direction)
-    hi_cap = min((math.log(problem.bounds[v][1] / centre[v]) for v in direction
-                  if math.isfinite(problem.bounds[v][1])), default=700.0)
+    # An open bound stops the search where a variable would reach 1e-300 or 1e300 (issue 22:
+    # log(0) was "math domain error", and e^700 times a large centre overflowed to inf).
+    lo_cap = max(math.log(max(problem.bounds[v][0], 1e-300) / centre[v]) for v in direction)
+    hi_cap = min(math.log(min(problem.bounds[v][1], 1e300) / centre[v]) for v in direction)
     if excess(lo_cap) > 0:
         raise InfeasibleError(f"budget {budget:g} cannot buy the baseline even at its "
                               f"lower bounds (cost {float(problem.cost_at(values(lo_cap))):.6g})")

@@ -33,6 +33,10 @@ def register(sub: Any) -> None:
                       help="log-spaced budgets, e.g. 1e4:1e8:20")
     parser.add_argument("--out", metavar="DIR",
                         help="write allocation/sweep JSON, sweep CSV and a PNG plot here")
+    parser.add_argument("--hold", action="append", default=[], metavar="VAR=VALUE",
+                        help="with --budget: also solve with VAR held at VALUE (e.g. c=1, the "
+                        "plan without the context axis) and print the free plan's eta "
+                        "against it (repeatable)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_allocate)
 
@@ -91,6 +95,30 @@ def _print_allocation(alloc: Any, eff: Any | None) -> None:
                   f"loss {eff.target:.6g}: efficiency eta = {eff.eta:.4g}")
 
 
+def _held(args: argparse.Namespace, spec: Any, kw: dict[str, Any]) -> Any:
+    """``--hold VAR=VALUE``: the best plan with those variables held, and the free plan's η."""
+    if not args.hold:
+        return None
+    if args.budget is None:
+        raise ValueError("--hold compares plans at one budget: use it with --budget")
+    from rlscale.optimize import held_comparison
+
+    hold = {}
+    for text in args.hold:
+        name, _, value = text.partition("=")
+        try:
+            hold[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--hold expects VAR=VALUE such as c=1; got {text!r}") from None
+    cmp = held_comparison(spec.law, spec.cost, args.budget, hold, kw["bounds"],
+                          substitute=kw["substitute"], synthesis=kw["synthesis"])
+    print("# held " + ", ".join(f"{k} = {v:g}" for k, v in hold.items()) + ": "
+          + ", ".join(f"{k} {v:.6g}" for k, v in cmp.held.values.items())
+          + f", loss {cmp.held.loss:.6g}")
+    print(f"# {cmp.message}")
+    return cmp
+
+
 def _g(x: float | None) -> str:
     return "" if x is None else f"{x:.6g}"
 
@@ -121,6 +149,7 @@ def _allocate(args: argparse.Namespace) -> int:
             eff = efficiency(spec.law, spec.cost, alloc.loss, spec.baseline["scaled"],
                              spec.baseline["fixed"], **kw)
         _print_allocation(alloc, eff)
+        held = _held(args, spec, kw)
         if curve is not None:
             if curve.notes:
                 print(f"# baseline: {curve.notes[0]}")
@@ -131,10 +160,12 @@ def _allocate(args: argparse.Namespace) -> int:
         if out:
             write_json_atomic(out / "allocation.json",
                               {"spec": spec, "allocation": alloc,
-                               "efficiency": eff if curve is None else curve})
+                               "efficiency": eff if curve is None else curve, "held": held})
             print(f"wrote {out / 'allocation.json'}", file=sys.stderr)
         return 0
 
+    if args.hold:
+        raise ValueError("--hold compares plans at one budget: use it with --budget")
     budgets = parse_sweep(args.sweep)
     allocs = problem.sweep(budgets, progress=not args.no_progress)
     curve = None

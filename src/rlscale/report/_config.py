@@ -56,7 +56,6 @@ import copy
 import json
 import os
 import tomllib
-from pathlib import Path
 from typing import Any
 
 __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config",
@@ -184,9 +183,12 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
     ValueError: unknown report config key 'costs.environmnet'; valid here: ['environment', \
 'task', 'trajectory']
     """
+    from rlscale.theory._validation import check_bool, check_path
+
+    check_bool("quick", quick)  # issue 22
     config = _merge(DEFAULTS, QUICK) if quick else copy.deepcopy(DEFAULTS)
     if path is not None:
-        path = Path(path)
+        path = check_path("path", path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:

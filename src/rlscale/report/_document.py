@@ -235,8 +235,11 @@ def build_document(result) -> Document:
     def _cpu(k: str) -> str:
         return "" if cpu.get(k) is None else f" (CPU {cpu[k]:.1f} s)"
 
+    total = s.get("cpu_total")
     doc.paragraph("Timings (wall, and CPU with the step's worker processes): "
-                  + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + ".")
+                  + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + "."
+                  + ("" if total is None else f" CPU of all the report's processes: "
+                                             f"{total:.1f} s."))
     return doc
 
 
