@@ -47,7 +47,7 @@ from pathlib import Path
 #: Seconds a command may take to stop after SIGINT (more is counted as a hang).
 STOP_SECONDS = 10.0
 #: JSON keys whose values are wall or CPU seconds (or a table of them).
-TIMING_KEYS = frozenset({"seconds", "timings", "cpu_timings", "cpu_seconds",
+TIMING_KEYS = frozenset({"seconds", "timings", "cpu_timings", "cpu_total", "cpu_seconds",
                          "process_cpu_seconds"})
 #: CSV columns that are durations.
 TIMING_COLUMNS = frozenset({"seconds"})
