@@ -208,10 +208,12 @@ def verify_testbed_reward_law(mode: str = "quick", out: str | Path | None = None
     """
     from tqdm import tqdm
 
-    from rlscale.theory._validation import check_positive_int
+    from rlscale.theory._validation import check_bool, check_positive_int
     from rlscale.verification._rm_testbed_analysis import analyse
 
     st = settings(mode)
+    figures = check_bool("figures", figures)
+    progress = check_bool("progress", progress)
     if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
         raise TypeError(f"rng must be an int seed >= 0; got {rng!r}")
     seed = check_positive_int("seed", rng, minimum=0)
