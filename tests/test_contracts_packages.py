@@ -95,6 +95,7 @@ SPEC_FILE.write_text('design = "grid"\nseeds = [0]\n[axes]\nenvironments = [1]\n
 import rlscale.report._run as _report_run  # noqa: E402
 import rlscale.simulate  # noqa: E402
 import rlscale.verification._gaussian_reward_law as _gauss  # noqa: E402
+import rlscale.verification._rm_testbed_law as _testbed_law  # noqa: E402
 import rlscale.verification._trainer_reward_law as _trainer_law  # noqa: E402
 
 CASES = [
@@ -168,6 +169,10 @@ CASES = [
         out=_TMP / "trainer-law", **kw), [(_trainer_law, "trainer_grid")]),
          {"mode": "quick", "rng": 0, "figures": False, "progress": False, "jobs": 1},
          counts=("jobs",), names={"rng": ("seed",)}),
+    Case("verify_testbed_reward_law", _accepting(lambda **kw: ver.verify_testbed_reward_law(
+        out=_TMP / "testbed-law", **kw), [(_testbed_law, "testbed_grid")]),
+         {"mode": "quick", "rng": 0, "figures": False, "progress": False, "jobs": 1},
+         counts=("jobs",), names={"rng": ("seed",)}),
     # -- rlscale.properties
     Case("Property", props.Property, {"name": "a.b", "description": "d",
                                       "factory": lambda: None}),
@@ -199,7 +204,8 @@ RECORDS = {
     "rlscale.proofs": {"ProofResult", "StepResult", "Step"},
     "rlscale.sweep": {"SweepSpec"},
     "rlscale.report": {"DEFAULTS", "QUICK", "ReportResult"},
-    "rlscale.verification": {"GroundingResult", "RewardLawReport", "TrainerRewardLawReport",
+    "rlscale.verification": {"GroundingResult", "RewardLawReport", "TestbedLawReport",
+                             "TrainerRewardLawReport",
                              "write_reward_figures"},
     # register_profiles takes no argument and runs in conftest.py at import (calling it
     # inside a hypothesis test is deprecated by hypothesis)

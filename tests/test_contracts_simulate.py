@@ -39,6 +39,7 @@ MEMORY = sim.MemoryFamily(length=4, distractors=1)
 MEMORY_WORLD = MEMORY.sample(2, 2, rng=0)
 BT_DELTA = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
 BT_Y = np.array([1.0, 0.0, 1.0, 0.0])
+BT_IDX_A, BT_IDX_B = np.array([[0, 1], [2, 2], [1, 0]]), np.array([[2, 0], [1, 1], [0, 2]])
 
 #: Constants and result records: no behaviour of their own to fuzz.
 RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult",
@@ -48,6 +49,7 @@ RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult"
            "TrainResult", "Interval", "GridWorld",
            # results of one operation each, fields only (their producers have entries)
            "EpisodeOutcome", "GeneralisingProxyGain", "PgResult", "RmSetup", "SoftOptimum",
+           "BtSparseFit",
            # built by make_reward_world (its entry below); its methods have entries
            "RewardWorld"}
 
@@ -245,6 +247,16 @@ CASES = [
          counts=("max_iter",), skip_midsize=("max_iter",),
          # A delta whose rows do not match y is refused naming y ("y must have shape (1,)").
          names={"delta": ("y",), "y": ("delta",)}),
+    Case("fit_bradley_terry_sparse", sim.fit_bradley_terry_sparse,
+         {"delta": BT_DELTA, "y": BT_Y, "ridge": 1e-2, "theta0": None, "tol": 1e-10,
+          "max_iter": 20},
+         counts=("max_iter",), skip_midsize=("max_iter",),
+         names={"delta": ("y", "theta0"), "y": ("delta",), "ridge": ("delta",),
+                "theta0": ("delta",)}),
+    Case("onehot_differences", sim.onehot_differences,
+         {"index_a": BT_IDX_A, "index_b": BT_IDX_B, "n_features": 3}, counts=("n_features",),
+         names={"index_a": ("index_b",), "index_b": ("index_a",),
+                "n_features": ("index_a", "index_b")}, skip_midsize=("n_features",)),
     Case("make_rm_setup", sim.make_rm_setup, {"n_opt": 1, "n_rm": 1, "rng": 0},
          counts=("n_opt", "n_rm"), skip_midsize=("n_opt", "n_rm"),
          oracle=lambda s: s.sd > 0, examples=60),
