@@ -114,6 +114,11 @@ class TrainerTruth:
         return cls({a: np.log(np.array(v, dtype=float)) for a, v in GRID.items()}, mean, se,
                    star)
 
+    @property
+    def domain(self) -> dict[str, tuple[float, float]]:
+        """The grid's range per axis: the truth is defined inside it only."""
+        return {a: (float(np.exp(v[0])), float(np.exp(v[-1]))) for a, v in self.grid.items()}
+
     def __call__(self, values: dict[str, Any]) -> np.ndarray:
         """Mean loss at law-axis values (``E``, ``t``, ``k`` arrays), multilinear in logs.
 

@@ -172,7 +172,8 @@ def _problem() -> Any:
 def _oracle_path(loss: Callable, budgets: np.ndarray) -> Any:
     """The generating law's own optimum along ``budgets``: multistart SLSQP in log space
     (the generators are smooth but for ``step``, which is searched on each side of E = 6,
-    and the trainer's piecewise-multilinear truth, started from every grid point)."""
+    and the trainer's piecewise-multilinear truth, searched inside its grid: its
+    ``domain``)."""
     from scipy.optimize import minimize
 
     from rlscale.optimize._decision_paths import make_path
@@ -180,13 +181,23 @@ def _oracle_path(loss: Callable, budgets: np.ndarray) -> Any:
     problem = _problem()
     lo = np.log([BOUNDS[a][0] for a in AXES])
     hi = np.log([BOUNDS[a][1] for a in AXES])
-    starts = [np.log([e, t, k]) for e in (4, 32) for t in (1.5, 12) for k in (4, 32)]
+    # A truth measured on a grid (the trainer's) is searched inside its grid only: the study's
+    # bounds reach E = 256, the trained grid E = 64 (asked beyond it, the truth refuses).
+    domain = getattr(loss, "domain", None)
+    if domain is not None:
+        lo = np.maximum(lo, np.log([domain[a][0] for a in AXES]))
+        hi = np.minimum(hi, np.log([domain[a][1] for a in AXES]))
+    starts = [np.clip(np.log([e, t, k]), lo, hi)
+              for e in (4, 32) for t in (1.5, 12) for k in (4, 32)]
     rows: list[dict[str, float]] = []
     for b in budgets:
         if rows:  # the previous budget's optimum, scaled to this budget
             starts = [*starts[:8], np.log(list(rows[-1].values())) + math.log(2.0) / 12]
         def f(p: np.ndarray) -> float:
-            return float(np.ravel(loss(dict(zip(AXES, np.exp(p)))))[0])
+            try:
+                return float(np.ravel(loss(dict(zip(AXES, np.exp(p)))))[0])
+            except ValueError:  # an SLSQP iterate beyond the trained cells (cost > MAX_COST)
+                return math.inf
 
         def con(p: np.ndarray, b: float = float(b)) -> float:
             return math.log(b) - math.log(float(problem.cost_at(dict(zip(AXES, np.exp(p))))))
@@ -201,8 +212,12 @@ def _oracle_path(loss: Callable, budgets: np.ndarray) -> Any:
                              bounds=list(zip(*box)),
                              constraints=[{"type": "ineq", "fun": con}],
                              options={"ftol": 1e-12, "maxiter": 300})
-                if con(r.x) > -1e-9 and (best is None or r.fun < best[0]):
+                if (con(r.x) > -1e-9 and math.isfinite(r.fun)
+                        and (best is None or r.fun < best[0])):
                     best = (float(r.fun), r.x)
+        if best is None:
+            raise RuntimeError(f"the oracle path found no feasible optimum at budget {b:g} "
+                               "from any start")
         rows.append(dict(zip(AXES, np.exp(best[1]).tolist(), strict=True)))
     return make_path(problem, "oracle", budgets, rows)
 

@@ -90,3 +90,37 @@ def test_trainer_truth_interpolates_in_logs_and_refuses_untrained_cells() -> Non
     assert got[0] == pytest.approx((0.5 + 0.25) / 2 + mean_seed, rel=1e-12)
     with pytest.raises(ValueError, match="not trained"):
         truth({"E": np.array([3.0]), "t": np.array([1.0]), "k": np.array([2.0])})
+    dom = truth.domain  # the whole grid (from its logs, so to rounding)
+    assert list(dom) == ["E", "t", "k"]
+    for a, edges in (("E", (1.0, 64.0)), ("t", (1.0, 64.0)), ("k", (2.0, 128.0))):
+        assert dom[a] == pytest.approx(edges, rel=1e-14)
+
+
+def test_the_oracle_of_a_truth_measured_on_a_grid_stays_on_its_grid() -> None:
+    # The trainer's truth is defined on its grid only (E <= 64) while the study's bounds
+    # reach E = 256; its oracle search went beyond the grid at the path's top budgets and
+    # the trainer cell failed before its first data set.  Here a smooth law that refuses
+    # E > 40, like the trainer's truth: unrestricted, its optimum at 2B is beyond that.
+    far = study.GENERATORS["far"].loss
+
+    class Gridded:
+        def __init__(self) -> None:
+            self.domain = {"E": (1.0, 40.0), "t": (1.0, 64.0), "k": (2.0, 128.0)}
+
+        def __call__(self, v):
+            if np.any(np.asarray(v["E"]) > 40.0 * (1 + 1e-12)):
+                raise ValueError("outside the grid")
+            return far(v)
+
+    from rlscale.optimize._decision_paths import path_budgets
+
+    budgets = path_budgets(study._problem(), study.BUDGET)[-3:]
+    free = study._oracle_path(far, budgets)
+    held = study._oracle_path(Gridded(), budgets)
+    assert free.values["E"][-1] > 45.0
+    assert np.all(held.values["E"] <= 40.0 * (1 + 1e-9))
+    assert held.values["E"][-1] == pytest.approx(40.0, rel=1e-6)  # the grid's edge binds
+    # Where the edge does not bind, the two agree.
+    low = path_budgets(study._problem(), study.BUDGET)[:1]
+    np.testing.assert_allclose(study._oracle_path(Gridded(), low).values["E"],
+                               study._oracle_path(far, low).values["E"], rtol=1e-5)
