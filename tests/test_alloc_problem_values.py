@@ -48,14 +48,14 @@ def test_evaluations_with_substitution_and_synthesis() -> None:
 
 def test_term_matrices_by_hand() -> None:
     prob = AllocationProblem(LAW, "6*E*K + 2*K")
-    A, b = prob._matrix(prob.objective)
+    A, b = prob.state.law_terms
     assert prob.variables == ["E", "K"]
     assert A.tolist() == [[-0.5, 0.0], [0.0, -0.25]]
     assert b.tolist() == pytest.approx([0.0, math.log(2.0)], abs=1e-16)
-    A, b = prob._matrix(prob.cost)
+    A, b = prob.state.cost_terms
     assert A.tolist() == [[1.0, 1.0], [0.0, 1.0]]
     assert b.tolist() == pytest.approx([math.log(6.0), math.log(2.0)], rel=1e-16)
-    assert prob._matrix(prob.cost)[0] is A                 # kept
+    assert prob.state.cost_terms[0] is A                 # kept
 
 
 def test_lowest_loss_over_the_bounds() -> None:
@@ -314,7 +314,7 @@ def test_success_means_a_kkt_residual_of_at_most_1e6(monkeypatch, level, success
 
     def at(E):
         v = {"E": E, "K": B - 100 * E}
-        return prob._kkt(ALLOCATE, B, v)[0], v
+        return prob.state.kkt(ALLOCATE, B, v)[0], v
 
     r0, r1 = at(E0)[0], at(E0 * (1 + 1e-6))[0]
     res, point = at(E0 * (1 + 1e-6 * (level - r0) / (r1 - r0)))
