@@ -137,6 +137,8 @@ class AllocationProblem:
         self.cost = state.cost
         self.variables = list(state.variables)
         self.bounds: dict[str, tuple[float, float]] = dict(state.bounds)
+        #: Sense name -> the state's closed plan (or None), read by the fast path first.
+        self._plans: dict[str, ClosedPlan | None] = {}
 
     # -- evaluations ------------------------------------------------------------
     @property
@@ -207,11 +209,14 @@ class AllocationProblem:
         ``method`` takes closed forms and every bound in ``[low, high]`` lies in its
         fast interval (:class:`._alloc_closed.ClosedPlan`), else None.  NaN fails both
         comparisons; the caller has checked the bounds are floats."""
-        plan = self.state.closed_plan(sense)
-        if (plan is not None and type(method) is str and method in _CLOSED
-                and plan.low < low - plan.floor and high - plan.floor < plan.high):
-            return plan
-        return None
+        try:
+            plan = self._plans[sense.name]
+        except KeyError:  # the first solve in this sense
+            plan = self._plans[sense.name] = self.state.closed_plan(sense)
+        if plan is None or type(method) is not str or method not in _CLOSED:
+            return None
+        floor = plan.floor
+        return plan if plan.low < low - floor and high - floor < plan.high else None
 
     # -- public solves --------------------------------------------------------
     def allocate(self, budget: float, round_integers: bool = True, *,
