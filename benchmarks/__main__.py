@@ -31,7 +31,14 @@ def _available() -> list[str]:
     )
 
 
+#: Studies that count rather than time, each with its own options (``main(argv)``).
+STUDIES = {"reliability": "benchmarks.reliability"}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in STUDIES:  # python -m benchmarks reliability [--kills N ...]
+        return importlib.import_module(STUDIES[argv[0]]).main(argv[1:])
     names = _available()
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"from: {', '.join(names)}")

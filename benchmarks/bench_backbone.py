@@ -139,11 +139,11 @@ class DenseCorridorGRPO:
 
 def _peer(steps: int, **kw):
     def run() -> None:
-        from rlscale.theory import blas_threads
+        from threadpoolctl import threadpool_limits
 
         agent = DenseCorridorGRPO(**kw)
         done = 0
-        with blas_threads(1):
+        with threadpool_limits(limits=1, user_api="blas"):  # one BLAS thread, as ours
             while done < steps:
                 done += agent.update()
 

@@ -117,7 +117,8 @@ def cases(smoke: bool) -> list[Case]:
     real: dict[str, tuple] = {}
 
     def r_ours() -> None:
-        real["ours"] = realised_efficiency(costs, path, 600.0, base, n_boot=n_boot,
+        real["ours"] = realised_efficiency(costs, path, 600.0, base, method="interpolate",
+                                           n_boot=n_boot,
                                            confidence=0.9, rng=0).interval
 
     def r_peer() -> None:

@@ -4,9 +4,10 @@ A bootstrap resample draws ``n`` of the ``n`` points with replacement; its
 summed Huber loss is ``sum_i c_i huber(r_i)`` with ``c_i`` the number of times
 point ``i`` was drawn, so all resamples share the residual function and differ
 only in their point weights.  :func:`batched_bootstrap` solves them together with
-:func:`rlscale.optimize._multistart.huber_lm` (one problem per resample and warm
-start), warm-started from the point estimate and the runner-up basins of the
-full fit, and keeps each resample's lowest end point.
+the fitting engine, :func:`rlscale.optimize._lsq.solve` (one problem per resample
+and warm start, the weights its point weights, the bounds held), warm-started
+from the point estimate and the runner-up basins of the full fit, and keeps each
+resample's lowest end point.
 
 The resamples are drawn exactly as :func:`per_resample_bootstrap` (the
 implementation before issue 13, one scipy L-BFGS-B fit per resample and warm
@@ -24,7 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from rlscale.optimize._fit_objective import Objective, minimise
-from rlscale.optimize._multistart import huber_lm
+from rlscale.optimize._lsq import solve
+from rlscale.theory._threads import blas_threads
 
 __all__: list[str] = []
 
@@ -58,14 +60,14 @@ def resample_counts(n_points: int, n_boot: int, seed: int) -> np.ndarray:
 
 def batched_bootstrap(fam, logx: np.ndarray, logy: np.ndarray, delta: float, n_boot: int,
                       seed: int, starts: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                      batch: int = 500, maxiter: int = 200) -> np.ndarray:
+                      batch: int = 500, maxiter: int = 200, loss: str = "huber") -> np.ndarray:
     """Bootstrap estimates ``(n_boot, p)`` of the Huber fit, resamples solved in batches.
 
     Each resample is solved from every warm start in ``starts`` (the point
-    estimate first) by the IRLS Levenberg--Marquardt method for 20 iterations
-    and then its Gauss--Newton polish (``outside=0.01``), and keeps its lowest
-    end point.  ``batch`` resamples are solved at once (memory about
-    ``batch x starts x points x params`` floats).
+    estimate first) by 20 steps of the engine's Marquardt method on the IRLS
+    majoriser and then up to ``maxiter`` nearly on the Huber loss's own curvature
+    (``outside=0.01``), and keeps its lowest end point.  ``batch`` resamples are
+    solved at once (memory about ``batch x starts x points x params`` floats).
 
     Examples
     --------
@@ -83,18 +85,25 @@ def batched_bootstrap(fam, logx: np.ndarray, logy: np.ndarray, delta: float, n_b
     starts = np.atleast_2d(np.asarray(starts, dtype=np.float64))
     S, p = starts.shape
     out = np.empty((n_boot, p))
+
+    def model(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return fam.predict(X, logx, jac=True)
+
     for lo in range(0, n_boot, batch):
         w = counts[lo:lo + batch]
         b = w.shape[0]
         theta = np.repeat(starts[None, :, :], b, axis=0).reshape(b * S, p)
         weights = np.repeat(w, S, axis=0)
-        theta, _, _ = huber_lm(fam, logx, logy, delta, theta, lower, upper, weights=weights,
-                               maxiter=20, ftol=1e-12, xtol=1e-10)
-        theta, f, _ = huber_lm(fam, logx, logy, delta, theta, lower, upper, weights=weights,
-                               maxiter=maxiter, ftol=1e-13, xtol=1e-11, outside=0.01)
-        f = np.where(np.isfinite(f), f, np.inf).reshape(b, S)
+        with blas_threads(1):
+            first = solve(model, theta, logy, weights, lower=lower, upper=upper, loss=loss,
+                          delta=delta, outside=1.0, method="lm", max_nfev=21, ftol=1e-12,
+                          xtol=1e-10, gtol=0.0, nonfinite="drop")
+            res = solve(model, first.x, logy, weights, lower=lower, upper=upper, loss=loss,
+                        delta=delta, outside=0.01, method="lm", max_nfev=maxiter + 1,
+                        ftol=1e-13, xtol=1e-11, gtol=0.0, nonfinite="drop")
+        f = np.where(np.isfinite(res.cost), res.cost, np.inf).reshape(b, S)
         pick = np.argmin(f, axis=1)
-        out[lo:lo + b] = theta.reshape(b, S, p)[np.arange(b), pick]
+        out[lo:lo + b] = res.x.reshape(b, S, p)[np.arange(b), pick]
     return out
 
 

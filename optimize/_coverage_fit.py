@@ -6,10 +6,13 @@ k samples is estimated by the mean over problems of the unbiased pass@k
 
 Fit (Brown et al. 2024, arXiv 2407.21787, fit log c(k) = a·k^b): taking logs
 twice, log(−log c(k)) = log(−a) + b·log k, a straight line in log k, fitted
-by ordinary least squares on the k with 0 < ĉ(k) < 1.  Intervals: percentile
+by ordinary least squares on the k with 0 < ĉ(k) < 1 (the fitting engine's
+problem with a linear model, solved in closed form).  Intervals: percentile
 bootstrap over problems (problems resampled with replacement, pass@k and the
-line recomputed).  Extrapolation check: the law is fitted on k ≤ k_max/4 and
-its prediction at k_max compared with the observed coverage.
+line recomputed), with the shared identification diagnostics
+(:mod:`rlscale.optimize._fit_identify`) in ``warnings``.  Extrapolation check:
+the law is fitted on k ≤ k_max/4 and its prediction at k_max compared with the
+observed coverage.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._diagnostics import FitWarning
 from rlscale.theory._inference import MAX_TABLE, pass_at_k
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -53,6 +57,7 @@ class CoverageFit:
     success: bool = True
     status: str = "exact"
     message: str = ""
+    warnings: tuple[FitWarning, ...] = ()
 
     def predict(self, k: Any) -> np.ndarray:
         """c(k) = exp(a·k^b)."""
@@ -66,6 +71,7 @@ class CoverageFit:
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["extrapolation_error"] = self.extrapolation_error
+        out["warnings"] = [w.as_dict() for w in self.warnings]
         return out
 
 
@@ -160,10 +166,15 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
         except ValueError:
             continue
     tail = (1 - level) / 2
+    warnings: list[FitWarning] = []
     if draws:
+        from rlscale.optimize._fit_identify import interval_warnings
+
         arr = np.array(draws)
         a_int = tuple(float(v) for v in np.quantile(arr[:, 0], [tail, 1 - tail]))
         b_int = tuple(float(v) for v in np.quantile(arr[:, 1], [tail, 1 - tail]))
+        warnings = interval_warnings(["a", "b"], {"a": a, "b": b}, {"a": a_int, "b": b_int},
+                                     samples=arr, confidence=level)
     elif B:
         raise ValueError("no bootstrap resample had coverage strictly between 0 and 1 at two "
                          "k; the data cannot support intervals")
@@ -174,6 +185,7 @@ def fit_coverage(samples: Any, correct: Any, *, bootstrap: int = 200,
                        extrapolation_observed=float(cov[-1]),
                        extrapolation_predicted=float(_law(a_early, b_early, k_max)),
                        n_problems=int(n.size), success=True, status="exact",
+                       warnings=tuple(warnings),
                        message=f"log(-log c) = log(-a) + b log k by linear least squares on "
                                f"the k where 0 < c < 1 (of {k.size} grid values; distinct k, "
                                f"so full rank)")

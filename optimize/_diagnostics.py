@@ -111,6 +111,11 @@ class FitWarning:
     def __str__(self) -> str:
         return f"[{self.code}] {self.message}. Fix: {self.fix}"
 
+    def __contains__(self, text: object) -> bool:
+        """``"phrase" in warning`` searches its text (expression fits' warnings were strings
+        before issue 30)."""
+        return isinstance(text, str) and text in str(self)
+
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["parameters"], out["axes"] = list(self.parameters), list(self.axes)
@@ -380,17 +385,45 @@ def _exponent_warnings(law: str, params: Mapping[str, float], x: np.ndarray,
     return out
 
 
+def _natural_se(law: str, theta: np.ndarray, logx: np.ndarray, axes: Sequence[str],
+                residuals: np.ndarray) -> np.ndarray | None:
+    """Local standard errors of the natural parameters: ``σ² (JᵀJ)⁻¹`` in the fitter's
+    log parameters (``σ² = RSS/(n − p)``), carried to the natural ones by the delta
+    method (``G cov Gᵀ``, ``G`` their Jacobian by central differences)."""
+    from rlscale.optimize._fit_family import family as _family
+    from rlscale.optimize._fit_identify import local_covariance
+
+    fam = _family(law)
+    J = fam.predict(np.asarray(theta, float)[None, :], logx, jac=True)[1][0]
+    cov = local_covariance(J, np.asarray(residuals, float), J.shape[1])
+    if cov is None:
+        return None
+    p = theta.size
+    G = np.empty((p, p))
+    for j in range(p):
+        h = 1e-6 * (1.0 + abs(theta[j]))
+        up, down = theta.copy(), theta.copy()
+        up[j] += h
+        down[j] -= h
+        G[:, j] = (np.array(list(fam.natural(up, axes).values()))
+                   - np.array(list(fam.natural(down, axes).values()))) / (2 * h)
+    return np.sqrt(np.abs(np.diag(G @ cov @ G.T)))
+
+
 def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
                  y_min: float, target: str, params: Mapping[str, float],
                  axes: Sequence[str], samples: np.ndarray | None,
                  intervals: Mapping[str, tuple[float, float]],
                  floor_bounds: tuple[float, float] | None,
-                 collinear: Sequence[str] = ()) -> list[FitWarning]:
+                 collinear: Sequence[str] = (), residuals: np.ndarray | None = None,
+                 confidence: float = 0.9) -> list[FitWarning]:
     """Every parameter-level diagnostic of one fit (see the module docstring).
 
     ``theta`` is the optimum in the fitter's log parameterisation, ``params``
     the natural parameters, ``samples`` the bootstrap's natural parameters
-    (columns in the order of ``params``), ``y_min`` the smallest raw target.
+    (columns in the order of ``params``), ``y_min`` the smallest raw target,
+    ``residuals`` the log residuals at the optimum (for the local standard errors
+    the ``collapsed-interval`` check compares the bootstrap with).
     """
     logx = np.log(x)
     out = _floor_warnings(law, params, y_min, target, floor_bounds)
@@ -413,24 +446,25 @@ def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
                     axes=(a,)))
     out += _exponent_warnings(law, params, x, axes)
     names = list(params)
-    # Bootstrap intervals: more than a decade, or touching a bound.
+    # Bootstrap intervals: more than a decade, or touching a bound (the shared rules of
+    # rlscale.optimize._fit_identify, with this family's own notion of a bound), and
+    # intervals that collapsed onto a boundary or kink.
+    from rlscale.optimize._fit_identify import interval_warnings
+
+    touches = {}
     for name, (lo, hi) in intervals.items():
         positive = not name.startswith("exponent")
-        touches = (lo < EXPONENT_MIN) if not positive else (
+        hit = (lo < EXPONENT_MIN) if not positive else (
             name == "floor" and lo < BOUND_MARGIN * y_min and floor_bounds is None)
         if floor_bounds is not None and name in ("floor", "p_max"):
             b_lo, b_hi = floor_bounds
-            touches = touches or any(0 < b < math.inf and abs(v / b - 1) <= BOUND_MARGIN
-                                     for b, v in ((b_lo, lo), (b_hi, hi)))
-        wide = lo > 0 and hi / lo > DECADE
-        if touches or wide:
-            why = "touches a bound" if touches else f"spans {hi / lo:.3g}x (more than a decade)"
-            out.append(FitWarning(
-                "not-identified",
-                f"the bootstrap interval of {name}, [{lo:.3g}, {hi:.3g}], {why}: the data do "
-                f"not determine it", "add runs that vary the axis involved over a wider range "
-                "(or fix the design: see the other warnings); do not report this parameter as "
-                "a finding", parameters=(name,)))
+            hit = hit or any(0 < b < math.inf and abs(v / b - 1) <= BOUND_MARGIN
+                             for b, v in ((b_lo, lo), (b_hi, hi)))
+        touches[name] = hit
+    se = (_natural_se(law, theta, logx, axes, residuals) if residuals is not None
+          and samples is not None else None)
+    out += interval_warnings(list(params), params, intervals, samples=samples, se=se,
+                             confidence=confidence, source="bootstrap", touches=touches)
     # Correlated estimates: bootstrap correlation, else the local (J^T J)^-1 one.
     corr, source = None, ""
     jac, centres = _jacobian(family, theta, logx)

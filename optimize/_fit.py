@@ -17,8 +17,9 @@ Besiroglu, Erdil, Barnett & You 2024, arXiv 2404.10102, §2):
   ``starts="grid"``, L-BFGS from every grid point (:mod:`rlscale.optimize._fit_objective`);
 - bootstrap: resample the points with replacement and refit (warm-started
   from the point estimate and the runner-up optima), giving percentile
-  intervals; all resamples go through one vectorised solver
-  (:mod:`rlscale.optimize._bootstrap`).  Each resample draws its own
+  intervals; all resamples go through one call of the fitting engine
+  (:mod:`rlscale.optimize._lsq`, via :mod:`rlscale.optimize._bootstrap`), as do
+  the multistart's solves and the hold-out refit.  Each resample draws its own
   ``SeedSequence`` child, so results do not depend on batching or workers.
 
 ``fit_law`` is the pipeline prepare (:mod:`rlscale.optimize._fit_data`) ->
@@ -60,7 +61,7 @@ from rlscale.optimize._fit_objective import (  # noqa: F401  (re-exported names)
 from rlscale.optimize._fit_result import FitResult
 from rlscale.optimize._fit_search import search
 from rlscale.theory._threads import blas_threads
-from rlscale.theory._validation import check_real, check_scalar
+from rlscale.theory._validation import check_jobs, check_real, check_scalar
 
 __all__ = ["FitResult", "fit_law", "huber"]
 
@@ -90,20 +91,23 @@ def huber(r: Any, delta: float = 1e-3) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 def _is_expression(law: Any) -> bool:
-    """An ExpressionLaw, or a string that is not a family name but an expression."""
+    """An ExpressionLaw, a string that is not a family name but an expression, or a list
+    of them (one per target)."""
     from rlscale.theory._expr import ExpressionLaw
 
+    if isinstance(law, list | tuple) and law:
+        return all(_is_expression(item) for item in law)
     return isinstance(law, ExpressionLaw) or (
         isinstance(law, str) and law not in LAWS and not law.isidentifier())
 
 
-def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
-            target: str = "loss", *, delta: float = 1e-3, reduction: str = "sum",
+def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
+            target: Any = "loss", *, delta: float | None = None, reduction: str = "sum",
             starts: str | int = "auto", bootstrap: int = 0, confidence: float = 0.9,
             holdout: float = 0.1, replicates: str = "keep", seed: int = 0,
             n_jobs: int = -1, progress: bool = False,
             floor: tuple[float, float] | None = None,
-            p_max: tuple[float, float] | None = None) -> FitResult:
+            p_max: tuple[float, float] | None = None, **options: Any) -> Any:
     """Fit a scaling law to data with the Huber/L-BFGS-B method (approach 3).
 
     Parameters
@@ -114,16 +118,18 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     law : {"additive", "multiplicative", "pass_rate"}, expression string or ExpressionLaw
         The family.  ``"pass_rate"`` fits a success rate in ``(0, 1]`` through
         its loss ``1/p`` and returns a :class:`~rlscale.theory.PassRateLaw`.
-        A law written as an expression (``"E + A/N**alpha"`` or a
-        :class:`~rlscale.theory.ExpressionLaw`) is fitted by
-        :func:`~rlscale.optimize.fit_expression` with the same objective and
-        returns its :class:`~rlscale.optimize.ExpressionFit`.
+        A law written as an expression (``"E + A/N**alpha"``, a
+        :class:`~rlscale.theory.ExpressionLaw`, or a list of them, one per
+        target) is fitted by :func:`~rlscale.optimize.fit_expression` with the
+        same objective and returns its :class:`~rlscale.optimize.ExpressionFit`;
+        ``delta``, ``starts``, ``bootstrap``, ``confidence``, ``holdout``, ``seed``
+        and every option of ``fit_expression`` (``**options``) are passed on.
     axes : sequence of str
         Columns that are the law's axes (strictly positive).
     target : str
         Column holding the loss (or the pass rate for ``law="pass_rate"``).
-    delta : float
-        Huber threshold on log residuals (``1e-3`` as published).
+    delta : float, optional
+        Huber threshold on log residuals (default ``1e-3``, as published).
     reduction : {"sum", "mean"}
         ``"sum"`` as corrected by Besiroglu et al.; ``"mean"`` reproduces the
         original code's early stopping (for comparison only).
@@ -173,6 +179,12 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     p_max : (low, high), optional
         Bounds on a pass-rate law's ceiling ``p_max`` (``0 < low <= high <=
         1``), e.g. the optimal policy's success.
+    **options
+        For an expression law, the options of
+        :func:`~rlscale.optimize.fit_expression`: ``params`` (ranges), ``grid``,
+        ``refine``, ``loss``, ``residuals``, ``ranges``, ``max_nfev``, ``prior``,
+        ``noise``.  A built-in family takes ``loss`` (``"huber"``, the default,
+        or ``"squared"``).
 
     Returns
     -------
@@ -213,14 +225,19 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
     ValueError: fitting a 1-axis additive law needs at least 4 points (it has 3 parameters); got 2
     """
     start_time = time.perf_counter()
-    if _is_expression(law):  # a law written as an expression: its own fitter
-        from rlscale.optimize._fit_expr import fit_expression
-
-        return fit_expression(law, data, axes=axes, target=target, delta=delta,
-                              bootstrap=bootstrap, confidence=confidence, seed=seed,
-                              holdout=holdout)
-    prep = prepare(data, law, axes, target, delta, reduction, replicates, confidence, holdout,
-                    bootstrap, n_jobs, floor, p_max)
+    check_jobs("n_jobs", n_jobs)  # a bounded worker count (issue 22)
+    if _is_expression(law):  # a law written as an expression: the expression front end
+        return _fit_expression_law(data, law, axes, target, delta=delta, reduction=reduction,
+                                   starts=starts, bootstrap=bootstrap, confidence=confidence,
+                                   holdout=holdout, replicates=replicates, seed=seed,
+                                   floor=floor, p_max=p_max, options=options)
+    loss = options.pop("loss", "huber")
+    if options:
+        raise TypeError(f"fit_law got options {sorted(options)} that only expression laws "
+                        f"take (law={law!r:.40}); a built-in family takes loss=")
+    prep = prepare(data, law, axes, target, 1e-3 if delta is None else delta, reduction,
+                   replicates, confidence, holdout, bootstrap, n_jobs, floor, p_max,
+                   loss=loss, starts=starts)
     with blas_threads(1):  # small products in hot loops: one BLAS thread (issue 13)
         found = search(prep, starts, n_jobs)
         summary = _summarise(prep, found)
@@ -232,18 +249,50 @@ def fit_law(data: Any, law: str = "additive", axes: Sequence[str] | None = None,
         law=prep.law, family=prep.obj.family, theta=found["theta"], x=prep.x,
         y_min=prep.y_min, target=target, params=summary["params"], axes=prep.axes,
         samples=samples, intervals=intervals, floor_bounds=prep.floor_bounds,
-        collinear=[a for w in warnings for a in w.axes])
+        collinear=[a for w in warnings for a in w.axes], residuals=summary["residuals"],
+        confidence=prep.confidence)
     x = prep.x
     return FitResult(
         **summary, intervals=intervals, confidence=prep.confidence,
         n_bootstrap=prep.bootstrap,
         n_starts=found["n_starts"], n_converged=found["n_converged"], axes=prep.axes,
         target=target, reduction=reduction, delta=prep.obj.delta, replicates=replicates,
+        loss=prep.loss,
         seconds=time.perf_counter() - start_time, bootstrap_samples=samples,
         warnings=tuple(warnings),
         data_range={a: (float(x[:, i].min()), float(x[:, i].max()))
                     for i, a in enumerate(prep.axes)},
         floor_bounds=prep.floor_bounds)
+
+
+def _fit_expression_law(data: Any, law: Any, axes: Any, target: Any, *, delta: Any,
+                        reduction: str, starts: Any, bootstrap: int, confidence: float,
+                        holdout: float, replicates: str, seed: int, floor: Any, p_max: Any,
+                        options: dict[str, Any]) -> Any:
+    """``fit_law`` on an expression law: every option forwarded to ``fit_expression``;
+    the built-in families' own options refused with what to write instead."""
+    import inspect
+
+    from rlscale.optimize._fit_expr import fit_expression
+
+    if floor is not None or p_max is not None:
+        raise ValueError("floor=/p_max= bound a built-in family's floor or ceiling; for an "
+                         "expression law declare the parameter's range, e.g. "
+                         "params={'E': (low, high)}")
+    if reduction != "sum":
+        raise ValueError(f"reduction={reduction!r} reproduces the original L-BFGS code for "
+                         "the built-in families only; an expression law minimises the sum")
+    if replicates != "keep":
+        raise ValueError(f"replicates={replicates!r} is for the built-in families; average "
+                         "replicate rows before fitting an expression law")
+    known = set(inspect.signature(fit_expression).parameters) - {"law", "data"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise TypeError(f"fit_law got unknown options {unknown}; an expression law takes "
+                        f"{sorted(known)}")
+    return fit_expression(law, data, axes=axes, target=target, delta=delta, starts=starts,
+                          bootstrap=bootstrap, confidence=confidence, seed=seed,
+                          holdout=holdout, **options)
 
 
 def _summarise(prep: Prepared, found: dict[str, Any]) -> dict[str, Any]:
@@ -268,7 +317,11 @@ def _summarise(prep: Prepared, found: dict[str, Any]) -> dict[str, Any]:
 
 
 def _extrapolate(prep: Prepared, starts: np.ndarray, holdout: float) -> dict[str, Any]:
-    """Refit without the largest-scale points (scale = product of the axes); score them."""
+    """Refit without the largest-scale points (scale = product of the axes); score them.
+
+    The refit is the engine's polish from the full fit's warm starts with the held-out
+    points' weights at 0 (scipy's L-BFGS-B for ``reduction="mean"``, the published
+    procedure that option reproduces)."""
     obj = prep.obj
     logx, logy = obj.logx, obj.logy
     n = logy.size
@@ -279,8 +332,19 @@ def _extrapolate(prep: Prepared, starts: np.ndarray, holdout: float) -> dict[str
     train, test = order[:-n_out], order[-n_out:]
     sub = Objective(obj.family, logx[train], logy[train], obj.delta,
                     "sum" if obj.scale == 1.0 else "mean")
-    best = min(minimise(sub, starts, prep.bounds), key=lambda t: t[0])
-    pred = sub.predict(best[1], logx[test])
+    if obj.scale == 1.0:
+        from rlscale.optimize._lsq import solve
+
+        w = np.ones(n)
+        w[test] = 0.0
+        res = solve(lambda X: prep.fam.predict(X, logx, jac=True), starts, logy, w,
+                    lower=prep.lower, upper=prep.upper, loss=prep.loss, delta=obj.delta,
+                    x_scale="jac", max_nfev=400, ftol=1e-15, xtol=1e-15, gtol=1e-15,
+                    nonfinite="drop")
+        best = res.x[int(np.argmin(np.where(np.isfinite(res.cost), res.cost, np.inf)))]
+    else:
+        best = min(minimise(sub, starts, prep.bounds), key=lambda t: t[0])[1]
+    pred = sub.predict(best, logx[test])
     rel = np.abs(np.expm1(pred - logy[test]))
     return {"n_holdout": int(n_out), "mean_abs_rel_error": float(rel.mean()),
             "max_abs_rel_error": float(rel.max()),
@@ -299,7 +363,7 @@ def _bootstrap(prep: Prepared, warm: np.ndarray, n_boot: int, confidence: float,
         from rlscale.optimize._bootstrap import batched_bootstrap
 
         samples = batched_bootstrap(prep.fam, obj.logx, obj.logy, obj.delta, n_boot, seed,
-                                    warm, prep.lower, prep.upper)
+                                    warm, prep.lower, prep.upper, loss=prep.loss)
     else:
         from rlscale.optimize._bootstrap import per_resample_bootstrap
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._diagnostics import check_direction
+from rlscale.optimize._fit_expr_problem import LOG_LIMIT
 from rlscale.optimize._fit_family import family
 from rlscale.optimize._fit_objective import MAX_FIT_WORK, Objective
 from rlscale.theory._laws import _check_axes
@@ -109,6 +110,7 @@ class Prepared:
     confidence: float
     holdout: float
     bootstrap: int
+    loss: str = "huber"
 
     @property
     def fam(self) -> Any:
@@ -116,16 +118,30 @@ class Prepared:
 
     @property
     def lower(self) -> np.ndarray:
-        return np.array([-np.inf if lo is None else lo for lo, _ in self.bounds])
+        """The engine's lower bounds: the box, and ``-LOG_LIMIT`` for a log floor or
+        coefficient without one (``e^-690`` is positive in float64, so the law object is
+        always valid; a term there has no effect and is flagged)."""
+        return np.array([(-LOG_LIMIT if self._log[j] else -np.inf) if lo is None else lo
+                         for j, (lo, _) in enumerate(self.bounds)])
 
     @property
     def upper(self) -> np.ndarray:
-        return np.array([np.inf if hi is None else hi for _, hi in self.bounds])
+        """The engine's upper bounds: the box, and ``LOG_LIMIT`` for a log parameter."""
+        return np.array([(LOG_LIMIT if self._log[j] else np.inf) if hi is None else hi
+                         for j, (_, hi) in enumerate(self.bounds)])
+
+    @property
+    def _log(self) -> np.ndarray:
+        """Which coordinates are logarithms (the floor and coefficients)."""
+        ex = self.fam.exponent_slice(len(self.axes))
+        out = np.ones(len(self.bounds), dtype=bool)
+        out[ex] = False
+        return out
 
 
 def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: Any,
              replicates: Any, confidence: Any, holdout: Any, bootstrap: Any, n_jobs: Any,
-             floor: Any, p_max: Any) -> Prepared:
+             floor: Any, p_max: Any, loss: str = "huber", starts: Any = "auto") -> Prepared:
     """Validate every argument and build the objective (nothing is fitted here)."""
     if not isinstance(law, str) or law not in LAWS:
         raise ValueError(f"law must be one of {LAWS} or an expression law; got law={law!r}")
@@ -149,6 +165,12 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
                               high_open=True)
     holdout = check_scalar("holdout", holdout, low=0.0, high=0.5)
     bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0)
+    if not isinstance(loss, str) or loss not in ("huber", "squared"):
+        raise ValueError(f"loss must be 'huber' or 'squared'; got loss={loss!r:.40}")
+    if loss == "squared" and (reduction != "sum" or starts != "auto"):
+        raise ValueError("loss='squared' runs on the default search (starts='auto', "
+                         "reduction='sum'); the grid and mean-reduction searches reproduce "
+                         "the published Huber procedure")
     floor_bounds = limit_bounds(law, floor, p_max)
     x, y = columns(data, axes, target)
     if law == "pass_rate" and np.any(y > 1):
@@ -186,4 +208,4 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
         raise ValueError(f"bootstrap x points = {bootstrap} x {y.size} exceeds "
                          f"{limit:.0e}: use fewer resamples or average replicates")
     return Prepared(law, axes, x, y_min, obj, bounds, grid, floor_bounds, confidence,
-                     holdout, bootstrap)
+                    holdout, bootstrap, loss)

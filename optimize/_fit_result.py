@@ -33,7 +33,8 @@ class FitResult:
         Natural parameters: ``floor``, ``coefficient[axis]``/``coefficient``,
         ``exponent[axis]`` (and ``p_max`` for pass rates).
     objective : float
-        Huber loss at the optimum (summed or mean, see ``reduction``).
+        Huber loss at the optimum (summed or mean, see ``reduction``), or half the
+        sum of squares for ``loss="squared"``.
     n_points, n_params : int
     r2 : float
         ``1 - RSS/TSS`` of ``log L`` (NaN, with nothing to explain, when every target is
@@ -61,6 +62,8 @@ class FitResult:
         ``axis -> (min, max)`` of the data, for :meth:`range_warnings`.
     floor_bounds : tuple or None
         The ``floor`` (or ``p_max``) bounds the fit was given.
+    loss : {"huber", "squared"}
+        The objective's loss of the log residuals.
     success, status, message
         The result convention of :mod:`rlscale.optimize._outcome`: ``success`` when
         at least one refined start met its stopping rule at a finite objective
@@ -94,6 +97,7 @@ class FitResult:
     warnings: tuple[FitWarning, ...] = ()
     data_range: dict[str, tuple[float, float]] = field(default_factory=dict)
     floor_bounds: tuple[float, float] | None = None
+    loss: str = "huber"
 
     @property
     def success(self) -> bool:

@@ -33,7 +33,8 @@ def search(prep: Prepared, starts: Any, n_jobs: int) -> dict[str, Any]:
     if starts == "auto" and obj.scale == 1.0:
         from rlscale.optimize._multistart import multistart
 
-        ms = multistart(prep.fam, obj.logx, obj.logy, obj.delta, grid, prep.lower, prep.upper)
+        ms = multistart(prep.fam, obj.logx, obj.logy, obj.delta, grid, prep.lower, prep.upper,
+                        loss=prep.loss)
         ranked = [(ms.objective, ms.theta)] + [(b[0], b[1]) for b in ms.basins]
         return {"objective": ms.objective, "theta": ms.theta, "n_starts": ms.n_refined,
                 "n_converged": ms.n_converged, "warm": _warm(ranked)}
@@ -69,7 +70,9 @@ def _bounded_grid_search(prep: Prepared, grid: np.ndarray, n_jobs: int) -> tuple
         return full_grid_search(prep.obj, grid, prep.bounds, n_jobs)
     X, fvals, conv = grid_stage(prep.obj, grid, n_jobs)
     cands = best_distinct(X, fvals)
-    lo_e, hi_e = prep.lower[0], prep.upper[0]
+    lo_b, hi_b = prep.bounds[0]
+    lo_e = -np.inf if lo_b is None else lo_b
+    hi_e = np.inf if hi_b is None else hi_b
     mid = 0.5 * (lo_e + hi_e) if np.isfinite(lo_e + hi_e) else (
         lo_e if np.isfinite(lo_e) else hi_e)
     projected = []

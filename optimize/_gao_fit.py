@@ -2,8 +2,11 @@
 
 Gao, Schulman & Hilton 2022 (arXiv 2210.10760): gold = α·d − β·d² (best of n)
 or α·d − β·d·log d (RL), d = √KL — linear in (α, β), so ordinary least squares
-(no intercept: both forms vanish at d = 0); peaks from
-:func:`rlscale.theory.gao_peak`, intervals by the percentile bootstrap.
+(no intercept: both forms vanish at d = 0), solved exactly (the fitting
+engine's problem with a linear model has this closed form; no iteration is
+needed); peaks from :func:`rlscale.theory.gao_peak`, intervals by the percentile
+bootstrap, identification diagnostics (:mod:`rlscale.optimize._fit_identify`)
+in ``warnings``.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._diagnostics import FitWarning
 from rlscale.optimize._outcome import from_lstsq
 from rlscale.optimize._rl_fit import _gen, _interval, _level
 from rlscale.theory._rl_forms import GaoPeak, gao_peak
@@ -46,10 +50,12 @@ class GaoFit:
     success: bool = True
     status: str = "exact"
     message: str = ""
+    warnings: tuple[FitWarning, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
         out["peak"] = None if self.peak is None else dict(self.peak.__dict__)
+        out["warnings"] = [w.as_dict() for w in self.warnings]
         return out
 
 
@@ -188,17 +194,26 @@ def fit_gao(kl: Any, gold: Any, kind: str = "bon", *, bootstrap: int = 200,
         except ValueError:  # the peak lies beyond float64: no finite peak
             peak = None
     a_int = b_int = kl_int = g_int = None
+    warnings: list[FitWarning] = []
     if n_boot:
+        from rlscale.optimize._fit_identify import interval_warnings, local_covariance
+
         draws = _gao_draws(X, y, n_boot, gen)
         if draws.shape[0] < max(2, n_boot // 2):
             raise ValueError(f"only {draws.shape[0]} of bootstrap={n_boot} resamples of kl "
                              "had two distinct positive values (the form is not identified "
                              "in the others); add points at more kl values")
         a_int, b_int = _interval(draws[:, 0], level), _interval(draws[:, 1], level)
+        cov = local_covariance(X, X @ coef - y, 2)
+        se = None if cov is None else np.sqrt(np.abs(np.diag(cov)))
+        warnings = interval_warnings(["alpha", "beta"], {"alpha": alpha, "beta": beta},
+                                     {"alpha": a_int, "beta": b_int}, samples=draws, se=se,
+                                     confidence=level)
         if peak is not None:
             log_kl, log_gain = _log_peaks(kind, draws[:, 0], draws[:, 1])
             kl_int = _interval_or_inf(log_kl, level)
             g_int = _interval_or_inf(log_gain, level)
     return GaoFit(kind=kind, alpha=alpha, beta=beta, alpha_interval=a_int, beta_interval=b_int,
                   peak=peak, peak_kl_interval=kl_int, peak_gain_interval=g_int, rmse=rmse,
-                  n_points=int(x.size), success=ok, status=status, message=message)
+                  n_points=int(x.size), success=ok, status=status, message=message,
+                  warnings=tuple(warnings))

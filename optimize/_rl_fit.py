@@ -13,10 +13,17 @@ section 2 and appendix): their recipe, made scale-free —
    works), and fit B at every (A, C_mid) pair (theirs: ``curve_fit``; here
    the best of 120 log-spaced B in [0.05, 20], vectorised: the squared error
    is a quadratic in A whose coefficients are formed once per (C_mid, B));
-4. refine (A, C_mid, B) jointly from the best grid point
-   (``scipy.optimize.least_squares``);
+4. refine (A, C_mid, B) jointly from the best grid point (the fitting engine,
+   :func:`rlscale.optimize._lsq.solve`: squared loss, bounds held, in
+   ``(A, log C_mid, log B)`` with the analytic Jacobian below);
 5. intervals: percentile bootstrap over points (resampled with replacement,
-   refitted jointly from the point estimate).
+   refitted jointly from the point estimate, every resample in one call of the
+   engine with the resample's point counts as weights); identification
+   diagnostics (:mod:`rlscale.optimize._fit_identify`) in ``warnings``.
+
+Jacobian in ``u = (A, log C_mid, log B)``: with ``x = B (log C_mid − log C)`` and
+``s = 1/(1 + e^x)``, ``R = R0 + (A − R0) s``, ``∂R/∂A = s``,
+``∂R/∂log C_mid = −(A − R0) s (1 − s) B`` and ``∂R/∂log B = −(A − R0) s (1 − s) x``.
 
 Extrapolation audit (their figure on the 8B run: the sigmoid fitted on
 1.5k–50k GPU-hours gives A = 0.645, a power law fitted to the same points
@@ -36,7 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.optimize._outcome import from_scipy
+from rlscale.optimize._diagnostics import FitWarning
+from rlscale.optimize._lsq import outcome, solve
 from rlscale.theory._rl_forms import ComputeSigmoid
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -80,7 +88,8 @@ class SigmoidFit:
     ``compute`` and ``observed`` are the points fitted (after dropping early
     compute); ``success``, ``status`` and ``message`` follow the result
     convention of :mod:`rlscale.optimize._outcome` for the point fit's
-    ``least_squares`` refinement.
+    refinement by the fitting engine; ``warnings`` the shared identification
+    diagnostics (:mod:`rlscale.optimize._fit_identify`).
     """
 
     law: ComputeSigmoid
@@ -94,13 +103,15 @@ class SigmoidFit:
     success: bool = True
     status: str = "converged"
     message: str = ""
+    warnings: tuple[FitWarning, ...] = ()
 
     def predict(self, compute: Any) -> float | np.ndarray:
         return self.law(compute)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "law"}
-        return {**self.law.as_dict(), **out, "latex": self.law.latex()}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("law", "warnings")}
+        return {**self.law.as_dict(), **out, "latex": self.law.latex(),
+                "warnings": [w.as_dict() for w in self.warnings]}
 
 
 @dataclass(frozen=True)
@@ -108,7 +119,7 @@ class PowerLawFit:
     """The bounded power law R(C) = A − D·C^(−b) (the sigmoid's C ≫ C_mid form).
 
     ``success``, ``status`` and ``message``: the result convention of
-    :mod:`rlscale.optimize._outcome` for the ``least_squares`` refinement.
+    :mod:`rlscale.optimize._outcome` for the engine's refinement.
     """
 
     asymptote: float
@@ -215,17 +226,62 @@ def _grid_b(c: np.ndarray, y: np.ndarray, r0: float, a: np.ndarray, c_mid: np.nd
 _B_GRID = np.geomspace(0.05, 20.0, 120)
 
 
-def _refine_sigmoid(c: np.ndarray, y: np.ndarray, r0: float, start: tuple[float, float, float],
-                    a_max: float) -> tuple[tuple[float, float, float], Any]:
-    """The refined ``(A, C_mid, B)`` and scipy's result (its status feeds the outcome)."""
-    from scipy.optimize import least_squares
+def _sigmoid_model(c: np.ndarray, r0: float):
+    """``R`` and its Jacobian in ``u = (A, log C_mid, log B)`` for rows of ``u`` (module
+    docstring)."""
+    logc = np.log(c)
 
+    def model(U: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a, lm, b = U[:, :1], U[:, 1:2], np.exp(U[:, 2:3])
+        x = np.clip(b * (lm - logc), -700, 700)
+        s = 1.0 / (1.0 + np.exp(x))
+        d = -(a - r0) * s * (1.0 - s)
+        J = np.empty((U.shape[0], c.size, 3))
+        J[:, :, 0] = s
+        J[:, :, 1] = d * b
+        J[:, :, 2] = d * x
+        return r0 + (a - r0) * s, J
+    return model
+
+
+def _refine_sigmoid(c: np.ndarray, y: np.ndarray, r0: float,
+                    start: tuple[float, float, float], a_max: float,
+                    weights: np.ndarray | None = None):
+    """The refined ``(A, C_mid, B)`` rows (one per row of ``weights``, or one) and the
+    engine's result (its status feeds the outcome)."""
     a0, m0, b0 = start
-    lo, hi = [r0 + 1e-6, np.log(c[0]) - 10, np.log(0.05)], [a_max, np.log(c[-1]) + 10, np.log(20.)]
-    x0 = np.clip([a0, np.log(m0), np.log(b0)], np.array(lo) + 1e-9, np.array(hi) - 1e-9)
-    sol = least_squares(lambda p: _sigmoid(c, r0, p[0], np.exp(p[1]), np.exp(p[2])) - y, x0,
-                        bounds=(lo, hi), method="trf", x_scale="jac")
-    return (float(sol.x[0]), float(np.exp(sol.x[1])), float(np.exp(sol.x[2]))), sol
+    lo = np.array([r0 + 1e-6, np.log(c[0]) - 10, np.log(0.05)])
+    hi = np.array([a_max, np.log(c[-1]) + 10, np.log(20.0)])
+    x0 = np.clip([a0, np.log(m0), np.log(b0)], lo + 1e-9, hi - 1e-9)
+    rows = 1 if weights is None else len(weights)
+    res = solve(_sigmoid_model(c, r0), np.repeat(x0[None, :], rows, axis=0), y, weights,
+                lower=lo, upper=hi, x_scale="jac", max_nfev=400, nonfinite="drop")
+    out = np.column_stack([res.x[:, 0], np.exp(res.x[:, 1]), np.exp(res.x[:, 2])])
+    return out, res
+
+
+def _sigmoid_warnings(fit: tuple[float, float, float], ints: list, draws: np.ndarray | None,
+                      c: np.ndarray, y: np.ndarray, r0: float, a_max: float, level: float
+                      ) -> list[FitWarning]:
+    """The shared identification diagnostics of a sigmoid fit (asymptote, midpoint,
+    exponent): their bounds, their bootstrap intervals against the local curvature."""
+    from rlscale.optimize._fit_identify import bound_warnings, interval_warnings, local_covariance
+
+    names = ["asymptote", "midpoint", "exponent"]
+    a, m, b = fit
+    values = dict(zip(names, (a, m, b)))
+    bounds = {"asymptote": (r0 + 1e-6, a_max), "midpoint": (c[0] * np.exp(-10),
+                                                            c[-1] * np.exp(10)),
+              "exponent": (0.05, 20.0)}
+    out = bound_warnings(names, values, bounds)
+    f, J = _sigmoid_model(c, r0)(np.array([[a, np.log(m), np.log(b)]]))
+    cov = local_covariance(J[0] * np.array([1.0, 1.0 / m, 1.0 / b]), f[0] - y, 3)
+    se = None if cov is None else np.sqrt(np.abs(np.diag(cov)))
+    intervals = {n: v for n, v in zip(names, ints) if v is not None}
+    if intervals:
+        out += interval_warnings(names, values, intervals, bounds=bounds, samples=draws,
+                                 se=se, confidence=level, source="bootstrap")
+    return out
 
 
 def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
@@ -286,26 +342,34 @@ def fit_sigmoid(compute: Any, success: Any, *, start: float | None = None,
     m_grid = np.geomspace(cf[0] / 10, cf[-1] * 10, 100)
     b_grid, sse = _grid_b(cf, yf, r0, a_grid, m_grid)
     i, j = np.unravel_index(int(np.argmin(sse)), sse.shape)
-    (a, m, b), sol = _refine_sigmoid(cf, yf, r0, (a_grid[i], m_grid[j], b_grid[i, j]), a_max)
-    ok, status, message = from_scipy(sol, "least_squares (trf) from the best grid point")
+    rows, sol = _refine_sigmoid(cf, yf, r0, (a_grid[i], m_grid[j], b_grid[i, j]), a_max)
+    a, m, b = (float(v) for v in rows[0])
+    ok, status, message = outcome(sol, 0, "the engine's trust region from the best grid "
+                                          "point")
     rmse = float(np.sqrt(np.mean((_sigmoid(cf, r0, a, m, b) - yf) ** 2)))
     ints: list[tuple[float, float] | None] = [None, None, None]
+    draws = None
     if n_boot:
         gen = _gen(rng)
+        counts = np.array([np.bincount(gen.integers(0, cf.size, cf.size), minlength=cf.size)
+                           for _ in range(n_boot)], dtype=np.float64)
         draws = np.empty((n_boot, 3))
-        for t in range(n_boot):
-            idx = np.sort(gen.integers(0, cf.size, cf.size))
-            draws[t] = _refine_sigmoid(cf[idx], yf[idx], r0, (a, m, b), a_max)[0]
+        for lo in range(0, n_boot, 2000):  # resamples as point counts, in blocks
+            draws[lo:lo + 2000] = _refine_sigmoid(cf, yf, r0, (a, m, b), a_max,
+                                                  counts[lo:lo + 2000])[0]
         ints = [_interval(draws[:, k], level) for k in range(3)]
+    warnings = _sigmoid_warnings((a, m, b), ints, draws, cf, yf, r0, a_max, level)
     return SigmoidFit(law=ComputeSigmoid(asymptote=a, exponent=b, midpoint=m, start=r0),
                       asymptote_interval=ints[0], midpoint_interval=ints[1],
                       exponent_interval=ints[2], compute=cf, observed=yf,
                       dropped=int((~keep).sum()), rmse=rmse, success=ok, status=status,
-                      message=message)
+                      message=message, warnings=tuple(warnings))
 
 
 def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> PowerLawFit:
     """Fit the bounded power law R = A − D·C^(−b): A on a 0.005 grid, log-linear D and b, refine.
+
+    The joint refinement is the fitting engine's (squared loss, bounds held).
 
     Examples
     --------
@@ -315,8 +379,6 @@ def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> 
     >>> round(fit.asymptote, 4), round(fit.exponent, 4)
     (0.9, 0.5)
     """
-    from scipy.optimize import least_squares
-
     c, y = _curve(compute, success, 3)
     a_max = check_scalar("asymptote_max", asymptote_max, low=-SUCCESS_LIMIT,
                          high=SUCCESS_LIMIT)
@@ -341,12 +403,23 @@ def fit_power_law(compute: Any, success: Any, *, asymptote_max: float = 1.0) -> 
     assert best is not None
     _, a0, ld0, b0 = best
     hi_a = max(a_max, a0 + 1e-9)
-    sol = least_squares(lambda p: p[0] - np.exp(p[1] - p[2] * lc) - y,
-                        [a0, ld0, max(b0, 1e-6)], bounds=([y.min(), -np.inf, 0.0],
-                                                          [hi_a, np.inf, np.inf]))
-    a, ld, b = (float(v) for v in sol.x)
+
+    def model(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        e = np.exp(np.clip(P[:, 1:2] - P[:, 2:3] * lc, -700, 700))  # D·C^-b
+        J = np.empty((P.shape[0], lc.size, 3))
+        J[:, :, 0] = 1.0
+        J[:, :, 1] = -e
+        J[:, :, 2] = e * lc
+        return P[:, :1] - e, J
+
+    lower, upper = np.array([y.min(), -np.inf, 0.0]), np.array([hi_a, np.inf, np.inf])
+    x0 = np.clip([a0, ld0, max(b0, 1e-6)], lower, upper)
+    sol = solve(model, x0[None, :], y, lower=lower, upper=upper, x_scale="jac",
+                max_nfev=400, nonfinite="drop")
+    a, ld, b = (float(v) for v in sol.x[0])
     rmse = float(np.sqrt(np.mean((a - np.exp(ld - b * lc) - y) ** 2)))
-    ok, status, message = from_scipy(sol, "least_squares from the best asymptote on the grid")
+    ok, status, message = outcome(sol, 0, "the engine's trust region from the best "
+                                          "asymptote on the grid")
     return PowerLawFit(asymptote=a, scale=float(np.exp(ld)), exponent=b, rmse=rmse, success=ok,
                        status=status, message=message)
 
@@ -372,6 +445,7 @@ def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
     True
     """
     c, y = _curve(compute, success, 5)
+    _gen(rng)  # checked even without a bootstrap, which is where it is used (issue 22)
     frac = check_scalar("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
                         high_open=True)
     drop = check_scalar("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True)

@@ -76,6 +76,11 @@ _EXPORTS: dict[str, str] = {
     "gold_gains": "_rm_experiment",
     "GeneralisingProxyGain": "_generalising_proxy",
     "generalising_proxy_gain": "_generalising_proxy",
+    # -- sparse Bradley-Terry reward models (issue 28; the testbed's worlds stay in
+    #    _chain_world, _chain_optimisers and _rm_testbed) --
+    "BtSparseFit": "_reward_model",
+    "fit_bradley_terry_sparse": "_reward_model",
+    "onehot_differences": "_reward_model",
     # -- CoPE forecasting, the backbone policy, the memory family and context (issue 27) --
     "CoPEConfig": "_cope",
     "MemoryFamily": "_memory",

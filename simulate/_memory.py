@@ -229,6 +229,9 @@ class MemoryFamily:
     def check_size(self, n_environments: int, tasks_per_environment: int,
                    what: str = "the world") -> None:
         """Refuse a world of more than :data:`MAX_WORLD_CELLS` tasks or cells·bits."""
+        if not isinstance(what, str):
+            raise TypeError(f"what must be a str naming the world in the message, "
+                            f"not {type(what).__name__}")
         E = check_positive_int("n_environments", n_environments)
         t = check_positive_int("tasks_per_environment", tasks_per_environment)
         if E * t > MAX_WORLD_CELLS or E * (self.length + 1) * max(self.distractors, 1) \

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.simulate._chain_optimisers import bon_pool
 from rlscale.simulate._gold_reward import (
     GOLD_WEIGHTS,
     RewardWorld,
@@ -50,6 +51,7 @@ from rlscale.simulate._gold_reward import (
     sample_trajectories,
 )
 from rlscale.simulate._gridworld import as_generator
+from rlscale.simulate._kl_frontier import frontier_gold
 from rlscale.simulate._mdp_policy_gradient import kl_policy_gradient
 from rlscale.simulate._reward_model import bt_labels, fit_bradley_terry
 from rlscale.simulate._soft_vi import check_betas, soft_optimum
@@ -180,34 +182,17 @@ def proxy_landing(setup: RmSetup, theta: Any, capacity: str) -> np.ndarray:
 
 def _frontier_gold(kl: np.ndarray, proxy: np.ndarray, gold: np.ndarray,
                    K: np.ndarray) -> np.ndarray:
-    """Gold at each budget along the proxy's Pareto frontier (per row = environment)."""
-    out = np.empty((kl.shape[0], K.size))
-    for i in range(kl.shape[0]):
-        order = np.argsort(kl[i], kind="stable")
-        k, p, g = kl[i][order], proxy[i][order], gold[i][order]
-        keep = p > np.maximum.accumulate(np.concatenate([[-np.inf], p[:-1]])) + 1e-12
-        out[i] = np.interp(K, k[keep], g[keep])
-    return out
+    """Gold at each budget along the proxy's Pareto frontier (per row = environment), the
+    last frontier point beyond the largest KL (:mod:`rlscale.simulate._kl_frontier`)."""
+    return np.stack([frontier_gold(kl[i], proxy[i], gold[i], K, beyond="last")
+                     for i in range(kl.shape[0])])
 
 
 def _bon_points(scores: np.ndarray, gold: np.ndarray, ns: np.ndarray):
-    """Exact best-of-n on each environment's empirical pool: (KL, proxy, gold) per n."""
-    T = scores.shape[0]
-    kl, px, gd = (np.empty((T, ns.size)) for _ in range(3))
-    for i in range(T):
-        uniq, inv, counts = np.unique(scores[i], return_inverse=True, return_counts=True)
-        gmean = np.bincount(inv, weights=gold[i]) / counts
-        q = counts / counts.sum()
-        F = np.cumsum(q)
-        F[-1] = 1.0
-        # P(best of n in groups <= j) = F_j^n; the previous group's power is the same
-        # array shifted (0^n = 0 for n >= 1), so each power is taken once.
-        Fn = F[None, :] ** ns[:, None]
-        p = Fn - np.concatenate([np.zeros((ns.size, 1)), Fn[:, :-1]], axis=1)  # (n, groups)
-        kl[i] = np.sum(np.where(p > 0, p * np.log(np.where(p > 0, p, 1.0) / q), 0.0), axis=1)
-        px[i] = p @ uniq
-        gd[i] = p @ gmean
-    return kl, px, gd
+    """Exact best-of-n on each environment's empirical pool: (KL, proxy, gold) per n
+    (:func:`rlscale.simulate._chain_optimisers.bon_pool`, one environment at a time)."""
+    paths = [bon_pool(scores[i], gold[i], ns) for i in range(scores.shape[0])]
+    return tuple(np.stack([getattr(p, f) for p in paths]) for f in ("kl", "proxy", "gold"))
 
 
 def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
@@ -249,6 +234,10 @@ def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
         raise ValueError(f"optimisers must be a tuple of {', '.join(OPTIMISERS)}; got "
                          f"{optimisers!r:.80}")
     pg_steps = check_positive_int("pg_steps", pg_steps, maximum=10**6)
+    for name, value in (("ref_features", ref_features), ("bon_ns", bon_ns),
+                        ("pg_betas", pg_betas)):
+        if value is not None:  # checked even when its optimiser is not asked for (issue 22)
+            check_real(name, value)
     gen = as_generator(rng)
     rw = setup.opt
     proxy, ref_proxy = _proxy_units(setup, theta, cols)

@@ -162,6 +162,9 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
     >>> 0.0 <= res.success <= res.optimal_success <= 1.0
     True
     """
+    if config is not None and not isinstance(config, TrainConfig):  # issue 22
+        raise TypeError(f"config must be a TrainConfig or None; got {type(config).__name__} "
+                        f"{config!r:.60} (pass fields as keywords: train(epochs=2))")
     if config is None:
         config = TrainConfig.from_dict(overrides)
     elif overrides:

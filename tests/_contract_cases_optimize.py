@@ -319,6 +319,8 @@ CASES += [
          names={"low": ("low",), "high": ("high",)}),
     Case("ExpressionFit.predict", lambda E: EXPR_FIT.predict({"E": E}), {"E": 10.0},
          names={"E": ("E", "values")}),
+    Case("ExpressionFit.range_warnings", lambda E: EXPR_FIT.range_warnings({"E": E}),
+         {"E": 10.0}, names={"E": ("E", "values")}),
 ]
 
 #: Result records: fields only, built by the functions above (their producers have entries).
@@ -334,7 +336,8 @@ NO_ARGUMENTS = {
     "AdaptivePlan.as_dict", "BaselineComparison.as_dict", "BaselineComparison.eta",
     "CoverageFit.as_dict", "CoverageFit.extrapolation_error", "EtaCalibration.as_dict",
     "ExpressionAllocation.as_dict", "ExpressionAllocation.to_frame", "ExpressionFit.as_dict",
-    "ExpressionFit.bound", "ExpressionFit.status", "ExpressionFit.to_frame", "GaoFit.as_dict",
+    "ExpressionFit.bound", "ExpressionFit.bound_laws", "ExpressionFit.status",
+    "ExpressionFit.to_frame", "GaoFit.as_dict",
     "InferenceComparison.adaptivity_gain", "InferenceComparison.as_dict",
     "InferenceComparison.best_baseline", "InferenceComparison.success_ratio",
     "InferencePlan.as_dict", "InferencePlan.message", "LabelPlan.as_dict",

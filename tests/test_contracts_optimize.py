@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 
+import _contract_cases_decision as decision_cases
 import _contract_cases_optimize as new_cases
 import numpy as np
 import pytest
@@ -308,6 +309,10 @@ NO_ARGUMENTS |= {"ContextPlan.as_dict", "ContextPlan.message", "ContextCompariso
 CASES += new_cases.CASES
 RECORDS |= new_cases.RECORDS
 NO_ARGUMENTS |= new_cases.NO_ARGUMENTS
+# The decision names of issue 29: tests/_contract_cases_decision.py.
+CASES += decision_cases.CASES
+RECORDS |= decision_cases.RECORDS
+NO_ARGUMENTS |= decision_cases.NO_ARGUMENTS
 
 test_contract = make_test(CASES)
 
@@ -332,7 +337,7 @@ def test_methods_without_arguments_return_finite_values():
             opt.cost_to_reach([1.0, 2.0], [0.1, 0.2], 0.15), opt.load_spec(SPEC), PROB, BASE,
             opt.context_plan(CTX_TURNS, 12), opt.compare_context_plans(CTX_TURNS, 12),
             opt.held_comparison(HELD_LAW, "k + 0.05*k*c", 1000.0, {"c": 1.0}, HELD_BOUNDS),
-            *new_cases.no_argument_objects()]
+            *new_cases.no_argument_objects(), *decision_cases.no_argument_objects()]
     by_class = {type(o).__name__: o for o in objs}
     for name in NO_ARGUMENTS:
         cls, attr = name.split(".")

@@ -39,6 +39,7 @@ MEMORY = sim.MemoryFamily(length=4, distractors=1)
 MEMORY_WORLD = MEMORY.sample(2, 2, rng=0)
 BT_DELTA = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
 BT_Y = np.array([1.0, 0.0, 1.0, 0.0])
+BT_IDX_A, BT_IDX_B = np.array([[0, 1], [2, 2], [1, 0]]), np.array([[2, 0], [1, 1], [0, 2]])
 
 #: Constants and result records: no behaviour of their own to fuzz.
 RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult",
@@ -48,6 +49,7 @@ RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult"
            "TrainResult", "Interval", "GridWorld",
            # results of one operation each, fields only (their producers have entries)
            "EpisodeOutcome", "GeneralisingProxyGain", "PgResult", "RmSetup", "SoftOptimum",
+           "BtSparseFit",
            # built by make_reward_world (its entry below); its methods have entries
            "RewardWorld"}
 
@@ -245,6 +247,16 @@ CASES = [
          counts=("max_iter",), skip_midsize=("max_iter",),
          # A delta whose rows do not match y is refused naming y ("y must have shape (1,)").
          names={"delta": ("y",), "y": ("delta",)}),
+    Case("fit_bradley_terry_sparse", sim.fit_bradley_terry_sparse,
+         {"delta": BT_DELTA, "y": BT_Y, "ridge": 1e-2, "theta0": None, "tol": 1e-10,
+          "max_iter": 20},
+         counts=("max_iter",), skip_midsize=("max_iter",),
+         names={"delta": ("y", "theta0"), "y": ("delta",), "ridge": ("delta",),
+                "theta0": ("delta",)}),
+    Case("onehot_differences", sim.onehot_differences,
+         {"index_a": BT_IDX_A, "index_b": BT_IDX_B, "n_features": 3}, counts=("n_features",),
+         names={"index_a": ("index_b",), "index_b": ("index_a",),
+                "n_features": ("index_a", "index_b")}, skip_midsize=("n_features",)),
     Case("make_rm_setup", sim.make_rm_setup, {"n_opt": 1, "n_rm": 1, "rng": 0},
          counts=("n_opt", "n_rm"), skip_midsize=("n_opt", "n_rm"),
          oracle=lambda s: s.sd > 0, examples=60),
@@ -380,9 +392,9 @@ def test_methods_without_arguments_return_finite_values():
 # -- the issue's reproducers, each a regression test that failed before the fix ----------
 
 @pytest.mark.parametrize("call", [
-    lambda: sim.optimal_success(LAKE, horizon=1e308),
-    lambda: sim.brute_force_selection(16, 64, trials=7.7e165),
-    lambda: FAMILY.sample(2, 1e218),
+    lambda: sim.optimal_success(LAKE, horizon=10**308),
+    lambda: sim.brute_force_selection(16, 64, trials=7 * 10**165),
+    lambda: FAMILY.sample(2, 10**218),
     lambda: sim.TrainConfig(grid_size=100_000),
     lambda: sim.TrainConfig(n_environments=10**9),
     lambda: sim.sample_selection(10.0, 1.0, trials=10**12),
@@ -392,10 +404,23 @@ def test_counts_beyond_their_documented_limit_are_refused_at_once(call):
         call()
 
 
+@pytest.mark.parametrize("call", [
+    lambda: sim.optimal_success(LAKE, horizon=1e308),
+    lambda: sim.brute_force_selection(16, 64, trials=7.7e165),
+    lambda: FAMILY.sample(2, 1e218),
+    lambda: sim.sample_trajectories(RW, 1e6, 0),
+])
+def test_floats_are_refused_as_counts(call):
+    with pytest.raises(TypeError, match=r"must be an integer .*not a float"):
+        call()
+
+
 def test_train_config_fields_are_canonical():
     with pytest.raises(TypeError, match="n_environments"):
         sim.TrainConfig(n_environments=True)
-    c = sim.TrainConfig(tasks_per_step=16.0, n_environments=2.0, unit_cost_task=2)
+    with pytest.raises(TypeError, match=r"tasks_per_step must be an integer .*not a float"):
+        sim.TrainConfig(tasks_per_step=16.0)  # issue 22: a count is an integer
+    c = sim.TrainConfig(tasks_per_step=np.int64(16), n_environments=2, unit_cost_task=2)
     assert type(c.tasks_per_step) is int and type(c.n_environments) is int
     assert type(c.unit_cost_task) is float
     assert c.as_dict() == sim.TrainConfig(tasks_per_step=16, n_environments=2,

@@ -103,8 +103,10 @@ def test_prepare_additive_values() -> None:
     assert (p.law, p.axes, p.y_min) == ("additive", ("N",), 2.2)
     assert (p.confidence, p.holdout, p.bootstrap, p.floor_bounds) == (0.8, 0.2, 7, None)
     assert p.bounds == [(None, None), (None, None), (0.0, None)]
-    np.testing.assert_array_equal(p.lower, [-np.inf, -np.inf, 0.0])
-    np.testing.assert_array_equal(p.upper, [np.inf, np.inf, np.inf])
+    # The engine's box: log floor and coefficient within ±690 (e^±690 finite and > 0, so
+    # the fitted law object is always valid), the exponent >= 0 and open above.
+    np.testing.assert_array_equal(p.lower, [-690.0, -690.0, 0.0])
+    np.testing.assert_array_equal(p.upper, [690.0, 690.0, np.inf])
     np.testing.assert_array_equal(p.grid, list(itertools.product(
         GRID["log_floor"], GRID["log_coefficient"], GRID["exponent"])))
     assert p.fam.name == "additive"

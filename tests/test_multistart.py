@@ -25,14 +25,26 @@ from rlscale.optimize._bootstrap import (
 from rlscale.optimize._fit_family import family
 from rlscale.optimize._fit_objective import Objective, full_grid_search
 from rlscale.optimize._lbfgs import _batched_lbfgs
+from rlscale.optimize._lsq import solve
 from rlscale.optimize._multistart import (
-    huber_lm,
     huber_sum,
     multistart,
     projected_starts,
 )
 
 ADD = family("additive")
+
+
+def huber_lm(fam, logx, logy, delta, theta0, lower, upper=None, weights=None, maxiter=500,
+             ftol=1e-15, xtol=1e-12, outside=1.0, ptol=0.0):
+    """The engine's Marquardt method (``method="lm"``) on a family, in the call and
+    return convention of the multistart's solver before issue 30 (``huber_lm``, now
+    the engine's): ``maxiter`` steps, ``(theta, objective, converged)``."""
+    res = solve(lambda X: fam.predict(X, logx, jac=True), theta0, logy, weights, lower=lower,
+                upper=upper, loss="huber", delta=delta, outside=outside, method="lm",
+                max_nfev=maxiter + 1, ftol=ftol, xtol=xtol, gtol=0.0, ptol=ptol,
+                nonfinite="drop")
+    return res.x, res.cost, res.converged
 
 
 def _lower(n: int) -> np.ndarray:

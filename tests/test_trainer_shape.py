@@ -66,10 +66,12 @@ def test_option_values_are_validated_the_same_for_every_algorithm(option, value,
 
 
 def test_options_are_stored_in_their_declared_type_and_none_keeps_the_default():
-    got = sim.ALGORITHMS["grpo"].options(clip=1, kl_coef=None, update_epochs=3.0)
+    got = sim.ALGORITHMS["grpo"].options(clip=1, kl_coef=None, update_epochs=np.int64(3))
     assert got == _grpo.GRPOConfig(clip=1.0, kl_coef=0.001, update_epochs=3)
     assert type(got.clip) is float and type(got.update_epochs) is int
-    assert sim.TrainConfig(algorithm="grpo", update_epochs=3.0).update_epochs == 3
+    assert sim.TrainConfig(algorithm="grpo", update_epochs=3).update_epochs == 3
+    with pytest.raises(TypeError, match=r"update_epochs must be an integer .*not a float"):
+        sim.TrainConfig(algorithm="grpo", update_epochs=3.0)  # a count is an integer (issue 22)
 
 
 def _batch():

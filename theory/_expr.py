@@ -6,23 +6,30 @@ turns such a string into a sympy expression **without** ``eval`` or
 ``sympify``: Python's own parser (``ast.parse``) reads the text into a syntax
 tree, and only these nodes are accepted —
 
-* numbers (finite floats), names (letters, digits, ``_``);
+* numbers (finite floats), names (ASCII letters, digits, ``_``; not a function
+  name);
 * ``+``, ``-`` (binary and unary), ``*``, ``/``, ``**`` and parentheses;
-* calls of ``exp``, ``log``, ``sqrt``, ``min``, ``max`` and
+* calls of ``exp``, ``log``, ``sqrt``, ``abs``, ``min``, ``max`` and
   ``sigmoid(x) = 1/(1 + exp(-x))``.
 
 Anything else (attributes, subscripts, other calls, keywords, lambdas,
-comparisons, strings) is refused with an :class:`ExpressionError` that says
-what and where.  The size of the input is bounded (characters, nodes,
-nesting depth), and constant arithmetic is done in floats, so no input can
-make the parser build a huge integer or run for long.
+comparisons, strings, ``^`` and the other operators) is refused with an
+:class:`ExpressionError` that says what and where; non-ASCII text is refused
+because Python folds identifiers by NFKC (a fullwidth ``Ｎ`` would silently be
+``N``) and look-alike letters (Cyrillic ``А``) would pass for Latin ones.  The
+size of the input is bounded (characters, nodes, nesting depth), and constant
+sub-expressions are folded in floats, so no input can make the parser build a
+huge integer or run for long, and an overflowing or undefined constant
+(``exp(1000)``, ``log(0)``, ``sqrt(-1)``) is an error, not ``inf`` or a
+complex number.
 
 :class:`ExpressionLaw` separates a parsed expression's names into **axes**
-(the data's columns, strictly positive) and **parameters** (fitted), each
-with a search range.  It derives what a researcher asks of a law —
-elasticities, inverses, asymptotes, LaTeX — symbolically where sympy can,
+(the data's columns) and **parameters** (fitted), each with a declared range
+or none.  It derives what a researcher asks of a law — elasticities,
+inverses, asymptotes, LaTeX — symbolically where sympy can in bounded time,
 and says so where it cannot; bound to parameter values it evaluates
-(vectorised, through ``lambdify``) and, when the bound expression is a
+(vectorised, through a compiled tape with exact reverse-mode derivatives,
+:mod:`rlscale.theory._expr_tape`) and, when the bound expression is a
 posynomial in the axes, becomes a :class:`PosynomialLaw` that the geometric
 programming allocator accepts.
 """
@@ -38,14 +45,21 @@ from typing import Any, ClassVar
 import numpy as np
 import sympy as sp
 
+from rlscale.theory._expr_tape import Tape
 from rlscale.theory._laws import Law, LawProperties
 from rlscale.theory._posynomial import Monomial, Posynomial
-from rlscale.theory._validation import check_mapping, check_real, check_scalar
+from rlscale.theory._validation import check_bool, check_mapping, check_real, check_scalar
 
 __all__ = ["ExpressionError", "ExpressionLaw", "PosynomialLaw", "parse_expression"]
 
-#: Limits on the input: characters, syntax-tree nodes, nesting depth.
-MAX_LENGTH, MAX_NODES, MAX_DEPTH = 2000, 400, 40
+#: Symbolic work is attempted only on expressions of at most this many operations
+#: (``sympy.count_ops``): ``simplify``/``solve`` above :data:`SIMPLIFY_LIMIT`, ``limit``
+#: and ``expand`` above :data:`SYMBOLIC_LIMIT` can take minutes.
+SIMPLIFY_LIMIT, SYMBOLIC_LIMIT = 60, 300
+#: Limits on the input: characters, syntax-tree nodes, nesting depth (after chains of
+#: ``+``/``-`` and ``*``/``/`` are flattened, so a sum of many terms is not deep).  A
+#: published learning-rate/batch-size law is about 660 nodes; the limits leave room.
+MAX_LENGTH, MAX_NODES, MAX_DEPTH = 20_000, 4000, 60
 
 
 class ExpressionError(ValueError):
@@ -60,23 +74,58 @@ def _sigmoid(x: sp.Expr) -> sp.Expr:
 
 
 _FUNCTIONS: dict[str, Any] = {"exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "min": sp.Min,
-                              "max": sp.Max, "sigmoid": _sigmoid}
-_ARITY = {"exp": (1, 1), "log": (1, 1), "sqrt": (1, 1), "sigmoid": (1, 1), "min": (2, 8),
-          "max": (2, 8)}
+                              "max": sp.Max, "sigmoid": _sigmoid, "abs": sp.Abs}
+_ARITY = {"exp": (1, 1), "log": (1, 1), "sqrt": (1, 1), "sigmoid": (1, 1), "abs": (1, 1),
+          "min": (2, 8), "max": (2, 8)}
+#: Names that cannot be axes or parameters: the callable functions (a parameter named
+#: ``exp`` would shadow the function).
+RESERVED = frozenset(_FUNCTIONS)
+_OPERATORS = {ast.BitXor: "^", ast.Mod: "%", ast.FloorDiv: "//", ast.MatMult: "@",
+              ast.BitAnd: "&", ast.BitOr: "|", ast.LShift: "<<", ast.RShift: ">>"}
+#: Non-ASCII characters people paste from papers, and what to write instead.
+_ASCII_FOR = {"\u2212": "-", "\u00d7": "*", "\u00b7": "*", "\u22c5": "*", "\u2215": "/",
+              "\u00f7": "/", "\u00b2": "**2", "\u00b3": "**3", "\u2013": "-"}
 
 
-def _number(value: float, node: ast.AST, text: str) -> sp.Float:
+def _number(value: float, where: str) -> sp.Float:
     if not math.isfinite(value):
-        raise ExpressionError(f"constant arithmetic overflows at column {node.col_offset + 1} "
-                              f"of {text!r}")
+        raise ExpressionError(f"constant arithmetic overflows {where}")
     return sp.Float(value)
+
+
+def _check_characters(text: str) -> None:
+    """Refuse non-ASCII text: Python's parser folds identifiers by NFKC (a fullwidth
+    ``Ｎ`` *is* ``N`` to it), and look-alike letters (a Cyrillic ``А``) print like
+    Latin ones, so two different names could merge or one could pass for another."""
+    import unicodedata
+
+    for col, ch in enumerate(text, start=1):
+        if ch.isascii():
+            continue
+        name = unicodedata.name(ch, "unnamed character")
+        folded = unicodedata.normalize("NFKC", ch)
+        if ch in _ASCII_FOR:
+            hint = f"write {_ASCII_FOR[ch]!r} instead"
+        elif folded != ch and folded.isascii():
+            hint = (f"Python would read it as {folded!r} (NFKC normalisation), silently "
+                    f"merging it with the ASCII name")
+        elif ch.isalpha():
+            hint = ("names must be ASCII letters, digits and _ (a non-Latin letter can look "
+                    "like a Latin one; spell Greek letters out: alpha, beta)")
+        else:
+            hint = "write expressions in ASCII"
+        raise ExpressionError(f"non-ASCII character {ch!r} (U+{ord(ch):04X} {name}) at "
+                              f"column {col} of {text!r}: {hint}")
 
 
 def parse_expression(text: str) -> sp.Expr:
     """Parse a law's expression through the whitelist (no ``eval``/``sympify``).
 
     Names become real sympy symbols; :class:`ExpressionLaw` later declares
-    which are axes and which are parameters.
+    which are axes and which are parameters.  Constant sub-expressions are
+    folded in floats, so an overflowing or undefined constant (``exp(1000)``,
+    ``log(0)``, ``sqrt(-1)``) is refused here, with its column, instead of
+    becoming ``inf`` or a complex number later.
 
     Examples
     --------
@@ -85,8 +134,13 @@ def parse_expression(text: str) -> sp.Expr:
     >>> parse_expression("__import__('os')")
     Traceback (most recent call last):
     ...
-    rlscale.theory.ExpressionError: only exp, log, max, min, sigmoid, sqrt may be \
+    rlscale.theory.ExpressionError: only abs, exp, log, max, min, sigmoid, sqrt may be \
 called; got a call of '__import__' at column 1 of "__import__('os')"
+    >>> parse_expression("E + A/N^alpha")
+    Traceback (most recent call last):
+    ...
+    rlscale.theory.ExpressionError: '^' is not a power here: write ** for powers (a^b is \
+a**b); at column 8 of 'E + A/N^alpha'
     """
     if not isinstance(text, str):
         raise TypeError(f"expression must be a str; got {type(text).__name__}")
@@ -95,73 +149,135 @@ called; got a call of '__import__' at column 1 of "__import__('os')"
                               f"{MAX_LENGTH}")
     if not text.strip():
         raise ExpressionError("expression is empty")
+    _check_characters(text)
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise ExpressionError(f"expression {text!r} is not valid syntax: {exc.msg} at column "
-                              f"{exc.offset}") from None
+        raise ExpressionError(f"expression {text!r:.200} is not valid syntax: {exc.msg} at "
+                              f"column {exc.offset}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"expression nests deeper than {MAX_DEPTH} levels") from None
     nodes = sum(1 for _ in ast.walk(tree))
     if nodes > MAX_NODES:
         raise ExpressionError(f"expression has {nodes} syntax nodes; the limit is {MAX_NODES}")
-    return _build(tree.body, text, 0)
+    out = _build(tree.body, text.strip(), 0)
+    if out.has(sp.zoo, sp.oo, -sp.oo, sp.nan, sp.I):  # e.g. an undefined power
+        raise ExpressionError(f"expression {text!r:.200} is undefined or complex ({out})")
+    return out
+
+
+def _chain(node: ast.AST, ops: tuple[type, ...]) -> list[tuple[ast.AST, type | None]]:
+    """A left-nested chain of binary ``ops`` as ``[(operand, op applied to it)]``, iteratively
+    (``a - b + c`` is ``[(a, None), (b, Sub), (c, Add)]``), so long sums are not deep."""
+    items: list[tuple[ast.AST, type | None]] = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ops):
+        items.append((node.right, type(node.op)))
+        node = node.left
+    items.append((node, None))
+    return items[::-1]
+
+
+def _fold(fn: Any, args: list[float], where: str) -> sp.Float:
+    try:
+        with np.errstate(all="raise"):
+            value = fn(*args)
+    except ZeroDivisionError:
+        raise ExpressionError(f"constant arithmetic fails (division by zero) {where}") from None
+    except (OverflowError, FloatingPointError):
+        raise ExpressionError(f"constant arithmetic fails (overflows float64) {where}") from None
+    except ValueError:  # math domain error: log(0), log(-1), sqrt(-1)
+        raise ExpressionError(f"constant is undefined or complex {where}") from None
+    if isinstance(value, complex):
+        raise ExpressionError(f"constant arithmetic is complex {where}")
+    return _number(float(value), where)
+
+
+def _sig(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+_FOLD = {"exp": math.exp, "log": math.log, "sqrt": math.sqrt, "sigmoid": _sig, "abs": abs,
+         "min": min, "max": max}
 
 
 def _build(node: ast.AST, text: str, depth: int) -> sp.Expr:
     if depth > MAX_DEPTH:
         raise ExpressionError(f"expression nests deeper than {MAX_DEPTH} levels")
-    where = f"at column {getattr(node, 'col_offset', 0) + 1} of {text!r}"
+    where = f"at column {getattr(node, 'col_offset', 0) + 1} of {text!r:.200}"
     if isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, int | float):
             raise ExpressionError(f"only numbers may appear as constants; got "
-                                  f"{node.value!r} {where}")
+                                  f"{node.value!r:.40} {where}")
         try:
-            return _number(float(node.value), node, text)
+            return _number(float(node.value), where)
         except OverflowError:
             raise ExpressionError(f"the number {where} is too large") from None
     if isinstance(node, ast.Name):
+        if node.id in RESERVED:
+            raise ExpressionError(f"{node.id!r} is a function name and cannot be an axis or "
+                                  f"parameter {where}: call it ({node.id}(...)) or rename "
+                                  f"the variable")
         return sp.Symbol(node.id, real=True)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
         inner = _build(node.operand, text, depth + 1)
         return -inner if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        sym = _OPERATORS[type(node.op)]
+        col = text.find(sym, getattr(node.left, "end_col_offset", 0) or 0)
+        where = f"at column {col + 1} of {text!r:.200}" if col >= 0 else where
+        if sym == "^":
+            raise ExpressionError(f"'^' is not a power here: write ** for powers (a^b is a**b); "
+                                  f"{where}")
+        raise ExpressionError(f"operator {sym!r} is not allowed (allowed: + - * / **) {where}")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub | ast.Mult |
-                                                  ast.Div | ast.Pow):
+                                                  ast.Div):
+        additive = isinstance(node.op, ast.Add | ast.Sub)
+        items = _chain(node, (ast.Add, ast.Sub) if additive else (ast.Mult, ast.Div))
+        acc = _build(items[0][0], text, depth + 1)
+        for operand, op in items[1:]:
+            b = _build(operand, text, depth + 1)
+            acc = _binary(acc, b, op, where)
+        return acc
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
         a, b = _build(node.left, text, depth + 1), _build(node.right, text, depth + 1)
-        if a.is_Number and b.is_Number:  # fold constants in floats, never big integers
-            x, y = float(a), float(b)
-            try:
-                with np.errstate(all="raise"):
-                    value = {ast.Add: lambda: x + y, ast.Sub: lambda: x - y,
-                             ast.Mult: lambda: x * y, ast.Div: lambda: x / y,
-                             ast.Pow: lambda: x ** y}[type(node.op)]()
-            except (ZeroDivisionError, OverflowError, FloatingPointError):
-                raise ExpressionError(f"constant arithmetic fails {where}") from None
-            if isinstance(value, complex):
-                raise ExpressionError(f"constant arithmetic is complex {where}")
-            return _number(value, node, text)
-        if isinstance(node.op, ast.Div) and b.is_zero:
-            raise ExpressionError(f"division by zero {where}")
-        return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                ast.Div: lambda: a / b, ast.Pow: lambda: a ** b}[type(node.op)]()
+        return _binary(a, b, ast.Pow, where)
     if isinstance(node, ast.Call):
         name = node.func.id if isinstance(node.func, ast.Name) else None
         if name not in _FUNCTIONS:
             shown = name or ast.unparse(node.func)
             raise ExpressionError(f"only {', '.join(sorted(_FUNCTIONS))} may be called; got a "
-                                  f"call of {shown!r} {where}")
+                                  f"call of {shown!r:.40} {where}")
         if node.keywords:
             raise ExpressionError(f"{name}() takes no keyword arguments {where}")
         lo, hi = _ARITY[name]
         if not lo <= len(node.args) <= hi:
             raise ExpressionError(f"{name}() takes {lo if lo == hi else f'{lo} to {hi}'} "
                                   f"argument(s); got {len(node.args)} {where}")
-        return _FUNCTIONS[name](*(_build(a, text, depth + 1) for a in node.args))
+        args = [_build(a, text, depth + 1) for a in node.args]
+        if all(a.is_Number for a in args):  # fold in floats: exp(1000) overflows here
+            return _fold(_FOLD[name], [float(a) for a in args], f"in {name}() {where}")
+        return _FUNCTIONS[name](*args)
     raise ExpressionError(f"{type(node).__name__} is not allowed in a law's expression {where}")
+
+
+def _binary(a: sp.Expr, b: sp.Expr, op: type, where: str) -> sp.Expr:
+    if a.is_Number and b.is_Number:  # fold constants in floats, never big integers
+        x, y = float(a), float(b)
+        fn = {ast.Add: lambda: x + y, ast.Sub: lambda: x - y, ast.Mult: lambda: x * y,
+              ast.Div: lambda: x / y, ast.Pow: lambda: x ** y}[op]
+        return _fold(fn, [], where)
+    if op is ast.Div and b.is_zero:
+        raise ExpressionError(f"division by zero {where}")
+    if op is ast.Pow and a.is_zero and b.is_Number and float(b) < 0:
+        raise ExpressionError(f"division by zero (0 to a negative power) {where}")
+    return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+            ast.Div: lambda: a / b, ast.Pow: lambda: a ** b}[op]()
 
 
 def _range(name: str, spec: Any) -> tuple[float, float]:
     if not isinstance(spec, Sequence) or isinstance(spec, str) or len(spec) != 2:
         raise ValueError(f"params[{name!r}] must be a (low, high) range; got {spec!r}")
-    lo, hi = (check_scalar(f"params[{name!r}]", v) for v in spec)
+    lo, hi = (check_scalar(f"params[{name!r}]", v, allow_inf=True) for v in spec)
     if not lo < hi:
         raise ValueError(f"params[{name!r}] must have low < high; got ({lo:g}, {hi:g})")
     return lo, hi
@@ -175,12 +291,30 @@ class ExpressionLaw:
     expr : str or sympy expression
         Strings go through :func:`parse_expression`.
     axes : sequence of str
-        The names that are data columns (strictly positive).
+        The names that are data columns (values >= 0; a law may be evaluated at 0
+        where it is finite there, e.g. a mixture proportion).
     params : mapping of name -> (low, high), optional
-        Search ranges of the parameters (every other name).  A range inside
-        ``(0, ∞)`` declares the parameter positive and is searched
-        log-uniformly; one that includes 0 or negatives is searched
-        uniformly.  Undeclared parameters get ``(1e-3, 1e3)``.
+        Declared ranges of the parameters (every other name); ``-inf``/``inf``
+        leave a side open.  The fitter takes them as hard bounds (or, asked to,
+        as search ranges only).  A range with ``low >= 0`` declares the
+        parameter non-negative (fitted in log space).  Undeclared parameters
+        are real numbers of either sign, ``(-inf, inf)``: the fitter finds their
+        starts from the data (:func:`rlscale.optimize.fit_expression`).
+
+    Notes
+    -----
+    Symbolic derivations read an undeclared parameter as positive, the usual
+    reading of a scaling law's constants (so ``E + A/N**alpha`` tends to ``E``);
+    declare a range with a negative lower end for one that can be negative.
+    Evaluation and fitting make no such assumption.
+
+    Numbers come from a compiled tape of numpy operations with reverse-mode
+    derivatives (:mod:`rlscale.theory._expr_tape`), never from ``lambdify``.
+    Symbolic work is bounded: :meth:`elasticity` simplifies only small
+    expressions without ``min``/``max`` (others are returned as derived),
+    :meth:`inverse` returns ``[]`` for large or piecewise expressions (use
+    :meth:`BoundLaw.solve_for`), :meth:`asymptote` refuses expressions of more
+    than :data:`SYMBOLIC_LIMIT` operations.
 
     Examples
     --------
@@ -199,7 +333,7 @@ class ExpressionLaw:
     PosynomialLaw(floor=1.5, terms='400*N**-0.3')
     """
 
-    DEFAULT_RANGE: ClassVar[tuple[float, float]] = (1e-3, 1e3)
+    DEFAULT_RANGE: ClassVar[tuple[float, float]] = (-math.inf, math.inf)
 
     def __init__(self, expr: str | sp.Expr, axes: Sequence[str],
                  params: Mapping[str, Any] | None = None) -> None:
@@ -225,21 +359,35 @@ class ExpressionLaw:
         both = sorted(set(declared) & set(axes))
         if both:
             raise ValueError(f"{both} are declared both as axes and as params")
+        reserved = sorted((names | set(axes)) & RESERVED)
+        if reserved:  # a sympy expression given directly skips the parser's check
+            raise ValueError(f"{reserved} are function names and cannot be axes or parameters; "
+                             "rename them")
         self.axes = tuple(axes)
         self.params = tuple(sorted(names - set(axes)))
+        self.declared = frozenset(declared)
         self.ranges = {p: _range(p, declared[p]) if p in declared else self.DEFAULT_RANGE
                        for p in self.params}
-        # Positive symbols let sympy simplify logs and powers correctly.
+        # Symbolic work reads an undeclared parameter as positive (the usual reading of a
+        # scaling law's constants: E + A/N**alpha tends to E); a parameter declared with a
+        # negative lower end is real.  Numbers come from an expression whose undeclared
+        # parameters are real, so that sympy's simplifications under positivity (such as
+        # sqrt(A**2) -> A) never change a value the fitter computes at a negative one.
         self._sym = {a: sp.Symbol(a, positive=True) for a in self.axes}
+        numeric = dict(self._sym)
         for p in self.params:
             lo, _ = self.ranges[p]
-            self._sym[p] = sp.Symbol(p, positive=True) if lo > 0 else sp.Symbol(p, real=True)
-        self.expr = parsed.xreplace({sp.Symbol(n, real=True): self._sym[n] for n in names})
+            self._sym[p] = sp.Symbol(p, positive=True) if lo >= 0 or p not in declared else (
+                sp.Symbol(p, real=True))
+            numeric[p] = self._sym[p] if p in declared else sp.Symbol(p, real=True)
+        self.expr = parsed.xreplace({s: self._sym[s.name] for s in parsed.free_symbols})
+        self._numeric = parsed.xreplace({s: numeric[s.name] for s in parsed.free_symbols})
+        self._numeric_symbols = [numeric[n] for n in (*self.axes, *self.params)]
 
     @property
     def positive(self) -> dict[str, bool]:
-        """Per parameter, whether its range lies in ``(0, ∞)`` (fitted in log space)."""
-        return {p: self.ranges[p][0] > 0 for p in self.params}
+        """Per parameter, whether its declared range lies in ``[0, ∞)`` (fitted in log space)."""
+        return {p: self.ranges[p][0] >= 0 for p in self.params}
 
     # -- symbolic ----------------------------------------------------------
     def symbol(self, name: str) -> sp.Symbol:
@@ -252,9 +400,13 @@ class ExpressionLaw:
         return self._sym[name]
 
     def elasticity(self, axis: str) -> sp.Expr:
-        """``−∂ log f / ∂ log x`` for ``axis``, simplified by sympy."""
+        """``−∂ log f / ∂ log x`` for ``axis``, simplified by sympy where that is cheap
+        (an expression of at most :data:`SIMPLIFY_LIMIT` operations without min/max)."""
         x = self.symbol(axis)
-        return sp.simplify(-x * sp.diff(self.expr, x) / self.expr)
+        raw = -x * sp.diff(self.expr, x) / self.expr
+        if sp.count_ops(self.expr) > SIMPLIFY_LIMIT or self.expr.has(sp.Min, sp.Max):
+            return raw
+        return sp.simplify(raw)
 
     def inverse(self, axis: str, target: str = "y") -> list[sp.Expr]:
         """Real solutions of ``f = target`` for ``axis``.
@@ -265,6 +417,9 @@ class ExpressionLaw:
         """
         x = self.symbol(axis)
         y = sp.Symbol(target, positive=True)
+        if (sp.count_ops(self.expr) > SIMPLIFY_LIMIT
+                or self.expr.has(sp.Min, sp.Max, sp.Abs)):  # unbounded symbolic work
+            return []
         try:
             roots = sp.solve(sp.Eq(self.expr, y), x)
         except NotImplementedError:  # sympy: "no algorithms are implemented to solve"
@@ -272,7 +427,14 @@ class ExpressionLaw:
         return [s for s in roots if not s.has(sp.I)]
 
     def asymptote(self, axis: str, at: Any = sp.oo) -> sp.Expr:
-        """``lim f`` as ``axis`` tends to ``at`` (∞ by default)."""
+        """``lim f`` as ``axis`` tends to ``at`` (∞ by default); a ``ValueError`` for an
+        expression of more than :data:`SYMBOLIC_LIMIT` operations (sympy's limit is
+        not bounded in time)."""
+        ops = sp.count_ops(self.expr)
+        if ops > SYMBOLIC_LIMIT:
+            raise ValueError(f"the expression has {ops} operations, more than the "
+                             f"{SYMBOLIC_LIMIT} a symbolic limit is attempted on; evaluate "
+                             "the bound law at large values instead")
         return sp.limit(self.expr, self.symbol(axis), at)
 
     def latex(self) -> str:
@@ -286,23 +448,19 @@ class ExpressionLaw:
 
     # -- numeric -----------------------------------------------------------
     @cached_property
-    def _functions(self) -> tuple[Any, Any]:
-        """``f`` and ``∂f/∂θ`` as numpy functions of (axes..., params...)."""
-        args = [self._sym[n] for n in (*self.axes, *self.params)]
-        f = sp.lambdify(args, self.expr, modules="numpy")
-        grads = sp.lambdify(args, [sp.diff(self.expr, self._sym[p]) for p in self.params],
-                            modules="numpy")
-        return f, grads
+    def _tape(self) -> Tape:
+        """The expression compiled for numbers, inputs (axes..., params...)."""
+        return Tape(self._numeric, self._numeric_symbols)
 
     def _args(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> list[np.ndarray]:
-        """Validated arrays (axes, then parameters) in the lambdified functions' order."""
+        """Validated arrays (axes, then parameters) in the tape's order."""
         values, params = check_mapping("values", values), check_mapping("params", params)
         for label, given, need in (("values", values, self.axes),
                                    ("params", params, self.params)):
             missing = [n for n in need if n not in given]
             if missing:
                 raise ValueError(f"{label} must give {list(need)}; missing {missing}")
-        args = [check_real(a, values[a], low=0.0, low_open=True) for a in self.axes]
+        args = [check_real(a, values[a], low=0.0) for a in self.axes]
         args += [check_real(p, params[p]) for p in self.params]
         try:
             np.broadcast_shapes(*(a.shape for a in args))
@@ -312,22 +470,33 @@ class ExpressionLaw:
         return args
 
     def evaluate(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> np.ndarray:
-        """``f`` at axis ``values`` (> 0) and parameter values (broadcasting)."""
-        f, _ = self._functions
+        """``f`` at axis ``values`` (>= 0) and parameter values (broadcasting).
+
+        A ``ValueError`` where the law is undefined or infinite (``log`` of a
+        negative number, ``A/N**a`` at ``N = 0``): never NaN.
+        """
+        out = self._raw(values, params)
+        _check_finite(self, out, values, params)
+        return out
+
+    def _raw(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> np.ndarray:
+        """:meth:`evaluate` without the finiteness check (NaN outside the domain)."""
         args = self._args(values, params)
-        with np.errstate(all="ignore"):
-            out = f(*args)
-        return np.broadcast_to(np.asarray(out, dtype=float), np.broadcast_shapes(
-            *(np.shape(a) for a in args)))
+        out = self._tape.value(args)
+        return np.broadcast_to(out, np.broadcast_shapes(out.shape, *(a.shape for a in args)))
 
     def gradient(self, values: Mapping[str, Any], params: Mapping[str, Any]) -> np.ndarray:
-        """``∂f/∂θ_j`` stacked on the last axis (one column per parameter)."""
-        _, g = self._functions
+        """``∂f/∂θ_j`` stacked on the last axis (one column per parameter); a
+        ``ValueError`` where the law or a derivative is not finite."""
         args = self._args(values, params)
-        shape = np.broadcast_shapes(*(np.shape(a) for a in args))
-        with np.errstate(all="ignore"):
-            cols = [np.broadcast_to(np.asarray(c, dtype=float), shape) for c in g(*args)]
-        return np.stack(cols, axis=-1)
+        n = len(self.axes)
+        f, grads = self._tape.gradient(args, wrt=range(n, n + len(self.params)))
+        if not grads:
+            return np.zeros((*f.shape, 0))
+        out = np.stack(grads, axis=-1)
+        _check_finite(self, f, values, params)
+        _check_finite(self, out, values, params, what="the derivatives of ")
+        return out
 
     def bind(self, values: Mapping[str, float] | None = None, **kwargs: float) -> BoundLaw:
         """The law at fixed parameter values."""
@@ -338,6 +507,26 @@ class ExpressionLaw:
             raise ValueError(f"bind needs a value for every parameter {list(self.params)}; "
                              f"missing {missing}, unknown {extra}")
         return BoundLaw(self, {p: check_scalar(p, given[p]) for p in self.params})
+
+
+def _check_finite(law: ExpressionLaw, out: np.ndarray, values: Mapping[str, Any],
+                  params: Mapping[str, Any], what: str = "") -> None:
+    """``ValueError`` naming the first point where ``out`` is not finite."""
+    if np.all(np.isfinite(out)):
+        return
+    bad = np.argwhere(~np.isfinite(np.atleast_1d(out)))[0]
+    shape = np.shape(out)
+    point = []
+    for name, given in [*((a, values[a]) for a in law.axes),
+                        *((p, params[p]) for p in law.params)]:
+        arr = np.asarray(given, dtype=float)
+        try:
+            v = np.broadcast_to(arr, shape)[tuple(bad[:len(shape)])] if shape else arr
+        except ValueError:
+            v = arr.ravel()[0]
+        point.append(f"{name}={float(v):g}")
+    raise ValueError(f"{what}the law {law.expr} is not finite (undefined, or infinite) at "
+                     f"{', '.join(point)}: outside its domain")
 
 
 class BoundLaw:
@@ -363,10 +552,11 @@ class BoundLaw:
         missing = [a for a in self.axes if a not in values]
         if missing:
             raise ValueError(f"values must give {list(self.axes)}; missing {missing}")
-        subs = {self.law.symbol(a): check_scalar(a, values[a], low=0.0, low_open=True)
-                for a in self.axes}
-        subs.update({self.law.symbol(p): v for p, v in self.params.items()})
-        return {a: float(self.law.elasticity(a).xreplace(subs)) for a in self.axes}
+        point = [check_scalar(a, values[a], low=0.0, low_open=True) for a in self.axes]
+        # Numerically, from the tape's exact derivatives: -x (∂f/∂x) / f.
+        f, grads = self.law._tape.gradient(
+            [*point, *(self.params[p] for p in self.law.params)], wrt=range(len(self.axes)))
+        return {a: float(-x * g / f) for a, x, g in zip(self.axes, point, grads)}
 
     def solve_for(self, axis: str, target: float, values: Mapping[str, float]) -> float:
         """The value of ``axis`` at which the law equals ``target`` (others at ``values``).
@@ -388,7 +578,7 @@ class BoundLaw:
                   for a in self.axes if a != axis}
 
         def gap(t: float) -> float:
-            return float(self.law.evaluate({**others, axis: math.exp(t)}, self.params)) - target
+            return float(self.law._raw({**others, axis: math.exp(t)}, self.params)) - target
 
         lo, hi = -690.0, 690.0
         g_lo, g_hi = gap(lo), gap(hi)
@@ -403,6 +593,8 @@ class BoundLaw:
         That is the shape the geometric-programming allocator needs; ``None``
         otherwise (allocate it with a general nonlinear solver instead).
         """
+        if sp.count_ops(self.expr) > SYMBOLIC_LIMIT:  # expand() could blow up
+            return None
         terms = sp.Add.make_args(sp.expand(self.expr))
         floor = 0.0
         monomials = []
@@ -478,6 +670,7 @@ class PosynomialLaw(Law):
         return {"floor": self.floor, "terms": str(self._poly)}
 
     def expression(self, symbolic: bool = False) -> Any:
+        check_bool("symbolic", symbolic)
         syms = self.symbols
         out = sp.Float(self.floor)
         for m in self._poly.terms:

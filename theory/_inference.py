@@ -73,6 +73,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from rlscale.theory._validation import (
+    check_choice,
     check_positive_int,
     check_real,
     check_scalar,
@@ -216,14 +217,8 @@ class Turn:
     b: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {', '.join(KINDS)}; got kind={self.kind!r}")
-        if self.failures not in FAILURES:
-            raise ValueError(f"failures must be 'terminal' or 'retried'; "
-                             f"got failures={self.failures!r}")
-        if not isinstance(self.kind, str) or not isinstance(self.failures, str):
-            raise TypeError(f"kind and failures must be strings; got kind={self.kind!r}, "
-                            f"failures={self.failures!r}")
+        check_choice("kind", self.kind, KINDS)  # a non-string is a TypeError (issue 22)
+        check_choice("failures", self.failures, FAILURES)
         object.__setattr__(self, "cost", check_positive_int("cost", self.cost,
                                                             maximum=MAX_TABLE))
         for name in ("q", "fpr", "fnr", "noise", "a", "b"):

@@ -283,6 +283,10 @@ class Posynomial:
         import sympy as sp
 
         symbols = dict(check_mapping("symbols", {} if symbols is None else symbols))
+        unknown = sorted(set(symbols) - set(self.axes))
+        if unknown:  # a misspelt axis was silently ignored (issue 22)
+            raise ValueError(f"symbols names {unknown}, not axes of the posynomial "
+                             f"{list(self.axes)}")
         for a in self.axes:
             symbols.setdefault(a, sp.Symbol(a, positive=True))
         return sp.Add(*[sp.nsimplify(m.coefficient, rational=False) * sp.Mul(

@@ -5,7 +5,8 @@ A law written as an expression, end to end
 Write a law once, as a string read by rlscale's whitelisting parser (never ``eval``) with declared
 parameter ranges, then derive, fit and allocate with it: :class:`rlscale.theory.ExpressionLaw`
 gives the symbolic elasticities, :func:`rlscale.optimize.fit_expression` fits it (Huber on log
-residuals, gradients from sympy, starts from the declared parameter ranges) and
+residuals, exact derivatives from the law's compiled tape, the declared ranges as bounds and
+starts built from the data) and
 :func:`rlscale.optimize.allocate_expression` allocates a compute budget C = 6·N·D (a geometric
 program, since the fitted law is a posynomial). Here the expression is the Chinchilla form, so the
 allocation can be checked against the closed form :func:`rlscale.theory.chinchilla_optimal`, and

@@ -11,6 +11,13 @@ correlated estimates, an ill-conditioned fit) are printed on stderr, one
 ``warning [code] ... Fix: ...`` line each, and stored under ``"warnings"`` in
 the JSON.  ``--floor LOW,HIGH`` (additive) and ``--p-max LOW,HIGH``
 (pass rate) bound the law by a known achievable optimum.
+
+Any other law is written as an expression: ``--expr "E + A/N**alpha + B/D**beta"``
+(repeat ``--expr`` with ``--target L1,L2`` for one law per output), fitted by
+:func:`rlscale.optimize.fit_expression` with every option it takes: ``--param
+NAME=LOW,HIGH`` ranges (hard bounds unless ``--ranges search``), ``--loss``,
+``--residuals``, ``--prior NAME=CENTRE,SCALE[,log|normal]`` with ``--noise``,
+``--max-nfev``.
 """
 
 from __future__ import annotations
@@ -62,6 +69,27 @@ def register(sub: Any) -> None:
     parser.add_argument("--out", metavar="FILE.json", help="also write the JSON to a file")
     parser.add_argument("--figure", metavar="FILE.png",
                         help="sigmoid/gao laws: write a figure of the data and fit (matplotlib)")
+    expr = parser.add_argument_group(
+        "expression laws", "any law written as an expression (rlscale.optimize.fit_expression)")
+    expr.add_argument("--expr", action="append", metavar="EXPR",
+                      help="the law, e.g. 'E + A/N**alpha + B/D**beta' (repeat, with --target "
+                      "L1,L2,..., for one law per output; they share parameters by name)")
+    expr.add_argument("--param", action="append", default=[], metavar="NAME=LOW,HIGH",
+                      help="a parameter's range ('inf' leaves a side open); hard bounds "
+                      "unless --ranges search")
+    expr.add_argument("--ranges", choices=("bounds", "search"), default="bounds",
+                      help="declared ranges are hard bounds (default) or search ranges only")
+    expr.add_argument("--loss", choices=("huber", "squared"), default="huber",
+                      help="the loss of the residuals (default huber, delta 1e-3 on log)")
+    expr.add_argument("--residuals", choices=("log", "raw"), default="log",
+                      help="log f - log y (default) or f - y (targets that can be <= 0)")
+    expr.add_argument("--prior", action="append", default=[], metavar="NAME=CENTRE,SCALE",
+                      help="a Gaussian prior (add ',log' for log-normal); needs --noise; "
+                      "lets a pilot have fewer runs than parameters")
+    expr.add_argument("--noise", type=float, help="residual standard deviation of one run "
+                      "(the prior's weight)")
+    expr.add_argument("--max-nfev", type=int, help="evaluations per polish (default "
+                      "max(500, 200 x parameters))")
     parser.set_defaults(func=_fit)
 
 
@@ -93,7 +121,6 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
 
 
 def _fit(args: argparse.Namespace) -> int:
-    from rlscale.files._atomic import to_jsonable, write_json_atomic
     from rlscale.optimize import fit_law
 
     axes = [a.strip() for a in args.axes.split(",") if a.strip()]
@@ -108,6 +135,16 @@ def _fit(args: argparse.Namespace) -> int:
                              f"got {starts!r}") from None
     floor = _pair("--floor", args.floor)
     p_max = _pair("--p-max", args.p_max)
+    if args.expr:
+        return _fit_expr(args, axes, starts)
+    for flag, value, default in (("--param", args.param, []), ("--prior", args.prior, []),
+                                 ("--noise", args.noise, None),
+                                 ("--max-nfev", args.max_nfev, None),
+                                 ("--ranges", args.ranges, "bounds"),
+                                 ("--residuals", args.residuals, "log")):
+        if value != default:
+            raise ValueError(f"{flag} is for expression laws (--expr); got it with "
+                             f"--law {args.law}")
     data = read_columns(args.csv, [*axes, args.target])
     if args.law in ("sigmoid", "gao_bon", "gao_rl"):  # named RL laws (issue 15)
         from rlscale.commands._fit_forms import run
@@ -116,7 +153,35 @@ def _fit(args: argparse.Namespace) -> int:
     result = fit_law(data, law=args.law, axes=axes, target=args.target, starts=starts,
                      bootstrap=args.bootstrap, confidence=args.confidence,
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,
-                     n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max)
+                     n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max,
+                     loss=args.loss)
+    return _emit(args, result)
+
+
+def _fit_expr(args: argparse.Namespace, axes: list[str], starts: str | int) -> int:
+    """``--expr``: the expression front end, every option forwarded."""
+    from rlscale.optimize import fit_law
+
+    if args.law != "additive" or args.floor or args.p_max or args.replicates != "keep":
+        raise ValueError("--expr replaces --law; --floor/--p-max/--replicates are for the "
+                         "built-in laws (declare a range with --param NAME=LOW,HIGH)")
+    targets = [t.strip() for t in args.target.split(",") if t.strip()]
+    data = read_columns(args.csv, [*axes, *targets])
+    params = dict(_named("--param", text, 2) for text in args.param)
+    prior = dict(_named("--prior", text, 3) for text in args.prior)
+    law = args.expr if len(args.expr) > 1 else args.expr[0]
+    result = fit_law(data, law, axes=axes, target=targets if len(targets) > 1 else targets[0],
+                     starts=starts, bootstrap=args.bootstrap, confidence=args.confidence,
+                     holdout=args.holdout, seed=args.seed, params=params or None,
+                     ranges=args.ranges, loss=args.loss, residuals=args.residuals,
+                     prior=prior or None, noise=args.noise, max_nfev=args.max_nfev)
+    return _emit(args, result)
+
+
+def _emit(args: argparse.Namespace, result: Any) -> int:
+    """Warnings on stderr (one line each), the fit as JSON on stdout and in ``--out``."""
+    from rlscale.files._atomic import to_jsonable, write_json_atomic
+
     if not result.success:
         print(f"warning [{result.status}] {result.message}", file=sys.stderr)
     for warning in result.warnings:
@@ -127,6 +192,22 @@ def _fit(args: argparse.Namespace) -> int:
     if args.out:
         write_json_atomic(args.out, payload)
     return 0
+
+
+def _named(flag: str, text: str, most: int) -> tuple[str, tuple]:
+    """``NAME=A,B[,C]`` -> ``(NAME, (a, b[, c]))``: numbers, and for a prior a kind."""
+    name, sep, rest = text.partition("=")
+    parts = [p.strip() for p in rest.split(",")]
+    if not sep or not name.strip() or not 2 <= len(parts) <= most:
+        shape = "NAME=LOW,HIGH" if most == 2 else "NAME=CENTRE,SCALE[,log|normal]"
+        raise ValueError(f"{flag} must be {shape}; got {text!r}")
+    try:
+        values: list = [float(p) for p in parts[:2]]
+    except ValueError:
+        raise ValueError(f"{flag} {text!r}: {parts[:2]} are not numbers") from None
+    if len(parts) == 3:
+        values.append(parts[2])
+    return name.strip(), tuple(values)
 
 
 def _pair(flag: str, text: str | None) -> tuple[float, float] | None:

@@ -174,7 +174,9 @@ def _run(args: argparse.Namespace) -> int:
     if (args.budget is None) == (args.sweep is None):
         raise ValueError("give exactly one of --budget B or --sweep START:STOP:NUM")
     if args.budget is not None:
-        budgets = [args.budget]
+        from rlscale.theory._validation import check_scalar
+
+        budgets = [check_scalar("--budget", args.budget, low=0.0)]  # inf: one line, not a crash
     else:
         from rlscale.commands.allocate import parse_sweep
 

@@ -42,7 +42,9 @@ def _sweep(args: argparse.Namespace) -> int:
 
     from rlscale.simulate._axes import SWEEP_AXES
     from rlscale.sweep._run import expand, load_spec, read_results, run_sweep, summarise
+    from rlscale.theory._validation import MAX_JOBS, check_positive_int
 
+    check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also with --dry-run
     spec = load_spec(args.spec)
     if args.dry_run:
         out = Path(args.out)

@@ -158,7 +158,7 @@ def figure_realised(eff, path: Path) -> None:
     left.errorbar([p["cost"] for p in pts], [p["success_iqm"] for p in pts],
                   yerr=[[p["success_iqm"] - p["ci_low"] for p in pts],
                         [p["ci_high"] - p["success_iqm"] for p in pts]],
-                  fmt="o-", capsize=3, label="solver's allocation along its budget path")
+                  fmt="o-", capsize=3, label="the plan along its budget path")
     for i, (name, comp) in enumerate(eff["comparisons"].items()):
         b = comp["baseline_success"]
         colour = f"C{3 + i}"
@@ -173,10 +173,11 @@ def figure_realised(eff, path: Path) -> None:
     labels, values, errors, colours = [], [], [[], []], []
     for name, comp in eff["comparisons"].items():
         pred, rl = comp["predicted"], comp["realised"]
-        shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[rl["bound"]]
-        for label, value, (lo, hi), colour in (
-                (f"predicted\n{name}", pred["eta"], pred["interval"], "C0"),
-                (f"realised{shown}\n{name}", rl["eta"], rl["interval"], "C3")):
+        bars = [(f"predicted\n{name}", pred["eta"], pred["interval"], "C0")]
+        if rl["eta"] is not None:  # a realised η that is "not estimable" has no bar
+            shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[rl["bound"]]
+            bars.append((f"realised{shown}\n{name}", rl["eta"], rl["interval"], "C3"))
+        for label, value, (lo, hi), colour in bars:
             labels.append(label)
             values.append(value)
             errors[0].append(max(value - lo, 0.0))

@@ -37,7 +37,7 @@ from rlscale.files._staging import (
     open_staging,
     publish,
 )
-from rlscale.report._config import load_config, to_toml, validate
+from rlscale.report._config import DEFAULTS, load_config, to_toml, validate
 from rlscale.report._document import build_document
 from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, Shared, prune_results
 
@@ -118,7 +118,16 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     ValueError: --out ... exists and is not an rlscale report (no .rlscale-report); ...
     """
     from rlscale._optional import require
+    from rlscale.theory._validation import check_bool, check_mapping, check_path
 
+    out = check_path("out", out)  # wrong types: a TypeError naming them (issue 22)
+    check_bool("quick", quick)
+    check_bool("progress", progress)
+    if config is not None:
+        missing = sorted(set(DEFAULTS) - set(check_mapping("config", config)))
+        if missing:
+            raise ValueError(f"config lacks the sections {missing}; build it with "
+                             "load_config (the defaults, a file's overrides)")
     require("matplotlib", extra="plot", purpose="report figures")
     out = Path(out).resolve()  # "--out ." has no name to stage beside
     check_destination(out)
@@ -270,7 +279,7 @@ def _run_step(step, config, staging, sections, shared, progress,
 _CLAIMS: Any = None
 
 
-def _init_side(claims: Any) -> None:
+def _init_side(claims: Any, parent: int | None = None) -> None:
     """Initialise the side process: the shared claim counter, and a fast exit.
 
     A spawned worker ends with ``sys.exit`` in multiprocessing's ``spawn_main``,
@@ -283,6 +292,20 @@ def _init_side(claims: Any) -> None:
     first out), so the exit handler registered here skips only the finalisation.
     """
     global _CLAIMS
+    if parent is not None:
+        # Killed with the report (kill -9): an orphan wrote into the staging directory
+        # while the rerun cleaned it (issue 22).
+        from rlscale.sweep._lifetime import die_with_parent
+
+        die_with_parent(parent)
+    # tqdm's default lock is a multiprocessing RLock: a semaphore the resource tracker
+    # reports as leaked ("UserWarning: ... leaked semaphore objects") when the side
+    # process is terminated (a failed or interrupted report).  Its bars are off here.
+    import threading
+
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
     _CLAIMS = claims
     atexit.register(os._exit, 0)
 
@@ -360,7 +383,11 @@ class _Side:
                 _load_shared()
             ctx = multiprocessing.get_context(method)
             self.claims = ctx.Value("i", 0)
-            self.pool = ctx.Pool(1, initializer=_init_side, initargs=(self.claims,))
+            from rlscale.sweep._lifetime import children_ignore_interrupts
+
+            with children_ignore_interrupts():  # Ctrl-C: the main process stops it
+                self.pool = ctx.Pool(1, initializer=_init_side,
+                                     initargs=(self.claims, os.getpid()))
             self.pending = self.pool.apply_async(_run_independent,
                                                  (self.labels, config, staging))
 

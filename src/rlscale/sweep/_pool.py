@@ -210,9 +210,14 @@ def _numpy_friendly_heap() -> Iterator[None]:
         trim(0)
 
 
-def run_chunk(configs: list[dict[str, Any]]) -> ChunkResult:
+def run_chunk(configs: list[dict[str, Any]], parent: int | None = None) -> ChunkResult:
     """Run ``configs`` one after the other on this worker (one BLAS thread, a heap that
-    keeps numpy's arrays)."""
+    keeps numpy's arrays).  ``parent``: the sweep's process, which a local worker must
+    not outlive (``kill -9`` of the sweep left its workers running, issue 22)."""
+    if parent is not None and parent != os.getpid():
+        from rlscale.sweep._lifetime import die_with_parent
+
+        die_with_parent(parent, kernel=False)
     # The process clock is read first and last so that its interval encloses the thread's.
     process, cpu, wall = time.process_time(), time.thread_time(), time.perf_counter()
     with _one_blas_thread(), _numpy_friendly_heap():
@@ -244,6 +249,14 @@ def execute(configs: list[dict[str, Any]], jobs: int,
         return
     from joblib import Parallel, delayed
 
+    from rlscale.sweep._lifetime import children_ignore_interrupts, quiet_teardown_after_interrupt
+
     parallel = Parallel(n_jobs=jobs, return_as="generator_unordered", batch_size=1,
                         pre_dispatch="all")
-    yield from parallel(delayed(run_chunk)(c) for c in chunks(configs, jobs))
+    with quiet_teardown_after_interrupt():
+        # The call dispatches every chunk, starting the workers: Ctrl-C is for this
+        # process alone, which stops them (issue 22).
+        with children_ignore_interrupts():
+            results = parallel(delayed(run_chunk)(c, os.getpid())
+                               for c in chunks(configs, jobs))
+        yield from results

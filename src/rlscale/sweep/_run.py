@@ -59,6 +59,7 @@ from typing import Any
 from rlscale.files._atomic import csv_field_limit, write_text_atomic
 from rlscale.simulate._axes import SWEEP_AXES, Axis, axis
 from rlscale.sweep._pool import execute
+from rlscale.theory._validation import MAX_COUNT, MAX_JOBS, check_mapping, check_path
 
 __all__ = ["COLUMNS", "LEGACY_COLUMNS", "SweepSpec", "expand", "load_spec", "read_results",
            "run_sweep", "summarise"]
@@ -113,12 +114,14 @@ def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
                         f"{type(value).__name__} {value!r:.60}")
     out = []
     for v in value:
-        # 16.0 is read as 16 (as TrainConfig does), so a spec has one canonical form.
-        if isinstance(v, float) and v.is_integer() and v >= minimum:
-            v = int(v)
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise ValueError(f"{name} must hold integers >= {minimum}; got {name}="
-                             f"{value!r:.80}")
+        # Integers only (issue 22): 16.0 or 1e6 is a real number, refused as a count is
+        # everywhere, so a spec has one canonical form without rounding anything.
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must hold integers (write 16, not 16.0 or 1.6e1); got "
+                            f"{name}={value!r:.80}")
+        if v < minimum or v > MAX_COUNT:
+            raise ValueError(f"{name} must hold integers >= {minimum} and <= {MAX_COUNT}; got "
+                             f"{name}={value!r:.80}")
         out.append(v)
     return _distinct(name, out)
 
@@ -159,8 +162,9 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
     >>> parse_spec({"axes": {"environments": [0]}})
     Traceback (most recent call last):
     ...
-    ValueError: axes.environments must hold integers >= 1; got axes.environments=[0]
+    ValueError: axes.environments must hold integers >= 1 and <= 9223372036854775807; got ...
     """
+    check_mapping("data", data)  # issue 22: a TypeError naming it, not AttributeError
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise ValueError(f"unknown sweep spec key(s) {unknown}; valid: {sorted(_TOP_KEYS)}")
@@ -204,7 +208,7 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
 
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate a TOML sweep spec."""
-    path = Path(path)
+    path = check_path("path", path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -237,6 +241,7 @@ def expand(spec: SweepSpec) -> list[dict[str, Any]]:
     """
     from rlscale.simulate import TrainConfig
 
+    _check_spec(spec)
     runs = []
     for point, algorithm, seed in itertools.product(_points(spec), spec.algorithms, spec.seeds):
         values = {**spec.train, **{_AXIS_FIELD[a]: v for a, v in point.items()},
@@ -246,9 +251,20 @@ def expand(spec: SweepSpec) -> list[dict[str, Any]]:
     return runs
 
 
+def _check_spec(spec: Any) -> SweepSpec:
+    if not isinstance(spec, SweepSpec):
+        raise TypeError(f"spec must be a SweepSpec (from parse_spec or load_spec); got "
+                        f"{type(spec).__name__} {spec!r:.60}")
+    return spec
+
+
 def run_id(config: dict[str, Any]) -> str:
     """Stable hash of a full configuration (16 hex digits)."""
-    text = json.dumps(config, sort_keys=True, default=list)
+    check_mapping("config", config)
+    try:
+        text = json.dumps(config, sort_keys=True, default=list)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"config must hold JSON values (numbers, strings, lists); {exc}") from None
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -274,7 +290,7 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         If the header is not :data:`COLUMNS` or a row is malformed; the
         message names the file and the line.
     """
-    path = Path(path)
+    path = check_path("path", path)
     with csv_field_limit(path):
         return _read_results(path, path.read_text(encoding="utf-8-sig"))
 
@@ -339,7 +355,10 @@ def run_sweep(
     jobs : int
         Local worker processes (joblib); ignored with ``scheduler``.  With more
         than one, runs go largest first and small runs in chunks (see
-        :mod:`rlscale.sweep._pool`); rows are appended in completion order.
+        :mod:`rlscale.sweep._pool`); rows are appended in completion order, and
+        once every run is done the file is rewritten in the spec's order (rows of
+        other specs first, as they were), so it does not depend on the number of
+        workers or on how often the sweep was interrupted (issue 22).
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://host:8786``).
     progress : bool
@@ -360,10 +379,17 @@ def run_sweep(
     >>> [s["runs"] for s in summarise(back)]
     [1, 1]
     """
-    from rlscale.theory._validation import check_positive_int
+    from rlscale.theory._validation import check_bool, check_positive_int
 
-    jobs = check_positive_int("jobs", jobs)
-    out = Path(out)
+    _check_spec(spec)
+    jobs = check_positive_int("jobs", jobs, maximum=MAX_JOBS)
+    out = check_path("out", out)
+    check_bool("progress", progress)
+    if scheduler is not None and (not isinstance(scheduler, str) or ":" not in scheduler):
+        raise TypeError(f"scheduler must be a Dask scheduler address ('tcp://host:8786') or "
+                        f"None; got scheduler={scheduler!r:.60}")
+    if on_row is not None and not callable(on_row):
+        raise TypeError(f"on_row must be callable or None; got {on_row!r:.60}")
     rows = read_results(out) if out.exists() else []
     done = {r["run_id"] for r in rows}
     runs = expand(spec)
@@ -384,7 +410,13 @@ def run_sweep(
                 bar.update(1)
     finally:
         bar.close()
-    return rows
+    order = {r["run_id"]: i for i, r in enumerate(runs)}
+    canonical = ([r for r in rows if r["run_id"] not in order]
+                 + sorted((r for r in rows if r["run_id"] in order),
+                          key=lambda r: order[r["run_id"]]))
+    if canonical != rows:
+        write_text_atomic(out, _render(canonical))
+    return canonical
 
 
 def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
@@ -393,6 +425,13 @@ def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict
     steps."""
     from rlscale.simulate import iqm_ci
 
+    keys = ("environments", "tasks_per_environment", "trajectories_per_task", "algorithm",
+            "policy", "frontier", "defect_rate", "verify", "context", "env", "success",
+            "env_steps")
+    if isinstance(rows, str | bytes | dict) or not isinstance(rows, list | tuple) or not all(
+            isinstance(r, dict) and all(k in r for k in keys) for r in rows):
+        raise TypeError(f"rows must be a list of result rows (read_results or run_sweep); "
+                        f"got {rows!r:.60}")
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         key = (r["environments"], r["tasks_per_environment"], r["trajectories_per_task"],

@@ -9,11 +9,18 @@ The reward-optimisation law ``G(M, K) = Θ(sqrt(min{log M, K}))``
     (``rlscale verify reward-law``; module ``_gaussian_reward_law``) and
     :func:`verify_trainer_reward_law` in the RL trainer with learned reward
     models (``rlscale verify reward-law --trainer``; modules
-    ``_trainer_reward_law``, ``_trainer_reward_files``, ``_trainer_reward_plan``).
+    ``_trainer_reward_law``, ``_trainer_reward_files``, ``_trainer_reward_plan``);
+    :func:`verify_testbed_reward_law` on the pre-registered reward-model testbed
+    (``rlscale verify reward-law --testbed``; modules ``_rm_testbed_design`` (the
+    design, fixed before the run), ``_rm_testbed_law``, ``_rm_testbed_analysis``,
+    ``_rm_testbed_files``).
 The law fits both use
     ``_law_forms`` (the fitted forms with analytic Jacobians), ``_law_solver``
     (a batched trust-region least-squares solver), ``_law_fits`` (multi-start fits
-    and whether the min law is identified) and ``_law_models`` (model comparison).
+    and whether the min law is identified), ``_law_models`` (model comparison),
+    ``_law_competitors`` (the law's competitors, batched), ``_law_holdout``
+    (leave-one-M-out and leave-one-K-out scores) and ``_law_calibration`` (the
+    identification rule calibrated by a wild cluster bootstrap over M).
 Inference-budget plans grounded in a trained agent
     :func:`ground_inference` (``rlscale infer-plan --ground``; module
     ``_inference_grounding``).
@@ -31,6 +38,8 @@ _EXPORTS = {
     "TrainerRewardLawReport": "_trainer_reward_law",
     "trainer_grid": "_trainer_reward_law",
     "verify_trainer_reward_law": "_trainer_reward_law",
+    "TestbedLawReport": "_rm_testbed_law",
+    "verify_testbed_reward_law": "_rm_testbed_law",
     "GroundingConfig": "_inference_grounding",
     "GroundingResult": "_inference_grounding",
     "ground_inference": "_inference_grounding",

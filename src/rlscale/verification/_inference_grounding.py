@@ -161,7 +161,12 @@ def ground_inference(config: GroundingConfig | None = None, *,
     )
     from rlscale.simulate import run_turn_episodes, train
     from rlscale.theory import Turn
+    from rlscale.theory._validation import check_positive_int
 
+    check_positive_int("grid_points", grid_points, minimum=2, maximum=10_000)
+    if config is not None and not isinstance(config, GroundingConfig):  # issue 22
+        raise TypeError(f"config must be a GroundingConfig or None; got "
+                        f"{type(config).__name__} {config!r:.60}")
     config = GroundingConfig() if config is None else config
     start = time.perf_counter()
     result = train(n_environments=config.environments,

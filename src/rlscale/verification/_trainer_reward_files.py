@@ -33,7 +33,8 @@ def law_param(row: dict[str, Any], name: str) -> str:
     """``a``, ``b`` or ``c`` of an ``r2`` row with its bootstrap interval, for text.
 
     ``"not identified"`` where the fit on all points is not (the row's
-    ``identification`` says why), and ``∞``/``-∞`` for an unbounded end.
+    ``identification`` says why), ``(boundary)`` for an estimate on a clamp
+    corner (no interval: it is not interior), and ``∞``/``-∞`` for an unbounded end.
 
     Examples
     --------
@@ -42,12 +43,23 @@ def law_param(row: dict[str, Any], name: str) -> str:
     '1.23 [1.1, ∞)'
     >>> law_param({"b_all": 1e4, "b_ci": None, "identified": {"b": False}}, "b")
     'not identified'
+    >>> law_param({"b_all": -2.3026, "b_ci": None, "identified": {"b": True},
+    ...            "boundary": {"b": "on the clamp corner -log M = -2.303"}}, "b")
+    '-2.3 (boundary)'
+    >>> law_param({"b_all": -2.97, "b_ci": [-3.19, -2.3026], "identified": {"b": True},
+    ...            "ci_boundary": {"b": ["upper"]}}, "b")
+    '-2.97 [-3.19, -2.3 corner]'
     """
-    if not row.get("identified", {}).get(name, True) or row[f"{name}_ci"] is None:
+    if not row.get("identified", {}).get(name, True):
+        return "not identified"
+    if name in row.get("boundary", {}):
+        return f"{row[f'{name}_all']:.3g} (boundary)"
+    if row[f"{name}_ci"] is None:
         return "not identified"
     lo, hi = row[f"{name}_ci"]
-    left = "(-∞" if lo is None else f"[{lo:.3g}"
-    right = "∞)" if hi is None else f"{hi:.3g}]"
+    at = row.get("ci_boundary", {}).get(name, ())
+    left = "(-∞" if lo is None else f"[{lo:.3g}" + (" corner" if "lower" in at else "")
+    right = "∞)" if hi is None else f"{hi:.3g}" + (" corner" if "upper" in at else "") + "]"
     return f"{row[f'{name}_all']:.3g} {left}, {right}"
 
 
@@ -66,6 +78,27 @@ def summary_text(rep: Any) -> str:
         if not all(r.get("identified", {}).values()):
             lines.append(f"  {r['optimiser']}/{r['capacity']}/s={r['noise']:.1f}: "
                          f"{r['identification']}")
+        for name, what in r.get("boundary", {}).items():
+            lines.append(f"  {r['optimiser']}/{r['capacity']}/s={r['noise']:.1f}: {name} "
+                         f"{what}: a boundary estimate, no interval")
+        for name, ends in r.get("ci_boundary", {}).items():
+            lines.append(f"  {r['optimiser']}/{r['capacity']}/s={r['noise']:.1f}: the "
+                         f"{' and '.join(ends)} end of {name}'s interval sits on a clamp corner "
+                         f"-log M_j (resamples piled against the constraint)")
+    lomo = [r for r in rep.r2 if "lomo_rmse" in r]
+    if lomo:
+        models = list(lomo[0]["lomo_rmse"])
+        lines.append("leave-one-M-out RMSE (the primary score; identification calibrated by "
+                     "a wild cluster bootstrap over M)")
+        lines.append(f"{'optimiser':>9} {'capacity':>8} {'s':>4} "
+                     + " ".join(f"{m[:13]:>13}" for m in models) + "  winner")
+        for r in lomo:
+            lines.append(f"{r['optimiser']:>9} {r['capacity']:>8} {r['noise']:4.1f} "
+                         + " ".join(_fmt(r["lomo_rmse"][m], 13) for m in models)
+                         + f"  {r['lomo_winner'] or 'n/a (fewer than 3 M levels)'}")
+        wins = sum(r["law_beats_named_lomo"] for r in lomo)
+        lines.append(f"the law beats the M-free plateau, the per-M plateau and Gao's per-M "
+                     f"forms leave-one-M-out in {wins} of {len(lomo)} groups")
     lines.append("Gaussian model on the same grid (tau = 2s; in-sample R^2)")
     for t in rep.theory:
         abc = (f"a={t['a']:.3f} b={t['b']:.2f} c={t['c']:.3f}"

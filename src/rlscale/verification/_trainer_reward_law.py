@@ -15,25 +15,27 @@ in miniature and exactly (issue 12), with
 2. **Gains** in units of the gold's reference sd, per environment; ``G`` is
    the mean over environments and seeds, with a 95 % bootstrap interval over
    environments.
-3. **Fits** per optimiser × capacity × noise: the law and its smooth-min
-   variant on a random 70 % of the ``(M, K)`` points, R² on the held-out 30 %;
-   ``a, b, c`` refitted on all points with bootstrap (over environments) 95 %
-   intervals.  Model comparison per capacity (:mod:`rlscale.verification._law_models`).
-   Every fit of a law form over the groups that share a design is one
-   batched solve (:mod:`rlscale.verification._law_solver`).  **Identification**: some
-   groups' law is not identified — ``G`` does not grow with ``M`` (the
-   misspecified reward model at the MDP's ceiling), so the best fit has
-   ``b → ∞`` (``a → 0``, ``c → ∞``; only the plateau ``a√b`` and the kink
-   ``K = b/c`` are identified), or the kink lies beyond the largest ``K``
-   (``c → ∞``), or the law's fit does not reject that limit by a likelihood-ratio
-   test at 95 % (a finite ``b`` fitted to noise).  Such a group's row says so (``identified``,
-   ``identification``; :mod:`rlscale.verification._law_fits`), has no interval for the
-   unidentified parameters, and its predictions (R², ``fit_law_min``, the
-   comparison's RSS) are the limit's; a bootstrap resample at a limit enters
-   the percentiles with its parameters' limits, so an interval end is
-   unbounded (``None``) where more resamples than the tail's share run off.
-   Before, such fits ran to the evaluation cap and their end points were
-   reported as estimates with intervals.
+3. **Fits** per optimiser × capacity × noise.  The primary score is
+   leave-one-``M``-out (and leave-one-``K``-out) prediction against the
+   competitors (:mod:`rlscale.verification._law_holdout`: an ``M``-free
+   plateau, a free plateau per ``M`` interpolated in ``log M``, Gao et al.'s
+   forms per ``M``, saturating ``M`` laws); the R² of the law and its smooth-min
+   variant on a random 30 % of the points, fitted on the other 70 %, is kept
+   but tests interpolation only (every held-out point has neighbours at its
+   own ``M``).  ``a, b, c`` on all points with bootstrap (over environments)
+   95 % intervals; model comparison per capacity
+   (:mod:`rlscale.verification._law_models`); the fits of a design are batched
+   solves (:mod:`rlscale.verification._law_solver`).  **Identification** on
+   all points: the best fit may be one of the law's limits (``b → ∞``: ``G``
+   flat in ``M``; ``c → ∞``: the kink beyond the largest ``K``), or beat the
+   nearest limit by less than the likelihood-ratio rule asks — calibrated by a
+   wild cluster bootstrap over the ``M`` levels, since one reward model serves
+   every ``K`` at an ``M`` and its residuals are correlated
+   (:mod:`rlscale.verification._law_calibration`; the iid ``χ²`` cut called a
+   flat law identified 22–37 % of the time).  Such a row says so
+   (``identified``, ``identification``, ``verdict``, ``lr_p_value``), has no
+   interval for what is not identified, and predicts with the limit; ``b`` on a
+   clamp corner ``−log M_j`` is labelled (``boundary``) and gets no interval.
 4. **Where the law breaks.**  Per curve ``G(K)`` at fixed ``M``, whether gold
    falls after its peak by more than twice its standard error (Gao et al.'s
    over-optimisation); where ``G`` no longer grows with ``M``.
@@ -46,13 +48,8 @@ in miniature and exactly (issue 12), with
 
 **Cost.**  Seed × noise tasks run in ``jobs`` worker processes; then the fits,
 one task per design (the groups sharing the same ``M`` values) and one for
-the Gaussian model on the same grid, in the same workers.  Measured here on 2
-cores: ``quick`` 8.5–9.3 s of CPU (``--jobs 1``, load 3–5; 18.8 s before the
-fits were batched, at load 5), of which the group fits 1.2 s (7.2 s with the
-per-start ``least_squares`` loop, side by side); ``full`` 88–113 s of CPU (user +
-sys of the parent and its workers, two runs) and 1.4–1.8 min wall (``--jobs 2``,
-load 3.0–3.6), against 162 s of CPU and 3.4 min wall (load 3–6) in a run before
-the batched fits.
+the Gaussian model on the same grid, in the same workers (measured in
+``docs/verify.md``).
 """
 
 from __future__ import annotations
@@ -66,17 +63,14 @@ from typing import Any
 import numpy as np
 
 from rlscale.files._containment import make_output_dir
+from rlscale.verification._law_calibration import b_boundary, calibrated_identification
 from rlscale.verification._law_fits import (
     bootstrap_min_law,
-    fit_form,
     limits,
-    min_law_closure,
     percentile_interval,
-    profile_start,
 )
-from rlscale.verification._law_forms import STARTS
+from rlscale.verification._law_holdout import exploratory_rows, holdout_scores, law_wins
 from rlscale.verification._law_models import (
-    _law_min,
     _regime,
     compare_models,
     finish_comparison,
@@ -207,9 +201,11 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
 
     from rlscale.simulate._gold_reward import sample_trajectories
     from rlscale.simulate._rm_experiment import CAPACITIES, comparison_pool, make_rm_setup
-    from rlscale.theory._validation import check_positive_int
+    from rlscale.theory._validation import check_bool, check_positive_int
 
     st = _settings(mode)
+    check_bool("figures", figures)  # issue 22
+    check_bool("progress", progress)
     if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
         raise TypeError(f"rng must be an int seed >= 0; got {rng!r}")
     seed = check_positive_int("seed", rng, minimum=0)
@@ -329,7 +325,8 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
     (:func:`_fit_design`), one task per design, in ``jobs`` workers.  The
     bootstrap resamples are drawn here, in group order, so the result does not
     depend on ``jobs``; with ``theory_ms`` the Gaussian model on the same grid
-    (:func:`_theory`) runs as one more task.
+    (:func:`rlscale.verification._trainer_reward_theory.theory_on_grid`) runs as one more
+    task.
     """
     groups: dict[tuple[str, str, float], list[dict[str, Any]]] = {}
     for r in points:
@@ -344,11 +341,15 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
     designs: dict[tuple[float, ...], list[int]] = {}
     for i, t in enumerate(tasks):
         designs.setdefault(tuple(t[4]), []).append(i)
+    # One seed per design for the identification's bootstrap, drawn here in design order.
+    ident_seeds = [int(gen.integers(0, 2**63)) for _ in designs]
     calls = [(_fit_design, ([tasks[i][1] for i in members], [tasks[i][2] for i in members],
-                            [tasks[i][3] for i in members], list(msel), ks, max_nfev))
-             for msel, members in designs.items()]
+                            [tasks[i][3] for i in members], list(msel), ks, max_nfev, seed))
+             for (msel, members), seed in zip(designs.items(), ident_seeds)]
     if theory_ms is not None:
-        calls.append((_theory, (theory_ms, ks)))
+        from rlscale.verification._trainer_reward_theory import theory_on_grid
+
+        calls.append((theory_on_grid, (theory_ms, ks, NOISES)))
     if jobs == 1 or len(calls) == 1:
         done = [fn(*args) for fn, args in calls]
     else:
@@ -376,10 +377,14 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
     return r2_rows, comparison, theory
 
 
-def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
+def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed=0):
     """The groups of one design: per group the law on the train split, ``a, b, c`` on all
-    points with bootstrap intervals over environments (rows of its ``idx``), and its
-    model-comparison totals; a list of ``(row, prediction, totals)`` in group order.
+    points with bootstrap intervals over environments (rows of its ``idx``), its
+    identification on all points (calibrated by a wild cluster bootstrap over ``M``,
+    :mod:`rlscale.verification._law_calibration`), its leave-one-``M``-out and
+    leave-one-``K``-out scores against the competitors
+    (:mod:`rlscale.verification._law_holdout`) and its model-comparison totals; a list
+    of ``(row, prediction, totals)`` in group order.
 
     Every fit of a law form, over all the groups, is one batched solve
     (:func:`rlscale.verification._law_models.fit_groups`), the bootstrap refits another
@@ -407,6 +412,11 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
     reps, verdicts = bootstrap_min_law(lm, k, boot, per_resample("min"),
                                        per_resample("sqrt_logm"), per_resample("plateau"),
                                        max_nfev=max_nfev)
+    ident = calibrated_identification(lm, k, G, np.ones_like(G),
+                                      rng=np.random.default_rng(ident_seed), max_nfev=max_nfev)
+    scores = holdout_scores(lm, k, G, np.ones(G.shape, bool), max_nfev=max_nfev)
+    wins_m, wins_k = law_wins(scores), law_wins(scores, score="loko")
+    explo = exploratory_rows(lm, k, G, np.ones(G.shape, bool), scores, max_nfev=max_nfev)
     out = []
     for j, fit in enumerate(fits):
         g, tr = G[j], train[j]
@@ -416,9 +426,20 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
         nat = np.column_stack([np.exp(rep[:, 0]), rep[:, 1], np.exp(rep[:, 2])])
         lo, hi = np.array([limits(v, x) for v, x in zip(ver, nat)]).transpose(1, 0, 2)
         p0 = fit.fits["min"]["all"]
-        ok = verdict_fields(fit.verdicts["all"])
-        cis = {name: percentile_interval(lo[:, i], hi[:, i]) if ok["identified"][name]
-               else None for i, name in enumerate("abc")}
+        ok = verdict_fields(ident.verdicts[j])
+        boundary = {}
+        corner = b_boundary(float(p0[1]), lm) if ok["identified"]["b"] else None
+        if corner is not None:  # on the clamp: labelled, and no interval that looks interior
+            boundary["b"] = (f"on the clamp corner -log M = {corner:.4g} (the law's gain is 0 "
+                             f"at M <= {math.exp(-corner):.4g})")
+        cis = {name: percentile_interval(lo[:, i], hi[:, i])
+               if ok["identified"][name] and name not in boundary else None
+               for i, name in enumerate("abc")}
+        # An interval end on a clamp corner is where resamples piled up against the
+        # constraint, not a quantile of an interior spread: say so.
+        ends = [side for side, v in zip(("lower", "upper"), cis["b"] or ())
+                if v is not None and b_boundary(v, lm) is not None]
+        ci_boundary = {"b": ends} if ends else {}
         # Unidentified: where a runaway solve stopped (b ~ 1e4) is no estimate, nor is the
         # train split's (a subset of these points); JSON readers get null.
         est = {"a": float(np.exp(p0[0])), "b": float(p0[1]), "c": float(np.exp(p0[2]))}
@@ -428,11 +449,26 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev):
                     "a_ci": cis["a"], "b_ci": cis["b"], "c_ci": cis["c"],
                     "bootstrap": len(ver),
                     "bootstrap_at_boundary": sum(v != "interior" for v in ver),
-                    "fit_status": fit.status["min"]["all"], **ok})
+                    "fit_status": fit.status["min"]["all"], **ok, "boundary": boundary,
+                    "ci_boundary": ci_boundary,
+                    "verdict": ident.verdicts[j],
+                    "verdict_uncalibrated": ident.uncalibrated[j],
+                    "lr": float(ident.lr[j]), "lr_p_value": float(ident.p_value[j]),
+                    "lomo_rmse": _scores_row(scores.lomo[j], scores.models),
+                    "loko_rmse": _scores_row(scores.loko[j], scores.models),
+                    "lomo_winner": (scores.models[int(np.nanargmin(scores.lomo[j]))]
+                                    if np.isfinite(scores.lomo[j]).any() else None),
+                    "law_beats_lomo": wins_m[j], "law_beats_loko": wins_k[j],
+                    "law_beats_named_lomo": all(wins_m[j].values()),
+                    "exploratory": explo[j]})
         part = new_totals()
         compare_models(lm, k, g, reg, part, fit)
         out.append((row, pred, part))
     return out
+
+
+def _scores_row(values: np.ndarray, models: tuple[str, ...]) -> dict[str, float | None]:
+    return {m: (float(v) if np.isfinite(v) else None) for m, v in zip(models, values)}
 
 
 def _breaks(curves, ks) -> list[dict[str, Any]]:
@@ -462,40 +498,3 @@ def _m_growth(curves, ms) -> list[dict[str, Any]]:
         rows[(opt, cap, s)]["M"].append(m)
         rows[(opt, cap, s)]["G_at_K_max"].append(float(g_env.mean(axis=0)[-1]))
     return list(rows.values())
-
-
-def _theory(ms, ks) -> list[dict[str, Any]]:
-    """The Gaussian pool model and the generalising-proxy variant, fitted on the same grid
-    (the twelve data sets in one batched solve of the min law from its three starts and
-    a profile-grid start each)."""
-    from rlscale.simulate._generalising_proxy import generalising_proxy_gain
-    from rlscale.theory import reward
-
-    lm = np.repeat(np.log(ms), ks.size)
-    kk = np.tile(ks, ms.size)
-    rows, gs = [], []
-    for s in NOISES:
-        tau = 2.0 * s
-        for meth in ("bon", "tilt"):
-            for model in ("pool", "generalising_d10"):
-                if model == "pool":
-                    g = np.asarray(reward.gain(np.exp(lm), kk, tau, meth), float)
-                else:
-                    g = np.concatenate([generalising_proxy_gain(
-                        float(m), ks, d=10, noise=tau, method=meth, trials=400,
-                        rng=int(m) + int(100 * s)).gain for m in ms])
-                gs.append(g)
-                rows.append({"model": model, "method": meth, "noise_s": s, "tau": tau})
-    Y = np.stack(gs)
-    W = np.ones_like(Y)
-    starts = np.concatenate([np.broadcast_to(STARTS["min"], (len(Y), 3, 3)),
-                             profile_start("min", lm, kk, Y, W)[:, None, :]], axis=1)
-    fit = fit_form("min", starts, lm, kk, Y, W)
-    verdicts = min_law_closure(lm, kk, Y, W, fit).verdicts
-    for row, g, p, verdict in zip(rows, Y, fit.x, verdicts):
-        ss = float(np.sum((g - g.mean()) ** 2))
-        r2 = 1.0 - float(np.sum((g - _law_min(p, lm, kk)) ** 2)) / ss if ss > 0 else None
-        row.update({"a": float(np.exp(p[0])), "b": float(p[1]), "c": float(np.exp(p[2])),
-                    "r2_in_sample": r2, **verdict_fields(verdict),
-                    "G_at_K_max": [float(x) for x in g.reshape(ms.size, -1)[:, -1]]})
-    return rows
