@@ -167,6 +167,12 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
     bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0)
     if not isinstance(loss, str) or loss not in ("huber", "squared"):
         raise ValueError(f"loss must be 'huber' or 'squared'; got loss={loss!r:.40}")
+    if isinstance(starts, str):
+        if starts not in ("auto", "grid"):
+            raise ValueError(f"starts must be 'auto', 'grid' or a number of starts; "
+                             f"got starts={starts!r:.40}")
+    else:  # an array here would be compared elementwise below
+        starts = check_positive_int("starts", starts)
     if loss == "squared" and (reduction != "sum" or starts != "auto"):
         raise ValueError("loss='squared' runs on the default search (starts='auto', "
                          "reduction='sum'); the grid and mean-reduction searches reproduce "
