@@ -1,23 +1,29 @@
-"""The seams of issue 25, item 5: simulators ask the rule and algorithm objects.
+"""The seams of issue 25, item 5: simulators and planners ask the rule and turn objects.
 
 Each selection rule of :data:`rlscale.theory.reward.RULES` declares the law of its
 selected candidate's standardised score (``sample_top``) and its gain at a KL
 budget (``top_at_kl``); the simulators use those instead of branching on the
-method's name.  The checks here hold for every rule, against independent
-computations (scipy quadrature, closed forms), so a new rule is tested by being
-registered.
+method's name.  Each inference turn is a class of its kind declaring its law, its
+DCP form and what the planners need (``sequential``, ``commits_once``); the
+planners ask it instead of branching on ``kind``.  The checks hold for every rule
+and kind, against independent computations (scipy quadrature, closed forms written
+here), so a new rule or kind is tested by being listed.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from scipy import integrate, stats
 from scipy.special import log_ndtr
 
+from rlscale.optimize import adaptive_plan, continuous_plan
 from rlscale.simulate import generalising_proxy_gain
+from rlscale.theory import CoverageTurn, EmpiricalTurn, SelectionTurn, Turn, VerifierTurn
+from rlscale.theory._inference import KINDS
 from rlscale.theory.reward import RULES
 
 
@@ -75,3 +81,115 @@ def test_generalising_proxy_gain_takes_best_of_n_past_float_pools() -> None:
     # KL 800 needs n ≈ e^801 for best-of-n: computed through log n, below the envelope.
     r = generalising_proxy_gain(1e4, [800.0], d=4, method="bon", trials=50, rng=1)
     assert 0.99 * r.rho * math.sqrt(2 * 800) < r.gain[0] < r.rho * math.sqrt(2 * 800)
+
+
+# ---------------------------------------------------------- inference turns, one class per kind
+
+#: One turn of each kind, with the closed form of its log p(n) written here from the
+#: module docstring's formulas (selection: scipy quadrature over the winner's score).
+TURN_CASES = [
+    (CoverageTurn(0.3, cost=2), lambda n: math.log(1 - 0.7**n)),
+    (VerifierTurn(0.3, 0.1, 0.2), None),  # terminal: filled in below
+    (VerifierTurn(0.3, 0.1, 0.2, failures="retried"), lambda n: math.log(1 - (1 - 0.24) ** n)),
+    (SelectionTurn(0.2, 0.7), None),
+    (EmpiricalTurn(-1.7, -0.4), lambda n: -1.7 * n**-0.4),
+]
+
+
+def _terminal_log_p(n: float) -> float:
+    a = 0.3 * 0.8 + 0.7 * 0.1
+    pi, rho = 0.3 * 0.8 / a, 0.3 * 0.2 / (1 - a)
+    return math.log(pi - (pi - rho) * (1 - a) ** n)
+
+
+def _selection_log_p(n: float) -> float:
+    z, s = stats.norm.isf(0.2), 0.7
+
+    def f(w: float) -> float:
+        dens = math.exp(math.log(n) + stats.norm.logpdf(w) + (n - 1) * float(log_ndtr(w)))
+        return dens * stats.norm.cdf((w - z * math.sqrt(1 + s * s)) / s)
+
+    return math.log(integrate.quad(f, -10, 12, limit=200)[0])
+
+
+ORACLES = {"verifier-terminal": _terminal_log_p, "selection": _selection_log_p}
+
+
+def _oracle(turn: Turn, law: Any) -> Any:
+    if law is not None:
+        return law
+    return ORACLES["selection" if turn.kind == "selection" else "verifier-terminal"]
+
+
+@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=lambda x: repr(x)[:30])
+def test_each_kind_has_its_law(turn: Turn, law: Any) -> None:
+    law = _oracle(turn, law)
+    for n in (1, 2, 7, 40):
+        assert math.isclose(float(turn.log_success(n)), law(n), rel_tol=1e-9, abs_tol=1e-12)
+    assert float(turn.log_success(0)) == -math.inf
+
+
+@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=lambda x: repr(x)[:30])
+def test_the_dcp_form_is_the_law(turn: Turn, law: Any) -> None:
+    import cvxpy as cp
+
+    if turn.kind == "selection":
+        with pytest.raises(ValueError, match="has none"):
+            turn.dcp_log_success(cp, cp.Variable())
+        return
+    for n in (1.0, 3.5, 40.0):
+        x = cp.Variable(nonneg=True)
+        x.value = n
+        expr = cp.Constant(0.0) + turn.dcp_log_success(cp, x)
+        assert expr.is_concave()
+        assert math.isclose(float(expr.value), _oracle(turn, law)(n), rel_tol=1e-9)
+
+
+@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=lambda x: repr(x)[:30])
+def test_declared_properties_say_what_the_planners_do(turn: Turn, law: Any) -> None:
+    turns = [turn, CoverageTurn(0.5)]
+    if turn.sequential:
+        assert 0 < adaptive_plan(turns, 12).success <= 1
+    else:
+        with pytest.raises(ValueError, match="sequential"):
+            adaptive_plan(turns, 12)
+    if turn.commits_once:
+        with pytest.raises(ValueError, match="n must be 0 or >= 1"):
+            turn.log_success(0.5)
+    else:
+        assert np.isfinite(float(turn.log_success(0.5)))
+    if turn.kind == "selection":
+        with pytest.raises(ValueError, match="DCP"):
+            continuous_plan(turns, 12)
+
+
+def test_turn_of_a_kind_is_the_kinds_class() -> None:
+    built = {
+        "coverage": Turn("coverage", 0.3, cost=2),
+        "verifier": Turn("verifier", q=0.3, fpr=0.1, fnr=0.2, failures="retried"),
+        "selection": Turn(kind="selection", q=0.2, noise=0.7),
+        "empirical": Turn("empirical", a=-1.7, b=-0.4),
+    }
+    assert set(built) == set(KINDS)
+    assert built["coverage"] == Turn.with_coverage(0.3, cost=2) == CoverageTurn(0.3, cost=2)
+    assert built["verifier"] == Turn.with_verifier(0.3, fpr=0.1, fnr=0.2, failures="retried")
+    assert built["selection"] == Turn.with_selection(0.2, noise=0.7)
+    assert built["empirical"] == Turn.with_empirical(-1.7, -0.4)
+    for kind, turn in built.items():
+        assert isinstance(turn, Turn) and turn.kind == kind
+        assert Turn(**turn.as_dict()) == turn  # as_dict round-trips through the factory
+    # the old one dataclass's dict (every kind's fields, defaults where unused) still builds
+    legacy = {"kind": "coverage", "q": 0.5, "cost": 3, "fpr": 0.0, "fnr": 0.0,
+              "failures": "terminal", "noise": 0.0, "a": 0.0, "b": 0.0}
+    assert Turn(**legacy) == CoverageTurn(0.5, cost=3)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"kind": "coverage", "q": 0.5, "fpr": 0.2}, "a coverage turn takes no fpr"),
+    ({"kind": "empirical", "a": -1.0, "b": -0.5, "q": 0.3}, "a empirical turn takes no q"),
+    ({"kind": "selection", "q": 0.5, "noise": 1.0, "failures": "retried"},
+     "takes no failures"),
+])
+def test_turn_refuses_a_field_its_kind_does_not_take(kwargs: dict, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        Turn(**kwargs)

@@ -11,7 +11,9 @@ SHA-256 of whole arrays) on the machine that recorded them; the continuous plan,
 a conic solve through the solver's BLAS, is compared to 1e-9 relative.  The
 values themselves are checked against independent computations elsewhere
 (tests/test_selection_simulator.py, tests/test_bandit.py, tests/test_inference.py);
-this file only says they did not move.
+this file only says they did not move.  One value moved on purpose: the
+empirical turn's ``accept_rate`` is p(1) = exp(a) (a perfect verifier accepts the
+correct draws), where the old one dataclass returned its unused ``q`` field, 0.0.
 """
 
 from __future__ import annotations
@@ -251,7 +253,7 @@ PINNED = {'selection': {'bon|1000000.0|3.0': ['0x1.7b2b203d78363p+1',
            'empirical': ['84ca1b5d029e27589d44',
                          'd5059729b2cfd2cbb2bc',
                          '0x1.56685b9ca9045p-2',
-                         '0x0.0p+0',
+                         '0x1.7622c78a98a07p-3',  # accept_rate: exp(a), was q = 0.0 (a fix)
                          '0x1.0000000000000p+0',
                          '0x0.0p+0',
                          True]},
