@@ -381,11 +381,9 @@ def baseline_plan(turns: Sequence[Turn], budget: int, kind: str) -> InferencePla
 
 
 def _success_at(turns: list[Turn], B: int, how: str) -> float:
-    if how == "optimal":
-        return integer_plan(turns, B).success
-    if how == "adaptive":
-        return adaptive_plan(turns, B).success
-    return baseline_plan(turns, B, how).success
+    if how in BASELINES:
+        return baseline_plan(turns, B, how).success
+    return _OPTIMAL_PLANS[how](turns, B).success
 
 
 def budget_to_reach(turns: Sequence[Turn], target: float, how: str = "optimal",
@@ -402,7 +400,7 @@ def budget_to_reach(turns: Sequence[Turn], target: float, how: str = "optimal",
     """
     turns = _check_turns(turns)
     s = float(check_real("target", target, low=0.0, high=1.0, high_open=True))
-    check_choice("how", how, ("optimal", "adaptive", *BASELINES))
+    check_choice("how", how, (*_OPTIMAL_PLANS, *BASELINES))
     lo = sum(t.cost for t in turns)
     if _success_at(turns, lo, how) >= s:
         return lo
@@ -463,6 +461,13 @@ def adaptive_plan(turns: Sequence[Turn], budget: int) -> AdaptivePlan:
             kernel[c * np.arange(1, K + 1)] = pmf
             values[i] = np.clip(_convolve_head(kernel, nxt, B + 1), 0.0, 1.0)
     return AdaptivePlan(budget=B, success=float(values[0, B]), values=values, commit=commit)
+
+
+#: The optimal plans :func:`budget_to_reach` can ask for, besides the baselines.
+_OPTIMAL_PLANS: dict[str, Callable[[list[Turn], int], InferencePlan | AdaptivePlan]] = {
+    "optimal": integer_plan,
+    "adaptive": adaptive_plan,
+}
 
 
 def _convolve_head(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:

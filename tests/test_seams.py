@@ -12,7 +12,9 @@ here), so a new rule or kind is tested by being listed.
 
 from __future__ import annotations
 
+import ast
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -193,3 +195,65 @@ def test_turn_of_a_kind_is_the_kinds_class() -> None:
 def test_turn_refuses_a_field_its_kind_does_not_take(kwargs: dict, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         Turn(**kwargs)
+
+
+# ---------------------------------------------------------- no name chains left (issue 25 goal)
+ROOT = Path(__file__).resolve().parents[1]
+#: The simulators and the inference modules (laws, context turns, planners).
+SEAM_FILES = [*sorted((ROOT / "simulate").glob("*.py")),
+              ROOT / "theory" / "_inference.py", ROOT / "theory" / "_context.py",
+              ROOT / "optimize" / "_inference.py", ROOT / "optimize" / "_context_plan.py"]
+#: Names whose string value picks a behaviour: those are asked of an object or a table.
+DISPATCH_NAMES = ("method", "kind", "algorithm", "how")
+
+
+def _dispatch_name(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name) and node.id in DISPATCH_NAMES:
+        return node.id
+    if isinstance(node, ast.Attribute) and node.attr in DISPATCH_NAMES:
+        # numpy's dtype.kind ("b", "iu") is a type code, not a name of ours
+        inner = node.value
+        if not (isinstance(inner, ast.Attribute) and inner.attr == "dtype"):
+            return node.attr
+    return None
+
+
+def _is_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return bool(node.elts) and all(_is_literal(e) for e in node.elts)
+    return False
+
+
+def name_chains(source: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of each comparison of a dispatch name with a string literal.
+
+    ``kind == "x"``, ``method != "y"``, ``algorithm in ("a", "b")``: the tests of an
+    if/elif chain that branches on a name (AST, so comments and strings do not count).
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Compare):
+            continue
+        sides = [node.left, *node.comparators]
+        for op, left, right in zip(node.ops, sides, sides[1:]):
+            if not isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn):
+                continue
+            if (_dispatch_name(left) and _is_literal(right)) or (
+                    _dispatch_name(right) and _is_literal(left)):
+                found.append((node.lineno, ast.unparse(node)))
+    return found
+
+
+def test_the_detector_finds_a_chain() -> None:
+    src = ('if method == "bon":\n    pass\nelif t.kind in ("a", "b"):\n    pass\n'
+           'ok = arr.dtype.kind == "b" or method in METHODS or kind == other\n')
+    assert [line for line, _ in name_chains(src)] == [1, 3]
+
+
+@pytest.mark.parametrize("path", SEAM_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_no_method_or_kind_chains(path: Path) -> None:
+    chains = name_chains(path.read_text(encoding="utf-8"))
+    assert not chains, (f"{path.relative_to(ROOT)} branches on a name: ask the rule, "
+                        f"algorithm or turn object instead: {chains}")

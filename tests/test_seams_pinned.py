@@ -25,16 +25,18 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize import (
+    CONTEXT_METHODS,
     adaptive_plan,
     baseline_plan,
     compare_inference_plans,
+    context_plan,
     continuous_plan,
     integer_plan,
 )
 from rlscale.optimize._inference import BASELINES
 from rlscale.simulate import kl_bandit_pg, sample_selection
 from rlscale.simulate._generalising_proxy import generalising_proxy_gain
-from rlscale.theory import Turn
+from rlscale.theory import ContextTurn, InfeasibleError, Turn
 
 
 def _h(a: Any) -> str:
@@ -129,6 +131,59 @@ def plan_rows() -> dict[str, dict[str, Any]]:
         row["eta"] = {b: _hex(v) for b, v in compare_inference_plans(turns, 30).eta.items()}
         rows[name] = row
     return rows
+
+
+CONTEXT_SETS = {
+    "perfect": lambda: [ContextTurn(0.1, 0.9, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+                        ContextTurn(0.5, 0.6, 0.7, context_cost=0.5, levels=(1, 4, 16))],
+    "noisy": lambda: [
+        ContextTurn(0.2, 0.8, 0.5, base_cost=2.0, context_cost=0.25, levels=(1, 2, 8),
+                    fpr=0.1, fnr=0.2),
+        ContextTurn(0.3, 0.7, 1.0, context_cost=1.0, levels=(2, 8), fpr=0.05, fnr=0.1,
+                    failures="retried"),
+        ContextTurn(0.05, 0.95, 0.3, context_cost=0.1, levels=(1, 2, 8, 32))],
+}
+
+
+def context_rows() -> dict[str, Any]:
+    rows: dict[str, Any] = {}
+    for name, build in CONTEXT_SETS.items():
+        turns = build()
+        for B in (12, 40, 97):
+            for m in CONTEXT_METHODS:
+                try:
+                    p = context_plan(turns, B, m)
+                    rows[f"{name}|{B}|{m}"] = [list(p.context), list(p.n), _hex(p.log_success)]
+                except (ValueError, InfeasibleError) as exc:
+                    rows[f"{name}|{B}|{m}"] = type(exc).__name__
+    return rows
+
+
+#: Recorded on 3962a9c (before context_plan's methods became a table) by context_rows.
+PINNED_CONTEXT = {'perfect|12|joint': [[4, 1], [2, 3], '-0x1.3e5b2e1579617p-2'],
+ 'perfect|12|samples': [[1, 1], [4, 2], '-0x1.5ae6f1cd43c8ep+0'],
+ 'perfect|12|context': [[16, 4], [1, 1], '-0x1.a2ccc9e466ffep-1'],
+ 'perfect|12|fixed': [[4, 4], [2, 2], '-0x1.8f9d0525373cep-2'],
+ 'perfect|40|joint': [[4, 1], [7, 9], '-0x1.e34a4de836066p-9'],
+ 'perfect|40|samples': [[1, 1], [15, 5], '-0x1.0c9405d7090a2p-2'],
+ 'perfect|40|context': [[16, 16], [1, 1], '-0x1.8dccdcda7370ap-1'],
+ 'perfect|40|fixed': [[4, 4], [6, 7], '-0x1.e496f5202397dp-8'],
+ 'perfect|97|joint': [[4, 1], [17, 23], '-0x1.52b8f10ce7dfbp-22'],
+ 'perfect|97|samples': [[1, 1], [39, 9], '-0x1.2f57d5d360317p-6'],
+ 'perfect|97|context': [[16, 16], [1, 1], '-0x1.8dccdcda7370ap-1'],
+ 'perfect|97|fixed': [[4, 4], [15, 17], '-0x1.0d7c166cc91bcp-19'],
+ 'noisy|12|joint': [[8, 2, 8], [1, 2, 1], '-0x1.a6c419532a963p+0'],
+ 'noisy|12|samples': [[1, 2, 1], [1, 1, 3], '-0x1.16c037e863cd8p+2'],
+ 'noisy|12|context': [[8, 2, 32], [1, 1, 1], '-0x1.c9f7f73ca713cp+0'],
+ 'noisy|12|fixed': [[2, 2, 2], [1, 1, 3], '-0x1.3654b020badb9p+1'],
+ 'noisy|40|joint': [[8, 2, 8], [3, 6, 5], '-0x1.f7414ca841226p-3'],
+ 'noisy|40|samples': [[1, 2, 1], [5, 3, 8], '-0x1.f13c24cc7f101p+0'],
+ 'noisy|40|context': [[8, 8, 32], [1, 1, 1], '-0x1.86cda94d202c5p+0'],
+ 'noisy|40|fixed': [[8, 8, 8], [3, 2, 5], '-0x1.a06edf9c306a6p-2'],
+ 'noisy|97|joint': [[8, 2, 8], [9, 12, 12], '-0x1.62215aba733a4p-4'],
+ 'noisy|97|samples': [[1, 2, 1], [9, 6, 26], '-0x1.a41bc944cb4a0p-1'],
+ 'noisy|97|context': [[8, 8, 32], [1, 1, 1], '-0x1.86cda94d202c5p+0'],
+ 'noisy|97|fixed': [[8, 8, 8], [8, 5, 10], '-0x1.9c1d355a1a01ep-4']}
 
 
 #: Recorded on b273279 (before the refactor) by the functions above.
@@ -339,3 +394,7 @@ def test_inference_plans_are_pinned() -> None:
             assert np.allclose(gn, wn, rtol=1e-9, atol=0.0), name
             assert math.isclose(gl, wl, rel_tol=1e-9), name
         assert g == w, name
+
+
+def test_context_plans_are_pinned() -> None:
+    assert context_rows() == PINNED_CONTEXT
