@@ -3,7 +3,8 @@ r"""Selection rules of the reward-optimisation model, as objects that declare th
 Each rule (best-of-n, the quantilizer, exponential tilting) states what
 :mod:`rlscale.theory.reward` needs of it — its KL on a pool of ``n = e^t``
 candidates, the largest pool its KL budget allows, and its noise-free gain on a
-pool — and one generic optimiser turns those into the model gain
+pool (and, for the simulators, the law of its selected candidate's standardised
+score, :meth:`SelectionRule.sample_top`) — and one generic optimiser turns those into the model gain
 ``G(M, K) = sup_n gain(n)`` (the way a cvxpy atom declares its curvature and sign
 and the solver does the rest).  A test can therefore loop over :data:`RULES` and
 check every rule against the same identities.
