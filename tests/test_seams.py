@@ -98,6 +98,9 @@ TURN_CASES = [
 ]
 
 
+TURN_IDS = ["coverage", "verifier-terminal", "verifier-retried", "selection", "empirical"]
+
+
 def _terminal_log_p(n: float) -> float:
     a = 0.3 * 0.8 + 0.7 * 0.1
     pi, rho = 0.3 * 0.8 / a, 0.3 * 0.2 / (1 - a)
@@ -123,7 +126,7 @@ def _oracle(turn: Turn, law: Any) -> Any:
     return ORACLES["selection" if turn.kind == "selection" else "verifier-terminal"]
 
 
-@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=lambda x: repr(x)[:30])
+@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=TURN_IDS)
 def test_each_kind_has_its_law(turn: Turn, law: Any) -> None:
     law = _oracle(turn, law)
     for n in (1, 2, 7, 40):
@@ -131,7 +134,7 @@ def test_each_kind_has_its_law(turn: Turn, law: Any) -> None:
     assert float(turn.log_success(0)) == -math.inf
 
 
-@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=lambda x: repr(x)[:30])
+@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=TURN_IDS)
 def test_the_dcp_form_is_the_law(turn: Turn, law: Any) -> None:
     import cvxpy as cp
 
@@ -147,7 +150,7 @@ def test_the_dcp_form_is_the_law(turn: Turn, law: Any) -> None:
         assert math.isclose(float(expr.value), _oracle(turn, law)(n), rel_tol=1e-9)
 
 
-@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=lambda x: repr(x)[:30])
+@pytest.mark.parametrize(("turn", "law"), TURN_CASES, ids=TURN_IDS)
 def test_declared_properties_say_what_the_planners_do(turn: Turn, law: Any) -> None:
     turns = [turn, CoverageTurn(0.5)]
     if turn.sequential:
