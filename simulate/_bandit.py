@@ -63,8 +63,6 @@ from rlscale.theory._validation import check_bool, check_positive_int, check_rea
 
 __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_pg"]
 
-BANDIT_ALGORITHMS = ("exact", "npg", "reinforce", "rloo", "grpo", "dr_grpo")
-
 #: The full-information methods: the logit step from the exact advantage ``f − E_π f``
 #: (``π⊙adv`` is the gradient, ``adv`` itself the natural gradient).
 _FULL_STEPS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
@@ -81,6 +79,7 @@ _ADVANTAGES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "grpo": grpo_advantages,
     "dr_grpo": dr_grpo_advantages,
 }
+BANDIT_ALGORITHMS = (*_FULL_STEPS, *_ADVANTAGES)
 _MAX_SPREAD = 1e300
 #: Upper limit on the work ``steps · problems · (pool size + batch_size)`` of one
 #: :func:`kl_bandit_pg` call.  Measured at the limit (load 3, with and without
