@@ -86,7 +86,6 @@ from rlscale.theory._validation import (
 __all__ = ["KINDS", "CoverageTurn", "EmpiricalTurn", "SelectionTurn", "Turn", "VerifierTurn",
            "coverage", "episode_success", "log_coverage", "pass_at_k"]
 
-KINDS = ("coverage", "verifier", "selection", "empirical")
 FAILURES = ("terminal", "retried")
 
 # Composite Gauss–Legendre nodes for the selection integral, in units of the
@@ -592,6 +591,8 @@ class EmpiricalTurn(Turn):
 #: Each kind's class (``Turn(kind, ...)`` builds from it).
 _KIND_CLASSES: dict[str, type[Turn]] = {
     c.kind: c for c in (CoverageTurn, VerifierTurn, SelectionTurn, EmpiricalTurn)}
+#: The kinds' names, in the order of the module docstring.
+KINDS = tuple(_KIND_CLASSES)
 
 
 def episode_success(turns: Any, n: Any) -> float:
