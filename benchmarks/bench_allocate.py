@@ -200,7 +200,7 @@ def _agreement(ours: dict[str, object], peer: dict[str, object], spec: Spec,
     peer_loss = spec.floor + sum(c * math.prod(xi ** e for xi, e in zip(x, pw))
                                  for c, pw in zip(spec.coef, spec.powers))
     prob = ours["problem"]
-    peer_kkt = prob._kkt(ALLOCATE, budget, dict(zip("Etk", x)))[0]
+    peer_kkt = prob.state.kkt(ALLOCATE, budget, dict(zip("Etk", x)))[0]
     return {"optimum": f"values within {gap:.1e} relative, loss ours {a.loss:.15g} / peer "
                        f"{peer_loss:.15g}",
             "KKT residual (the problem's check)": f"ours {a.kkt_residual:.1e} ({a.solver}: "
@@ -327,7 +327,7 @@ def cases(smoke: bool) -> list[Case]:
         def report():
             res = summary[method]
             r = np.array([a.kkt_residual for a in res])
-            s = np.array([p._kkt(ALLOCATE, b, dict(zip("Etk", x)))[0]
+            s = np.array([p.state.kkt(ALLOCATE, b, dict(zip("Etk", x)))[0]
                           for (p, b), x in zip(inst, summary["slsqp_x"])])
             return {f"ours ({method}): KKT <= 1e-12": f"{int(np.sum(r <= 1e-12))}/{r.size}",
                     f"ours ({method}): worst KKT residual": f"{np.max(r):.3e}",

@@ -188,7 +188,8 @@ def _old_sample(probs, m, rng):
 def _old_kl_bandit_pg(rewards, beta, *, steps, batch_size, algorithm="rloo", rng=None,
                       history=True):
     """The old sampled-method loop of kl_bandit_pg (inputs prepared as today)."""
-    from rlscale.simulate._bandit import _GRPO_EPS, _prepare
+    from rlscale.simulate._bandit import _prepare
+    from rlscale.simulate._grpo import GRPO_EPS as _GRPO_EPS
 
     r, b, log_ref, _ = _prepare(rewards, beta, None)
     step = 1.0 / b

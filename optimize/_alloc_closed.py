@@ -44,12 +44,15 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from rlscale.optimize._alloc_kkt import ALLOCATE, Sense, round_allocation
-from rlscale.optimize._alloc_result import Allocation, AllocationFrontier, effective_matrix
+from rlscale.optimize._alloc_result import Allocation, AllocationFrontier
+
+if TYPE_CHECKING:
+    from rlscale.optimize._alloc_state import GPState
 
 __all__ = ["KINDS", "ClosedForm", "ClosedPlan", "closed_form", "closed_frontier", "closed_logs"]
 
@@ -226,7 +229,7 @@ def _nested(obj: list, cst: list, idx: dict, n: int) -> ClosedForm | None:
     return ClosedForm("nested", pooled, (np.array(order), half, log_total))
 
 
-def closed_logs(problem: Any, sense: Sense, bounds: np.ndarray, method: str
+def closed_logs(state: Any, sense: Sense, bounds: np.ndarray, method: str
                 ) -> np.ndarray | None:
     """Closed-form ``log x`` (variables x bounds), NaN columns where the bounds cut it off.
 
@@ -237,7 +240,7 @@ def closed_logs(problem: Any, sense: Sense, bounds: np.ndarray, method: str
     """
     if method not in ("auto", "closed_form"):
         return None
-    cf = problem.closed_form
+    cf = state.closed_form
     if cf is None:
         if method == "closed_form":
             raise ValueError(
@@ -246,7 +249,7 @@ def closed_logs(problem: Any, sense: Sense, bounds: np.ndarray, method: str
                 "components, without synthetic data; this problem has none: use "
                 "method='auto'")
         return None
-    rhs = bounds if sense.minimises_loss else bounds - problem.law.floor
+    rhs = bounds if sense.minimises_loss else bounds - state.floor
     logx = cf.log_values(sense, np.log(rhs))
     low, high = _LOG_RANGE
     if np.any(logx > high) or np.any(logx < low):
@@ -255,19 +258,19 @@ def closed_logs(problem: Any, sense: Sense, bounds: np.ndarray, method: str
                          f"(a variable would be e^{float(np.max(np.abs(logx[:, j]))):.4g} "
                          f"or its reciprocal); use a {sense.what} nearer the law's scale")
     tol = 1e-12
-    inside = np.all((logx >= problem._log_lo[:, None] - tol)
-                    & (logx <= problem._log_hi[:, None] + tol), axis=0)
+    log_lo, log_hi = (side[:, None] for side in state.log_box)
+    inside = np.all((logx >= log_lo - tol) & (logx <= log_hi + tol), axis=0)
     if method == "closed_form" and not inside.all():
         j = int(np.flatnonzero(~inside)[0])
         raise ValueError(f"method='closed_form': at {sense.what} {bounds[j]:g} the closed "
-                         f"form ({cf.kind}) leaves the bounds {problem.bounds}; use "
+                         f"form ({cf.kind}) leaves the bounds {dict(state.bounds)}; use "
                          "method='auto' to solve the bounded problem")
-    u = np.clip(logx, problem._log_lo[:, None], problem._log_hi[:, None])
+    u = np.clip(logx, log_lo, log_hi)
     u[:, ~inside] = np.nan
     return u
 
 
-def closed_frontier(problem: Any, x: np.ndarray, budgets: np.ndarray
+def closed_frontier(state: GPState, x: np.ndarray, budgets: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Loss, cost and KKT residual of closed-form points ``x`` (variables x budgets).
 
@@ -275,14 +278,15 @@ def closed_frontier(problem: Any, x: np.ndarray, budgets: np.ndarray
     :mod:`._alloc_kkt`) is vectorised where no bound is active (one
     multiplier, fitted in closed form) and computed point by point elsewhere.
     """
-    A, b = problem._matrix(problem.objective)
-    Ac, bc = problem._matrix(problem.cost)
+    A, b = state.law_terms
+    Ac, bc = state.cost_terms
     u = np.log(x)
     zo, zc = A @ u + b[:, None], Ac @ u + bc[:, None]
     with np.errstate(over="ignore"):
-        loss = problem.law.floor + np.exp(zo).sum(axis=0)
+        loss = state.floor + np.exp(zo).sum(axis=0)
         cost = np.exp(zc).sum(axis=0)
-    near = ((u - problem._log_lo[:, None] <= 1e-6) | (problem._log_hi[:, None] - u <= 1e-6))
+    log_lo, log_hi = state.log_box
+    near = ((u - log_lo[:, None] <= 1e-6) | (log_hi[:, None] - u <= 1e-6))
     kkt = np.empty(budgets.size)
     free = ~near.any(axis=0)
     if free.any():
@@ -292,8 +296,8 @@ def closed_frontier(problem: Any, x: np.ndarray, budgets: np.ndarray
         gap = np.log(cost[free]) - np.log(budgets[free])
         kkt[free] = np.maximum(stat, np.maximum(gap, 0.0))
     for j in np.flatnonzero(~free):
-        vals = {v: float(x[i, j]) for i, v in enumerate(problem.variables)}
-        kkt[j] = problem._kkt(ALLOCATE, float(budgets[j]), vals)[0]
+        vals = {v: float(x[i, j]) for i, v in enumerate(state.variables)}
+        kkt[j] = state.kkt(ALLOCATE, float(budgets[j]), vals)[0]
     return loss, cost, kkt
 
 
@@ -306,10 +310,10 @@ def _softmax_grad(z: np.ndarray, A: np.ndarray) -> np.ndarray:
 class ClosedPlan:
     """A problem's closed form in one sense, reduced to numbers for calls of microseconds.
 
-    Built once per problem and sense (``AllocationProblem._plan``).  Every closed form is
-    affine in logs (:meth:`ClosedForm.affine`): ``log x = p + q L``, ``L = log rhs``, ``rhs``
-    the budget or target minus floor; so are the logs of the law's and cost's terms and of
-    the effective axes, ``A log x + b = (A p + b) + (A q) L``.
+    Built once per problem and sense (:meth:`._alloc_state.GPState.closed_plan`).  Every
+    closed form is affine in logs (:meth:`ClosedForm.affine`): ``log x = p + q L``,
+    ``L = log rhs``, ``rhs`` the budget or target minus floor; so are the logs of the law's
+    and cost's terms and of the effective axes, ``A log x + b = (A p + b) + (A q) L``.
 
     **The fast interval** ``low < rhs < high``: each check of the general path bounds ``L``
     on one side -- ``log x`` inside the box and the float range ``[-708, 709]`` shrunk by
@@ -323,22 +327,22 @@ class ClosedPlan:
     are deferred to first read (:class:`._alloc_result._Deferred`).
     """
 
-    def __init__(self, problem: Any, sense: Sense) -> None:
-        cf = problem.closed_form
-        self.problem, self.sense = problem, sense
+    def __init__(self, state: GPState, sense: Sense) -> None:
+        cf = state.closed_form
+        self.state, self.sense = state, sense
         p, q = cf.affine(sense)
         self._p_col, self._q_col = p[:, None], q[:, None]
         #: ``L -> x``: numpy's exp, whose digits the vectorised frontier shares.
         self._values_at = _affine_exp(p.tolist(), q.tolist(), np.exp)
         #: Subtracted from the bound to give ``rhs``: 0 for a budget, the floor for a target.
-        self.floor = 0.0 if sense.minimises_loss else problem.law.floor
-        self._law_floor = problem.law.floor
-        self._names, self._axes = tuple(problem.variables), tuple(problem.law.axes)
-        mats = [problem._matrix(problem.objective), problem._matrix(problem.cost)]
+        self.floor = 0.0 if sense.minimises_loss else state.floor
+        self._law_floor = state.floor
+        self._names, self._axes = tuple(state.variables), tuple(state.law.axes)
+        mats = [state.law_terms, state.cost_terms]
         n_obj, n_cost = len(mats[0][1]), len(mats[1][1])
         self._obj_slice, self._cost_slice = slice(0, n_obj), slice(n_obj, n_obj + n_cost)
         self._eff_slice = slice(n_obj + n_cost, None)
-        eff = effective_matrix(problem)
+        eff = state.effective_terms
         # Axes that are decision variables themselves (no substitution) are read off the values.
         direct = [int(np.argmax(row)) for row, c in zip(*eff)
                   if c == 0.0 and np.count_nonzero(row) == 1 and row.max() == 1.0]
@@ -352,7 +356,7 @@ class ClosedPlan:
         #: ``L -> the terms`` (law's, cost's, effective axes'): math.exp, no digits to share.
         self._terms_at = _affine_exp((A @ p + b).tolist(), (A @ q).tolist(), math.exp)
         self._sparse = _sparse_rows(A, b)
-        self._labels = tuple(problem._labels)
+        self._labels = state.labels
         self._message = f"closed form: {KINDS[cf.kind]}"
         self._bound_key = "budget" if sense.minimises_loss else "target"
         #: Every field of a record in order, with the values all records share.
@@ -362,14 +366,14 @@ class ClosedPlan:
             "rounded_loss": None, "rounded_cost": None, "rounding_note": "",
             "solver": f"closed form ({cf.kind})", "seconds": 0.0, "extra": None,
             "method": "closed_form"}
-        self.low, self.high = self._fast_interval(problem, p, q)
+        self.low, self.high = self._fast_interval(state, p, q)
 
-    def _fast_interval(self, problem: Any, p: np.ndarray, q: np.ndarray
+    def _fast_interval(self, state: GPState, p: np.ndarray, q: np.ndarray
                        ) -> tuple[float, float]:
         """``(low, high)`` of ``rhs`` (see the class docstring); empty as ``(inf, -inf)``."""
         lo_l, hi_l = -math.inf, math.inf
-        for pi, qi, lo, hi in zip(p.tolist(), q.tolist(), problem._log_lo.tolist(),
-                                  problem._log_hi.tolist()):
+        log_lo, log_hi = state.log_box
+        for pi, qi, lo, hi in zip(p.tolist(), q.tolist(), log_lo.tolist(), log_hi.tolist()):
             if qi == 0.0:  # a pooled nesting level: log x = p whatever the rhs
                 if not (max(lo, _LOG_RANGE[0]) <= pi <= min(hi, _LOG_RANGE[1])):
                     return math.inf, -math.inf
@@ -384,16 +388,16 @@ class ClosedPlan:
         low = _exp_or_inf(lo_l)
         high = math.inf if hi_l >= _LOG_MAX else _exp_or_inf(hi_l)
         if self.sense.minimises_loss:
-            low = max(low, problem.cheapest()[0])
+            low = max(low, state.cheapest[0])
         else:
-            low = max(low, problem.lowest_loss() * (1 + 1e-12) - self.floor)
+            low = max(low, state.lowest_loss * (1 + 1e-12) - self.floor)
         return low, high
 
-    def solve(self, bound: float, rhs: float, round_integers: bool) -> Allocation:
-        """The record at ``bound`` (``rhs = bound - floor``), which the caller has checked
-        lies in the fast interval: the terms from their affine forms in ``L``."""
+    def solve(self, bound: float, round_integers: bool) -> Allocation:
+        """The record at ``bound`` (a float whose ``rhs = bound - floor`` the caller has
+        checked lies in the fast interval): the terms from their affine forms in ``L``."""
         start = _clock()
-        log_rhs = float(_np_log(rhs))
+        log_rhs = float(_np_log(bound - self.floor))
         return self._record(bound, self._values_at(log_rhs), self._terms_at(log_rhs),
                             round_integers, start)
 
@@ -432,12 +436,12 @@ class ClosedPlan:
         """The deferred fields of ``record``: its certificate, and its rounding if asked."""
         state = record.__dict__
         bound, values = state[self._bound_key], state["values"]
-        residual, duals = self.problem._kkt(self.sense, bound, values)
+        residual, duals = self.state.kkt(self.sense, bound, values)
         out = {"kkt_residual": residual, "duals": duals, "success": residual <= 1e-6,
                "message": f"{self._message}; KKT residual {residual:.2g}"}
         if "rounded" not in state:
             out.update(dict.fromkeys(_ROUNDING), rounding_note="")
-            out.update(round_allocation(self.problem, self.sense, bound, values))
+            out.update(round_allocation(self.state, self.sense, bound, values))
         return out
 
     def frontier(self, budgets: np.ndarray) -> AllocationFrontier:
@@ -448,14 +452,14 @@ class ClosedPlan:
         np.exp(x, out=x)
         record = _new(AllocationFrontier)  # AllocationFrontier._deferred, inlined
         _set(record, "__dict__", {"budgets": budgets, "values": dict(zip(self._names, x)),
-                                  "_pending": partial(frontier_certificate, self.problem, x)})
+                                  "_pending": partial(frontier_certificate, self.state, x)})
         return record
 
 
-def frontier_certificate(problem: Any, x: np.ndarray, record: AllocationFrontier
+def frontier_certificate(state: GPState, x: np.ndarray, record: AllocationFrontier
                          ) -> dict[str, Any]:
     """The deferred fields of a closed-form :class:`AllocationFrontier` at points ``x``."""
-    loss, cost, kkt = closed_frontier(problem, x, record.budgets)
+    loss, cost, kkt = closed_frontier(state, x, record.budgets)
     return {"loss": loss, "cost": cost, "kkt_residual": kkt,
             "method": ("closed_form",) * record.budgets.size}
 

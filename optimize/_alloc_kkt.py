@@ -152,77 +152,41 @@ def kkt_core(grad: np.ndarray, constraints: Sequence[tuple[float, np.ndarray]],
     return residual, {names[i]: float(m) for i, m in zip(active, mu) if m > 0}
 
 
-def round_allocation(problem: Any, sense: Sense, bound: float,
+def round_allocation(state: Any, sense: Sense, bound: float,
                      values: dict[str, float]) -> dict[str, Any]:
     """Best integer allocation among the floors and ceilings of ``values``.
 
     Every combination of ``floor``/``ceil`` per variable (clipped to its
     integer bounds; at least 1 for a law axis, where 0 means no data) is
-    evaluated at once; the feasible one with the smallest objective wins.
-    Past 14 variables only the nearest integer of each is tried.  Returns the
-    ``rounded``, ``rounded_loss`` and ``rounded_cost`` fields of an
+    evaluated at once (``state.candidate_loss_cost``: the problem's
+    :class:`~._alloc_state.AllocationState`); the feasible one with the smallest
+    objective wins.  Past 14 variables only the nearest integer of each is tried.
+    Returns the ``rounded``, ``rounded_loss`` and ``rounded_cost`` fields of an
     :class:`~rlscale.optimize.Allocation`, or a ``rounding_note`` saying why
     there is none.
     """
     choices = []
-    for v in problem.variables:
-        lo, hi = problem.bounds[v]
-        lo_i = max(math.ceil(lo - 1e-9), 1 if v in problem.objective.axes else 0)
+    for v in state.variables:
+        lo, hi = state.bounds[v]
+        lo_i = max(math.ceil(lo - 1e-9), 1 if v in state.objective.axes else 0)
         hi_i = math.floor(hi + 1e-9) if math.isfinite(hi) else math.inf
         cands = {min(max(math.floor(values[v]), lo_i), hi_i),
                  min(max(math.ceil(values[v]), lo_i), hi_i)}
         cands = {c for c in cands if lo_i <= c <= hi_i}
         if not cands:
             return {"rounding_note": f"no integer value of {v} lies within its bounds "
-                                     f"{problem.bounds[v]}"}
+                                     f"{state.bounds[v]}"}
         choices.append(sorted(cands))
-    if len(problem.variables) > 14:
+    if len(state.variables) > 14:
         choices = [[min(c, key=lambda z, v=v: abs(z - values[v]))]
-                   for c, v in zip(choices, problem.variables)]
+                   for c, v in zip(choices, state.variables)]
     grid = np.array(list(itertools.product(*choices)), dtype=np.float64)
-    cand = {v: grid[:, i] for i, v in enumerate(problem.variables)}
-    got = _gp_loss_cost(problem, cand) if problem.gp else None
-    if got is None:
-        with np.errstate(divide="ignore"):
-            loss = np.asarray(problem.loss_at(cand), dtype=np.float64)
-            cost = np.asarray(problem.cost_at(cand), dtype=np.float64)
-    else:
-        loss, cost = got
+    cand = {v: grid[:, i] for i, v in enumerate(state.variables)}
+    loss, cost = state.candidate_loss_cost(cand)
     ok, key = sense.rank(loss, cost, bound)
     if not ok.any():
         what = "within the budget" if sense.minimises_loss else "reaching the target"
         return {"rounding_note": f"no floor/ceiling combination of the optimum is {what}"}
     best = int(np.argmin(key))
-    return {"rounded": {v: int(grid[best, i]) for i, v in enumerate(problem.variables)},
+    return {"rounded": {v: int(grid[best, i]) for i, v in enumerate(state.variables)},
             "rounded_loss": float(loss[best]), "rounded_cost": float(cost[best])}
-
-
-def _terms_sum(poly: Any, arrays: dict[str, np.ndarray], size: int) -> np.ndarray:
-    """``poly`` at checked positive ``arrays``: the arithmetic of
-    :meth:`~rlscale.theory.Posynomial.evaluate` (each term ``c * x**e * ...`` in its
-    exponents' order, the terms added in order), without re-validating the input."""
-    total = None
-    for m in poly.terms:
-        term = np.full(size, m.coefficient)
-        for name, e in m.exponents:
-            term = term * arrays[name] ** e
-        total = term if total is None else total + term
-    return total
-
-
-def _gp_loss_cost(problem: Any, cand: dict[str, np.ndarray]
-                  ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Loss and cost of a geometric program's rounding candidates (integers >= 1), the same
-    digits as ``loss_at``/``cost_at`` at a fraction of their checking; ``None`` where a
-    value is not positive and finite (those take the checked path, with its limits)."""
-    size = next(iter(cand.values())).size
-    with np.errstate(all="ignore"):
-        eff = {axis: (_terms_sum(problem.substitute[axis], cand, size)
-                      if axis in problem.substitute else cand[axis])
-               for axis in problem.law.axes}
-        loss = problem.law.floor + _terms_sum(problem._reducible, eff, size)
-        cost = _terms_sum(problem.cost, cand, size)
-    if not (np.all(np.isfinite(loss)) and np.all(np.isfinite(cost)) and np.all(cost > 0)
-            and all(np.all((a > 0) & np.isfinite(a)) for a in eff.values())):
-        return None
-    return loss, cost

@@ -32,7 +32,7 @@ from rlscale.optimize._alloc_kkt import Sense
 from rlscale.optimize._alloc_polish import polish, rescue
 from rlscale.theory._errors import InfeasibleError, SolverError
 
-__all__ = ["GPModel", "dcp_model", "gp_model", "solve_numeric"]
+__all__ = ["DCPModel", "GPModel", "gp_model", "solve_numeric"]
 
 _CACHE: OrderedDict[tuple, GPModel] = OrderedDict()
 _CACHE_SIZE = 64
@@ -135,15 +135,15 @@ def gp_model(sense: Sense, n_obj: int, n_cost: int,
 class DCPModel:
     """The synthetic-data program of one problem (see the module docstring)."""
 
-    def __init__(self, problem: Any, sense: Sense) -> None:
+    def __init__(self, state: Any, sense: Sense) -> None:
         import cvxpy as cp
 
-        x = {v: cp.Variable(nonneg=True, name=v) for v in problem.variables}
+        x = {v: cp.Variable(nonneg=True, name=v) for v in state.variables}
         cons = []
         eff = {}
-        for axis in problem.law.axes:
+        for axis in state.law.axes:
             z = x[axis]
-            for m in problem.synthesis:
+            for m in state.synthesis:
                 if m.axis != axis:
                     continue
                 xs = x[m.name]
@@ -159,16 +159,16 @@ class DCPModel:
                     z = z + m.rho * s * (x[axis] - tvar)
             eff[axis] = z
         obj = 0
-        for term in problem.objective.terms:
+        for term in state.objective.terms:
             (axis, e), = term.exponents
             obj = obj + term.coefficient * cp.power(eff[axis], e, approx=False)
         cost = 0
-        for term in problem.cost.terms:
+        for term in state.cost.terms:
             cost = cost + (term.coefficient * x[term.exponents[0][0]] if term.exponents
                            else term.coefficient)
-        for m in problem.synthesis:
+        for m in state.synthesis:
             cost = cost + m.unit_cost * x[m.name]
-        for v, (lo, hi) in problem.bounds.items():
+        for v, (lo, hi) in state.bounds.items():
             if lo > 0:
                 cons.append(x[v] >= lo)
             if math.isfinite(hi):
@@ -197,64 +197,46 @@ class DCPModel:
         return self.problem.status, np.array([float(x.value) for x in self.x])
 
 
-def dcp_model(problem: Any, sense: Sense) -> DCPModel:
-    """The synthetic-data program of ``problem`` (one per problem and sense)."""
-    return DCPModel(problem, sense)
-
-
-def solve_numeric(problem: Any, sense: Sense, bound: float, method: str
-             ) -> tuple[dict[str, float], str, str, str]:
-    """cvxpy (GP or DCP), then the polish and, if needed, the rescue."""
+def solve_numeric(state: Any, sense: Sense, bound: float, method: str
+                  ) -> tuple[dict[str, float], str, str, str]:
+    """cvxpy (the state's conic program: GP or DCP), then the polish and, if needed, the
+    rescue."""
     import cvxpy as cp
 
-    kind = "gp" if problem.gp else "dcp"
+    kind = state.method
     if method not in ("auto", kind):
-        why = ("synthetic data makes it a DCP program in the counts" if problem.gp is False
-               else "it has no synthetic data, so it is a geometric program")
-        raise ValueError(f"method={method!r} does not fit this problem: {why}; use "
+        raise ValueError(f"method={method!r} does not fit this problem: {state.why}; use "
                          f"method={kind!r} or 'auto'")
-    rhs = sense.rhs(bound, problem.law.floor)
+    rhs = sense.rhs(bound, state.floor)
     try:
-        if problem.gp:
-            law, cost = problem._matrix(problem.objective), problem._matrix(problem.cost)
-            bounds = list(problem.bounds.values())
-            model = gp_model(sense, len(law[1]), len(cost[1]), bounds)
-            problem._compiled[sense.name] = model
-            status, x = model.solve(law, cost, [lo for lo, _ in bounds], [hi for _, hi in bounds],
-                                    rhs)
-        else:
-            if sense.name not in problem._compiled:
-                problem._compiled[sense.name] = dcp_model(problem, sense)
-            status, x = problem._compiled[sense.name].solve(rhs)
+        status, x = state.conic_solve(sense, rhs)
     except (cp.error.SolverError, ArithmeticError) as exc:
-        raise SolverError(solver_failure(problem, sense, bound, exc)) from exc
+        raise SolverError(solver_failure(state, sense, bound, exc)) from exc
     if status in (cp.INFEASIBLE, cp.INFEASIBLE_INACCURATE):
         raise InfeasibleError(f"the {sense.name} problem is infeasible (solver status "
-                              f"{status}); check the bounds {problem.bounds}")
+                              f"{status}); check the bounds {dict(state.bounds)}")
     if status in (cp.UNBOUNDED, cp.UNBOUNDED_INACCURATE):
         raise InfeasibleError(f"the {sense.name} problem is unbounded (solver status "
                               f"{status}); some axis can grow for free")
     if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x is None:
-        raise SolverError(solver_failure(problem, sense, bound, f"status {status}"))
-    values = {v: float(xi) for v, xi in zip(problem.variables, x)}
-    space_at = problem._space(sense, bound)
+        raise SolverError(solver_failure(state, sense, bound, f"status {status}"))
+    values = {v: float(xi) for v, xi in zip(state.variables, x)}
+    space_at = state.space_at(sense, bound)
     values, polished = polish(space_at, values)
     steps = ["polished by Newton on the KKT equations"] if polished else []
     if space_at(values).kkt(values)[0] > 1e-9:
         values, rescued = rescue(space_at, values)
         if rescued:
             steps.append("rescued by SLSQP")
-    how = "cvxpy, the GP in log space" if problem.gp else "cvxpy DCP"
-    return values, status, kind, ", ".join([f"CLARABEL via {how} ({status})", *steps])
+    return values, status, kind, ", ".join([f"CLARABEL via {state.via} ({status})", *steps])
 
-def solver_failure(problem: Any, sense: Sense, bound: float, why: Any) -> str:
+
+def solver_failure(state: Any, sense: Sense, bound: float, why: Any) -> str:
     """What rlscale tried and what the user can change, in place of cvxpy's advice."""
     text = " ".join(str(why).split())
     text = text.split(" Try another solver")[0].split(" Try re-solving")[0].rstrip(". ")
-    kind = ("geometric program (cvxpy, in log space)" if problem.gp
-            else "convex program (cvxpy DCP)")
     text = text or "no reason given"
     return (f"the {sense.name} problem at {sense.what} {bound:g} could not be solved: "
-            f"rlscale posed it as a {kind} and ran the CLARABEL solver, which failed "
+            f"rlscale posed it as a {state.program} and ran the CLARABEL solver, which failed "
             f"({text}); try a {sense.what} nearer the spec's typical scale, rescale the "
             "law's coefficients and the cost toward 1, or tighten the bounds")

@@ -279,15 +279,13 @@ class NewtonGP:
         return None
 
 
-def newton_gp(problem: Any, sense: Any, bound: float) -> tuple[dict[str, float], int] | None:
-    """Newton's KKT point of a geometric ``problem`` at ``bound`` (uncertified), with its
-    number of Newton steps, or ``None`` (see the module docstring)."""
-    space = problem._space(sense, bound)(None)
-    kernel = problem._kernels.get(sense.name)
-    if kernel is None:
-        kernel = problem._kernels[sense.name] = NewtonGP(space)
-    got = kernel.solve(space.log_rhs)
+def newton_gp(state: Any, sense: Any, bound: float) -> tuple[dict[str, float], int] | None:
+    """Newton's KKT point of a geometric program's ``state``
+    (:class:`~._alloc_state.GPState`) at ``bound`` (uncertified), with its number of
+    Newton steps, or ``None`` (see the module docstring)."""
+    space = state.log_space(sense, bound)
+    got = state.newton_kernel(sense, space).solve(space.log_rhs)
     if got is None:
         return None
     u, steps = got
-    return dict(zip(problem.variables, np.exp(u).tolist())), steps
+    return dict(zip(state.variables, np.exp(u).tolist())), steps

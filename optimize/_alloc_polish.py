@@ -152,8 +152,13 @@ def _hybr(space: Any, start: np.ndarray, free: np.ndarray, z0: np.ndarray
         return np.concatenate([space.obj_grad(p)[free] + z[-1] * d[free], [g]])
 
     # hybr may stop with 'no progress' once at machine precision; the caller's
-    # residual comparison decides whether the Newton point is kept.
-    return root(eqs, z0, method="hybr", options={"xtol": 1e-14}).x
+    # residual comparison decides whether the Newton point is kept.  A trial point past
+    # the edge of the count space (a law axis driven to 0, whose power law is then
+    # infinite) has no equations: that active set gives no candidate.
+    try:
+        return root(eqs, z0, method="hybr", options={"xtol": 1e-14}).x
+    except ArithmeticError:
+        return None
 
 
 def rescue(space_at: SpaceFactory, values: dict[str, float]

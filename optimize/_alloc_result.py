@@ -1,5 +1,7 @@
-"""The result records of an allocation (:class:`Allocation`, :class:`AllocationFrontier`) and
-the summary of a solver's point that fills them.
+"""The result records of an allocation (:class:`Allocation`, :class:`AllocationFrontier`).
+
+(What fills a solver's record -- loss, cost, effective axes and shares at its point -- is
+the problem state's ``summary``: :mod:`._alloc_state`.)
 
 A closed form (:mod:`._alloc_closed`) costs microseconds, its certificate -- the KKT
 residual and multipliers, checked at the point in log space -- ten to a hundred times more.
@@ -11,14 +13,13 @@ pickling all see the computed values; a solver's record has every field from the
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Allocation", "AllocationFrontier", "effective_matrix", "summarise"]
+__all__ = ["Allocation", "AllocationFrontier"]
 
 
 class _Deferred:
@@ -231,56 +232,3 @@ class AllocationFrontier(_Deferred):
                 "loss": self.loss.tolist(), "cost": self.cost.tolist(),
                 "kkt_residual": self.kkt_residual.tolist(), "method": list(self.method),
                 "success": self.success, "status": self.status, "message": self.message}
-
-
-def summarise(problem: Any, values: dict[str, float]
-              ) -> tuple[float, float, dict[str, float], dict[str, float]]:
-    """Loss, cost, effective axes and cost shares at a solver's point.
-
-    For a GP at positive counts, from the term matrices in log space (one
-    pass, no re-validation: the point came from the solver); otherwise by
-    evaluating the law and the cost.
-    """
-    x = np.array([values[v] for v in problem.variables])
-    if not problem.gp or not np.all(x > 0):
-        return (float(problem.loss_at(values)), float(problem.cost_at(values)),
-                {k: float(v) for k, v in problem.effective(values).items()},
-                _shares(problem, values))
-    u = np.log(x)
-    A, b = problem._matrix(problem.objective)
-    Ac, bc = problem._matrix(problem.cost)
-    Ae, be = effective_matrix(problem)
-    with np.errstate(over="ignore"):
-        terms = np.exp(Ac @ u + bc)
-        cost = float(terms.sum())
-        loss = problem.law.floor + float(np.exp(A @ u + b).sum())
-        eff = np.exp(Ae @ u + be)
-    return (loss, cost, dict(zip(problem.law.axes, eff.tolist())),
-            dict(zip(problem._labels, (terms / cost).tolist())))
-
-
-def effective_matrix(problem: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(A, b)`` with ``log(effective axes) = A @ log(x) + b`` (GP problems)."""
-    if "effective" not in problem._mats:
-        A = np.zeros((len(problem.law.axes), len(problem.variables)))
-        b = np.zeros(len(problem.law.axes))
-        for i, axis in enumerate(problem.law.axes):
-            if axis in problem.substitute:
-                (mono,) = problem.substitute[axis].terms
-                b[i] = math.log(mono.coefficient)
-                A[i] = [mono.power_of(v) for v in problem.variables]
-            else:
-                A[i, problem.variables.index(axis)] = 1.0
-        problem._mats["effective"] = (A, b)
-    return problem._mats["effective"]
-
-
-def _shares(problem: Any, values: Mapping[str, float]) -> dict[str, float]:
-    terms = problem.cost.term_values(values) if problem.cost.axes else np.array(
-        [m.coefficient for m in problem.cost.terms])
-    labels = [m.label() for m in problem.cost.terms]
-    amounts = dict(zip(labels, (float(t) for t in terms)))
-    for m in problem.synthesis:
-        amounts[m.name] = m.unit_cost * values[m.name]
-    total = sum(amounts.values())
-    return {k: v / total for k, v in amounts.items()}

@@ -97,13 +97,12 @@ class LogSpace(_Space):
 
     hessians = True
 
-    def __init__(self, problem: Any, sense: Sense, bound: float) -> None:
-        self.sense, self.variables = sense, problem.variables
-        law = problem._matrix(problem.objective)
-        cost = problem._matrix(problem.cost)
+    def __init__(self, state: Any, sense: Sense, bound: float) -> None:
+        self.sense, self.variables = sense, state.variables
+        law, cost = state.law_terms, state.cost_terms
         self.f, self.g = (law, cost) if sense.minimises_loss else (cost, law)
-        self.log_rhs = math.log(sense.rhs(bound, problem.law.floor))
-        bounds = [problem.bounds[v] for v in self.variables]
+        self.log_rhs = math.log(sense.rhs(bound, state.floor))
+        bounds = [state.bounds[v] for v in self.variables]
         self.lo = np.array([math.log(lo) if lo > 0 else -math.inf for lo, _ in bounds])
         self.hi = np.array([math.log(hi) if math.isfinite(hi) else math.inf for _, hi in bounds])
         self.labels_lo = [f"{v}>={lo:g}" if lo > 0 else None
@@ -145,19 +144,19 @@ class CountSpace(_Space):
 
     hessians = False
 
-    def __init__(self, problem: Any, sense: Sense, bound: float,
+    def __init__(self, state: Any, sense: Sense, bound: float,
                  values: Mapping[str, float]) -> None:
-        self.problem, self.sense, self.bound = problem, sense, bound
-        self.variables = problem.variables
-        _, gc0 = grad_counts(problem, values)
-        ref = bound if sense.minimises_loss else float(problem.cost_at(values))
+        self.state, self.sense, self.bound = state, sense, bound
+        self.variables = state.variables
+        _, gc0 = grad_counts(state, values)
+        ref = bound if sense.minimises_loss else float(state.cost_at(values))
         with np.errstate(divide="ignore"):  # an uncosted axis: ref / 0 = inf, not used
             per_unit = ref / gc0
         self.scale = np.where(gc0 > 0, per_unit,
                               np.array([max(values[v], 1.0) for v in self.variables]))
-        self.red0 = float(problem.objective.evaluate(problem.effective(values)))
-        self.cost0 = float(problem.cost_at(values))
-        bounds = [problem.bounds[v] for v in self.variables]
+        self.red0 = float(state.objective.evaluate(state.effective(values)))
+        self.cost0 = float(state.cost_at(values))
+        bounds = [state.bounds[v] for v in self.variables]
         self.lo = np.array([lo / s for (lo, _), s in zip(bounds, self.scale)])
         self.hi = np.array([hi / s for (_, hi), s in zip(bounds, self.scale)])
         self.labels_lo = [f"{v}>={lo:g}" for v, (lo, _) in zip(self.variables, bounds)]
@@ -173,45 +172,45 @@ class CountSpace(_Space):
     def obj_value(self, p: np.ndarray) -> float:
         vals = self.to_values(p)
         if self.sense.minimises_loss:
-            return float(self.problem._reducible_at(vals)) / self.red0
-        return float(self.problem.cost_at(vals)) / self.cost0
+            return float(self.state.reducible_at(vals)) / self.red0
+        return float(self.state.cost_at(vals)) / self.cost0
 
     def obj_grad(self, p: np.ndarray) -> np.ndarray:
-        gl, gc = grad_counts(self.problem, self.to_values(p))
+        gl, gc = grad_counts(self.state, self.to_values(p))
         if self.sense.minimises_loss:
             return gl * self.scale / self.red0
         return gc * self.scale / self.cost0
 
     def main(self, p: np.ndarray) -> tuple[float, np.ndarray]:
         vals = self.to_values(p)
-        gl, gc = grad_counts(self.problem, vals)
+        gl, gc = grad_counts(self.state, vals)
         if self.sense.minimises_loss:
-            return (float(self.problem.cost_at(vals)) / self.bound - 1.0,
+            return (float(self.state.cost_at(vals)) / self.bound - 1.0,
                     gc * self.scale / self.bound)
-        target = self.bound - self.problem.law.floor
-        red = float(self.problem.objective.evaluate(self.problem.effective(vals)))
+        target = self.bound - self.state.floor
+        red = float(self.state.objective.evaluate(self.state.effective(vals)))
         return red / target - 1.0, gl * self.scale / target
 
 
-def grad_counts(problem: Any, values: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
+def grad_counts(state: Any, values: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
     """Gradients of the reducible loss and the cost w.r.t. the decision counts."""
-    n = len(problem.variables)
-    idx = {v: i for i, v in enumerate(problem.variables)}
-    eff = {a: float(z) for a, z in problem.effective(values).items()}
+    n = len(state.variables)
+    idx = {v: i for i, v in enumerate(state.variables)}
+    eff = {a: float(z) for a, z in state.effective(values).items()}
     gl = np.zeros(n)
-    for term in problem.objective.terms:
+    for term in state.objective.terms:
         (axis, e), = term.exponents
         dz = term.coefficient * e * eff[axis] ** (e - 1)
         gl[idx[axis]] += dz
-        for m in problem.synthesis:
+        for m in state.synthesis:
             if m.axis == axis:
                 gl[idx[axis]] += dz * float(m.marginal_real(max(values[axis], 1e-300),
                                                             values[m.name]))
                 gl[idx[m.name]] += dz * float(m.marginal(values[axis], values[m.name]))
     gc = np.zeros(n)
-    for term in problem.cost.terms:
+    for term in state.cost.terms:
         if term.exponents:
             gc[idx[term.exponents[0][0]]] += term.coefficient
-    for m in problem.synthesis:
+    for m in state.synthesis:
         gc[idx[m.name]] += m.unit_cost
     return gl, gc

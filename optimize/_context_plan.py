@@ -36,7 +36,24 @@ __all__ = ["CONTEXT_METHODS", "ContextComparison", "ContextPlan", "compare_conte
            "context_plan"]
 
 #: The plans :func:`context_plan` solves (module docstring).
-CONTEXT_METHODS = ("joint", "samples", "context", "fixed")
+
+
+@dataclass(frozen=True)
+class _Restriction:
+    """What a ``method`` of :func:`context_plan` allows (module docstring)."""
+
+    every_level: bool  # any context level (else each turn's smallest)
+    one_candidate: bool  # one candidate per turn
+    common_level: bool  # one level shared by every turn (the best of them)
+
+
+_RESTRICTIONS: dict[str, _Restriction] = {
+    "joint": _Restriction(every_level=True, one_candidate=False, common_level=False),
+    "samples": _Restriction(every_level=False, one_candidate=False, common_level=False),
+    "context": _Restriction(every_level=True, one_candidate=True, common_level=False),
+    "fixed": _Restriction(every_level=True, one_candidate=False, common_level=True),
+}
+CONTEXT_METHODS = tuple(_RESTRICTIONS)
 
 
 @dataclass(frozen=True)
@@ -115,20 +132,20 @@ def _check_context_turns(turns: Any) -> list[ContextTurn]:
     return turns
 
 
-def _context_options(turn: ContextTurn, method: str, room: int
+def _context_options(turn: ContextTurn, rule: _Restriction, room: int
                      ) -> list[tuple[int, int, int, np.ndarray]]:
     """(level, unit cost, largest count, log p for counts 1..N) of each level allowed."""
-    levels = turn.levels if method in ("joint", "context") else turn.levels[:1]
+    levels = turn.levels if rule.every_level else turn.levels[:1]
     out = []
     for c in levels:
         t = turn.at(c)
-        N = min(1, room // t.cost) if method == "context" else room // t.cost
+        N = min(1, room // t.cost) if rule.one_candidate else room // t.cost
         if N >= 1:
             out.append((c, t.cost, N, t.log_success_range(1, N)))
     return out
 
 
-def _context_dp(turns: list[ContextTurn], B: int, method: str
+def _context_dp(turns: list[ContextTurn], B: int, rule: _Restriction
                 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """The exact grouped-knapsack DP of the module docstring (``None``: infeasible)."""
     smallest = [min(t.cost(c) for c in t.levels) for t in turns]
@@ -141,7 +158,7 @@ def _context_dp(turns: list[ContextTurn], B: int, method: str
         best = np.full(B + 1, -np.inf)
         arg_c = np.zeros(B + 1, dtype=np.int64)
         arg_n = np.zeros(B + 1, dtype=np.int64)
-        for c, w, N, logs in _context_options(turn, method, room):
+        for c, w, N, logs in _context_options(turn, rule, room):
             for n in range(1, N + 1):
                 cand = logs[n - 1] + f[: B + 1 - w * n]
                 view = best[w * n:]
@@ -192,7 +209,8 @@ def context_plan(turns: Sequence[ContextTurn], budget: int,
                          f"needs tables of {(len(turns) + 1) * (b + 1) * levels:.3g} entries > "
                          f"{MAX_PLAN_TABLE:.0e}; use a coarser sample unit")
     B = int(b)
-    if method == "fixed":
+    rule = _RESTRICTIONS[method]
+    if rule.common_level:
         common = sorted(set.intersection(*(set(t.levels) for t in turns)))
         if not common:
             raise ValueError("method='fixed' needs a context level every turn allows; the "
@@ -201,15 +219,15 @@ def context_plan(turns: Sequence[ContextTurn], budget: int,
         for c in common:
             fixed = [ContextTurn(t.q_one, t.q_full, t.exponent, t.base_cost, t.context_cost,
                                  (c,), t.fpr, t.fnr, t.failures) for t in turns]
-            found = _context_dp(fixed, B, "joint")
+            found = _context_dp(fixed, B, _RESTRICTIONS["joint"])
             if found is not None:
-                plan = _context_evaluate(turns, *found, B, "fixed")
+                plan = _context_evaluate(turns, *found, B, method)
                 if best is None or plan.log_success > best.log_success:
                     best = plan
         if best is None:
             raise InfeasibleError(f"budget {B} buys no common context level for every turn")
         return best
-    found = _context_dp(turns, B, method)
+    found = _context_dp(turns, B, rule)
     if found is None:
         floor = sum(min(t.cost(c) for c in t.levels) for t in turns)
         raise InfeasibleError(f"budget {B} is below {floor}, the cost of one candidate at the "

@@ -55,7 +55,7 @@ context per turn is planned in :mod:`rlscale.optimize._context_plan`.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +74,34 @@ __all__ = ["BASELINES", "AdaptivePlan", "InferenceComparison", "InferencePlan",
            "adaptive_plan", "baseline_plan", "budget_to_reach", "compare_inference_plans",
            "continuous_plan", "integer_plan"]
 
-BASELINES = ("uniform", "front-loaded", "difficulty", "fixed-n")
+
+
+def _fixed_n(turns: list[Turn], B: int, costs: np.ndarray) -> tuple[int, ...]:
+    """The same n for every turn, the largest the budget allows."""
+    return (int(B // costs.sum()),) * len(turns)
+
+
+def _by_share(share_of: Callable[[list[Turn], np.ndarray], np.ndarray]
+              ) -> Callable[[list[Turn], int, np.ndarray], tuple[int, ...]]:
+    """A plan that gives each turn one candidate, then the rest of the budget by share."""
+    def plan(turns: list[Turn], B: int, costs: np.ndarray) -> tuple[int, ...]:
+        share = share_of(turns, costs)
+        share = share / share.sum()
+        rest = B - costs.sum()
+        return tuple(int(k) for k in 1 + np.floor(share * rest / costs + 1e-9).astype(np.int64))
+    return plan
+
+
+#: Each baseline's rule (module docstring), by name.
+_BASELINE_PLANS: dict[str, Callable[[list[Turn], int, np.ndarray], tuple[int, ...]]] = {
+    "uniform": _by_share(lambda turns, costs: np.full(len(turns), 1.0 / len(turns))),
+    "front-loaded": _by_share(
+        lambda turns, costs: np.arange(len(turns), 0, -1, dtype=np.float64)),
+    "difficulty": _by_share(
+        lambda turns, costs: costs / np.array([float(t.success(1)) for t in turns])),
+    "fixed-n": _fixed_n,
+}
+BASELINES = tuple(_BASELINE_PLANS)
 
 
 @dataclass(frozen=True)
@@ -186,11 +213,12 @@ MAX_PLAN_SECONDS = 10.0
 def _plan_seconds(turns: list[Turn], B: int) -> float:
     """About how long one exact integer plan at budget ``B`` takes on one core (issue 22).
 
-    Measured: a table entry of log p(n) costs ~5e-5 s for a selection turn (a quadrature per
-    n) and ~2e-8 s otherwise; unequal costs add the DP's ~1.5e-9 s per (entry, budget) cell.
+    Each turn declares what one table entry of log p(n) costs (``entry_seconds``, measured:
+    ~5e-5 s for a selection turn's quadrature per n, ~2e-8 s for a closed form); unequal
+    costs add the DP's ~1.5e-9 s per (entry, budget) cell.
     """
     entries = [B // t.cost for t in turns]
-    table = sum(n * (5e-5 if t.kind == "selection" else 2e-8) for t, n in zip(turns, entries))
+    table = sum(n * t.entry_seconds for t, n in zip(turns, entries))
     dp = 1.5e-9 * B * sum(entries) if len({t.cost for t in turns}) > 1 else 0.0
     return table + dp
 
@@ -296,22 +324,6 @@ def _dp_exact(turns: list[Turn], B: int) -> tuple[int, ...]:
     return tuple(reversed(n_out))
 
 
-def _cvx_term(cp: Any, t: Turn, n: Any) -> Any:
-    if t.kind == "selection":
-        raise ValueError("the continuous plan needs a DCP form of log p_t; the selection turn "
-                         "has none: use integer_plan")
-    if t.kind == "empirical":
-        return t.a * cp.power(n, t.b, approx=False)  # power cone, not an SOC approximation
-    if t.kind == "coverage" or t.failures == "retried":
-        q = t.q if t.kind == "coverage" else t.q * (1 - t.fnr)
-        return 0.0 if q >= 1 else cp.log(1 - cp.exp(math.log1p(-q) * n))
-    pi, rho, a = t.precision, t.fallback, t.accept_rate
-    gap = pi - rho  # > 0 for an informative verifier; rounds to 0 when q = 1
-    if a >= 1 or gap <= 0:
-        return math.log(pi)
-    return cp.log(pi - gap * cp.exp(math.log1p(-a) * n))
-
-
 def continuous_plan(turns: Sequence[Turn], budget: float) -> InferencePlan:
     """Continuous relaxation of the static plan, solved by cvxpy (checked DCP).
 
@@ -334,7 +346,7 @@ def continuous_plan(turns: Sequence[Turn], budget: float) -> InferencePlan:
         raise InfeasibleError(f"budget {B:g} is below {floor}, the cost of one candidate for "
                               f"each of the {len(turns)} turns")
     n = cp.Variable(len(turns))
-    terms = [_cvx_term(cp, t, n[i]) for i, t in enumerate(turns)]
+    terms = [t.dcp_log_success(cp, n[i]) for i, t in enumerate(turns)]
     costs = np.array([t.cost for t in turns], dtype=np.float64)
     problem = cp.Problem(cp.Maximize(cp.sum(cp.hstack([cp.Constant(0.0) + x for x in terms]))),
                          [n >= 1, costs @ n <= B])
@@ -364,29 +376,14 @@ def baseline_plan(turns: Sequence[Turn], budget: int, kind: str) -> InferencePla
     B = _check_budget(turns, budget)
     if not isinstance(kind, str) or kind not in BASELINES:
         raise ValueError(f"kind must be one of {', '.join(BASELINES)}; got kind={kind!r}")
-    T = len(turns)
     costs = np.array([t.cost for t in turns], dtype=np.float64)
-    if kind == "fixed-n":
-        k = int(B // costs.sum())
-        return _evaluate(turns, (k,) * T, B, kind)
-    if kind == "uniform":
-        share = np.full(T, 1.0 / T)
-    elif kind == "front-loaded":
-        share = np.arange(T, 0, -1, dtype=np.float64)
-    else:
-        share = costs / np.array([float(t.success(1)) for t in turns])
-    share = share / share.sum()
-    rest = B - costs.sum()
-    n = 1 + np.floor(share * rest / costs + 1e-9).astype(np.int64)
-    return _evaluate(turns, tuple(int(k) for k in n), B, kind)
+    return _evaluate(turns, _BASELINE_PLANS[kind](turns, B, costs), B, kind)
 
 
 def _success_at(turns: list[Turn], B: int, how: str) -> float:
-    if how == "optimal":
-        return integer_plan(turns, B).success
-    if how == "adaptive":
-        return adaptive_plan(turns, B).success
-    return baseline_plan(turns, B, how).success
+    if how in BASELINES:
+        return baseline_plan(turns, B, how).success
+    return _OPTIMAL_PLANS[how](turns, B).success
 
 
 def budget_to_reach(turns: Sequence[Turn], target: float, how: str = "optimal",
@@ -403,7 +400,7 @@ def budget_to_reach(turns: Sequence[Turn], target: float, how: str = "optimal",
     """
     turns = _check_turns(turns)
     s = float(check_real("target", target, low=0.0, high=1.0, high_open=True))
-    check_choice("how", how, ("optimal", "adaptive", *BASELINES))
+    check_choice("how", how, (*_OPTIMAL_PLANS, *BASELINES))
     lo = sum(t.cost for t in turns)
     if _success_at(turns, lo, how) >= s:
         return lo
@@ -464,6 +461,13 @@ def adaptive_plan(turns: Sequence[Turn], budget: int) -> AdaptivePlan:
             kernel[c * np.arange(1, K + 1)] = pmf
             values[i] = np.clip(_convolve_head(kernel, nxt, B + 1), 0.0, 1.0)
     return AdaptivePlan(budget=B, success=float(values[0, B]), values=values, commit=commit)
+
+
+#: The optimal plans :func:`budget_to_reach` can ask for, besides the baselines.
+_OPTIMAL_PLANS: dict[str, Callable[[list[Turn], int], InferencePlan | AdaptivePlan]] = {
+    "optimal": integer_plan,
+    "adaptive": adaptive_plan,
+}
 
 
 def _convolve_head(a: np.ndarray, b: np.ndarray, size: int) -> np.ndarray:

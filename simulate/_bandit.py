@@ -47,19 +47,39 @@ reliable choice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from scipy.special import rel_entr
 
+from rlscale.simulate._dr_grpo import dr_grpo_advantages
 from rlscale.simulate._gridworld import as_generator
+from rlscale.simulate._grpo import grpo_advantages
+from rlscale.simulate._reinforce import reinforce_advantages
+from rlscale.simulate._rloo import rloo_advantages
 from rlscale.theory._validation import check_bool, check_positive_int, check_real, check_scalar
 
 __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_pg"]
 
-BANDIT_ALGORITHMS = ("exact", "npg", "reinforce", "rloo", "grpo", "dr_grpo")
-_GRPO_EPS = 1e-6
+#: The full-information methods: the logit step from the exact advantage ``f − E_π f``
+#: (``π⊙adv`` is the gradient, ``adv`` itself the natural gradient).
+_FULL_STEPS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "exact": lambda p, adv: p * adv,
+    "npg": lambda p, adv: adv,
+}
+#: The sampled methods' advantages of shaped rewards ``(problems, batch)``: the trainer's
+#: own functions, so the bandit and the trainer cannot drift apart.  Each problem's batch
+#: is one group, so REINFORCE's batch-mean baseline is taken per problem (``axis=1``:
+#: problems are independent) and equals Dr. GRPO's group mean.
+_ADVANTAGES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "reinforce": lambda f: reinforce_advantages(f, axis=1),
+    "rloo": rloo_advantages,
+    "grpo": grpo_advantages,
+    "dr_grpo": dr_grpo_advantages,
+}
+BANDIT_ALGORITHMS = (*_FULL_STEPS, *_ADVANTAGES)
 _MAX_SPREAD = 1e300
 #: Upper limit on the work ``steps · problems · (pool size + batch_size)`` of one
 #: :func:`kl_bandit_pg` call.  Measured at the limit (load 3, with and without
@@ -354,10 +374,12 @@ def kl_bandit_pg(
     r = r - r_top[:, None]
     m = batch_size
     rows = np.arange(B)[:, None]
-    sampled = algorithm not in ("exact", "npg")
+    sampled = algorithm in _ADVANTAGES
     decay = max(steps / 20.0, 1.0)
     tail = steps // 2  # Polyak–Ruppert: average the logits over the second half
     theta_sum = np.zeros_like(log_ref)
+
+    full_step, advantages = _FULL_STEPS.get(algorithm), _ADVANTAGES.get(algorithm)
 
     theta = log_ref.copy()
     kl_hist = np.empty((steps + 1 if history else 2, B))
@@ -385,7 +407,7 @@ def kl_bandit_pg(
         if not sampled:
             f = r - b[:, None] * (logp - log_ref)
             adv = f - np.sum(p * f, axis=1, keepdims=True)
-            np.add(theta, step[:, None] * (p * adv if algorithm == "exact" else adv), out=theta)
+            np.add(theta, step[:, None] * full_step(p, adv), out=theta)
         else:
             acts = _sample(p, m, rng, work=scratch)
             # The shaped reward f = r − β·(log π − log π_ref) only where it is read, at the
@@ -393,14 +415,7 @@ def kl_bandit_pg(
             at = (acts + rows * n).ravel()
             fa = (flat_r[at].reshape(B, m) - b[:, None]
                   * (logp.ravel()[at].reshape(B, m) - flat_ref[at].reshape(B, m)))
-            mean = fa.mean(axis=1, keepdims=True)
-            if algorithm in ("reinforce", "dr_grpo"):
-                adv = fa - mean
-            elif algorithm == "rloo":
-                adv = (fa.sum(axis=1, keepdims=True) - fa) / (m - 1)
-                adv = fa - adv
-            else:  # grpo
-                adv = (fa - mean) / (fa.std(axis=1, keepdims=True) + _GRPO_EPS)
+            adv = advantages(fa)
             # Σ_i A_i e_{a_i}: added in sample order into zeros over the flattened (row,
             # action) index, as a weighted bincount would; then
             # grad = (Σ_i A_i e_{a_i} − (Σ_i A_i)·π)/m and θ += lr_t·grad.

@@ -16,7 +16,8 @@ variant, on the same footing (same noisy-margin feedback, same optimisers):
 Given ``ŵ``, ``(X, Ŷ)`` are jointly Gaussian with correlation
 ``ρ = w·ŵ/(|ŵ| sqrt(1 + ν))``, and ``E[X | Ŷ] = ρ·Ŷ/|ŵ|``, so any rule that
 selects by the proxy gains exactly ``ρ`` times its standardised proxy gain:
-``ρ·e(n)`` for best-of-n at KL ``log n − (n−1)/n`` and ``ρ·sqrt(2K)`` for
+``ρ·e(n)`` for best-of-n at KL ``log n − (n−1)/n``, ``ρ`` times the top-``1/n``
+mean for the quantilizer at KL ``log n``, and ``ρ·sqrt(2K)`` for
 exponential tilting (:mod:`rlscale.theory.reward`'s arguments with ``σ_n``
 replaced by the pool-independent error).  The only randomness is ``ŵ``: with
 ``G = ΔΦᵀΔΦ ~ Wishart(M, 2 I_d)`` the least-squares error is exactly
@@ -40,8 +41,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._gridworld import as_generator
-from rlscale.theory import expected_max_normal
-from rlscale.theory._gaussian import bon_n_for_kl
+from rlscale.theory._selection_rules import rule_for
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["GeneralisingProxyGain", "generalising_proxy_gain"]
@@ -72,7 +72,7 @@ class GeneralisingProxyGain:
 def generalising_proxy_gain(M: float, K: Any, *, d: int = 8, noise: float = 1.0,
                             misspecification: float = 0.0, method: str = "bon",
                             trials: int = 2000, rng: Any = None) -> GeneralisingProxyGain:
-    """Gold gain of best-of-n or tilting on a fitted linear proxy (exact given ``ŵ``).
+    """Gold gain of a selection rule on a fitted linear proxy (exact given ``ŵ``).
 
     Parameters
     ----------
@@ -86,7 +86,9 @@ def generalising_proxy_gain(M: float, K: Any, *, d: int = 8, noise: float = 1.0,
         Margin noise ``τ``.
     misspecification : float
         ``ν >= 0``, the gold's variance outside the proxy's features.
-    method : {"bon", "tilt"}
+    method : {"bon", "quantile", "tilt"}
+        Any rule of :data:`rlscale.theory.reward.RULES`: its standardised gain at
+        KL ``K`` (``RULES[method].top_at_kl``) times ``ρ``.
 
     Examples
     --------
@@ -100,11 +102,8 @@ def generalising_proxy_gain(M: float, K: Any, *, d: int = 8, noise: float = 1.0,
     M = check_scalar("M", M, low=float(d), high=1e15)
     tau = check_scalar("noise", noise, low=0.0, high=1e100, low_open=True)
     nu = check_scalar("misspecification", misspecification, low=0.0, high=1e100)
-    if not isinstance(method, str) or method not in ("bon", "tilt"):
-        raise ValueError(f"method must be 'bon' or 'tilt'; got method={method!r:.80}")
-    # best-of-n reaches KL log n - (n-1)/n <= 708 within float64 (bon_n_for_kl)
-    k_max = 708.0 if method == "bon" else 1e100
-    k = np.atleast_1d(check_real("K", K, low=0.0, high=k_max, low_open=True)).astype(float)
+    rule = rule_for(method)
+    k = np.atleast_1d(check_real("K", K, low=0.0, high=1e100, low_open=True)).astype(float)
     if k.ndim != 1 or k.size > 10**6:
         raise ValueError(f"K must be a 1-D grid of <= 1e6 budgets; got shape {k.shape}")
     trials = check_positive_int("trials", trials, minimum=2, maximum=10**6)
@@ -123,8 +122,7 @@ def generalising_proxy_gain(M: float, K: Any, *, d: int = 8, noise: float = 1.0,
     w_hat[:, 0] += 1.0 / np.sqrt(1.0 + nu)  # w = e_1 without loss of generality
     rho = w_hat[:, 0] / np.linalg.norm(w_hat, axis=1) / np.sqrt(1.0 + nu)
     approx = 1.0 / np.sqrt(1.0 + nu) / np.sqrt(1.0 + (d - 1) * (1.0 + nu) * s2 / (2.0 * M))
-    std_gain = (expected_max_normal(bon_n_for_kl(k)) if method == "bon"
-                else np.sqrt(2.0 * k))
+    std_gain = rule.top_at_kl(k)  # the rule's standardised gain at KL K, through log n
     r = float(rho.mean())
     return GeneralisingProxyGain(r, float(rho.std(ddof=1) / np.sqrt(trials)), float(approx),
                                  k, r * np.asarray(std_gain, float))

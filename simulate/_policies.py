@@ -24,6 +24,7 @@ Gradients are analytic; :class:`Adam` follows Kingma & Ba 2015
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -164,17 +165,22 @@ def make_policy(kind: str, rng: np.random.Generator, hidden: int = 32, *,
     ``context`` observations of ``n_features`` features with ``heads`` forecast heads."""
     if kind in BACKBONES:
         return BackbonePolicy(rng, n_features, hidden, context=context, heads=heads,
-                              linear=kind == "linear_backbone")
-    if kind in ("linear", "mlp") and (n_features != N_FEATURES or context != 1 or heads):
+                              linear=kind != BACKBONES[0])
+    if kind not in _FEATURE_POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(_FEATURE_POLICIES)}, "
+                         f"{', '.join(BACKBONES)}; got policy={kind!r}")
+    if n_features != N_FEATURES or context != 1 or heads:
         raise ValueError(f"policy {kind!r} reads the {N_FEATURES} gridworld state features "
                          "only (no context window, no forecast heads): use policy 'backbone' "
                          "or 'linear_backbone'")
-    if kind == "linear":
-        return LinearPolicy(rng)
-    if kind == "mlp":
-        return MLPPolicy(rng, hidden)
-    raise ValueError(f"policy must be one of linear, mlp, {', '.join(BACKBONES)}; "
-                     f"got policy={kind!r}")
+    return _FEATURE_POLICIES[kind](rng, hidden)
+
+
+#: The policies on the gridworld's own features, by name (the backbones take a window).
+_FEATURE_POLICIES: dict[str, Callable[[np.random.Generator, int], Any]] = {
+    "linear": lambda rng, hidden: LinearPolicy(rng),
+    "mlp": lambda rng, hidden: MLPPolicy(rng, hidden),
+}
 
 
 def log_probs(policy, phi: np.ndarray) -> tuple[np.ndarray, Any]:

@@ -22,15 +22,21 @@ class ReinforceConfig:
     kl_coef: float = 0.0
 
 
-def reinforce_advantages(returns: np.ndarray) -> np.ndarray:
+def reinforce_advantages(returns: np.ndarray, axis: int | None = None) -> np.ndarray:
     """``r_i − mean(r)`` over every trajectory of the batch (any shape).
+
+    ``axis`` names the axis that holds one batch when the array stacks several
+    independent problems (the bandit's ``(problems, batch)``); ``None``, the
+    trainer's case, takes the mean over the whole array.
 
     Examples
     --------
     >>> reinforce_advantages(np.array([[1.0, 0.0], [0.0, 0.0]])).tolist()
     [[0.75, -0.25], [-0.25, -0.25]]
+    >>> reinforce_advantages(np.array([[1.0, 0.0], [0.0, 0.0]]), axis=1).tolist()
+    [[0.5, -0.5], [0.0, 0.0]]
     """
-    return returns - returns.mean()
+    return returns - returns.mean(axis=axis, keepdims=axis is not None)
 
 
 def update(policy, optimizer, phi, logp_old, batch: Batch, config: ReinforceConfig,

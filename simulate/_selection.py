@@ -10,7 +10,8 @@ Paths
 2. **fast Monte Carlo** (:func:`sample_selection`) — an order-statistics sampler
    whose cost per trial does not depend on ``n``; the ``n`` candidates are
    never materialised.  It samples the *standardised* proxy of the selected
-   candidate, ``s = Ŷ_sel/sqrt(1+σ²)``, directly:
+   candidate, ``s = Ŷ_sel/sqrt(1+σ²)``, directly, asking the rule for its law
+   (``RULES[method].sample_top``, :mod:`rlscale.theory.reward`):
 
    * ``bon``: the maximum of ``n`` iid N(0,1) is ``Φ⁻¹(U^{1/n})``; with
      ``E = −log U ~ Exp(1)`` that is ``Φ⁻¹(exp(−E/n))`` (``scipy.special.ndtri_exp``,
@@ -57,16 +58,15 @@ exact optimum of the KL-penalised bandit over the pool with ``β = λ`` (see
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import log_softmax, ndtri, ndtri_exp
+from scipy.special import log_softmax
 
 from rlscale.simulate._random import as_generator
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar, return_like
-from rlscale.theory.reward import KAPPA, METHODS
+from rlscale.theory.reward import KAPPA, rule_for
 
 __all__ = [
     "SelectionSample",
@@ -152,20 +152,6 @@ class _Moments:
         return float(mean[0]), float(se[0]), float(mean[1]), float(se[1])
 
 
-def _isf(p: np.ndarray, log_p: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """``-Φ⁻¹(p)`` (upper-tail quantile), in place; ``log_p(mask)`` where ``p`` underflows.
-
-    ``ndtri`` is about twice as fast as ``ndtri_exp``; the log-space fallback
-    only runs for ``p < 1e-300`` (pool sizes beyond 1e300).
-    """
-    s = ndtri(p)
-    np.negative(s, out=s)
-    bad = p < 1e-300
-    if bad.any():
-        s[bad] = -ndtri_exp(log_p(bad))
-    return s
-
-
 def sample_selection(
     n: Any,
     noise_sd: Any = None,
@@ -201,8 +187,7 @@ def sample_selection(
     >>> abs(s.gold - regressional_gain(1e6, 1.0)) < 3 * s.gold_se
     True
     """
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}; got method={method!r}")
+    rule = rule_for(method)
     nn = check_scalar("n", n, low=1.0)
     sd = _noise_sd(nn, noise_sd, M, noise)
     kk = check_scalar("K", K, low=0.0, allow_inf=True)
@@ -215,22 +200,10 @@ def sample_selection(
     scale = float(np.hypot(1.0, sd))
     shrink = inv / np.hypot(1.0, inv) if sd > 1.0 else 1.0 / scale
     resid = 1.0 / np.hypot(1.0, inv) if sd > 1.0 else sd / scale
-    log_n = np.log(nn)
-    beta = np.sqrt(2.0 * min(kk, log_n))
     acc = _Moments()
     for start in range(0, trials, _CHUNK):
         size = min(_CHUNK, trials - start)
-        if method == "bon":
-            # max of n = Φ⁻¹(exp(-E/n)) = -Φ⁻¹(p), p = -expm1(-E/n) (upper-tail mass)
-            e = gen.standard_exponential(size)
-            s = _isf(-np.expm1(-e / nn), lambda bad, e=e: np.log(e[bad]) - log_n)
-        elif method == "quantile":
-            # N(0,1) above its 1 - 1/n quantile: -Φ⁻¹(U/n)
-            u = gen.random(size)
-            s = _isf(u / nn, lambda bad, u=u: np.log(u[bad]) - log_n)
-        else:
-            s = gen.standard_normal(size)
-            s += beta
+        s = rule.sample_top(gen, size, nn, kk)  # the selected candidate's standardised proxy
         gold = gen.standard_normal(size)
         gold *= resid
         gold += shrink * s

@@ -149,7 +149,7 @@ def _brute(bound, values, lows, highs, cost=sum, loss=_loss, allocate=True):
                                                  ((5.0, 4.5), 10.0)])
 def test_rounding_is_the_best_feasible_floor_ceiling_combination(values, budget) -> None:
     prob = AllocationProblem(LAW, "E + K")
-    out = round_allocation(prob, ALLOCATE, budget, dict(zip("EK", values)))
+    out = round_allocation(prob.state, ALLOCATE, budget, dict(zip("EK", values)))
     _, combo, lv, cv = _brute(budget, values, (1, 1), (math.inf, math.inf))
     assert out["rounded"] == dict(zip("EK", combo))
     assert out["rounded_loss"] == pytest.approx(lv, rel=1e-15)
@@ -160,15 +160,15 @@ def test_rounding_for_a_target_ranks_by_cost() -> None:
     prob = AllocationProblem(LAW, "3*E + K")
     values = {"E": 20.4, "K": 12.6}
     target = 0.5
-    out = round_allocation(prob, MIN_COST, target, values)
+    out = round_allocation(prob.state, MIN_COST, target, values)
     best = _brute(target, (20.4, 12.6), (1, 1), (math.inf, math.inf),
                   cost=lambda c: 3 * c[0] + c[1], allocate=False)
     assert out["rounded"] == dict(zip("EK", best[1])) == {"E": 21, "K": 13}
     assert out["rounded_cost"] == 76.0
     # Nothing reaches a target below every candidate's loss.
-    note = round_allocation(prob, MIN_COST, 0.3, values)["rounding_note"]
+    note = round_allocation(prob.state, MIN_COST, 0.3, values)["rounding_note"]
     assert note == "no floor/ceiling combination of the optimum is reaching the target"
-    note = round_allocation(prob, ALLOCATE, 50.0, values)["rounding_note"]
+    note = round_allocation(prob.state, ALLOCATE, 50.0, values)["rounding_note"]
     assert note == "no floor/ceiling combination of the optimum is within the budget"
 
 
@@ -176,24 +176,24 @@ def test_rounding_bounds_allow_1e9_of_slack_and_no_more() -> None:
     values = {"E": 2.2, "K": 7.0}
     # min 2 + 1e-10 rounds to the integer 2 (within the 1e-9 slack); max 2.5 to 2.
     prob = AllocationProblem(LAW, "E + K", {"E": (2 + 1e-10, 2.5)})
-    assert round_allocation(prob, ALLOCATE, 100.0, values)["rounded"] == {"E": 2, "K": 7}
+    assert round_allocation(prob.state, ALLOCATE, 100.0, values)["rounded"] == {"E": 2, "K": 7}
     # min 2 + 1.2e-9 is past the slack: the smallest integer is 3 > max 2, so none.
     prob = AllocationProblem(LAW, "E + K", {"E": (2 + 1.2e-9, 2.5)})
-    note = round_allocation(prob, ALLOCATE, 100.0, values)["rounding_note"]
+    note = round_allocation(prob.state, ALLOCATE, 100.0, values)["rounding_note"]
     assert note == f"no integer value of E lies within its bounds {prob.bounds['E']}"
     # max 3 - 1e-10 rounds to 3; max 3 - 1.2e-9 to 2, below min 2.5's integer 3.
     prob = AllocationProblem(LAW, "E + K", {"E": (2.5, 3 - 1e-10)})
-    assert round_allocation(prob, ALLOCATE, 100.0, values)["rounded"] == {"E": 3, "K": 7}
+    assert round_allocation(prob.state, ALLOCATE, 100.0, values)["rounded"] == {"E": 3, "K": 7}
     prob = AllocationProblem(LAW, "E + K", {"E": (2.5, 3 - 1.2e-9)})
-    assert "no integer value of E" in round_allocation(prob, ALLOCATE, 100.0, values)[
+    assert "no integer value of E" in round_allocation(prob.state, ALLOCATE, 100.0, values)[
         "rounding_note"]
 
 
 def test_rounding_clips_to_the_integer_box() -> None:
     prob = AllocationProblem(LAW, "E + K", {"E": (4, 6), "K": (None, 3)})
-    out = round_allocation(prob, ALLOCATE, 100.0, {"E": 2.5, "K": 7.5})
+    out = round_allocation(prob.state, ALLOCATE, 100.0, {"E": 2.5, "K": 7.5})
     assert out["rounded"] == {"E": 4, "K": 3}
-    out = round_allocation(prob, ALLOCATE, 100.0, {"E": 6.5, "K": 2.5})
+    out = round_allocation(prob.state, ALLOCATE, 100.0, {"E": 6.5, "K": 2.5})
     assert out["rounded"] == {"E": 6, "K": 3}
 
 
@@ -201,10 +201,10 @@ def test_a_law_axis_rounds_to_at_least_one_and_a_synthetic_count_to_zero() -> No
     syn = [SynthesisMethod("E", unit_cost=1.0, rho=1.0, name="gen")]
     prob = AllocationProblem(LAW, "E + K", synthesis=syn)
     # E in {1} (never 0), K in {6, 7}, gen in {0, 1}: budget 7 buys only E=1, K=6, gen=0...
-    out = round_allocation(prob, ALLOCATE, 7.0, {"E": 0.3, "K": 6.6, "gen": 0.2})
+    out = round_allocation(prob.state, ALLOCATE, 7.0, {"E": 0.3, "K": 6.6, "gen": 0.2})
     assert out["rounded"] == {"E": 1, "K": 6, "gen": 0}
     # ... and budget 8 the synthetic unit too (E_eff = 2): 1/sqrt(2) + 1/sqrt(6).
-    out = round_allocation(prob, ALLOCATE, 8.0, {"E": 0.3, "K": 6.6, "gen": 0.2})
+    out = round_allocation(prob.state, ALLOCATE, 8.0, {"E": 0.3, "K": 6.6, "gen": 0.2})
     assert out["rounded"] == {"E": 1, "K": 6, "gen": 1}
     assert out["rounded_loss"] == pytest.approx(2 ** -0.5 + 6 ** -0.5, rel=1e-15)
 
@@ -217,12 +217,12 @@ def _wide(n):
 
 def test_fourteen_variables_try_every_combination_fifteen_only_the_nearest() -> None:
     prob, axes = _wide(14)
-    out = round_allocation(prob, ALLOCATE, 1e6, dict.fromkeys(axes, 3.4))
+    out = round_allocation(prob.state, ALLOCATE, 1e6, dict.fromkeys(axes, 3.4))
     assert out["rounded"] == dict.fromkeys(axes, 4)       # all ceilings: the least loss
     prob, axes = _wide(15)
-    out = round_allocation(prob, ALLOCATE, 1e6, dict.fromkeys(axes, 3.4))
+    out = round_allocation(prob.state, ALLOCATE, 1e6, dict.fromkeys(axes, 3.4))
     assert out["rounded"] == dict.fromkeys(axes, 3)       # the nearest integers
-    out = round_allocation(prob, ALLOCATE, 1e6, dict.fromkeys(axes, 3.6))
+    out = round_allocation(prob.state, ALLOCATE, 1e6, dict.fromkeys(axes, 3.6))
     assert out["rounded"] == dict.fromkeys(axes, 4)
     assert out["rounded_cost"] == 60.0
     assert out["rounded_loss"] == pytest.approx(15 * 0.5, rel=1e-15)

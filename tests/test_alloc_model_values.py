@@ -13,7 +13,7 @@ import pytest
 from rlscale.optimize import AllocationProblem, allocate
 from rlscale.optimize import _alloc_model as model_mod
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST
-from rlscale.optimize._alloc_model import _CACHE, dcp_model, gp_model, solver_failure
+from rlscale.optimize._alloc_model import _CACHE, DCPModel, gp_model, solver_failure
 from rlscale.theory import AdditiveLaw, SynthesisMethod
 
 # L = 0.5 + 2 N^-1/2 + 3 D^-1/4, cost 6 N D; variables ("D", "N").
@@ -102,12 +102,12 @@ def _sampled_best(prob, budget, rng, n=4000):
 def test_the_dcp_program_is_the_law_at_its_point(kind) -> None:
     prob = AllocationProblem(SLAW, "10*E + K + 7", synthesis=_syn(kind))
     budget = 1007.0
-    model = dcp_model(prob, ALLOCATE)
+    model = DCPModel(prob.state, ALLOCATE)
     status, x = model.solve(budget)
     vals = dict(zip(prob.variables, x))
     assert status in ("optimal", "optimal_inaccurate")
     # The model's objective is the law's reducible loss at the point it returns...
-    assert model.problem.value == pytest.approx(float(prob._reducible_at(vals)), rel=1e-6)
+    assert model.problem.value == pytest.approx(float(prob.state.reducible_at(vals)), rel=1e-6)
     # ... it spends the budget (7 of it fixed) and no sampled allocation does better.
     assert float(prob.cost_at(vals)) == pytest.approx(budget, rel=1e-6)
     best = _sampled_best(prob, budget - 7.0, np.random.default_rng(3))
@@ -119,11 +119,11 @@ def test_the_dcp_program_for_a_target_and_its_bounds() -> None:
     prob = AllocationProblem(SLAW, "10*E + K", {"K": (50, 120), "E": (3, None)},
                              synthesis=_syn("saturating"))
     a = prob.allocate(2000.0, round_integers=False)
-    model = dcp_model(prob, MIN_COST)
+    model = DCPModel(prob.state, MIN_COST)
     _, x = model.solve(a.loss - 0.1)
     vals = dict(zip(prob.variables, x))
     assert model.problem.value == pytest.approx(float(prob.cost_at(vals)), rel=1e-6)
-    assert float(prob._reducible_at(vals)) == pytest.approx(a.loss - 0.1, rel=1e-6)
+    assert float(prob.state.reducible_at(vals)) == pytest.approx(a.loss - 0.1, rel=1e-6)
     assert vals["K"] == pytest.approx(120.0, rel=1e-6)              # the cap binds
     assert x == pytest.approx([a.values[v] for v in prob.variables], rel=1e-3)
 
@@ -134,16 +134,16 @@ def test_a_fractional_lower_bound_is_part_of_the_dcp_program() -> None:
     law = AdditiveLaw(0.1, {"E": 1e-6, "K": 1.0}, {"E": 0.5, "K": 0.5})
     syn = [SynthesisMethod("K", unit_cost=2.0, rho=0.5, name="gen")]
     prob = AllocationProblem(law, "100*E + K", {"E": (0.5, None)}, synthesis=syn)
-    _, x = dcp_model(prob, ALLOCATE).solve(1000.0)
+    _, x = DCPModel(prob.state, ALLOCATE).solve(1000.0)
     assert x[0] == pytest.approx(0.5, rel=1e-3)       # a conic solve: ~1e-5
 
 
 def test_a_synthetic_problem_compiles_its_program_once() -> None:
     prob = AllocationProblem(SLAW, "10*E + K", synthesis=_syn("linear"))
     a = prob.allocate(1e3, round_integers=False)
-    program = prob._compiled["allocate"]
+    program = prob.state.conic_model(ALLOCATE)
     b = prob.allocate(2e3, round_integers=False)
-    assert prob._compiled["allocate"] is program and program.solves == 2
+    assert prob.state.conic_model(ALLOCATE) is program and program.solves == 2
     assert a.message.startswith("CLARABEL via cvxpy DCP (optimal)")
     assert (a.method, a.solver, b.status) == ("dcp", "CLARABEL dcp", "optimal")
 
@@ -171,7 +171,7 @@ def test_a_method_that_does_not_fit_is_refused_with_the_reason() -> None:
 
 def _residual_at(prob, B, E):
     values = {"E": E, "K": B - 100 * E}
-    return prob._kkt(ALLOCATE, B, values)[0], values
+    return prob.state.kkt(ALLOCATE, B, values)[0], values
 
 
 @pytest.mark.parametrize(("level", "rescued"), [(1.2e-9, True), (0.8e-9, False)])
@@ -199,19 +199,20 @@ def test_the_rescue_runs_above_a_residual_of_1e9(monkeypatch, level, rescued) ->
 
 def test_the_failure_message_in_full() -> None:
     prob = AllocationProblem(LAW, "6*N*D")
-    text = solver_failure(prob, ALLOCATE, 1e8, "Solver 'CLARABEL' failed.  Try another solver, "
-                                               "or solve with verbose=True for more information.")
+    text = solver_failure(prob.state, ALLOCATE, 1e8,
+                          "Solver 'CLARABEL' failed.  Try another solver, "
+                          "or solve with verbose=True for more information.")
     assert text == ("the allocate problem at budget 1e+08 could not be solved: rlscale posed it "
                     "as a geometric program (cvxpy, in log space) and ran the CLARABEL solver, "
                     "which failed (Solver 'CLARABEL' failed); try a budget nearer the spec's "
                     "typical scale, rescale the law's coefficients and the cost toward 1, or "
                     "tighten the bounds")
     syn = AllocationProblem(SLAW, "10*E + K", synthesis=_syn("linear"))
-    text = solver_failure(syn, MIN_COST, 0.5, "numerical trouble. Try re-solving with x. ")
+    text = solver_failure(syn.state, MIN_COST, 0.5, "numerical trouble. Try re-solving with x. ")
     assert text.startswith("the min_cost problem at target loss 0.5 could not be solved: rlscale "
                            "posed it as a convex program (cvxpy DCP) and ran the CLARABEL "
                            "solver, which failed (numerical trouble); try a target loss nearer")
-    assert "which failed (no reason given)" in solver_failure(prob, ALLOCATE, 1.0, " .")
+    assert "which failed (no reason given)" in solver_failure(prob.state, ALLOCATE, 1.0, " .")
 
 
 @pytest.mark.parametrize(("status", "x", "err", "match"), [

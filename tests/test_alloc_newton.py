@@ -88,11 +88,11 @@ def test_a_lower_bound_that_binds_is_found_from_a_start_above_it() -> None:
     # start puts E far above it; Newton reaches the bound, holds it and certifies.
     law = AdditiveLaw(0.1, {"E": 1e-3, "t": 1.0, "k": 1.0}, {"E": 0.2, "t": 0.5, "k": 0.5})
     prob = AllocationProblem(law, "100*E + E*t + E*t*k", {"E": (1, 1e4)})
-    got = newton_gp(prob, ALLOCATE, 1e5)
+    got = newton_gp(prob.state, ALLOCATE, 1e5)
     assert got is not None
     values, steps = got
     assert values["E"] == pytest.approx(1.0, rel=1e-12) and steps >= 2
-    residual, duals = prob._kkt(ALLOCATE, 1e5, values)
+    residual, duals = prob.state.kkt(ALLOCATE, 1e5, values)
     assert residual <= NEWTON_KKT and "E>=1" in duals
     assert values == pytest.approx(prob.allocate(1e5, method="gp").values, rel=1e-10)
 
@@ -128,5 +128,5 @@ def test_an_unreachable_target_is_refused_before_newton_runs() -> None:
         min_cost(AdditiveLaw(0.1, {"E": 1.0}, {"E": 0.5}), "E", 0.1 + 1 / math.sqrt(200),
                  {"E": (1, 100)})
     prob = AllocationProblem(AdditiveLaw(0.1, {"E": 1.0}, {"E": 0.5}), "E", {"E": (1, 100)})
-    got = newton_gp(prob, MIN_COST, 0.1 + 1 / math.sqrt(50))
+    got = newton_gp(prob.state, MIN_COST, 0.1 + 1 / math.sqrt(50))
     assert got is not None and got[0]["E"] == pytest.approx(50.0, rel=1e-12)

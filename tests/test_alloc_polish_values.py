@@ -26,7 +26,7 @@ def _capped():
     """E capped at 500: the unconstrained optimum (E ~ 7e4) is far past it, so the optimum is
     E = 500 and K = B - 100 * 500."""
     prob = AllocationProblem(LAW, "100*E + K", {"E": (None, CAP)})
-    return prob, prob._space(ALLOCATE, B)
+    return prob, prob.state.space_at(ALLOCATE, B)
 
 
 def _on_budget(E: float, budget: float = B) -> dict[str, float]:
@@ -84,7 +84,7 @@ def test_the_widest_window_is_1e2_of_the_log_edge(frac, moves) -> None:
 @pytest.mark.parametrize(("slack", "moves"), [(0.9e-4, True), (1.2e-4, False), (5e-3, False)])
 def test_a_slack_budget_beyond_1e4_in_logs_is_left_alone(slack, moves) -> None:
     prob = AllocationProblem(LAW, "100*E + K")
-    space_at = prob._space(ALLOCATE, 1e5)
+    space_at = prob.state.space_at(ALLOCATE, 1e5)
     best = _interior(1e5)
     values = {k: v * math.exp(-slack) for k, v in best.items()}   # cost = B e^-slack
     out, moved = polish(space_at, values)
@@ -106,7 +106,7 @@ def test_a_free_newton_point_past_a_cap_by_more_than_1e12_is_refused(past, moves
     cap = best["E"] * math.exp(-past * math.log(best["E"]))
     prob = AllocationProblem(LAW, "100*E + K", {"E": (None, cap)})
     values = _far_start(cap, -1.0)
-    out, moved = polish(prob._space(ALLOCATE, 1e5), values)
+    out, moved = polish(prob.state.space_at(ALLOCATE, 1e5), values)
     assert moved is moves
     assert out == pytest.approx(best if moves else values, rel=1e-14)
 
@@ -117,14 +117,14 @@ def test_a_free_newton_point_below_a_floor_by_more_than_1e12_is_refused(past, mo
     floor = best["E"] * math.exp(past * math.log(best["E"]))
     prob = AllocationProblem(LAW, "100*E + K", {"E": (floor, None)})
     values = _far_start(floor, 1.0)
-    out, moved = polish(prob._space(ALLOCATE, 1e5), values)
+    out, moved = polish(prob.state.space_at(ALLOCATE, 1e5), values)
     assert moved is moves
     assert out == pytest.approx(best if moves else values, rel=1e-14)
 
 
 def test_polish_reaches_the_interior_optimum_from_the_conic_solvers_distance() -> None:
     prob = AllocationProblem(LAW, "100*E + K")
-    space_at = prob._space(ALLOCATE, 1e5)
+    space_at = prob.state.space_at(ALLOCATE, 1e5)
     best = _interior(1e5)
     values = _on_budget(best["E"] * (1 + 3e-7), 1e5)
     out, moved = polish(space_at, values)
@@ -136,7 +136,7 @@ def test_a_vertex_of_the_bounds_is_its_own_candidate() -> None:
     # Both variables capped with budget to spare: the conic point sits ~1e-9 inside the caps;
     # the polish puts it on them exactly (residual 0: both caps' multipliers fit the gradient).
     prob = AllocationProblem(LAW, "100*E + K", {"E": (None, 50), "K": (None, 1000)})
-    space_at = prob._space(ALLOCATE, 1e4)
+    space_at = prob.state.space_at(ALLOCATE, 1e4)
     values = {"E": 50.0 * (1 - 1e-9), "K": 1000.0 * (1 - 2e-9)}
     assert _newton(space_at(values), values, 1e-4, set()) == pytest.approx(
         {"E": 50.0, "K": 1000.0}, rel=1e-15)
@@ -144,7 +144,7 @@ def test_a_vertex_of_the_bounds_is_its_own_candidate() -> None:
     assert moved and out == pytest.approx({"E": 50.0, "K": 1000.0}, rel=1e-15)
     assert space_at(out).kkt(out)[0] == 0.0
     # A vertex past the budget (cost 6000 > 5000) is no candidate.
-    space = prob._space(ALLOCATE, 5000.0)(values)
+    space = prob.state.space_at(ALLOCATE, 5000.0)(values)
     assert _newton(space, values, 1e-4, set()) is None
 
 
@@ -321,7 +321,7 @@ def test_newton_on_a_singular_system_returns_none() -> None:
 def test_exact_newton_from_a_perturbed_start_hits_the_paper_optimum() -> None:
     # E + K <= 100 with L = 1/sqrt(E K): E = K = 50, log-log multiplier 1.
     prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
-    space = prob._space(ALLOCATE, 100.0)({})
+    space = prob.state.space_at(ALLOCATE, 100.0)({})
     start = np.log([45.0, 55.0])
     z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.9]))
     assert z == pytest.approx([math.log(50.0), math.log(50.0), 1.0], rel=1e-14)
@@ -342,7 +342,7 @@ def test_the_count_space_polish_lands_on_the_reduced_optimum() -> None:
         return 0.45 * 3 * X ** -0.45 / (1.875 * X) - 0.2 * 4 * K ** -0.2 / K
     X = brentq(stat, 1e-6, budget / 1.875 * (1 - 1e-12), xtol=1e-300, rtol=1e-15)
     best = {"E": 0.0, "K": budget - 1.875 * X, "gen": X / 0.8}
-    space_at = prob._space(ALLOCATE, budget)
+    space_at = prob.state.space_at(ALLOCATE, budget)
     start = {"E": 1e-9, "K": best["K"] * (1 - 1e-6), "gen": best["gen"] * (1 + 1e-6)}
     out, moved = polish(space_at, start)
     assert moved and out["E"] == 0.0
@@ -362,7 +362,7 @@ def test_rescue_finds_the_capped_optimum_from_a_poor_point() -> None:
 def test_rescue_keeps_a_point_it_cannot_improve() -> None:
     prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
     values = {"E": 50.0, "K": 50.0}               # residual exactly 0
-    assert rescue(prob._space(ALLOCATE, 100.0), values) == (values, False)
+    assert rescue(prob.state.space_at(ALLOCATE, 100.0), values) == (values, False)
 
 
 def test_rescue_keeps_the_point_when_slsqp_returns_nan(monkeypatch) -> None:

@@ -48,14 +48,14 @@ def test_evaluations_with_substitution_and_synthesis() -> None:
 
 def test_term_matrices_by_hand() -> None:
     prob = AllocationProblem(LAW, "6*E*K + 2*K")
-    A, b = prob._matrix(prob.objective)
+    A, b = prob.state.law_terms
     assert prob.variables == ["E", "K"]
     assert A.tolist() == [[-0.5, 0.0], [0.0, -0.25]]
     assert b.tolist() == pytest.approx([0.0, math.log(2.0)], abs=1e-16)
-    A, b = prob._matrix(prob.cost)
+    A, b = prob.state.cost_terms
     assert A.tolist() == [[1.0, 1.0], [0.0, 1.0]]
     assert b.tolist() == pytest.approx([math.log(6.0), math.log(2.0)], rel=1e-16)
-    assert prob._matrix(prob.cost)[0] is A                 # kept
+    assert prob.state.cost_terms[0] is A                 # kept
 
 
 def test_lowest_loss_over_the_bounds() -> None:
@@ -314,7 +314,7 @@ def test_success_means_a_kkt_residual_of_at_most_1e6(monkeypatch, level, success
 
     def at(E):
         v = {"E": E, "K": B - 100 * E}
-        return prob._kkt(ALLOCATE, B, v)[0], v
+        return prob.state.kkt(ALLOCATE, B, v)[0], v
 
     r0, r1 = at(E0)[0], at(E0 * (1 + 1e-6))[0]
     res, point = at(E0 * (1 + 1e-6 * (level - r0) / (r1 - r0)))
@@ -323,3 +323,42 @@ def test_success_means_a_kkt_residual_of_at_most_1e6(monkeypatch, level, success
     monkeypatch.setattr(_alloc_model, "rescue", lambda space_at, values: (values, False))
     a = prob.allocate(B, round_integers=False, method="gp")
     assert a.kkt_residual == res and a.success is success
+
+
+def test_kkt_grades_any_point_in_either_sense() -> None:
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E + K")
+    # At (50, 50): d log P/d log x = -1/4 each, d log C/d log x = 1/2 each, so mu = 1/2
+    # (allocate) and, with the roles swapped, mu = 2 (min_cost at the loss reached there).
+    residual, duals = prob.kkt({"E": 50.0, "K": 50.0}, budget=100.0)
+    assert residual == pytest.approx(0.0, abs=1e-15) and duals == {"budget": pytest.approx(0.5)}
+    residual, duals = prob.kkt({"E": 50.0, "K": 50.0}, target=0.2 + 2 * 50 ** -0.5)
+    assert residual == pytest.approx(0.0, abs=1e-15) and duals == {"target": pytest.approx(2.0)}
+    # Off the optimum: stationarity |g_f + mu g_c|_inf / |g_f|_inf with mu by least squares.
+    E, K = 80.0, 20.0
+    P = E ** -0.5 + K ** -0.5
+    gf = np.array([-0.5 * E ** -0.5, -0.5 * K ** -0.5]) / P
+    gc = np.array([E, K]) / (E + K)
+    mu = -gf @ gc / (gc @ gc)
+    residual, duals = prob.kkt({"E": E, "K": K}, budget=100.0)
+    assert residual == pytest.approx(np.max(np.abs(gf + mu * gc)) / np.max(np.abs(gf)),
+                                     rel=1e-12)
+    assert duals["budget"] == pytest.approx(mu, rel=1e-12)
+    # over budget: the violation log(C/B) is the residual when it is larger
+    assert prob.kkt({"E": 50.0, "K": 50.0}, budget=10.0)[0] == pytest.approx(math.log(10.0))
+    assert prob.kkt({"E": 50.0, "K": 50.0}, budget=100.0) == prob.state.kkt(
+        ALLOCATE, 100.0, {"E": 50.0, "K": 50.0})
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({}, TypeError, "exactly one of budget= and target="),
+    ({"budget": 1.0, "target": 0.5}, TypeError, "exactly one of budget= and target="),
+    ({"target": 0.2}, ValueError, r"target must be > 0\.2"),
+    ({"budget": -1.0}, ValueError, "budget must be > 0"),
+])
+def test_kkt_refuses_a_missing_or_impossible_constraint(kwargs, error, match) -> None:
+    prob = AllocationProblem(LAW, "E + K")
+    with pytest.raises(error, match=match):
+        prob.kkt({"E": 1.0, "K": 1.0}, **kwargs)
+    with pytest.raises(ValueError, match="missing"):
+        prob.kkt({"E": 1.0}, budget=2.0)

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from rlscale.optimize import Allocation, AllocationFrontier, AllocationProblem
-from rlscale.optimize._alloc_result import summarise
 from rlscale.theory import AdditiveLaw, SynthesisMethod
 
 NESTED = AdditiveLaw(0.15, {"environments": 2.0, "tasks": 1.5},
@@ -23,7 +22,7 @@ def _nested():
 
 def test_summary_of_a_geometric_program_in_log_space() -> None:
     prob = _nested()
-    loss, cost, eff, shares = summarise(prob, {"E": 4.0, "t": 5.0})
+    loss, cost, eff, shares = prob.state.summary({"E": 4.0, "t": 5.0})
     # environments = E = 4, tasks = 3 E t = 60.
     assert loss == pytest.approx(0.15 + 2.0 * 4.0 ** -0.45 + 1.5 * 60.0 ** -0.3, rel=1e-14)
     assert cost == pytest.approx(600.0, rel=1e-14)
@@ -31,10 +30,10 @@ def test_summary_of_a_geometric_program_in_log_space() -> None:
     assert list(eff) == ["environments", "tasks"]
     assert shares == pytest.approx({"E": 400 / 600, "E*t": 200 / 600}, rel=1e-14)
     # The effective-axis matrix is built once and kept.
-    A, b = prob._mats["effective"]
+    A, b = prob.state.effective_terms
     assert A.tolist() == [[1.0, 0.0], [1.0, 1.0]]
     assert b.tolist() == pytest.approx([0.0, math.log(3.0)], abs=1e-15)
-    assert summarise(prob, {"E": 1.0, "t": 1.0})[2] == pytest.approx(
+    assert prob.state.summary({"E": 1.0, "t": 1.0})[2] == pytest.approx(
         {"environments": 1.0, "tasks": 3.0}, rel=1e-14)
 
 
@@ -42,7 +41,7 @@ def test_summary_with_synthetic_data_evaluates_the_law() -> None:
     law = AdditiveLaw(0.1, {"E": 2.0, "K": 1.0}, {"E": 0.5, "K": 0.3})
     syn = [SynthesisMethod("E", unit_cost=1.5, rho=0.8, name="gen")]
     prob = AllocationProblem(law, "10*E + K + 7", synthesis=syn)
-    loss, cost, eff, shares = summarise(prob, {"E": 30.0, "K": 200.0, "gen": 45.0})
+    loss, cost, eff, shares = prob.state.summary({"E": 30.0, "K": 200.0, "gen": 45.0})
     assert loss == pytest.approx(0.1 + 2.0 * 66.0 ** -0.5 + 200.0 ** -0.3, rel=1e-14)
     total = 300.0 + 200.0 + 7.0 + 67.5
     assert cost == pytest.approx(total, rel=1e-15)
@@ -55,7 +54,7 @@ def test_shares_of_a_constant_cost() -> None:
     law = AdditiveLaw(0.1, {"E": 2.0, "K": 1.0}, {"E": 0.5, "K": 0.3})
     syn = [SynthesisMethod("E", unit_cost=2.0, rho=0.8, name="gen")]
     prob = AllocationProblem(law, "6", {"E": (None, 10), "K": (None, 20)}, synthesis=syn)
-    loss, cost, _, shares = summarise(prob, {"E": 10.0, "K": 20.0, "gen": 2.0})
+    loss, cost, _, shares = prob.state.summary({"E": 10.0, "K": 20.0, "gen": 2.0})
     assert cost == 10.0 and shares == pytest.approx({"1": 0.6, "gen": 0.4}, rel=1e-15)
     assert loss == pytest.approx(0.1 + 2.0 * 11.6 ** -0.5 + 20.0 ** -0.3, rel=1e-14)
 
@@ -105,11 +104,11 @@ def test_summary_of_axes_decided_directly() -> None:
     # No substitution: each law axis is its decision variable (a unit row of the matrix).
     law = AdditiveLaw(0.2, {"E": 1.0, "K": 2.0}, {"E": 0.5, "K": 0.25})
     prob = AllocationProblem(law, "E + 3*K")
-    loss, cost, eff, shares = summarise(prob, {"E": 4.0, "K": 16.0})
+    loss, cost, eff, shares = prob.state.summary({"E": 4.0, "K": 16.0})
     assert eff == {"E": pytest.approx(4.0, rel=1e-15), "K": pytest.approx(16.0, rel=1e-15)}
     assert loss == pytest.approx(0.2 + 0.5 + 1.0, rel=1e-15) and cost == pytest.approx(52.0)
     assert shares == pytest.approx({"E": 4 / 52, "K": 48 / 52}, rel=1e-14)
-    assert prob._mats["effective"][0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert prob.state.effective_terms[0].tolist() == [[1.0, 0.0], [0.0, 1.0]]
 
 
 def test_frontier_as_dict_is_plain_lists() -> None:

@@ -88,16 +88,16 @@ def test_the_hessian_of_three_terms_is_the_jacobian_of_the_gradient() -> None:
 
 def test_log_space_bounds_labels_and_right_hand_side() -> None:
     prob = AllocationProblem(LAW, "6*N*D", {"N": (2, 100)})
-    s = LogSpace(prob, ALLOCATE, 1e6)
-    assert s.variables == ["D", "N"]
+    s = LogSpace(prob.state, ALLOCATE, 1e6)
+    assert s.variables == ("D", "N")
     assert s.lo.tolist() == [-math.inf, math.log(2.0)]
     assert s.hi.tolist() == [math.inf, math.log(100.0)]
     assert s.labels_lo == [None, "N>=2"] and s.labels_hi == [None, "N<=100"]
     assert s.log_rhs == math.log(1e6) and s.hessians is True
     # a floor below 1 is a bound all the same (a negative log)
-    low = LogSpace(AllocationProblem(LAW, "6*N*D", {"N": (0.5, None)}), ALLOCATE, 1e6)
+    low = LogSpace(AllocationProblem(LAW, "6*N*D", {"N": (0.5, None)}).state, ALLOCATE, 1e6)
     assert low.labels_lo == [None, "N>=0.5"] and low.lo[1] == math.log(0.5)
-    m = LogSpace(prob, MIN_COST, 0.75)
+    m = LogSpace(prob.state, MIN_COST, 0.75)
     assert m.log_rhs == pytest.approx(math.log(0.25), rel=1e-15)
     # at() moves the right-hand side and leaves the original alone.
     assert s.at(2e6, 0.5).log_rhs == math.log(2e6) and s.log_rhs == math.log(1e6)
@@ -108,7 +108,7 @@ def test_log_space_values_and_gradients_by_hand() -> None:
     prob = AllocationProblem(LAW, "N + 2*D")
     N, D, B = 4.0, 16.0, 100.0
     p = np.log([D, N])
-    s = LogSpace(prob, ALLOCATE, B)
+    s = LogSpace(prob.state, ALLOCATE, B)
     assert s.point({"N": N, "D": D}) == pytest.approx(p, rel=1e-15)
     assert s.to_values(p) == pytest.approx({"N": N, "D": D}, rel=1e-15)
     lN, lD = 2.0 * N ** -AL, 3.0 * D ** -BE
@@ -126,7 +126,7 @@ def test_log_space_values_and_gradients_by_hand() -> None:
     assert s.main_hess(p) == pytest.approx(wc * (1 - wc) * np.outer([-1, 1], [-1, 1]),
                                            rel=1e-13)
     # min_cost swaps the two: the objective is log C, the constraint log P - log(T - floor).
-    m = LogSpace(prob, MIN_COST, 0.75)
+    m = LogSpace(prob.state, MIN_COST, 0.75)
     assert m.obj_value(p) == pytest.approx(math.log(N + 2 * D), rel=1e-15)
     assert m.obj_grad(p) == pytest.approx(dg, rel=1e-14)
     g, dg = m.main(p)
@@ -135,13 +135,13 @@ def test_log_space_values_and_gradients_by_hand() -> None:
 
 
 def test_a_zero_count_sits_at_log_1e300() -> None:
-    s = LogSpace(AllocationProblem(LAW, "N + D"), ALLOCATE, 10.0)
+    s = LogSpace(AllocationProblem(LAW, "N + D").state, ALLOCATE, 10.0)
     assert s.point({"N": 0.0, "D": 1.0}).tolist() == [0.0, math.log(1e-300)]
 
 
 def test_bound_constraints_in_log_space() -> None:
     prob = AllocationProblem(LAW, "6*N*D", {"N": (2, 100), "D": (None, 50)})
-    s = LogSpace(prob, ALLOCATE, 1e6)
+    s = LogSpace(prob.state, ALLOCATE, 1e6)
     p = np.log([10.0, 5.0])
     cons = s.bound_cons(p)
     assert [c[0] for c in cons] == ["D<=50", "N>=2", "N<=100"]
@@ -160,12 +160,12 @@ def test_kkt_at_the_paper_optimum_gives_the_loss_elasticity() -> None:
     B = 1e8
     N, D = _chinchilla_point(B)
     prob = AllocationProblem(LAW, "6*N*D")
-    res, mu = LogSpace(prob, ALLOCATE, B).kkt({"N": N, "D": D})
+    res, mu = LogSpace(prob.state, ALLOCATE, B).kkt({"N": N, "D": D})
     assert res <= 1e-13
     # mu = alpha beta / (alpha + beta) = d log(L - L_inf) / d log B (reported positive).
     assert mu == {"budget": pytest.approx(AL * BE / (AL + BE), rel=1e-12)}
     # Off the optimum (N 10 % high, same cost) the stationarity error is large.
-    res, _ = LogSpace(prob, ALLOCATE, B).kkt({"N": 1.1 * N, "D": D / 1.1})
+    res, _ = LogSpace(prob.state, ALLOCATE, B).kkt({"N": 1.1 * N, "D": D / 1.1})
     assert 1e-3 < res < 1
 
 
@@ -177,7 +177,7 @@ def test_kkt_with_a_binding_upper_bound_splits_the_multipliers() -> None:
     N, D = cap, B / (6 * cap)
     lN, lD = 2.0 * N ** -AL, 3.0 * D ** -BE
     wN, wD = lN / (lN + lD), lD / (lN + lD)
-    res, mu = LogSpace(prob, ALLOCATE, B).kkt({"N": N, "D": D})
+    res, mu = LogSpace(prob.state, ALLOCATE, B).kkt({"N": N, "D": D})
     # D: -beta wD + mu = 0;  N: -alpha wN + mu + nu = 0.
     assert res <= 1e-13
     assert mu == {"budget": pytest.approx(BE * wD, rel=1e-12),
@@ -198,10 +198,10 @@ def _syn(kind):
 def test_count_gradients_are_the_central_differences(kind) -> None:
     prob = AllocationProblem(SLAW, "10*E + K + 7", synthesis=_syn(kind))
     x = np.array([30.0, 200.0, 45.0])                     # E, K, gen
-    gl, gc = grad_counts(prob, dict(zip(prob.variables, x)))
+    gl, gc = grad_counts(prob.state, dict(zip(prob.variables, x)))
 
     def red(v):
-        return float(prob._reducible_at(dict(zip(prob.variables, v))))
+        return float(prob.state.reducible_at(dict(zip(prob.variables, v))))
 
     def cost(v):
         return float(prob.cost_at(dict(zip(prob.variables, v))))
@@ -215,7 +215,7 @@ def test_count_space_scales_and_values() -> None:
     prob = AllocationProblem(SLAW, "10*E + K", {"K": (4, 900)}, synthesis=_syn("saturating"))
     vals = {"E": 30.0, "K": 200.0, "gen": 3.0}
     B = 1000.0
-    s = CountSpace(prob, ALLOCATE, B, vals)
+    s = CountSpace(prob.state, ALLOCATE, B, vals)
     assert s.hessians is False
     assert s.scale.tolist() == [100.0, 1000.0, pytest.approx(1000.0 / 1.5, rel=1e-15)]
     eff_E = 30.0 + 0.8 * 2.0 * (1 - math.exp(-1.5))
@@ -242,7 +242,7 @@ def test_count_space_for_a_target() -> None:
     prob = AllocationProblem(SLAW, "10*E + K", synthesis=_syn("linear"))
     vals = {"E": 30.0, "K": 200.0, "gen": 45.0}
     target = 0.6
-    s = CountSpace(prob, MIN_COST, target, vals)
+    s = CountSpace(prob.state, MIN_COST, target, vals)
     cost0 = 300.0 + 200.0 + 67.5
     # ref is the cost at the point: scale = cost0 / gc.
     assert s.scale == pytest.approx([cost0 / 10, cost0, cost0 / 1.5], rel=1e-15)
@@ -260,7 +260,7 @@ def test_count_space_scale_of_an_uncosted_bounded_axis() -> None:
     # E is free of cost (capped at 50): its scale is max(E, 1).
     prob = AllocationProblem(SLAW, "K", {"E": (None, 50)}, synthesis=_syn("linear"))
     for E, scale in ((0.5, 1.0), (20.0, 20.0)):
-        s = CountSpace(prob, ALLOCATE, 100.0, {"E": E, "K": 10.0, "gen": 1.0})
+        s = CountSpace(prob.state, ALLOCATE, 100.0, {"E": E, "K": 10.0, "gen": 1.0})
         assert s.scale.tolist() == [scale, 100.0, pytest.approx(100 / 1.5, rel=1e-15)]
         assert s.hi[0] == 50.0 / scale
 
@@ -272,9 +272,9 @@ def test_count_space_kkt_on_the_budget_line_by_hand() -> None:
     prob = AllocationProblem(SLAW, "10*E + K", synthesis=_syn("saturating"))
     vals = {"E": 30.0, "K": 200.0, "gen": 3.0}
     B = 504.5                                     # exactly the cost of vals
-    s = CountSpace(prob, ALLOCATE, B, vals)
+    s = CountSpace(prob.state, ALLOCATE, B, vals)
     x = np.array([30.0, 200.0, 3.0])
-    grad = _central(lambda v: float(prob._reducible_at(dict(zip(prob.variables, v)))), x)
+    grad = _central(lambda v: float(prob.state.reducible_at(dict(zip(prob.variables, v)))), x)
     grad = grad * s.scale / s.red0
     mu = -grad.mean()
     res, duals = s.kkt(vals)
@@ -282,7 +282,7 @@ def test_count_space_kkt_on_the_budget_line_by_hand() -> None:
     assert res == pytest.approx(np.max(np.abs(grad + mu)) / np.max(np.abs(grad)), rel=1e-5)
     # Pinned on its lower bound K = 200 the bound's multiplier joins in (NNLS, two columns).
     prob = AllocationProblem(SLAW, "10*E + K", {"K": (200, None)}, synthesis=_syn("saturating"))
-    s = CountSpace(prob, ALLOCATE, B, vals)
+    s = CountSpace(prob.state, ALLOCATE, B, vals)
     res, duals = s.kkt(vals)
     J = np.column_stack([np.ones(3), [0.0, -1.0, 0.0]])
     from scipy.optimize import nnls

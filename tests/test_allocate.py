@@ -10,6 +10,7 @@ import pytest
 from rlscale._errors import InfeasibleError
 from rlscale.cli import main
 from rlscale.optimize import AllocationProblem, allocate, kkt_residual, load_spec, min_cost
+from rlscale.optimize._alloc_kkt import ALLOCATE
 from rlscale.theory import (
     AdditiveLaw,
     MultiplicativeLaw,
@@ -134,9 +135,9 @@ def test_sweep_reuses_one_compiled_problem_and_matches_single_solves() -> None:
     budgets = np.logspace(3, 7, 6)
     # This law has a closed form; method="gp" keeps the GP path this test is about.
     out = prob.sweep(budgets, method="gp")
-    compiled = prob._compiled["allocate"].problem
+    compiled = prob.state.conic_model(ALLOCATE).problem
     prob.sweep(budgets[:2], method="gp")
-    assert prob._compiled["allocate"].problem is compiled
+    assert prob.state.conic_model(ALLOCATE).problem is compiled
     for a, b in zip(out, budgets):
         assert a.loss == pytest.approx(nested_optimum(law, 100, 10, 1, b).loss, rel=1e-9)
 

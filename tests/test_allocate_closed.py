@@ -44,13 +44,13 @@ def _same(a: Allocation, b: Allocation) -> bool:
 def _counting_kkt(prob: AllocationProblem) -> list[int]:
     """Count the problem's KKT evaluations (the certificate)."""
     calls = [0]
-    original = prob._kkt
+    original = prob.state.kkt
 
     def counted(*args):
         calls[0] += 1
         return original(*args)
 
-    prob._kkt = counted
+    object.__setattr__(prob.state, "kkt", counted)  # the frozen state's method, shadowed
     return calls
 
 
@@ -173,7 +173,7 @@ def test_pooled_levels_are_exactly_one_on_the_fast_path() -> None:
     # trajectories pool and k = 1 whatever the budget (Cochran 1977, ch. 10).
     law = VarianceComponentsLaw(0.1, 9.0, 4.0, 1.0)
     prob = AllocationProblem(law, "50*E + 5*E*t + 2*E*t*k")
-    plan = prob._plan(ALLOCATE)
+    plan = prob.state.closed_plan(ALLOCATE)
     # The pooled level (s = 4 + 1, c = 5 + 2): n_i = sqrt(s_i / c_i) B / sum sqrt(s_j c_j);
     # the interval starts where E = sqrt(9/50) B / total reaches e^-708 (t = k = 1 throughout).
     total = math.sqrt(9 * 50) + math.sqrt(5 * 7)
@@ -222,7 +222,7 @@ def test_budgets_at_the_edges_of_the_fast_interval() -> None:
         G = (mpmath.mpf(a_) * CHIN["A"] / (b_ * CHIN["B"])) ** (1 / (mpmath.mpf(a_) + b_))
         edge = float(6 * (mpmath.mpf(10) ** 9 / G) ** ((a_ + b_) / mpmath.mpf(b_)))
     prob = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (None, 1e9)})
-    plan = prob._plan(ALLOCATE)
+    plan = prob.state.closed_plan(ALLOCATE)
     assert plan.low == 0.0 and edge * (1 - 1e-8) < plan.high < edge
     inside = prob.allocate(plan.high * (1 - 1e-12), round_integers=False)
     margin = prob.allocate(edge * (1 - 1e-13), round_integers=False)  # general path, closed
@@ -238,12 +238,14 @@ def test_budgets_at_the_edges_of_the_fast_interval() -> None:
     assert f.values["N"][1] == margin.values["N"]
     # A box narrower than the margins: no fast interval, the general path clips onto it.
     pinned = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (2.1e10, 2.1e10 * (1 + 1e-10))})
-    assert (pinned._plan(ALLOCATE).low, pinned._plan(ALLOCATE).high) == (math.inf, -math.inf)
+    plan = pinned.state.closed_plan(ALLOCATE)
+    assert (plan.low, plan.high) == (math.inf, -math.inf)
     assert pinned.allocate(1e24, round_integers=False).values["N"] == pytest.approx(2.1e10)
     # Bounds no budget satisfies together (N >= 1e10 needs B above 1.2e22, D <= 1e9 below
     # 2.2e17): an empty interval, so every budget goes to the general path (here the GP).
     apart = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (1e10, None), "D": (None, 1e9)})
-    assert (apart._plan(ALLOCATE).low, apart._plan(ALLOCATE).high) == (math.inf, -math.inf)
+    plan = apart.state.closed_plan(ALLOCATE)
+    assert (plan.low, plan.high) == (math.inf, -math.inf)
     assert apart.allocate(1e20, round_integers=False).method == "gp"
     # Lower bounds: below the larger of B = 6 (10 / G)^((a+b)/b) (where N reaches 10) and
     # 6 (100 G)^((a+b)/a) (where D reaches 100) the closed form leaves the box and the GP
@@ -252,7 +254,7 @@ def test_budgets_at_the_edges_of_the_fast_interval() -> None:
     with mpmath.workdps(40):
         d_edge = float(max(6 * (10 / G) ** ((a_ + b_) / mpmath.mpf(b_)),
                            6 * (100 * G) ** ((a_ + b_) / mpmath.mpf(a_))))
-    assert d_edge < floor._plan(ALLOCATE).low < d_edge * (1 + 1e-8)
+    assert d_edge < floor.state.closed_plan(ALLOCATE).low < d_edge * (1 + 1e-8)
     assert floor.allocate(d_edge * 1.001).method == "closed_form"
     assert floor.allocate(d_edge * 0.999).method == "gp"
     with pytest.raises(InfeasibleError, match="budget 5999 is below the cost 6000"):
@@ -264,7 +266,7 @@ def test_the_fast_interval_in_float_range_and_of_a_target() -> None:
     # near B = 1e306, so the interval stops there and the general path refuses beyond.
     law = AdditiveLaw(0.0, {"N": 1.0, "D": 1.0}, {"N": 0.01, "D": 1.0})
     prob = AllocationProblem(law, "1e-20*N*D")
-    plan = prob._plan(ALLOCATE)
+    plan = prob.state.closed_plan(ALLOCATE)
     p, q = prob.closed_form.affine(ALLOCATE)
     top = min((709.0 - 1e-9 - pi) / qi for pi, qi in zip(p, q) if qi > 0)
     assert plan.high == pytest.approx(math.exp(top), rel=1e-12)
@@ -273,7 +275,7 @@ def test_the_fast_interval_in_float_range_and_of_a_target() -> None:
         prob.allocate(plan.high * 1.01)
     # A target: above the floor, and the interval is in target - floor.
     tprob = AllocationProblem(CHIN_LAW, "6*N*D")
-    tplan = tprob._plan(MIN_COST)
+    tplan = tprob.state.closed_plan(MIN_COST)
     assert tplan.floor == CHIN["E"]
     assert tplan.low == CHIN["E"] * (1 + 1e-12) - CHIN["E"]  # the general path's rule
     # A loss 1e110 above the floor needs N, D below e^-708: the interval ends before it.
@@ -289,7 +291,7 @@ def test_the_fast_interval_in_float_range_and_of_a_target() -> None:
     # With a cap on N the lowest reachable loss is above the floor: targets below it refuse.
     capped = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (None, 1e9), "D": (None, 1e12)})
     lowest = CHIN["E"] + CHIN["A"] * 1e9 ** -CHIN["alpha"] + CHIN["B"] * 1e12 ** -CHIN["beta"]
-    assert capped._plan(MIN_COST).low >= lowest * (1 + 1e-12) - CHIN["E"]
+    assert capped.state.closed_plan(MIN_COST).low >= lowest * (1 + 1e-12) - CHIN["E"]
     with pytest.raises(InfeasibleError, match="below the lowest loss the bounds allow"):
         capped.min_cost(lowest)
 
@@ -394,7 +396,7 @@ def test_a_closed_form_frontier_defers_loss_cost_and_certificate() -> None:
     # Near a bound the residual is checked point by point (the bound's multiplier).
     capped = AllocationProblem(CHIN_LAW, "6*N*D", bounds={"N": (None, 1e9)})
     calls = _counting_kkt(capped)
-    edge = capped._plan(ALLOCATE).high
+    edge = capped.state.closed_plan(ALLOCATE).high
     g = capped.frontier(np.array([edge * 0.5, edge * (1 - 1e-12)]))
     assert calls == [0]
     assert g.method == ("closed_form", "closed_form") and calls == [1]
@@ -419,7 +421,7 @@ def test_one_and_four_variables_by_their_optimality_conditions(axes) -> None:
         marg = [alpha[v] * terms[v] / gam[v] for v in axes]
         assert marg == pytest.approx([marg[0]] * len(axes), rel=1e-12)
         assert a.loss == pytest.approx(0.5 + sum(terms.values()), rel=1e-14)
-        assert a.effective == x and a.shares == {prob._labels[0]: 1.0}
+        assert a.effective == x and a.shares == {prob.state.labels[0]: 1.0}
         if len(axes) == 1:
             assert x["N"] == pytest.approx((budget / 2) ** (1 / 1.5), rel=1e-14)
         b = prob.min_cost(a.loss, round_integers=False)

@@ -278,8 +278,8 @@ def test_rescue_keeps_a_point_it_cannot_improve() -> None:
     # E = K = 50 under E + K <= 100 with equal exponents: the KKT residual is exactly 0.
     prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
     values = {"E": 50.0, "K": 50.0}
-    assert prob._kkt(ALLOCATE, 100.0, values)[0] == 0.0
-    assert rescue(prob._space(ALLOCATE, 100.0), values) == (values, False)
+    assert prob.state.kkt(ALLOCATE, 100.0, values)[0] == 0.0
+    assert rescue(prob.state.space_at(ALLOCATE, 100.0), values) == (values, False)
 
 
 def test_exact_newton_converges_to_the_kkt_point_from_a_perturbed_start() -> None:
@@ -287,7 +287,7 @@ def test_exact_newton_converges_to_the_kkt_point_from_a_perturbed_start() -> Non
 
     # E + K <= 100 with L = 1/sqrt(E K): the optimum is E = K = 50 with log-log multiplier 1.
     prob = AllocationProblem(MultiplicativeLaw(1.0, {"E": 0.5, "K": 0.5}), "E + K")
-    space = prob._space(ALLOCATE, 100.0)({})
+    space = prob.state.space_at(ALLOCATE, 100.0)({})
     start = np.log([40.0, 60.0])
     z = _exact_newton(space, start, np.array([0, 1]), np.array([*start, 0.5]))
     assert z == pytest.approx([math.log(50.0), math.log(50.0), 1.0], rel=1e-13)
@@ -312,6 +312,6 @@ def test_rescue_finds_the_optimum_from_a_poor_point() -> None:
     law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
     prob = AllocationProblem(law, "100*E + K", {"E": (None, 500)})
     best = prob.allocate(1e7, round_integers=False, method="gp").values   # E on its cap
-    values, moved = rescue(prob._space(ALLOCATE, 1e7), {"E": 20.0, "K": 3e6})
+    values, moved = rescue(prob.state.space_at(ALLOCATE, 1e7), {"E": 20.0, "K": 3e6})
     assert moved and values == pytest.approx(best, rel=1e-12)
-    assert prob._kkt(ALLOCATE, 1e7, values)[0] <= 1e-13
+    assert prob.state.kkt(ALLOCATE, 1e7, values)[0] <= 1e-13

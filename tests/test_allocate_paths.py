@@ -169,10 +169,10 @@ def test_a_second_problem_of_the_same_structure_reuses_the_compiled_gp() -> None
         return AllocationProblem(law, f"{100 * scale!r}*E + 10*E*t + E*t*k", {"E": (1, 300)})
     first, second = prob(1.0), prob(1.7)
     a = first.allocate(1e6, method="gp")
-    model = first._compiled["allocate"]
+    model = first.state.conic_model(ALLOCATE)
     compiles, solves = model.compiles, model.solves
     b = second.allocate(2e6, method="gp")
-    assert second._compiled["allocate"] is model          # one model per structure
+    assert second.state.conic_model(ALLOCATE) is model          # one model per structure
     assert (model.compiles, model.solves) == (compiles, solves + 1)   # no recompilation
     assert a.kkt_residual <= 1e-12 and b.kkt_residual <= 1e-12
     assert a.values != b.values
@@ -180,10 +180,10 @@ def test_a_second_problem_of_the_same_structure_reuses_the_compiled_gp() -> None
     other = AdditiveLaw(0.3, {"E": 1.0, "t": 2.0, "k": 0.5}, {"E": 0.9, "t": 0.1, "k": 0.7})
     fourth = AllocationProblem(other, "3*E**2 + E*t**0.5 + E*t*k", {"E": (1, 30)})
     assert fourth.allocate(1e4, method="gp").kkt_residual <= 1e-12
-    assert fourth._compiled["allocate"] is model and model.compiles == compiles
+    assert fourth.state.conic_model(ALLOCATE) is model and model.compiles == compiles
     third = AllocationProblem(first.law, "100.0*E + 10*E*t + E*t*k")
     third.allocate(1e6, method="gp")
-    assert third._compiled["allocate"] is not model
+    assert third.state.conic_model(ALLOCATE) is not model
     assert gp_model(ALLOCATE, 3, 3, list(first.bounds.values())) is model
 
 

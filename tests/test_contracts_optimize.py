@@ -91,6 +91,8 @@ CASES = [
          {"E": 10.0}),
     Case("AllocationProblem.effective", lambda E: PROB.effective({"E": E, "k": 10.0}),
          {"E": 10.0}),
+    Case("AllocationProblem.kkt", lambda E, budget: PROB.kkt({"E": E, "k": 10.0}, budget=budget),
+         {"E": 10.0, "budget": 20.0}),
     Case("fit_law", opt.fit_law,
          {"data": DATA, "axes": ["E"], "law": "additive", "target": "loss", "delta": 1e-3,
           "starts": 4, "bootstrap": 0, "confidence": 0.9, "holdout": 0.1, "seed": 0,

@@ -111,6 +111,9 @@ EXPR = T.ExpressionLaw("E + A/N**alpha + c*exp(-N/100)", axes=["N"],
 EXPR_PARAMS = {"E": 0.5, "A": 3.0, "alpha": 0.5, "c": 0.2}
 TURN = T.Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)
 CTURN = T.ContextTurn(0.2, 0.8, 0.5, context_cost=0.5, levels=(1, 4, 16))
+#: One turn of each kind (issue 25: a class per kind), with its constructor's valid fields.
+KIND_TURNS = {"CoverageTurn": {"q": 0.3}, "VerifierTurn": {"q": 0.3, "fpr": 0.1, "fnr": 0.2},
+              "SelectionTurn": {"q": 0.3, "noise": 1.0}, "EmpiricalTurn": {"a": -1.0, "b": -0.5}}
 SIG = T.ComputeSigmoid(asymptote=0.6, exponent=1.5, midpoint=1e4, start=0.1)
 
 
@@ -328,6 +331,16 @@ CONTRACTS: dict[str, Contract] = {
     "Turn.log_success_range": Contract(_without_zero_n(TURN.log_success_range),
                                        {"lo": 1, "hi": 20}, {"lo": ("lo", "hi")},
                                        counts=("lo", "hi")),
+    **{c: Contract(getattr(T, c), v) for c, v in KIND_TURNS.items()},
+    **{f"{c}.success": Contract(getattr(T, c)(**v).success, {"n": 10.0}, oracle=_nonneg)
+       for c, v in KIND_TURNS.items()},
+    **{f"{c}.log_success": Contract(_without_zero_n(getattr(T, c)(**v).log_success),
+                                    {"n": 10.0})
+       for c, v in KIND_TURNS.items()},
+    **{f"{c}.log_success_range": Contract(
+        _without_zero_n(getattr(T, c)(**v).log_success_range), {"lo": 1, "hi": 20},
+        {"lo": ("lo", "hi")}, counts=("lo", "hi"))
+       for c, v in KIND_TURNS.items() if c != "SelectionTurn"},
     # -- the context axis (issue 27) --
     "lag_survival": Contract(T.lag_survival, {"c": 3.0, "exponent": 1.0, "min_lag": 1,
                                               "max_lag": 50.0},
@@ -426,6 +439,12 @@ NO_ARGS: dict[str, Callable[[], Any]] = {
     "Turn.accept_rate": lambda: TURN.accept_rate, "Turn.precision": lambda: TURN.precision,
     "Turn.fallback": lambda: TURN.fallback, "Turn.sequential": lambda: TURN.sequential,
     "Turn.as_dict": TURN.as_dict, "ContextTurn.as_dict": CTURN.as_dict,
+    "Turn.commits_once": lambda: TURN.commits_once,
+    "VerifierTurn.retried": lambda: TURN.retried,
+    **{f"{c}.{m}": (lambda c=c, v=v, m=m: getattr(getattr(T, c)(**v), m))
+       for c, v in KIND_TURNS.items()
+       for m in ("accept_rate", "precision", "fallback", "commits_once")},
+    **{f"{c}.as_dict": getattr(T, c)(**v).as_dict for c, v in KIND_TURNS.items()},
     "ComputeSigmoid.as_dict": SIG.as_dict, "ComputeSigmoid.latex": SIG.latex,
     "ComputeSigmoid.expr": T.ComputeSigmoid.expr,
     "ComputeSigmoid.tail_power_law": SIG.tail_power_law,
@@ -440,6 +459,13 @@ EXEMPT: dict[str, str] = {
     "RlscaleError": "exception type", "SolverError": "exception type",
     "InfeasibleError": "exception type", "PosynomialError": "exception type",
     "Law": "abstract base: every method is fuzzed on each of the four concrete laws",
+    "Turn.dcp_log_success": "takes the cvxpy module; fuzzed through continuous_plan (optimize)",
+    **{f"{c}.dcp_log_success": "as Turn.dcp_log_success" for c in KIND_TURNS},
+    **{f"{c}.{m}": "the base's builder (Turn.with_*, fuzzed there), inherited"
+       for c in KIND_TURNS
+       for m in ("with_coverage", "with_verifier", "with_selection", "with_empirical")},
+    "SelectionTurn.log_success_range": "a quadrature per entry (~5e-5 s): 1e7 entries, the "
+                                       "allowed table, take minutes; log_success is fuzzed",
     "LawProperties": "declared constants of a law family (built by the library only)",
     "CriticalRatio": "result type of critical_synthetic_ratio",
     "FilterThreshold": "result type of optimal_filter_threshold",

@@ -61,6 +61,10 @@ _EXPORTS: dict[str, str] = {
     "chinchilla_optimal": "_closed_forms",
     # -- inference-budget laws for multi-turn agents (issue 14) --
     "Turn": "_inference",
+    "CoverageTurn": "_inference",
+    "VerifierTurn": "_inference",
+    "SelectionTurn": "_inference",
+    "EmpiricalTurn": "_inference",
     "coverage": "_inference",
     "episode_success": "_inference",
     "log_coverage": "_inference",

@@ -202,8 +202,7 @@ class ContextTurn:
     >>> [round(t.q(c), 4) for c in t.levels], [t.cost(c) for c in t.levels]
     ([0.2, 0.5, 0.65], [2, 3, 9])
     >>> t.at(4)
-    Turn(kind='coverage', q=0.5, cost=3, fpr=0.0, fnr=0.0, failures='terminal', noise=0.0, \
-a=0.0, b=0.0)
+    CoverageTurn(q=0.5, cost=3)
     """
 
     q_one: float

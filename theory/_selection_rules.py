@@ -3,7 +3,8 @@ r"""Selection rules of the reward-optimisation model, as objects that declare th
 Each rule (best-of-n, the quantilizer, exponential tilting) states what
 :mod:`rlscale.theory.reward` needs of it — its KL on a pool of ``n = e^t``
 candidates, the largest pool its KL budget allows, and its noise-free gain on a
-pool — and one generic optimiser turns those into the model gain
+pool (and, for the simulators, the law of its selected candidate's standardised
+score, :meth:`SelectionRule.sample_top`) — and one generic optimiser turns those into the model gain
 ``G(M, K) = sup_n gain(n)`` (the way a cvxpy atom declares its curvature and sign
 and the solver does the rest).  A test can therefore loop over :data:`RULES` and
 check every rule against the same identities.
@@ -29,10 +30,11 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import lambertw
+from scipy.special import lambertw, ndtri, ndtri_exp
 
 from rlscale.theory._gaussian import (
     expected_max_normal,
@@ -161,6 +163,32 @@ class SelectionRule(abc.ABC):
     def top_log(self, t: np.ndarray, k: np.ndarray) -> np.ndarray:
         """:meth:`top` at ``n = e^t``, for pools beyond the float range."""
 
+    @abc.abstractmethod
+    def sample_top(self, rng: np.random.Generator, size: int, n: float,
+                   k: float) -> np.ndarray:
+        """``size`` draws of the selected candidate's standardised proxy score.
+
+        The score ``s = Ŷ_sel/sqrt(1 + σ²)`` of the candidate the rule selects
+        from ``n`` iid N(0, 1) scores under KL budget ``k`` (real ``n >= 1``, up to
+        1e300 and beyond), drawn by inversion of its law in log space so that the
+        ``n`` candidates are never materialised: the simulator's fast path
+        (``rlscale.simulate.sample_selection``) turns ``s`` into the gold reward.
+        Its mean is :meth:`top`.
+        """
+
+    def top_at_kl(self, k: np.ndarray) -> np.ndarray:
+        """Noise-free gain at KL budget ``k``: :meth:`top` on the largest pool ``k`` allows.
+
+        Through ``t = log n`` (:meth:`top_log` of :meth:`log_pool_limit`), so any
+        budget is fine (best-of-n's pool passes the float range at ``k ≈ 708``).
+
+        Examples
+        --------
+        >>> round(float(RULES["tilt"].top_at_kl(np.float64(2.0))), 12)   # sqrt(2K)
+        2.0
+        """
+        return self.top_log(self.log_pool_limit(k), k)
+
     def pool_gain(self, t: np.ndarray, m: np.ndarray, tau: np.ndarray,
                   k: np.ndarray) -> np.ndarray:
         """Gold gain on a pool of size ``n = e^t``: ``top(n)/sqrt(1 + κτ²n/M)``, in log space."""
@@ -200,6 +228,14 @@ class BestOfN(SelectionRule):
     def top_log(self, t: np.ndarray, k: np.ndarray) -> np.ndarray:
         return np.asarray(expected_max_normal_log(t))
 
+    def sample_top(self, rng: np.random.Generator, size: int, n: float,
+                   k: float) -> np.ndarray:
+        # The max of n normals is Φ⁻¹(U^{1/n}) = Φ⁻¹(exp(−E/n)), E ~ Exp(1): minus the
+        # upper-tail quantile at p = −expm1(−E/n).
+        log_n = np.log(n)
+        e = rng.standard_exponential(size)
+        return _isf(-np.expm1(-e / n), lambda bad: np.log(e[bad]) - log_n)
+
 
 class Quantilizer(SelectionRule):
     """Quantilizer: the reference conditioned on the proxy's top ``1/n``; KL ``log n``."""
@@ -218,6 +254,13 @@ class Quantilizer(SelectionRule):
 
     def top_log(self, t: np.ndarray, k: np.ndarray) -> np.ndarray:
         return quantile_mean_log(t)
+
+    def sample_top(self, rng: np.random.Generator, size: int, n: float,
+                   k: float) -> np.ndarray:
+        # N(0, 1) above its 1 − 1/n quantile, by inversion of the truncated law: −Φ⁻¹(U/n).
+        log_n = np.log(n)
+        u = rng.random(size)
+        return _isf(u / n, lambda bad: np.log(u[bad]) - log_n)
 
 
 class Tilt(SelectionRule):
@@ -241,9 +284,30 @@ class Tilt(SelectionRule):
     def top_log(self, t: np.ndarray, k: np.ndarray) -> np.ndarray:
         return np.sqrt(2.0 * np.minimum(k, t))
 
+    def sample_top(self, rng: np.random.Generator, size: int, n: float,
+                   k: float) -> np.ndarray:
+        # The tilted reference's standardised score is N(β, 1), β = sqrt(2 min(K, log n)).
+        s = rng.standard_normal(size)
+        s += np.sqrt(2.0 * min(k, np.log(n)))
+        return s
+
     def optimise(self, m: np.ndarray, k: np.ndarray, tau: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:
         return envelope_pool(m, k, tau)
+
+
+def _isf(p: np.ndarray, log_p: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """``-Φ⁻¹(p)`` (upper-tail quantile), in place; ``log_p(mask)`` where ``p`` underflows.
+
+    ``ndtri`` is about twice as fast as ``ndtri_exp``; the log-space fallback
+    only runs for ``p < 1e-300`` (pool sizes beyond 1e300).
+    """
+    s = ndtri(p)
+    np.negative(s, out=s)
+    bad = p < 1e-300
+    if bad.any():
+        s[bad] = -ndtri_exp(log_p(bad))
+    return s
 
 
 #: Every rule with an exact gain, by name.
