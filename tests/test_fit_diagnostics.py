@@ -206,3 +206,19 @@ def test_a_floor_pinned_in_every_resample_raises_no_invalid_value_warning() -> N
         fit = fit_law(data, law="additive", axes=axes, target="loss", bootstrap=200,
                       floor=(0.25920415008765174, math.inf), seed=0, n_jobs=1)
     assert "floor-at-bound" in {w.code for w in fit.warnings}
+
+
+def test_numpy_spearman_matches_scipy_with_ties() -> None:
+    # The direction check's rank correlation is written with numpy (issue 24: importing
+    # scipy.stats was a quarter of a cold fit_law); scipy's spearmanr is the reference.
+    from scipy.stats import spearmanr
+
+    from rlscale.optimize._diagnostics import _spearman
+
+    rng = np.random.default_rng(24)
+    for _ in range(50):
+        a = rng.integers(0, 4, 15).astype(float)  # many ties
+        b = np.round(rng.normal(size=15) + a, 1)
+        if np.ptp(a) == 0 or np.ptp(b) == 0:
+            continue
+        assert _spearman(a, b) == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
