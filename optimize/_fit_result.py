@@ -198,6 +198,48 @@ class FitResult:
         out.update(success=self.success, status=self.status, message=self.message)
         return out
 
+    # -- saving and loading (issue 24) -------------------------------------------
+    def save(self, path: Any) -> Any:
+        """Write the fit to ``path`` as JSON, atomically; return the path.
+
+        Everything is kept (the law, intervals, bootstrap samples, diagnostics):
+        :meth:`load` gives back a fit equal field by field.  The format is described
+        in :mod:`rlscale.optimize._fit_io`; ``rlscale fit --out FILE`` writes the same.
+        """
+        from rlscale.optimize._fit_io import save_fit
+
+        return save_fit(self, path)
+
+    @classmethod
+    def load(cls, path: Any) -> FitResult:
+        """Read a fit written by :meth:`save` (or ``rlscale fit --out``).
+
+        Raises ``ValueError`` naming the file when it is not a saved FitResult (a
+        foreign file, an expression fit: :meth:`ExpressionFit.load`, or another
+        format version).
+
+        Examples
+        --------
+        >>> import tempfile, numpy as np
+        >>> from pathlib import Path
+        >>> from rlscale.optimize import fit_law
+        >>> N = np.repeat([1.0, 2, 4, 8, 16, 32, 64], 2)
+        >>> loss = (0.5 + 2 * N ** -0.5) * np.exp(np.tile([0.01, -0.01], 7))
+        >>> fit = fit_law({"N": N, "loss": loss}, axes=["N"], bootstrap=20, n_jobs=1)
+        >>> with tempfile.TemporaryDirectory() as tmp:
+        ...     back = FitResult.load(fit.save(Path(tmp) / "fit.json"))
+        >>> back.law == fit.law, np.array_equal(back.bootstrap_samples, fit.bootstrap_samples)
+        (True, True)
+        """
+        from rlscale.optimize._fit_io import load_fit
+
+        fit = load_fit(path)
+        if not isinstance(fit, cls):
+            raise ValueError(f"{path} holds a {type(fit).__name__}, not a {cls.__name__}: "
+                             f"load it with {type(fit).__name__}.load or "
+                             "rlscale.optimize.load_fit")
+        return fit
+
     # -- notebook display and pandas -------------------------------------------
     def to_frame(self) -> Any:
         """The parameters as a :class:`pandas.DataFrame` indexed by ``parameter``.
