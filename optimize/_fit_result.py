@@ -181,8 +181,17 @@ class FitResult:
             raise ValueError(f"a prediction band needs at least 20 usable bootstrap laws; "
                              f"this fit has {len(laws)} (fit with bootstrap >= 20)")
         pass_rate = isinstance(self.law, PassRateLaw)
-        preds = np.array([[float(law.pass_rate(p) if pass_rate else law.loss(p))
-                           for p in points] for law in laws])
+        keys = set(points[0]) if points else set()
+        if points and all(set(p) == keys for p in points):
+            # One call per law on columns of every point (issue 24: a point at a time,
+            # fit.plot spent 42 CPU s on 1,000 bootstrap laws x 80 points per axis).
+            cols = {k: np.array([p[k] for p in points]) for k in keys}
+            preds = np.array([np.broadcast_to(np.asarray(
+                law.pass_rate(cols) if pass_rate else law.loss(cols), float), len(points))
+                for law in laws])
+        else:
+            preds = np.array([[float(law.pass_rate(p) if pass_rate else law.loss(p))
+                               for p in points] for law in laws])
         tail = (1 - level) / 2 * 100
         return np.percentile(preds, tail, axis=0), np.percentile(preds, 100 - tail, axis=0)
 

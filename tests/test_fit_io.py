@@ -144,3 +144,17 @@ def test_save_is_atomic_and_leaves_no_temporary_file(star, tmp_path: Path) -> No
     fit.save(tmp_path / "fit.json")
     fit.save(tmp_path / "fit.json")  # replacing an existing file
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fit.json"]
+
+
+def test_predict_band_on_columns_equals_the_pointwise_percentiles(star) -> None:
+    # predict_band evaluates each bootstrap law on all points at once (issue 24: fit.plot
+    # spent 42 CPU s a point at a time); the reference is each law at each point.
+    fit = fit_law(star, axes=["N", "D"], bootstrap=40, n_jobs=1)
+    pts = [{"N": float(n), "D": 5.0} for n in np.geomspace(1, 200, 9)]
+    preds = np.array([[law.loss(p) for p in pts] for law in fit.bootstrap_laws()])
+    lo, hi = fit.predict_band(pts, confidence=0.8)
+    np.testing.assert_allclose(lo, np.percentile(preds, 10, axis=0), rtol=1e-13)
+    np.testing.assert_allclose(hi, np.percentile(preds, 90, axis=0), rtol=1e-13)
+    mixed = [{"N": 3.0, "D": 5.0}, {"D": 5.0, "N": 7.0}]  # same keys, other order
+    assert np.allclose(np.array(fit.predict_band(mixed)),
+                       np.array(fit.predict_band(mixed[:1] + mixed[1:])))
