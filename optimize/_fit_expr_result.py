@@ -150,6 +150,12 @@ class ExpressionFit:
                 "data_range": {k: list(v) for k, v in self.data_range.items()},
                 "extrapolation": self.extra.get("extrapolation", {})}
 
+    def __repr__(self) -> str:
+        """One screen: parameters with intervals, fit statistics, diagnostics by code."""
+        from rlscale.optimize._summary import fit_summary
+
+        return fit_summary(self)
+
     # -- saving and loading (issue 24) -------------------------------------------
     def save(self, path: Any) -> Any:
         """Write the fit to ``path`` as JSON, atomically; return the path.

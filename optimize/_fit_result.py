@@ -207,6 +207,12 @@ class FitResult:
         out.update(success=self.success, status=self.status, message=self.message)
         return out
 
+    def __repr__(self) -> str:
+        """One screen: parameters with intervals, fit statistics, diagnostics by code."""
+        from rlscale.optimize._summary import fit_summary
+
+        return fit_summary(self)
+
     # -- saving and loading (issue 24) -------------------------------------------
     def save(self, path: Any) -> Any:
         """Write the fit to ``path`` as JSON, atomically; return the path.
