@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
                         help="bootstrap resamples for confidence intervals (default 0; "
                         ">= 1000 for reporting)")
     parser.add_argument("--confidence", type=float, default=0.9,
-                        help="interval level (default 0.9)")
+                        help="interval level (default 0.9, rlscale's one level)")
     parser.add_argument("--holdout", type=float, default=0.1,
                         help="fraction of largest-scale points held out for the extrapolation "
                         "error (default 0.1)")
