@@ -189,8 +189,12 @@ def plot_fit(fit: Any, data: Any, *, at: Mapping[str, float] | None = None,
     point = _slice_point(fit, x, at)
     pass_rate = fit.law.family == "pass_rate"
 
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import NullFormatter
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import NullFormatter
+    except ImportError as exc:  # rlscale._optional's message (this package may not import it)
+        raise ImportError("fit plots need the optional package 'matplotlib': pip install "
+                          "'rlscale[plot]'") from exc
 
     pred_rows = np.asarray(fit.predict({a: x[:, j] for j, a in enumerate(fit.axes)}), float)
     resid = np.log(y) - np.log(pred_rows) if pass_rate else np.log(pred_rows) - np.log(y)
