@@ -222,3 +222,28 @@ def test_numpy_spearman_matches_scipy_with_ties() -> None:
         if np.ptp(a) == 0 or np.ptp(b) == 0:
             continue
         assert _spearman(a, b) == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
+
+
+def test_local_correlation_is_a_correlation_even_when_ill_conditioned() -> None:
+    # Issue 24: pinv(JᵀJ) of an ill-conditioned fit was not positive semi-definite and the
+    # documented fit printed "correlations" of +6.09 and +1.41.  Reference: (JᵀJ)⁻¹ in
+    # 60-digit arithmetic (mpmath), where the float result is meaningful.
+    import mpmath
+
+    from rlscale.optimize._diagnostics import _local_correlation
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):  # extreme: near-collinear columns on wildly different scales
+        J = rng.normal(size=(30, 5))
+        J[:, 4] = J[:, 3] + 10 ** rng.uniform(-9, 0) * rng.normal(size=30)
+        J *= 10 ** rng.uniform(-6, 6, 5)
+        c = _local_correlation(J)
+        assert np.all(np.abs(c[np.isfinite(c)]) <= 1.0)
+    J = rng.normal(size=(25, 4))
+    J[:, 3] = J[:, 2] + 1e-4 * rng.normal(size=25)  # cond(J) ~ 1e4: float is accurate
+    with mpmath.workdps(60):
+        M = mpmath.matrix(J.tolist())
+        cov = (M.T * M) ** -1
+        ref = np.array([[float(cov[i, j] / mpmath.sqrt(cov[i, i] * cov[j, j]))
+                         for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(_local_correlation(J), ref, atol=1e-8)
