@@ -229,6 +229,12 @@ def save_fit(fit: Any, path: str | os.PathLike[str]) -> Path:
     """Write ``fit`` to ``path`` as JSON, atomically; return the path."""
     path = _check_path(path)
     data = (json.dumps(fit_to_json(fit), indent=1, allow_nan=False) + "\n").encode("utf-8")
+    return write_atomic(path, data)
+
+
+def write_atomic(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path``: a temporary file beside it, flushed, fsynced, renamed over
+    it (``rlscale.files``' protocol; the fit's figures and saved fits both use it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
