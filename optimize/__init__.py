@@ -19,6 +19,7 @@ _EXPORTS: dict[str, str] = {
     "min_cost": "_alloc_verbs",
     "FitResult": "_fit_result",
     "fit_law": "_fit",
+    "load_fit": "_fit_io",
     "huber": "_fit",
     "Baseline": "_efficiency",
     "Efficiency": "_efficiency",

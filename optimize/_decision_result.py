@@ -116,6 +116,12 @@ class Recommendation:
     notes: tuple[str, ...] = ()
     status: str = "plan"
 
+    def __repr__(self) -> str:
+        """One screen: the choice, the reason, η and P(beats) per baseline."""
+        from rlscale.optimize._summary import recommendation_summary
+
+        return recommendation_summary(self)
+
     @property
     def success(self) -> bool:
         """False only for a fallback (the law could not be fitted)."""

@@ -92,13 +92,19 @@ def huber(r: Any, delta: float = 1e-3) -> np.ndarray:
 
 def _is_expression(law: Any) -> bool:
     """An ExpressionLaw, a string that is not a family name but an expression, or a list
-    of them (one per target)."""
-    from rlscale.theory._expr import ExpressionLaw
+    of them (one per target).
+
+    Imports nothing: an ExpressionLaw can exist only once its module (and sympy) is
+    loaded, so a built-in family's fit does not pay sympy's import (issue 24).
+    """
+    import sys
 
     if isinstance(law, list | tuple) and law:
         return all(_is_expression(item) for item in law)
-    return isinstance(law, ExpressionLaw) or (
-        isinstance(law, str) and law not in LAWS and not law.isidentifier())
+    if isinstance(law, str):
+        return law not in LAWS and not law.isidentifier()
+    module = sys.modules.get("rlscale.theory._expr")
+    return module is not None and isinstance(law, module.ExpressionLaw)
 
 
 def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,

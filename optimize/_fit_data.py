@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._diagnostics import check_direction
-from rlscale.optimize._fit_expr_problem import LOG_LIMIT
 from rlscale.optimize._fit_family import family
 from rlscale.optimize._fit_objective import MAX_FIT_WORK, Objective
+from rlscale.optimize._lsq import LOG_LIMIT
 from rlscale.theory._laws import _check_axes
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 

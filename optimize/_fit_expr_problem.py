@@ -52,13 +52,12 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._lsq import LOG_LIMIT  # one bound for every fitter
 from rlscale.theory._expr import ExpressionLaw
 from rlscale.theory._validation import check_real
 
 __all__: list[str] = []
 
-#: Log coordinates live in [-690, 690]: exp of either end is finite in float64.
-LOG_LIMIT = 690.0
 #: Rows x points of one vectorised evaluation (about ten work arrays of this many
 #: float64 per parameter column at most).
 MAX_CELLS = 2 * 10**6

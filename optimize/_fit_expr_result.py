@@ -150,6 +150,39 @@ class ExpressionFit:
                 "data_range": {k: list(v) for k, v in self.data_range.items()},
                 "extrapolation": self.extra.get("extrapolation", {})}
 
+    def __repr__(self) -> str:
+        """One screen: parameters with intervals, fit statistics, diagnostics by code."""
+        from rlscale.optimize._summary import fit_summary
+
+        return fit_summary(self)
+
+    # -- saving and loading (issue 24) -------------------------------------------
+    def save(self, path: Any) -> Any:
+        """Write the fit to ``path`` as JSON, atomically; return the path.
+
+        Everything is kept (every output's law, by its expression and declared ranges;
+        intervals, bootstrap samples, diagnostics, the prior): :meth:`load` gives back
+        a fit equal field by field (:mod:`rlscale.optimize._fit_io`).
+        """
+        from rlscale.optimize._fit_io import save_fit
+
+        return save_fit(self, path)
+
+    @classmethod
+    def load(cls, path: Any) -> ExpressionFit:
+        """Read a fit written by :meth:`save` (or ``rlscale fit --expr ... --out``).
+
+        Raises ``ValueError`` naming the file when it is not a saved ExpressionFit.
+        """
+        from rlscale.optimize._fit_io import load_fit
+
+        fit = load_fit(path)
+        if not isinstance(fit, cls):
+            raise ValueError(f"{path} holds a {type(fit).__name__}, not a {cls.__name__}: "
+                             f"load it with {type(fit).__name__}.load or "
+                             "rlscale.optimize.load_fit")
+        return fit
+
     # -- notebook display and pandas -------------------------------------------
     def to_frame(self) -> Any:
         """The parameters as a :class:`pandas.DataFrame` indexed by ``parameter``.

@@ -164,11 +164,11 @@ def collapsed_warnings(names: Sequence[str], values: Mapping[str, float],
     """``collapsed-interval`` for each bootstrap interval narrower than
     :data:`COLLAPSE_RATIO` of the local-curvature one, or whose resamples mostly
     (:data:`COLLAPSE_SHARE`) return the estimate itself (module docstring)."""
-    from scipy.stats import norm
+    from scipy.special import ndtri  # the normal quantile, without importing scipy.stats
 
     if samples is None:
         return []
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))
     out = []
     for j, name in enumerate(names):
         if name not in intervals:

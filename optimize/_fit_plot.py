@@ -35,7 +35,6 @@ from __future__ import annotations
 import io
 import math
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -121,19 +120,9 @@ def _save_atomic(fig: Any, path: Any) -> Path:
                          f"path={str(path)!r}")
     buf = io.BytesIO()
     fig.savefig(buf, format=fmt, dpi=110)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buf.getvalue())
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
+    from rlscale.optimize._fit_io import write_atomic
+
+    return write_atomic(path, buf.getvalue())
 
 
 def plot_fit(fit: Any, data: Any, *, at: Mapping[str, float] | None = None,
@@ -189,8 +178,12 @@ def plot_fit(fit: Any, data: Any, *, at: Mapping[str, float] | None = None,
     point = _slice_point(fit, x, at)
     pass_rate = fit.law.family == "pass_rate"
 
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import NullFormatter
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import NullFormatter
+    except ImportError as exc:  # rlscale._optional's message (this package may not import it)
+        raise ImportError("fit plots need the optional package 'matplotlib': pip install "
+                          "'rlscale[plot]'") from exc
 
     pred_rows = np.asarray(fit.predict({a: x[:, j] for j, a in enumerate(fit.axes)}), float)
     resid = np.log(y) - np.log(pred_rows) if pass_rate else np.log(pred_rows) - np.log(y)

@@ -80,6 +80,10 @@ __all__: list[str] = []
 Model = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 _EPS = np.finfo(float).eps
+#: Log coordinates live in [-690, 690]: exp of either end is finite in float64.  Kept in the
+#: engine, which every fitter imports, so that a built-in law's fit need not import the
+#: expression front end (and sympy with it: issue 24's cold start).
+LOG_LIMIT = 690.0
 #: Status codes of :func:`solve` and their words.
 STATUS = {-1: "non-finite start", 0: "evaluation limit reached",
           1: "projected gradient below gtol", 2: "reduction below ftol", 3: "step below xtol",

@@ -101,6 +101,13 @@ class PlanUncertainty:
     eta_samples: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     n_skipped: int = 0
 
+    def __repr__(self) -> str:
+        """One screen: the plan and its loss with intervals, η per baseline, the robust
+        plan (every field stays an attribute; ``as_dict()`` holds them all)."""
+        from rlscale.optimize._summary import plan_summary
+
+        return plan_summary(self)
+
     @property
     def strongest(self) -> str:
         return self.point.strongest

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import tempfile
+from pathlib import Path
 
 import numpy as np
 from _contract_cases import Case
@@ -321,6 +323,46 @@ CASES += [
          names={"E": ("E", "values")}),
     Case("ExpressionFit.range_warnings", lambda E: EXPR_FIT.range_warnings({"E": E}),
          {"E": 10.0}, names={"E": ("E", "values")}),
+]
+
+# -- saving and loading fits (issue 24) --------------------------------------------------
+# Saves go to a private temporary folder: a hostile path "1" is a valid file name.
+_SAVES = Path(tempfile.mkdtemp(prefix="rlscale-contract-saves-"))
+_SAVED = EXPR_FIT.save(_SAVES / "expr.json")
+_FIT_SAVED = opt.fit_law({"E": _E, "loss": 0.2 + 1.5 * _E**-0.4}, axes=["E"], starts=4,
+                         n_jobs=1).save(_SAVES / "fit.json")
+
+
+def _under_saves(call):
+    """``call(path)`` with a string path taken inside the private folder; a file that
+    cannot be read is an ``OSError`` naming it (not a bad argument)."""
+    def run(path):
+        if isinstance(path, str) and path:
+            path = _SAVES / path.replace("/", "_")
+        try:
+            return call(path)
+        except OSError as exc:
+            assert getattr(exc, "filename", None) is not None, exc
+            return None
+    return run
+
+
+def _round_trips(fit):
+    if fit is None:  # an unreadable file (OSError naming it), see _under_saves
+        return
+    assert fit.params == opt.load_fit(_SAVED if type(fit).__name__ == "ExpressionFit"
+                                      else _FIT_SAVED).params
+
+
+CASES += [
+    Case("load_fit", _under_saves(opt.load_fit), {"path": _SAVED}, oracle=_round_trips),
+    Case("FitResult.load", _under_saves(opt.FitResult.load), {"path": _FIT_SAVED},
+         oracle=_round_trips),
+    Case("ExpressionFit.load", _under_saves(opt.ExpressionFit.load), {"path": _SAVED},
+         oracle=_round_trips),
+    Case("FitResult.save", _under_saves(opt.FitResult.load(_FIT_SAVED).save),
+         {"path": _SAVES / "again.json"}),
+    Case("ExpressionFit.save", _under_saves(EXPR_FIT.save), {"path": _SAVES / "e2.json"}),
 ]
 
 #: Result records: fields only, built by the functions above (their producers have entries).

@@ -48,7 +48,7 @@ def test_every_bad_command_line_is_one_line_and_exit_2(workspace: Workspace) -> 
     (["alocate"], "did you mean 'allocate'?"),
     (["fit", "x.csv", "--axes", "E", "--law", "additiv"], "did you mean 'additive'?"),
     (["sweep", "s.toml", "--zzz=3"], "unrecognized argument --zzz; rlscale sweep takes "
-                                     "--dry-run, --help, --jobs"),
+                                     "--confidence, --dry-run, --help, --jobs"),
 ])
 def test_a_mistyped_flag_is_named_with_the_closest_valid_one(argv, message, capsys) -> None:
     # argparse checks required arguments first: --budjet was reported as "--budget required".

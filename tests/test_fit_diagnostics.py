@@ -206,3 +206,44 @@ def test_a_floor_pinned_in_every_resample_raises_no_invalid_value_warning() -> N
         fit = fit_law(data, law="additive", axes=axes, target="loss", bootstrap=200,
                       floor=(0.25920415008765174, math.inf), seed=0, n_jobs=1)
     assert "floor-at-bound" in {w.code for w in fit.warnings}
+
+
+def test_numpy_spearman_matches_scipy_with_ties() -> None:
+    # The direction check's rank correlation is written with numpy (issue 24: importing
+    # scipy.stats was a quarter of a cold fit_law); scipy's spearmanr is the reference.
+    from scipy.stats import spearmanr
+
+    from rlscale.optimize._diagnostics import _spearman
+
+    rng = np.random.default_rng(24)
+    for _ in range(50):
+        a = rng.integers(0, 4, 15).astype(float)  # many ties
+        b = np.round(rng.normal(size=15) + a, 1)
+        if np.ptp(a) == 0 or np.ptp(b) == 0:
+            continue
+        assert _spearman(a, b) == pytest.approx(spearmanr(a, b).statistic, abs=1e-12)
+
+
+def test_local_correlation_is_a_correlation_even_when_ill_conditioned() -> None:
+    # Issue 24: pinv(JᵀJ) of an ill-conditioned fit was not positive semi-definite and the
+    # documented fit printed "correlations" of +6.09 and +1.41.  Reference: (JᵀJ)⁻¹ in
+    # 60-digit arithmetic (mpmath), where the float result is meaningful.
+    import mpmath
+
+    from rlscale.optimize._diagnostics import _local_correlation
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):  # extreme: near-collinear columns on wildly different scales
+        J = rng.normal(size=(30, 5))
+        J[:, 4] = J[:, 3] + 10 ** rng.uniform(-9, 0) * rng.normal(size=30)
+        J *= 10 ** rng.uniform(-6, 6, 5)
+        c = _local_correlation(J)
+        assert np.all(np.abs(c[np.isfinite(c)]) <= 1.0)
+    J = rng.normal(size=(25, 4))
+    J[:, 3] = J[:, 2] + 1e-4 * rng.normal(size=25)  # cond(J) ~ 1e4: float is accurate
+    with mpmath.workdps(60):
+        M = mpmath.matrix(J.tolist())
+        cov = (M.T * M) ** -1
+        ref = np.array([[float(cov[i, j] / mpmath.sqrt(cov[i, i] * cov[j, j]))
+                         for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(_local_correlation(J), ref, atol=1e-8)

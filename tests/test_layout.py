@@ -77,6 +77,20 @@ def test_light_imports_do_not_pull_cvxpy_or_matplotlib(statement: str, tmp_path:
     assert json.loads(_run(code, tmp_path)) == []
 
 
+def test_builtin_fit_imports_neither_sympy_nor_scipy_stats(tmp_path: Path) -> None:
+    # Issue 24: sympy (0.7 s) and scipy.stats (0.3 s) were most of a cold fit_law; a
+    # built-in family needs neither (the expression front end imports sympy when used).
+    code = (
+        "import sys, json\nimport numpy as np\nimport rlscale.optimize as o\n"
+        "N = np.array([1.0, 2, 4, 8, 16, 32, 1, 2, 4, 8, 16, 32])\n"
+        "D = np.array([1.0, 1, 1, 1, 1, 1, 4, 4, 4, 4, 4, 4])\n"
+        "o.fit_law({'N': N, 'D': D, 'loss': 1 + N ** -0.5 + 2 * D ** -0.3}, axes=['N', 'D'])\n"
+        "print(json.dumps(sorted(m for m in ('sympy', 'scipy.stats', 'cvxpy', 'matplotlib')"
+        " if m in sys.modules)))"
+    )
+    assert json.loads(_run(code, tmp_path)) == []
+
+
 def _imported_rlscale_packages(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(), filename=str(path))
     found = set()

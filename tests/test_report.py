@@ -434,3 +434,24 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
     assert trained[-1] == 0 and again == rows
     assert list(shared.run_ids[tmp_path / "eff.csv"]) == [
         r["run_id"] for g in rows[:2] for r in g]
+
+
+def test_quick_report_without_figures_needs_no_matplotlib(tmp_path: Path) -> None:
+    # Issue 24: --no-figures skips the report's figures, and with them matplotlib (blocked
+    # here as if the `plot` extra were not installed); the numbers are all still there.
+    block = ("import sys\nclass _B:\n    def find_spec(self, name, path=None, target=None):\n"
+             "        if name.split('.')[0] == 'matplotlib':\n"
+             "            raise ModuleNotFoundError(name, name=name)\n"
+             "sys.meta_path.insert(0, _B())\nfrom rlscale.cli import main\n"
+             f"raise SystemExit(main(['report', '--quick', '--no-figures', '--no-progress', "
+             f"'--out', {str(tmp_path / 'out')!r}]))\n")
+    proc = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "out"
+    assert not list(out.rglob("*.png"))
+    md = (out / "index.md").read_text()
+    assert ".png" not in md
+    assert "Figures were not drawn (rlscale report --no-figures)." in md
+    assert json.loads((out / "results.json").read_text())["config"]["figures"] is False
+    assert "recommendation: " in proc.stdout

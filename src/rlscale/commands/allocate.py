@@ -34,8 +34,23 @@ def register(sub: Any) -> None:
         description="Solve the compute-optimal allocation of a spec (TOML): minimise the loss "
         "within --budget, the cost of reaching --target, or sweep budgets.",
     )
-    parser.add_argument("spec", metavar="SPEC.toml", help="allocation spec (see "
-                        "examples/allocate.toml)")
+    parser.add_argument("spec", metavar="SPEC.toml", nargs="?", help="allocation spec (see "
+                        "examples/allocate.toml); or give --fit and --cost instead")
+    fitted = parser.add_argument_group(
+        "planning from a saved fit (rlscale fit --out FIT.json), without a spec")
+    fitted.add_argument("--fit", metavar="FIT.json", help="the fitted law and its bootstrap "
+                        "laws: prints the plan with its uncertainty (intervals of the plan, "
+                        "its loss, eta against each baseline, a robust plan)")
+    fitted.add_argument("--cost", metavar="EXPR", help="with --fit: the posynomial cost, "
+                        "e.g. '100*environments + trajectories'")
+    fitted.add_argument("--bound", action="append", default=[], metavar="VAR=LOW,HIGH",
+                        help="with --fit: bounds of a decision variable ('inf' leaves HIGH "
+                        "open; repeatable)")
+    fitted.add_argument("--substitute", action="append", default=[], metavar="AXIS=MONOMIAL",
+                        help="with --fit: a law axis as a monomial of the decision variables, "
+                        "e.g. tasks=E*t (repeatable)")
+    fitted.add_argument("--confidence", type=float, default=None,
+                        help="with --fit: interval level (default: the fit's)")
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--budget", type=float, help="minimise the loss with this budget")
     what.add_argument("--target", type=float, help="minimise the cost of reaching this loss")
@@ -256,6 +271,17 @@ def _allocate(args: argparse.Namespace) -> int:
     from rlscale.files._atomic import write_json_atomic, write_text_atomic
     from rlscale.optimize import efficiency, efficiency_curve, load_spec
 
+    if args.fit:
+        return _from_fit(args)
+    fit_only = [f for f, v in (("--cost", args.cost), ("--bound", args.bound),
+                               ("--substitute", args.substitute),
+                               ("--confidence", args.confidence)) if v]
+    if fit_only:
+        raise ValueError(f"{fit_only[0]} belongs with --fit FIT.json (a spec names its cost "
+                         "and bounds in TOML)")
+    if args.spec is None:
+        raise ValueError("give an allocation spec (SPEC.toml, see examples/allocate.toml) "
+                         "or a saved fit: --fit FIT.json --cost EXPR")
     spec = load_spec(args.spec)
     if args.data:
         return _decide(args, spec)
@@ -333,6 +359,143 @@ def _allocate(args: argparse.Namespace) -> int:
         print(f"wrote {out / 'sweep.csv'}, {out / 'sweep.json'}, {out / 'sweep.png'}",
               file=sys.stderr)
     return 0
+
+
+def _range_pair(flag: str, text: str) -> tuple[str, tuple[float, float | None]]:
+    """``VAR=LOW,HIGH`` -> ``(VAR, (low, high))`` (``inf``: an open upper end)."""
+    name, sep, rest = text.partition("=")
+    parts = rest.split(",")
+    try:
+        if not sep or not name.strip() or len(parts) != 2:
+            raise ValueError
+        low, high = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise ValueError(f"{flag} must be VAR=LOW,HIGH such as E=1,1e6; got {text!r}") \
+            from None
+    return name.strip(), (low, None if math.isinf(high) and high > 0 else high)
+
+
+def _fit_laws(fit: Any) -> tuple[Any, list[Any], int]:
+    """The point law of a saved fit, its bootstrap laws, and the resamples left out."""
+    from rlscale.optimize import ExpressionFit
+
+    if not isinstance(fit, ExpressionFit):
+        laws = fit.bootstrap_laws()
+        return fit.law, laws, fit.n_bootstrap - len(laws)
+    law = fit.bound.to_law()
+    if law is None:
+        raise ValueError(f"--fit: the fitted expression {fit.law.expr} is not a posynomial "
+                         "law in its axes, so it has no geometric program (plan it in Python "
+                         "with rlscale.optimize.allocate_expression)")
+    laws = []
+    names = list(fit.params)
+    for row in [] if fit.bootstrap_samples is None else fit.bootstrap_samples:
+        bound = fit.law.bind({p: float(row[names.index(p)]) for p in fit.law.params})
+        try:
+            one = bound.to_law()
+        except ValueError:
+            one = None
+        if one is not None:
+            laws.append(one)
+    n = 0 if fit.bootstrap_samples is None else len(fit.bootstrap_samples)
+    return law, laws, n - len(laws)
+
+
+def _from_fit(args: argparse.Namespace) -> int:
+    """``--fit FIT.json --cost EXPR --budget B``: the fitted law's plan with its uncertainty
+    (:func:`rlscale.optimize.plan_uncertainty`), or with ``--data`` the decision."""
+    from rlscale.optimize import AllocationProblem, load_fit, plan_uncertainty
+    from rlscale.optimize._spec import AllocationSpec
+
+    if args.spec is not None:
+        raise ValueError("give either SPEC.toml or --fit FIT.json, not both")
+    if not args.cost:
+        raise ValueError("--fit needs --cost EXPR, the posynomial cost of the decision "
+                         "variables (e.g. --cost '100*environments + trajectories')")
+    if args.budget is None:
+        raise ValueError("--fit plans one budget: give --budget B")
+    if args.hold or args.sweep:
+        raise ValueError("--hold and --sweep take a spec (SPEC.toml)")
+    fit = load_fit(args.fit)
+    if not fit.success:
+        print(f"warning [{fit.status}] the saved fit: {fit.message}", file=sys.stderr)
+    for warning in fit.warnings:
+        print(f"warning {warning}", file=sys.stderr)
+    law, laws, left_out = _fit_laws(fit)
+    bounds = dict(_range_pair("--bound", text) for text in args.bound)
+    substitute = {}
+    for text in args.substitute:
+        axis, sep, mono = text.partition("=")
+        if not sep or not axis.strip() or not mono.strip():
+            raise ValueError(f"--substitute must be AXIS=MONOMIAL such as tasks=E*t; got "
+                             f"{text!r}")
+        substitute[axis.strip()] = mono.strip()
+    if args.data:
+        spec = AllocationSpec(law=law, cost=args.cost, bounds=bounds, substitute=substitute,
+                              source=str(args.fit))
+        return _decide(args, spec)
+    problem = AllocationProblem(law, args.cost, bounds or None, substitute or None)
+    alloc = problem.allocate(args.budget)
+    _print_allocation(alloc, None)
+    level = fit.confidence if args.confidence is None else args.confidence
+    for axis in law.axes:
+        for w in fit.range_warnings({axis: alloc.effective.get(axis, alloc.values.get(axis))}):
+            print(f"warning {w}", file=sys.stderr)
+    if len(laws) < 2:
+        print(f"# no uncertainty: the fit has {len(laws)} usable bootstrap laws (refit with "
+              "rlscale fit --bootstrap 1000 --out FIT.json)")
+        unc = None
+    else:
+        centre = _pairs(args.centre, "--centre") if args.centre else {
+            v: math.sqrt(lo * hi) for v, (lo, hi) in fit.data_range.items()}
+        unknown = sorted(set(alloc.values) - set(centre))
+        if unknown:
+            raise ValueError(f"--centre must give every decision variable {sorted(alloc.values)}"
+                             f" (the pilot's reference allocation the baselines scale from); "
+                             f"missing {unknown}")
+        unc = plan_uncertainty(law, laws, args.cost, args.budget, centre, bounds or None,
+                               substitute=substitute or None, confidence=level)
+        _print_uncertainty(unc, left_out, "--centre" if args.centre else "data")
+    if args.out:
+        from pathlib import Path
+
+        from rlscale.files._atomic import write_json_atomic
+
+        out = Path(args.out) / "plan.json"
+        write_json_atomic(out, {"fit": str(args.fit), "cost": args.cost, "bounds": bounds,
+                                "substitute": substitute, "allocation": alloc,
+                                "uncertainty": unc})
+        print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+def _print_uncertainty(unc: Any, left_out: int, centre_from: str) -> None:
+    pct = f"{unc.confidence:.0%}"
+    print(f"# uncertainty from {unc.n_laws} bootstrap laws of the fit ({pct} intervals"
+          + (f"; {left_out} resamples had no valid law" if left_out else "")
+          + (f"; {unc.n_skipped} laws the solver could not take" if unc.n_skipped else "")
+          + "):")
+    for k, (lo, hi) in unc.allocation_intervals.items():
+        print(f"{k:>24} {unc.point.plan.values[k]:14.6g}   [{lo:.6g}, {hi:.6g}]")
+    lo, hi = unc.loss_band
+    print(f"{'loss at the plan':>24} {unc.point.plan.loss:14.6g}   [{lo:.6g}, {hi:.6g}]")
+    src = ("the reference allocation --centre" if centre_from == "--centre" else
+           "the geometric centre of the data's range (set it with --centre)")
+    print(f"# baselines scale {src}; eta = the budget a baseline needs for the plan's loss / "
+          "the budget:")
+    print(f"{'baseline':>24} {'eta':>10} {'interval':>22}")
+    for name, row in unc.point.baselines.items():
+        a, b = unc.eta_intervals[name]
+        print(f"{name:>24} {float(row['eta']):10.4g} {f'[{a:.4g}, {b:.4g}]':>22}")
+    print("# robust plan (bounded trimmed mean over the laws): "
+          + ", ".join(f"{k}={v:.4g}" for k, v in unc.robust.values.items())
+          + f"; expected loss {unc.robust_gain:+.3g} better than the point plan's, "
+          f"{unc.robust_point_cost:+.3g} worse if the point law is right")
+    print("# these intervals judge the plan by the fit that chose it (optimistic: the "
+          "optimizer's curse); for a decision judged on data it was not chosen on, add "
+          "--data PILOT.csv --centre ...")
+    for note in unc.notes:
+        print(f"# note: {note}")
 
 
 def _plot(path: Any, budgets: list[float], allocs: list[Any], curve: Any | None) -> None:

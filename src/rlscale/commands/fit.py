@@ -54,7 +54,7 @@ def register(sub: Any) -> None:
                         help="bootstrap resamples for confidence intervals (default 0; "
                         ">= 1000 for reporting)")
     parser.add_argument("--confidence", type=float, default=0.9,
-                        help="interval level (default 0.9)")
+                        help="interval level (default 0.9, rlscale's one level)")
     parser.add_argument("--holdout", type=float, default=0.1,
                         help="fraction of largest-scale points held out for the extrapolation "
                         "error (default 0.1)")
@@ -66,7 +66,12 @@ def register(sub: Any) -> None:
     parser.add_argument("--p-max", metavar="LOW,HIGH",
                         help="bounds on a pass-rate law's ceiling p_max in (0, 1], e.g. the "
                         "optimal policy's success")
-    parser.add_argument("--out", metavar="FILE.json", help="also write the JSON to a file")
+    parser.add_argument("--out", metavar="FILE.json",
+                        help="also write the fit to a file that loads back "
+                        "(rlscale.optimize.load_fit; rlscale allocate --fit FILE.json)")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="built-in laws: draw the data, the law per axis with its "
+                        "bootstrap band and the residuals (extra plot; .png/.pdf/.svg)")
     parser.add_argument("--figure", metavar="FILE.png",
                         help="sigmoid/gao laws: write a figure of the data and fit (matplotlib)")
     expr = parser.add_argument_group(
@@ -149,19 +154,33 @@ def _fit(args: argparse.Namespace) -> int:
     if args.law in ("sigmoid", "gao_bon", "gao_rl"):  # named RL laws (issue 15)
         from rlscale.commands._fit_forms import run
 
+        if args.plot:
+            raise ValueError(f"--plot draws additive, multiplicative and pass-rate fits; "
+                             f"for --law {args.law} use --figure FILE.png")
         return run(args, axes, data)
+    if args.plot:  # fail before the fit, not after it
+        from rlscale._optional import require
+
+        require("matplotlib", extra="plot", purpose="fit plots (--plot)")
     result = fit_law(data, law=args.law, axes=axes, target=args.target, starts=starts,
                      bootstrap=args.bootstrap, confidence=args.confidence,
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,
                      n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max,
                      loss=args.loss)
-    return _emit(args, result)
+    _emit(args, result)
+    if args.plot:
+        result.plot({k: data[k] for k in (*axes, args.target)}, path=args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
 
 
 def _fit_expr(args: argparse.Namespace, axes: list[str], starts: str | int) -> int:
     """``--expr``: the expression front end, every option forwarded."""
     from rlscale.optimize import fit_law
 
+    if args.plot:
+        raise ValueError("--plot draws built-in law fits (--law additive, multiplicative, "
+                         "pass_rate); an --expr fit has no plot yet")
     if args.law != "additive" or args.floor or args.p_max or args.replicates != "keep":
         raise ValueError("--expr replaces --law; --floor/--p-max/--replicates are for the "
                          "built-in laws (declare a range with --param NAME=LOW,HIGH)")
@@ -189,8 +208,10 @@ def _emit(args: argparse.Namespace, result: Any) -> int:
     payload = {"data": args.csv, **result.as_dict()}
     json.dump(to_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
-    if args.out:
-        write_json_atomic(args.out, payload)
+    if args.out:  # the loadable form: the same summary, plus the format and the state
+        from rlscale.optimize._fit_io import fit_to_json
+
+        write_json_atomic(args.out, {"data": args.csv, **fit_to_json(result)})
     return 0
 
 

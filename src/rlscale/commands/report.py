@@ -15,7 +15,7 @@ def register(sub: Any) -> None:
         "laws, solve the compute-optimal allocation (with and without synthetic "
         "environments), compare predicted and realised efficiency against scaling "
         "trajectories alone, check the proofs; write index.md, index.html, results.json "
-        "and figures. Needs the 'plot' extra.",
+        "and figures. Needs the 'plot' extra (not with --no-figures).",
     )
     parser.add_argument("--out", default="rlscale-report", metavar="DIR",
                         help="report directory (default: rlscale-report/); an existing "
@@ -24,6 +24,8 @@ def register(sub: Any) -> None:
                         help="override defaults (schema: examples/report.toml)")
     parser.add_argument("--quick", action="store_true",
                         help="a smaller version of every step (about a minute)")
+    parser.add_argument("--no-figures", action="store_true",
+                        help="draw no figures (faster; needs no matplotlib): numbers only")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_report)
 
@@ -33,6 +35,8 @@ def _report(args: argparse.Namespace) -> int:
     from rlscale.report._document import bounded
 
     config = load_config(args.config, quick=args.quick)
+    if args.no_figures:
+        config["figures"] = False
     result = run_report(args.out, config=config, progress=not args.no_progress)
     eff = result.sections["efficiency"]
     print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")

@@ -29,6 +29,9 @@ def register(sub: Any) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
                         help="run on a Dask distributed cluster, e.g. tcp://host:8786 "
                         "(extra 'cluster')")
+    parser.add_argument("--confidence", type=float, default=None,
+                        help="level of the table's bootstrap CIs (default 0.9, rlscale's "
+                        "one level)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.add_argument("--dry-run", action="store_true",
                         help="list the runs still to do and exit")
@@ -58,11 +61,20 @@ def _sweep(args: argparse.Namespace) -> int:
             point = " ".join(f"{a.symbol}={c.get(a.field, 1)}" for a in SWEEP_AXES)
             print(f"  {r['run_id']}  {point} {c['algorithm']} seed={c['seed']}")
         return 0
+    if args.confidence is not None:  # refused before the sweep, not after it
+        from rlscale.theory._validation import check_scalar
+
+        check_scalar("--confidence", args.confidence, low=0.0, high=1.0, low_open=True,
+                     high_open=True)
     rows = run_sweep(spec, args.out, jobs=args.jobs, scheduler=args.scheduler,
                      progress=not args.no_progress)
-    table = summarise(rows)
+    from rlscale.theory._levels import CONFIDENCE
+
+    level = CONFIDENCE if args.confidence is None else args.confidence
+    table = summarise(rows, confidence=level)
+    ci = f"success IQM [{level:.0%} CI]"
     print(f"{'E':>5} {'t':>4} {'k':>4} {'c':>4} {'algorithm':>10} {'runs':>4}  "
-          f"{'success IQM [95% CI]':>28}  {'env steps':>10}")
+          f"{ci:>28}  {'env steps':>10}")
     for s in table:
         print(f"{s['environments']:5d} {s['tasks_per_environment']:4d} "
               f"{s['trajectories_per_task']:4d} {s['context']:4d} {s['algorithm']:>10} "
@@ -73,5 +85,5 @@ def _sweep(args: argparse.Namespace) -> int:
     if args.summary:
         from rlscale.files._atomic import write_json_atomic
 
-        write_json_atomic(args.summary, {"spec": spec, "summary": table})
+        write_json_atomic(args.summary, {"spec": spec, "confidence": level, "summary": table})
     return 0

@@ -62,7 +62,8 @@ def register(sub: Any) -> None:
                         "(columns update, env_steps, rollouts, success) for "
                         "'rlscale fit --law sigmoid'")
     parser.add_argument("--eval-every", type=int, default=None, metavar="N",
-                        help="with --curve: evaluate every N updates (default: 30 points)")
+                        help="with --curve: evaluate every N updates (default: updates // 30, so "
+                        "at least 30 points, and the last, once there are 30 updates)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(func=_train)
 

@@ -120,6 +120,14 @@ def register(name: str, description: str) -> Callable[[Callable[[], Any]], Calla
     return decorator
 
 
+def _need_hypothesis() -> None:
+    """The registry and its runs need hypothesis (extra ``verify``): say so, not a bare
+    ``No module named 'hypothesis'`` (issue 24)."""
+    from rlscale._optional import require
+
+    require("hypothesis", extra="verify", purpose="the property registry and its checks")
+
+
 def registry() -> dict[str, Property]:
     """All registered properties, by name (imports every area module once).
 
@@ -129,6 +137,7 @@ def registry() -> dict[str, Property]:
     >>> prop.name.split(".")[0]
     'validation'
     """
+    _need_hypothesis()  # the area modules build their strategies at import
     for info in pkgutil.iter_modules(__path__):
         if not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
@@ -145,6 +154,7 @@ def register_profiles() -> None:
     >>> settings.get_profile("ci").max_examples
     200
     """
+    _need_hypothesis()
     from hypothesis import settings
 
     for name, kwargs in PROFILES.items():
@@ -199,6 +209,7 @@ def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
     """
     if not isinstance(profile, str) or profile not in PROFILES:
         raise ValueError(f"profile={profile!r} is not one of {sorted(PROFILES)}")
+    _need_hypothesis()
     from hypothesis import settings
     from hypothesis.reporting import with_reporter
 

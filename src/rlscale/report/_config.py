@@ -67,6 +67,7 @@ __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config"
 #: Built-in configuration (see the module docstring for the schema).
 DEFAULTS: dict[str, Any] = {
     "seed": 0,
+    "figures": True,
     "reward_law": {"mode": "quick"},
     "reward_law_trainer": {"enabled": True, "mode": "quick"},
     "sweep": {
@@ -212,6 +213,8 @@ def validate(config: dict[str, Any]) -> None:
     from rlscale.theory import check_positive_int, check_real
 
     check_positive_int("seed", config["seed"], minimum=0)
+    if not isinstance(config["figures"], bool):
+        raise TypeError(f"figures must be true or false; got {config['figures']!r}")
     if config["reward_law"]["mode"] not in ("quick", "full"):
         raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
                          f"{config['reward_law']['mode']!r}")

@@ -166,6 +166,9 @@ def build_document(result) -> Document:
                   + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + "."
                   + ("" if total is None else f" CPU of all the report's processes: "
                                              f"{total:.1f} s."))
+    if not cfg.get("figures", True):  # --no-figures: no image was drawn, none is linked
+        doc.blocks = [b for b in doc.blocks if b.kind != "figure"]
+        doc.paragraph("Figures were not drawn (rlscale report --no-figures).")
     return doc
 
 

@@ -235,5 +235,6 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
             "eta_interval": k_only["realised"]["interval"], "note": k_only["realised"]["note"],
         },
     }
-    figure_eta(curve.rows(), staging / "efficiency.png")
-    figure_realised(sections["efficiency"], staging / "realised.png")
+    if config["figures"]:
+        figure_eta(curve.rows(), staging / "efficiency.png")
+        figure_realised(sections["efficiency"], staging / "realised.png")

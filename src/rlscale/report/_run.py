@@ -128,11 +128,12 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         if missing:
             raise ValueError(f"config lacks the sections {missing}; build it with "
                              "load_config (the defaults, a file's overrides)")
-    require("matplotlib", extra="plot", purpose="report figures")
     out = Path(out).resolve()  # "--out ." has no name to stage beside
     check_destination(out)
     config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
     validate(config)
+    if config["figures"]:  # without figures (--no-figures) the report needs no matplotlib
+        require("matplotlib", extra="plot", purpose="report figures (or --no-figures)")
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     area = OutputArea.directory(out)  # every file the report writes stays in it
     area.make_anchor()
@@ -345,14 +346,15 @@ def _start_method() -> str:
     return "fork" if sys.platform.startswith("linux") else "spawn"
 
 
-def _load_shared() -> None:
+def _load_shared(figures: bool = True) -> None:
     import importlib
-
-    from rlscale.report._figures import pyplot
 
     for name in SHARED_IMPORTS:
         importlib.import_module(name)
-    pyplot()  # matplotlib on the Agg backend, for both processes
+    if figures:
+        from rlscale.report._figures import pyplot
+
+        pyplot()  # matplotlib on the Agg backend, for both processes
 
 
 class _Side:
@@ -380,7 +382,7 @@ class _Side:
 
             method = _start_method()
             if method == "fork":
-                _load_shared()
+                _load_shared(config["figures"])
             ctx = multiprocessing.get_context(method)
             self.claims = ctx.Value("i", 0)
             from rlscale.sweep._lifetime import children_ignore_interrupts

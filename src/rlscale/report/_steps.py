@@ -63,7 +63,7 @@ def reward_law_step(config, staging, sections, shared, progress) -> None:
     from rlscale.verification._gaussian_reward_law import verify_reward_law
 
     rep = verify_reward_law(config["reward_law"]["mode"], out=staging / "reward-law",
-                            rng=config["seed"], figures=True, progress=False)
+                            rng=config["seed"], figures=config["figures"], progress=False)
     data = rep.as_dict()
     data["files"] = {k: f"reward-law/{Path(v).name}" for k, v in data["files"].items()}
     sections["reward_law"] = data
@@ -79,7 +79,8 @@ def reward_law_trainer_step(config, staging, sections, shared, progress) -> None
     from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
     rep = verify_trainer_reward_law(cfg["mode"], out=staging / "reward-law" / "trainer",
-                                    rng=config["seed"], figures=True, progress=False,
+                                    rng=config["seed"], figures=config["figures"],
+                                    progress=False,
                                     jobs=_worker_jobs())
     data = rep.as_dict()
     data["files"] = {k: f"reward-law/trainer/{Path(v).name}" for k, v in data["files"].items()}
@@ -136,7 +137,8 @@ def fit_step(config, staging, sections, shared, progress) -> None:
                        "elasticities": elasticities, "impact_ordering": ordering,
                        "ordering_probability": pairs}
     shared.fit, shared.laws = fit, laws
-    figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png", laws=laws)
+    if config["figures"]:
+        figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png", laws=laws)
 
 
 def allocation_step(config, staging, sections, shared, progress) -> None:
@@ -195,7 +197,8 @@ def allocation_step(config, staging, sections, shared, progress) -> None:
             "quality_filter": threshold.as_dict(),
         },
     }
-    figure_allocation(curve, budgets, staging / "allocation.png")
+    if config["figures"]:
+        figure_allocation(curve, budgets, staging / "allocation.png")
 
 
 def _train_points(config, staging, shared, name: str, points: list[dict[str, int]],
@@ -304,7 +307,8 @@ def inference_step(config, staging, sections, shared, progress) -> None:
                           job_tasks=inf["job_tasks"], episodes=inf["episodes"],
                           seed=config["seed"])
     result = ground_inference(cfg)
-    files = [Path(f).name for f in write_figures(result, staging)]
+    files = ([Path(f).name for f in write_figures(result, staging)] if config["figures"]
+             else [])
     sections["inference"] = {"enabled": True, **result.as_dict(), "files": files}
 
 

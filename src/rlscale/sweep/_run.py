@@ -59,6 +59,7 @@ from typing import Any
 from rlscale.files._atomic import csv_field_limit, write_text_atomic
 from rlscale.simulate._axes import SWEEP_AXES, Axis, axis
 from rlscale.sweep._pool import execute
+from rlscale.theory._levels import CONFIDENCE
 from rlscale.theory._validation import MAX_COUNT, MAX_JOBS, check_mapping, check_path
 
 __all__ = ["COLUMNS", "LEGACY_COLUMNS", "SweepSpec", "expand", "load_spec", "read_results",
@@ -419,7 +420,8 @@ def run_sweep(
     return canonical
 
 
-def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
+def summarise(rows: list[dict[str, Any]], confidence: float = CONFIDENCE
+              ) -> list[dict[str, Any]]:
     """Per configuration (axes × algorithm, and policy, frontier, defects when they differ):
     runs, IQM success and its bootstrap CI over seeds (level ``confidence``), mean env
     steps."""

@@ -1,0 +1,82 @@
+"""The command-line half of docs/first-plan.md (issue 24): its three commands run as
+written, and the numbers its prose quotes are what they print.
+
+The page's Python half is a doctest (tests/test_docs_pages.py).  The commands are read
+from the fenced block after ``<!-- tutorial:commands -->``, so the page and this test
+cannot drift apart; they run in a temporary folder whose ``examples`` is the
+repository's (they name ``examples/pilot.csv`` relative to the repository root and
+write ``fit.json`` and ``fit.png`` beside it).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlscale.optimize import FitResult, load_fit
+
+REPO = Path(__file__).resolve().parents[1]
+PAGE = REPO / "docs" / "first-plan.md"
+
+
+def _commands() -> list[str]:
+    text = PAGE.read_text()
+    block = text.split("<!-- tutorial:commands -->", 1)[1].split("```bash\n", 1)[1]
+    return [line for line in block.split("```", 1)[0].splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory) -> tuple[Path, list[str]]:
+    work = tmp_path_factory.mktemp("first-plan")
+    (work / "examples").symlink_to(REPO / "examples")
+    rlscale = [sys.executable, "-m", "rlscale"]
+    outs = []
+    for line in _commands():
+        argv = shlex.split(line)
+        assert argv[0] == "rlscale", line
+        done = subprocess.run([*rlscale, *argv[1:]], cwd=work, capture_output=True,
+                              text=True, timeout=600)
+        assert done.returncode == 0, f"{line}\n{done.stderr}"
+        outs.append(done.stdout)
+    return work, outs
+
+
+def test_three_commands(ran) -> None:
+    assert len(_commands()) == 3
+
+
+def test_fit_command_writes_a_loadable_fit_and_a_figure(ran) -> None:
+    pytest.importorskip("matplotlib")
+    work, _ = ran
+    fit = load_fit(work / "fit.json")
+    assert isinstance(fit, FitResult) and fit.n_bootstrap == 200 and fit.warnings == ()
+    assert (work / "fit.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def _row(out: str, name: str) -> tuple[float, float, float]:
+    m = re.search(rf"^\s*{name}\s+(\S+)\s+\[(\S+), (\S+)\]$", out, re.M)
+    assert m, f"no {name} row in\n{out}"
+    return tuple(float(g) for g in m.groups())
+
+
+def test_prose_quotes_what_the_plan_command_prints(ran) -> None:
+    _, outs = ran
+    prose = " ".join(PAGE.read_text().split())
+    for name in ("environments", "trajectories"):
+        value, lo, hi = _row(outs[1], name)
+        quoted = f"{name} {value:.1f} [{lo:.1f}, {hi:.1f}]"
+        assert quoted in prose, f"the page should say {quoted!r}"
+
+
+def test_prose_quotes_what_the_decision_prints(ran) -> None:
+    _, outs = ran
+    m = re.search(r"η = (\S+) \[(\S+), (\S+)\]", outs[2])
+    assert m and "the plan beats" in outs[2], outs[2]
+    eta, lo, hi = (float(g) for g in m.groups())
+    prose = " ".join(PAGE.read_text().split())
+    assert f"η = {eta:.2f} [{lo:.2f}, {hi:.2f}]" in prose
