@@ -45,9 +45,12 @@ def _sweep(args: argparse.Namespace) -> int:
 
     from rlscale.simulate._axes import SWEEP_AXES
     from rlscale.sweep._run import expand, load_spec, read_results, run_sweep, summarise
-    from rlscale.theory._validation import MAX_JOBS, check_positive_int
+    from rlscale.theory._validation import MAX_JOBS, check_positive_int, check_scalar
 
     check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also with --dry-run
+    if args.confidence is not None:  # refused before any work, --dry-run included
+        check_scalar("--confidence", args.confidence, low=0.0, high=1.0, low_open=True,
+                     high_open=True)
     spec = load_spec(args.spec)
     if args.dry_run:
         out = Path(args.out)
@@ -61,11 +64,6 @@ def _sweep(args: argparse.Namespace) -> int:
             point = " ".join(f"{a.symbol}={c.get(a.field, 1)}" for a in SWEEP_AXES)
             print(f"  {r['run_id']}  {point} {c['algorithm']} seed={c['seed']}")
         return 0
-    if args.confidence is not None:  # refused before the sweep, not after it
-        from rlscale.theory._validation import check_scalar
-
-        check_scalar("--confidence", args.confidence, low=0.0, high=1.0, low_open=True,
-                     high_open=True)
     rows = run_sweep(spec, args.out, jobs=args.jobs, scheduler=args.scheduler,
                      progress=not args.no_progress)
     from rlscale.theory._levels import CONFIDENCE
