@@ -154,12 +154,14 @@ def _cost(columns: dict[str, np.ndarray], cost: Any, n: int
         if "cost" in columns:
             return _positive_column("cost", columns["cost"], "the pool's cost"), \
                 "column 'cost'", None
-        raise ValueError("the pool has no cost: pass cost= the name of a pool column holding "
-                         "each run's cost, or a cost expression in the pool's columns such as "
-                         f"'6*N*D' (columns: {sorted(columns)})")
+        raise ValueError("the pool has no cost: pass cost= (--cost) the name of a pool column "
+                         "holding each run's cost, or a cost expression in the pool's columns "
+                         f"such as '6*N*D' (columns: {sorted(columns)})")
     if isinstance(cost, str) and cost in columns:
+        # A column's name is also the expression of that column: a plan target can use it.
+        poly = parse_posynomial(cost) if columns[cost].dtype == np.float64 else None
         return _positive_column(cost, columns[cost], "the pool's cost"), \
-            f"column {cost!r}", None
+            f"column {cost!r}", poly
     if isinstance(cost, str | Posynomial):
         try:
             poly = parse_posynomial(cost, axes=numeric)
@@ -194,8 +196,8 @@ def make_pool(pool: Any, axes: Sequence[str], cost: Any = None, observed: Any = 
     >>> make_pool({"N": [1e8], "D": [1e9]}, ["N", "D"])
     Traceback (most recent call last):
     ...
-    ValueError: the pool has no cost: pass cost= the name of a pool column holding each \
-run's cost, or a cost expression in the pool's columns such as '6*N*D' (columns: ['D', 'N'])
+    ValueError: the pool has no cost: pass cost= (--cost) the name of a pool column holding \
+each run's cost, or a cost expression in the pool's columns such as '6*N*D' (columns: ['D', 'N'])
     """
     columns = table_columns(pool, "pool")
     n = next(iter(columns.values())).size
