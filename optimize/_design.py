@@ -37,7 +37,6 @@ the budget (with the observed runs) can buy runs.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -56,7 +55,7 @@ from rlscale.optimize._design_model import DesignModel
 from rlscale.optimize._design_pool import Pool, make_pool
 from rlscale.optimize._design_relax import relax
 from rlscale.optimize._design_result import Design
-from rlscale.optimize._design_round import round_design
+from rlscale.optimize._design_round import efficiency, round_design
 from rlscale.optimize._design_target import (
     FrontierTarget,
     PlanTarget,
@@ -142,15 +141,10 @@ def _cost_random(prob: _Problem) -> _Chosen:
 def _optimal(prob: _Problem, info: Information, kind: str, n_laws: int, what: str) -> _Chosen:
     cost, cap, budget = prob.pool.cost, prob.cap, prob.budget
     rel = relax(info, kind, cost, cap, budget, prob.solver)
+    bound = None if rel.certificate is None else rel.certificate.bound
     rounded = round_design(info, kind, cost, cap, budget, rel.weights,
-                           start=prob.fixed_counts)
-    eff = None
-    if rel.certificate is not None:
-        bound = rel.certificate.bound
-        if kind == "D":
-            eff = math.exp(min(rounded.value - bound, 0.0) / info.p)
-        else:
-            eff = max(-bound, 0.0) / -rounded.value if rounded.value < 0 else 1.0
+                           start=prob.fixed_counts, bound=bound)
+    eff = None if bound is None else efficiency(kind, rounded.value, bound, info.p)
     if rel.weights is None:
         return _Chosen(rounded.counts, "failed", False,
                        f"{what}: {rel.message}; the batch is the greedy design, uncertified",

@@ -152,11 +152,9 @@ class Information:
 
     @staticmethod
     def inverse(M: np.ndarray) -> np.ndarray:
-        """``M⁻¹`` of symmetric positive-definite matrices (Cholesky; symmetrised)."""
-        L = np.linalg.cholesky(M)
-        eye = np.broadcast_to(np.eye(M.shape[-1]), M.shape)
-        Linv = np.linalg.solve(L, eye)
-        return np.swapaxes(Linv, -1, -2) @ Linv
+        """``M⁻¹`` of symmetric positive-definite matrices (symmetrised)."""
+        P = np.linalg.inv(M)
+        return (P + np.swapaxes(P, -1, -2)) / 2
 
     def value(self, kind: str, w: np.ndarray) -> float:
         return self.value_of(kind, self.matrix(w))

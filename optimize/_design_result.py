@@ -130,6 +130,21 @@ class Design:
             out.append(row)
         return out
 
+    def to_csv(self) -> str:
+        """The batch as CSV text (header row; floats in full precision)."""
+        import csv
+        import io
+
+        rows = self.rows()
+        buf = io.StringIO()
+        if rows:
+            writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            for r in rows:
+                writer.writerow({k: (f"{v:.17g}" if isinstance(v, float) else v)
+                                 for k, v in r.items()})
+        return buf.getvalue()
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "method": self.method, "success": self.success, "status": self.status,

@@ -22,12 +22,14 @@ for greedy by gain per cost):
    relaxation buys whole are kept: the fractional ones are where rounding
    decides.
 
-Without a relaxation (``weights=None``) the starts are the greedy designs by
-gain per cost and by gain alone (the better of the two has the knapsack
-guarantee for submodular criteria such as log det: Leskovec et al. 2007,
-"Cost-effective outbreak detection"), every run exchangeable.  With a
-relaxation and a single law these run too and the best design is kept; with
-an ensemble (``S`` times the work per gain) only the relaxation's start.
+Exchange stops once a design meets the relaxation's bound (its
+certificate): no move can gain more.  Without a relaxation (``weights=None``)
+the starts are the greedy designs by gain per cost and by gain alone (the
+better of the two has the knapsack guarantee for submodular criteria such as
+log det: Leskovec et al. 2007, "Cost-effective outbreak detection"), every
+run exchangeable.  With a relaxation the rounded relaxation is the start; the
+greedy designs join it (swaps only) when a single law's rounding falls below
+:data:`FALLBACK` of the bound.
 Gains are exact whole-run changes of the criterion (matrix determinant lemma
 and Woodbury, :mod:`rlscale.optimize._design_criteria`).
 """
@@ -46,8 +48,14 @@ __all__ = ["Rounded", "round_design"]
 EXCHANGE_CANDIDATES = 400
 #: Exchangeable runs up to which the drop-and-refill move is tried as well.
 REFILL_LIMIT = 200
-#: Exchangeable runs up to which pairs are dropped and refilled (when no single move helps).
+#: Exchangeable runs up to which pairs are dropped and refilled (when no single move helps),
+#: and the efficiency below which that is worth its cost.
 PAIR_LIMIT = 24
+PAIR_BELOW = 0.99
+#: Efficiency of the rounded relaxation below which the greedy designs are tried as well.
+FALLBACK = 0.95
+#: Efficiency at which exchange stops (no move can gain more than this).
+SETTLED = 1e-6
 
 
 @dataclass(frozen=True)
@@ -89,69 +97,79 @@ def _fill(info: Information, kind: str, counts: np.ndarray, cost: np.ndarray,
         M = M + info.F[:, i]
 
 
+def efficiency(kind: str, value: float, bound: float | None, p: int) -> float:
+    """What ``value`` achieves of the best possible (``bound``): D ``exp((v − b)/p)``,
+    V ``b/v`` on the (negative) utilities; 0 without a bound."""
+    if bound is None or not np.isfinite(bound):
+        return 0.0
+    if kind == "D":
+        return float(np.exp(min(value - bound, 0.0) / p))
+    return float(min(bound / value, 1.0)) if value < 0 else 1.0
+
+
 def _exchange(info: Information, kind: str, counts: np.ndarray, cost: np.ndarray,
-              cap: np.ndarray, budget: float, passes: int, keep: np.ndarray) -> int:
+              cap: np.ndarray, budget: float, passes: int, keep: np.ndarray,
+              bound: float | None = None, levels: int = 3) -> int:
     """Improve the runs beyond ``keep`` by exchange (in place); return the moves made.
 
-    Two moves per chosen run ``j``: swap it for the best affordable other run,
-    or drop it and refill greedily (which may buy several cheaper runs in its
-    place: a knapsack needs 1-for-k moves).  The better move is made when it
-    improves the criterion.
+    Moves, from cheap to costly, each kind tried only when the cheaper ones
+    found nothing in a whole pass: swap a chosen run ``j`` for the best
+    affordable other run; drop ``j`` and refill greedily (which may buy several
+    cheaper runs in its place: a knapsack needs 1-for-k moves); drop a pair and
+    refill.  A move is made when it improves the criterion.
     """
     moves = 0
-    for _ in range(passes):
-        improved = False
+    level = 0  # 0: swaps, 1: drop-and-refill, 2: pairs
+    for _ in range(3 * passes):
         value = info.value(kind, counts.astype(float))
-        spent = float(cost @ counts)
+        eff = efficiency(kind, value, bound, info.p)
         free = np.flatnonzero(counts > keep)
-        refill = free.size <= REFILL_LIMIT
-        pairs = free.size <= PAIR_LIMIT
+        if eff >= 1.0 - SETTLED or free.size == 0:
+            break  # nothing left to gain: the design meets the relaxation's bound
+        if level == 1 and free.size > REFILL_LIMIT:
+            break
+        if level == 2 and (free.size > PAIR_LIMIT or eff >= PAIR_BELOW):
+            break
+        improved = False
         M = info.matrix(counts.astype(float))
+        spent = float(cost @ counts)
         room = np.flatnonzero(counts < cap)
-        if room.size > EXCHANGE_CANDIDATES:
+        if level == 0 and room.size > EXCHANGE_CANDIDATES:
             g = info.gains(kind, M, room) / cost[room]
             room = room[np.argsort(-g, kind="stable")[:EXCHANGE_CANDIDATES]]
-        for j in free:
-            if counts[j] <= keep[j]:
+        groups = ([(j,) for j in free] if level < 2 else
+                  [(j, k) for i, j in enumerate(free) for k in free[i:]
+                   if j != k or counts[j] - keep[j] >= 2])
+        for group in groups:
+            if any(counts[j] <= keep[j] for j in group):
                 continue
-            Mj = M - info.F[:, j]
-            left = budget - (spent - cost[j])
             best_value, best_counts = value, None
-            ok = room[(cost[room] <= left + 1e-12 * budget) & (room != j)
-                      & (counts[room] < cap[room])]
-            if ok.size:
-                g = info.gains(kind, Mj, ok)
-                b = int(np.argmax(g))
-                v = info.value_of(kind, Mj) + g[b]
-                if v > best_value + 1e-10 * max(1.0, abs(best_value)):
-                    trial = counts.copy()
-                    trial[j] -= 1
-                    trial[ok[b]] += 1
-                    best_value, best_counts = v, trial
-            for per_cost in (True, False) if refill else ():
-                trial = counts.copy()
-                trial[j] -= 1
-                frozen = cap.copy()
-                frozen[j] = trial[j]  # the dropped run stays dropped in this move
-                _fill(info, kind, trial, cost, frozen, budget, None, per_cost=per_cost)
-                v = info.value(kind, trial.astype(float))
-                if v > best_value + 1e-10 * max(1.0, abs(best_value)):
-                    best_value, best_counts = v, trial
-            if pairs and best_counts is None:
-                for k in free[free > j]:
-                    if counts[k] <= keep[k]:
-                        continue
-                    for per_cost in (True, False):
+            if level == 0:
+                j = group[0]
+                Mj = M - info.F[:, j]
+                left = budget - (spent - cost[j])
+                ok = room[(cost[room] <= left + 1e-12 * budget) & (room != j)
+                          & (counts[room] < cap[room])]
+                if ok.size:
+                    g = info.gains(kind, Mj, ok)
+                    b = int(np.argmax(g))
+                    v = info.value_of(kind, Mj) + g[b]
+                    if v > best_value + 1e-10 * max(1.0, abs(best_value)):
                         trial = counts.copy()
                         trial[j] -= 1
-                        trial[k] -= 1
-                        frozen = cap.copy()
-                        frozen[[j, k]] = trial[[j, k]]
-                        _fill(info, kind, trial, cost, frozen, budget, None,
-                              per_cost=per_cost)
-                        v = info.value(kind, trial.astype(float))
-                        if v > best_value + 1e-10 * max(1.0, abs(best_value)):
-                            best_value, best_counts = v, trial
+                        trial[ok[b]] += 1
+                        best_value, best_counts = v, trial
+            else:
+                for per_cost in (True, False):
+                    trial = counts.copy()
+                    frozen = cap.copy()
+                    for j in group:
+                        trial[j] -= 1
+                    frozen[list(group)] = trial[list(group)]  # dropped runs stay dropped
+                    _fill(info, kind, trial, cost, frozen, budget, None, per_cost=per_cost)
+                    v = info.value(kind, trial.astype(float))
+                    if v > best_value + 1e-10 * max(1.0, abs(best_value)):
+                        best_value, best_counts = v, trial
             if best_counts is not None:
                 counts[:] = best_counts
                 _fill(info, kind, counts, cost, cap, budget, None)
@@ -160,13 +178,14 @@ def _exchange(info: Information, kind: str, counts: np.ndarray, cost: np.ndarray
                 M = info.matrix(counts.astype(float))
                 value = info.value_of(kind, M)
                 spent = float(cost @ counts)
-        if not improved:
+        level = 0 if improved else level + 1
+        if level >= levels:
             break
     return moves
 
 
-def _one(info, kind, cost, cap, budget, weights, passes, fixed_counts, per_cost=True
-         ) -> Rounded:
+def _one(info, kind, cost, cap, budget, weights, passes, fixed_counts, per_cost=True,
+         bound=None, levels=3) -> Rounded:
     counts = fixed_counts.copy()
     support = None
     if weights is not None:
@@ -179,23 +198,30 @@ def _one(info, kind, cost, cap, budget, weights, passes, fixed_counts, per_cost=
     if support is not None and support.size:
         _fill(info, kind, counts, cost, cap, budget, support)
     _fill(info, kind, counts, cost, cap, budget, None, per_cost=per_cost)
-    swaps = _exchange(info, kind, counts, cost, cap, budget, passes, keep) if passes else 0
+    swaps = _exchange(info, kind, counts, cost, cap, budget, passes, keep, bound, levels) \
+        if passes else 0
     return Rounded(counts, info.value(kind, counts.astype(float)), float(cost @ counts), swaps)
 
 
 def round_design(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray,
                  budget: float, weights: np.ndarray | None = None, *, passes: int = 5,
-                 start: np.ndarray | None = None) -> Rounded:
+                 start: np.ndarray | None = None, bound: float | None = None) -> Rounded:
     """Whole runs within ``budget`` for criterion ``kind`` (see the module docstring).
 
-    ``start`` holds runs that must stay in the design (counts per candidate).
+    ``start`` holds runs that must stay in the design (counts per candidate);
+    ``bound`` is the relaxation's bound on the criterion (its certificate),
+    which ends the exchange once a design meets it.
     """
     fixed = np.zeros(info.n, dtype=int) if start is None else np.asarray(start, dtype=int)
     starts = [] if weights is None else [_one(info, kind, cost, cap, budget, weights, passes,
-                                              fixed)]
-    if weights is None or info.S == 1:
+                                              fixed, bound=bound)]
+    if weights is None:
         # Greedy by gain per cost and by gain alone: the better of the two carries the
         # knapsack guarantee of Leskovec et al. (2007) for submodular criteria.
-        starts += [_one(info, kind, cost, cap, budget, None, passes, fixed, per_cost=pc)
-                   for pc in (True, False)]
+        starts += [_one(info, kind, cost, cap, budget, None, passes, fixed, per_cost=pc,
+                        bound=bound) for pc in (True, False)]
+    elif info.S == 1 and efficiency(kind, starts[0].value, bound, info.p) < FALLBACK:
+        # Rounding went badly: the greedy designs as a safety net (swaps only).
+        starts += [_one(info, kind, cost, cap, budget, None, passes, fixed, per_cost=pc,
+                        bound=bound, levels=1) for pc in (True, False)]
     return max(starts, key=lambda r: r.value)

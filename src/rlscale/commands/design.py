@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
 import sys
 from typing import Any
 
@@ -143,17 +142,6 @@ def _law(args: argparse.Namespace, axes: list[str]) -> Any:
     return ExpressionLaw(args.law, axes, _ranges(args.param, "--param") or None)
 
 
-def _csv_text(rows: list[dict[str, Any]]) -> str:
-    buf = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        for r in rows:
-            writer.writerow({k: (f"{v:.17g}" if isinstance(v, float) else v)
-                             for k, v in r.items()})
-    return buf.getvalue()
-
-
 def _design(args: argparse.Namespace) -> int:
     from rlscale.files._atomic import write_json_atomic, write_text_atomic
     from rlscale.optimize import design
@@ -171,7 +159,7 @@ def _design(args: argparse.Namespace) -> int:
                     n_laws=args.n_laws, bootstrap=args.bootstrap, noise=args.noise,
                     max_repeats=args.max_repeats, allow_interior=args.allow_interior,
                     seed=args.seed)
-    text = _csv_text(result.rows())
+    text = result.to_csv()
     if args.out:
         write_text_atomic(args.out, text)
     else:

@@ -12,6 +12,7 @@ from pathlib import Path
 from rlscale._document import Document
 from rlscale._document import format_value as _fmt
 from rlscale.report._config import SUBSTITUTE
+from rlscale.report._next_runs import next_runs_section
 
 #: How each η-interval method is named in the report (plan_uncertainty's ``method``).
 _INTERVAL_TEXT = {
@@ -214,6 +215,7 @@ def build_document(result) -> Document:
     doc.figure("realised.png", "Realised: the optimal allocation along its budget path against "
                                "the baselines; predicted and realised η with their intervals")
 
+    next_runs_section(doc, s.get("next_runs", {"enabled": False}))  # issue 23
     _inference(doc, s.get("inference", {"enabled": False}))
 
     pr = s["proofs"]

@@ -24,6 +24,7 @@ from rlscale.report._figures import (
     figure_fits,
     figure_realised,
 )
+from rlscale.report._next_runs import next_runs_step
 
 __all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "prune_results", "run_spec"]
 
@@ -486,6 +487,7 @@ STEPS = (
     ("law fit", fit_step),
     ("allocation", allocation_step),
     ("efficiency", efficiency_step),
+    ("what to run next", next_runs_step),  # issue 23: src/rlscale/report/_next_runs.py
     ("inference budget", inference_step),
     ("proofs", proofs_step),
 )
