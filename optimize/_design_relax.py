@@ -137,6 +137,9 @@ def _solve_once(info, kind, idx, cost, cap, budget, solver):
             continue
         if prob.status in ("optimal", "optimal_inaccurate") and v.value is not None:
             w = np.clip(np.asarray(v.value, dtype=float) * to_w, 0.0, cap[idx])
+            spend = float(cost[idx] @ w)
+            if spend > budget:  # a first-order solver's slack: scale back to feasibility,
+                w *= budget / spend  # so the certificate is that of a feasible design
             return w, prob.status, name
         last = f"{name}: status {prob.status}"
     return None, last, tried[-1][0]

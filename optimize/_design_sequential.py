@@ -13,7 +13,9 @@ sequential form of Atkinson, Donev & Tobias 2007, §17.7):
 2. **refit** the law to every run so far, with a bootstrap (its laws are the
    next design's ensemble);
 3. **design** the next batch with ``method`` (default ``"bayes-v"``) at the
-   remaining budget divided over the remaining batches;
+   remaining budget divided over the remaining batches -- or, when the fit
+   cannot locate a plan target yet (a law too flat to plan with), with the
+   D criterion, which identifies the law, and a note saying so;
 4. **stop** when the budget cannot buy another run, when the target's
    predicted sd is below ``tolerance``, or when the next batch would shrink it
    by less than ``min_gain`` (its value no longer pays its cost); otherwise run
@@ -25,6 +27,7 @@ fitted target prediction, its sd and, for a plan target, the plan.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +40,7 @@ from rlscale.optimize._design_bayes import law_axes, law_parameter_count
 from rlscale.optimize._design_model import DesignModel, as_model
 from rlscale.optimize._design_pool import make_pool, table_columns
 from rlscale.optimize._design_result import Design
-from rlscale.optimize._design_target import FrontierTarget, PlanTarget
+from rlscale.optimize._design_target import FrontierTarget, PlanTarget, TargetError
 from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["DesignStep", "Designer"]
@@ -274,10 +277,22 @@ class Designer:
             method = self.method
             if method.startswith("bayes") and draws is None and not _has_draws(law):
                 method = method.replace("bayes-", "") + "-optimal"
-            batch = design(law, cols, b, self.target, axes=list(self._axes),
-                           observed=_axes_only(observed, list(self._axes)), method=method,
-                           laws=draws, n_laws=self.n_laws,
-                           noise=self.noise if self.noise is not None else noise, **common)
+            kw = dict(axes=list(self._axes), observed=_axes_only(observed, list(self._axes)),
+                      laws=draws, n_laws=self.n_laws,
+                      noise=self.noise if self.noise is not None else noise, **common)
+            try:
+                batch = design(law, cols, b, self.target, method=method, **kw)
+            except TargetError as exc:
+                # The fit cannot locate the plan yet (too flat, say): learn the law first.
+                d_method = "bayes-d" if method.startswith("bayes") else "d-optimal"
+                batch = design(law, cols, b, None, method=d_method, **kw)
+                batch = dataclasses.replace(batch, notes=(*batch.notes, (
+                    f"the target could not be located under this fit ({exc}); the batch "
+                    f"is {d_method} instead, to identify the law")))
+                pred = plan = None
+                self._batch_rows = where[batch.runs["pool_row"]]
+                self.history.append(DesignStep(batch, self.spent, self.n_observed, pred, plan))
+                return batch
             pred, plan = _prediction(law, batch)
             before, after = batch.target_sd_before, batch.target_sd_after
             if (self.tolerance is not None and before is not None
@@ -338,9 +353,10 @@ def _axes_only(data: Mapping[str, np.ndarray] | None, axes: Sequence[str]
 
 
 def _has_draws(law: Any) -> bool:
-    if hasattr(law, "bootstrap_samples"):
-        return law.bootstrap_samples is not None and len(law.bootstrap_samples) > 1
-    return False
+    """Whether a fit has at least two usable bootstrap laws (a flat fit's are often invalid)."""
+    from rlscale.optimize._design_model import sample_models
+
+    return len(sample_models(law, 3)) >= 2
 
 
 def _prediction(law: Any, batch: Design) -> tuple[np.ndarray | None, dict | None]:

@@ -38,7 +38,11 @@ from rlscale.optimize._design_pool import Pool, table_columns
 from rlscale.theory._posynomial import Posynomial
 from rlscale.theory._validation import check_positive_int, check_scalar
 
-__all__ = ["FrontierTarget", "PlanTarget", "TargetRegion", "resolve_target"]
+__all__ = ["FrontierTarget", "PlanTarget", "TargetError", "TargetRegion", "resolve_target"]
+
+
+class TargetError(ValueError):
+    """A plan target that cannot be located under the law (e.g. a fit too flat to plan with)."""
 
 #: Laws of a robust design whose plans form a plan target's region (evenly chosen).
 MAX_PLAN_LAWS = 12
@@ -245,8 +249,8 @@ def resolve_target(target: Any, models: Sequence[DesignModel], pool: Pool, *,
                     x = models[s].plan(cost, b, target.bounds)
                 except ValueError as exc:
                     if s == 0:
-                        raise ValueError(f"no plan at budget {b:.6g} under the law: "
-                                         f"{exc}") from None
+                        raise TargetError(f"no plan at budget {b:.6g} under the law: "
+                                          f"{exc}") from None
                     failed += 1
                     continue
                 plans.append({"budget": float(b), "law": int(s), **x})

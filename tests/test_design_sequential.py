@@ -169,3 +169,24 @@ def test_cli_expression_law_and_its_errors(tmp_path, capsys):
         assert main([*base, *extra]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and match in err, err
+
+
+def test_a_fit_too_flat_to_plan_with_gets_a_d_optimal_batch_and_a_note():
+    from rlscale.optimize._design_target import TargetError
+
+    flat = AdditiveLaw(0.5, {"E": 0.3, "t": 0.2, "k": 0.1},
+                       {"E": 1e-12, "t": 1e-12, "k": 1e-12})
+    E, T, K = (g.ravel() for g in np.meshgrid([1, 2, 4, 8.0], [1, 2, 4.0], [2, 4, 8.0]))
+    pool = {"E": E, "t": T, "k": K}
+    target = PlanTarget(20000, {"E": (1, 256), "t": (1, 64), "k": (2, 128)})
+    cost = "20*E + 2*E*t + 0.1*E*t*k"
+    from rlscale.optimize import design
+
+    with pytest.raises(TargetError, match="beyond what float64 can resolve"):
+        design(flat, pool, 500, target, cost=cost, method="v-optimal")
+    d = Designer(flat, pool, 1500, target, cost=cost, method="v-optimal", batches=1,
+                 fit=lambda data: (flat, [], 0.02), min_gain=0.0)
+    steps = d.run(lambda runs: np.full(runs["E"].size, 1.1))
+    assert [s.batch.method for s in steps] == ["surface", "d-optimal"]
+    assert "could not be located under this fit" in steps[1].batch.notes[-1]
+    assert d.spent <= 1500
