@@ -134,9 +134,11 @@ class DesignModel(abc.ABC):
 class FamilyModel(DesignModel):
     """An additive, multiplicative or pass-rate law with its analytic sensitivities.
 
-    Coordinates: ``log floor`` (when the floor is > 0; a zero floor is held
-    fixed, as the law declares it), ``log coefficient[axis]`` (one per axis;
-    one ``log coefficient`` for the multiplicative law) and ``exponent[axis]``.
+    Coordinates: ``log floor`` (always for the additive and pass-rate laws, a
+    zero floor with zero sensitivity, so that every bootstrap law of a fit has
+    the same coordinates; for the multiplicative law only when its floor is >
+    0), ``log coefficient[axis]`` (one per axis; one ``log coefficient`` for the
+    multiplicative law) and ``exponent[axis]``.
     A pass-rate law is designed on its loss ``1/p`` (floor ``1/p_max``,
     coefficients ``c_i/p_max``), the quantity its fit minimises.
 
@@ -163,7 +165,10 @@ class FamilyModel(DesignModel):
         self._loss_law = law_loss
         self.axes = tuple(law.axes)
         self.outputs = ("loss",)
-        self._has_floor = law_loss.floor > 0
+        # The additive floor is always a coordinate (so every law of an ensemble has the
+        # same ones; a zero floor has zero sensitivity); the multiplicative law's only
+        # when it is > 0 (its fitted family has none).
+        self._has_floor = isinstance(law_loss, AdditiveLaw) or law_loss.floor > 0
         head = ["log floor"] if self._has_floor else []
         if isinstance(law_loss, AdditiveLaw):
             self.names = tuple(head + [f"log coefficient[{a}]" for a in self.axes]
@@ -173,9 +178,10 @@ class FamilyModel(DesignModel):
                                + [f"exponent[{a}]" for a in self.axes])
 
     def _log_terms(self, logx: np.ndarray) -> np.ndarray:
-        """Log of each term of the loss, ``(n, T)``: the floor first when it is > 0."""
+        """Log of each term of the loss, ``(n, T)``: the floor first (``-inf`` when 0)."""
         law = self._loss_law
-        cols = [np.full(logx.shape[0], math.log(law.floor))] if self._has_floor else []
+        log_floor = math.log(law.floor) if law.floor > 0 else -math.inf
+        cols = [np.full(logx.shape[0], log_floor)] if self._has_floor else []
         if isinstance(law, AdditiveLaw):
             for i, a in enumerate(self.axes):
                 cols.append(math.log(law.coefficients[a]) - law.exponents[a] * logx[:, i])
@@ -617,7 +623,9 @@ def sample_models(law: Any, n: int) -> list[DesignModel]:
     if isinstance(law, FitResult):
         laws = law.bootstrap_laws()
         pick = _evenly(len(laws), n)
-        return [FamilyModel(laws[i]) for i in pick]
+        names = FamilyModel(law.law).names
+        models = [FamilyModel(laws[i]) for i in pick]
+        return [m for m in models if m.names == names]
     if isinstance(law, ExpressionFit) and law.bootstrap_samples is not None:
         rows = np.asarray(law.bootstrap_samples)
         out: list[DesignModel] = []

@@ -18,8 +18,8 @@ points
 
 The V criterion averages the prediction variance of ``log f`` over the
 region's points with their weights (equal unless given).  A region that lies
-entirely inside the pool's range (every axis between its smallest and
-largest candidate or observed value) is refused unless
+entirely inside the pool's range -- every point interpolates the candidates
+and observed runs, in their convex hull in log axes -- is refused unless
 ``allow_interior=True``: there the runs can simply be made, and a pilot
 design is for what cannot.
 """
@@ -174,12 +174,28 @@ class TargetRegion:
 
 
 def _inside(points: Mapping[str, np.ndarray], pool: Pool) -> np.ndarray:
-    ranges = pool.log_range()
-    n = next(iter(points.values())).size
-    inside = np.ones(n, dtype=bool)
-    for a, (lo, hi) in ranges.items():
-        v = points[a]
-        inside &= (v >= lo * (1 - 1e-9)) & (v <= hi * (1 + 1e-9))
+    """Per point, whether it interpolates the candidates and observed runs: lies in their
+    convex hull in log axes (an LP feasibility problem, scipy's HiGHS).
+
+    The hull, not the bounding box: a grid whose most expensive corner is held
+    out spans every axis's range, yet a plan in that corner extrapolates.
+    """
+    from scipy.optimize import linprog
+
+    axes = pool.axes
+    X = np.log(np.column_stack([pool.columns[a] for a in axes]))
+    if pool.observed:
+        X = np.vstack([X, np.log(np.column_stack([pool.observed[a] for a in axes]))])
+    T = np.log(np.column_stack([np.asarray(points[a], dtype=float) for a in axes]))
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    span = np.maximum(hi - lo, 1.0)
+    inside = np.all((lo - 1e-9 * span <= T) & (hi + 1e-9 * span >= T), axis=1)
+    X = np.unique(X, axis=0)
+    A = np.vstack([X.T, np.ones(X.shape[0])])
+    for i in np.flatnonzero(inside):
+        res = linprog(np.zeros(X.shape[0]), A_eq=A, b_eq=np.append(T[i], 1.0),
+                      bounds=(0, None), method="highs")
+        inside[i] = res.status == 0
     return inside
 
 
@@ -268,10 +284,11 @@ def resolve_target(target: Any, models: Sequence[DesignModel], pool: Pool, *,
         ranges = ", ".join(f"{a} in [{lo:.4g}, {hi:.4g}]" for a, (lo, hi) in
                            pool.log_range().items())
         raise ValueError(
-            f"the target ({source}) lies inside the pool's range ({ranges}): those runs can "
-            "simply be made. Aim the design where the law will be used beyond the pool -- a "
-            "PlanTarget at a larger budget (e.g. 30x the pilot budget) or target points "
-            "beyond the largest runs -- or pass allow_interior=True to design for "
+            f"the target ({source}) lies inside the pool's range (in the convex hull of the "
+            f"candidates in log axes; {ranges}): those runs can simply be made. Aim the "
+            "design where the law will be used beyond the pool -- a PlanTarget at a larger "
+            "budget (e.g. 30x the pilot budget) or target points beyond the largest runs -- "
+            "or pass allow_interior=True to design for "
             "interpolation")
     if inside.any():
         notes.append(f"{int(inside.sum())} of {inside.size} target points lie inside the "

@@ -180,3 +180,25 @@ def test_an_expression_law_is_designed_and_fitted_like_a_family():
                bootstrap=20)
     assert d.method == "bayes-v" and d.n_runs > 0 and d.cost <= B
     assert np.isfinite(d.target_sd_after)
+
+
+def test_inside_means_inside_the_convex_hull_not_the_bounding_box():
+    # A grid whose most expensive corner is held out spans every axis, yet the corner
+    # extrapolates: a target there is accepted; one in the middle of the grid is not.
+    corner = (N > 1e9) & (D > 5e10)
+    pool = {"N": N[~corner], "D": D[~corner]}
+    ok = design(CHIN, pool, B, {"N": [2e9], "D": [2e11]}, cost="6*N*D", method="v-optimal")
+    assert not ok.target.inside.any()
+    with pytest.raises(ValueError, match="convex hull"):
+        design(CHIN, pool, B, {"N": [1e8], "D": [1e10]}, cost="6*N*D", method="v-optimal")
+
+
+def test_every_law_of_an_additive_fit_shares_the_floor_coordinate():
+    from rlscale.optimize._design_model import FamilyModel
+
+    zero = FamilyModel(AdditiveLaw(0.0, {"N": 2.0}, {"N": 0.5}))
+    some = FamilyModel(AdditiveLaw(1.0, {"N": 2.0}, {"N": 0.5}))
+    assert zero.names == some.names == ("log floor", "log coefficient[N]", "exponent[N]")
+    assert np.all(zero.jacobian({"N": [4.0]})[:, 0, 0] == 0.0)
+    assert FamilyModel(MultiplicativeLaw(2.0, {"N": 0.5})).names == (
+        "log coefficient", "exponent[N]")
