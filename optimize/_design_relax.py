@@ -47,7 +47,7 @@ __all__ = ["Relaxation", "relax"]
 #: for S = 1, n = 3000, p = 7 and 0.7 s for S = 16, n = 300, p = 7 on one core).
 MAX_DENSE = 300_000
 #: Rounds of column generation for a screened relaxation.
-MAX_ROUNDS = 4
+MAX_ROUNDS = 8
 #: A relaxation is ``"optimal"`` when its certificate guarantees this close to the optimum
 #: (D- or V-efficiency ``>= 1 − CERTIFIED``), whatever the solver's own status.
 CERTIFIED = 1e-4
@@ -175,11 +175,15 @@ def relax(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budge
         cert = info.certificate(kind, weights, cost, cap, budget)
         if not screened or cert.gap <= 1e-6 * max(1.0, abs(cert.value)):
             break
-        # Column generation: add the candidates that beat the set's multiplier.
+        # Column generation: add the candidates that beat the set's multiplier, estimated
+        # on its fractional support (0 < w < cap), where d_i/c_i equals it at the optimum.
         d = info.gradient(kind, weights) / cost
         inside = np.zeros(n, dtype=bool)
         inside[idx] = True
-        lam = float(np.max(d[idx][weights[idx] > 1e-9])) if (weights[idx] > 1e-9).any() else 0.0
+        used = weights > 1e-9 * np.maximum(cap, 1)
+        frac = used & (weights < cap * (1 - 1e-6))
+        lam = float(np.min(d[frac])) if frac.any() else (
+            float(np.min(d[used])) if used.any() else 0.0)
         new = np.flatnonzero(~inside & (d > lam))
         if new.size == 0:
             break
