@@ -12,11 +12,16 @@ plans at 30x the pilot budget:
     The selection rules of :func:`rlscale.optimize.design`, the whole budget.
 ``d-optimal``, ``v-optimal``
     Two stages: the parameter-free surface design with 30 % of the budget,
-    a fit, then the local design at that fit with the rest (one refit).
+    a fit, then the local design at that fit with the rest (one refit); V
+    aims at the plan's predicted loss.
+``regret-local``
+    The same two stages, the local V criterion aimed at the plan's regret
+    (``PlanTarget(objective="regret")``): the criterion without the sequential
+    loop and the ensemble.
 ``ours``
     :class:`rlscale.optimize.Designer`: the surface design with 30 %, then
-    three Bayesian V-optimal batches over 16 bootstrap laws aimed at the plan,
-    refitting after each.  Its value-of-information stop is off here
+    three Bayesian batches over 16 bootstrap laws minimising the plan's
+    expected regret, refitting after each.  Its value-of-information stop is off here
     (``min_gain=0``) so that every arm spends the same budget; each step's
     predicted target sd is recorded, which says where it would have stopped.
 ``full``
@@ -45,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-ARMS = ("random", "cheapest", "cost-random", "d-optimal", "v-optimal", "ours", "full")
+ARMS = ("random", "cheapest", "cost-random", "d-optimal", "v-optimal", "regret-local", "ours",
+        "full")
 BASELINES = ("random", "cheapest", "cost-random", "d-optimal", "v-optimal")
 PLAN_FACTOR = 30.0
 FIRST = 0.3  # share of the budget of the parameter-free first batch
@@ -76,6 +82,7 @@ def run_arm(pool, arm: str, frac: float, seed: int, bootstrap: int) -> dict[str,
 
     budget = frac * pool.pool_cost
     target = PlanTarget(PLAN_FACTOR * budget, pool.plan_bounds)
+    regret_target = PlanTarget(PLAN_FACTOR * budget, pool.plan_bounds, objective="regret")
     cand = pool.pool_rows
     table = pool.pool
     t0 = time.process_time()
@@ -85,21 +92,24 @@ def run_arm(pool, arm: str, frac: float, seed: int, bootstrap: int) -> dict[str,
     elif arm in ("random", "cheapest", "cost-random"):
         d = design(pool.law, table, budget, method=arm, **common)
         rows = _grid_rows(pool, d, cand)
-    elif arm in ("d-optimal", "v-optimal"):
+    elif arm in ("d-optimal", "v-optimal", "regret-local"):
         d1 = design(pool.law, table, FIRST * budget, method="surface", **common)
         rows1 = _grid_rows(pool, d1, cand)
         fit1 = pool.fit(_observe(pool, seed, rows1), 0, seed)
         left = budget - float(pool.cost_values[rows1].sum())
         keep = np.setdiff1d(np.arange(cand.size), d1.runs["pool_row"])
+        method = "v-optimal" if arm == "regret-local" else arm
+        aim = regret_target if arm == "regret-local" else target
         d2 = design(**_fit_args(fit1), pool={a: v[keep] for a, v in table.items()},
-                    budget=left, target=target, observed=pool.table(rows1), method=arm,
+                    budget=left, target=aim, observed=pool.table(rows1), method=method,
                     cost=pool.cost, seed=seed)
         rows = np.concatenate([rows1, cand[keep][d2.runs["pool_row"]]])
     elif arm == "ours":
         def fit(data):
             return pool.fit(data, bootstrap, seed)
 
-        ds = Designer(pool.law, table, budget, target, cost=pool.cost, axes=list(pool.axes),
+        ds = Designer(pool.law, table, budget, regret_target, cost=pool.cost,
+                      axes=list(pool.axes),
                       response=pool.outputs if len(pool.outputs) > 1 else pool.outputs[0],
                       batches=3, initial=FIRST, bootstrap=bootstrap, n_laws=16, fit=fit,
                       seed=seed, min_gain=0.0)
@@ -120,7 +130,9 @@ def run_arm(pool, arm: str, frac: float, seed: int, bootstrap: int) -> dict[str,
         extra = {"stop": ds.stop_reason, "batches": sum(s.ran for s in ds.history),
                  "steps": [{"spent_share": s.spent / pool.pool_cost,
                             "sd_before": s.batch.target_sd_before,
-                            "sd_after": s.batch.target_sd_after} for s in ds.history]}
+                            "sd_after": s.batch.target_sd_after,
+                            "regret_before": s.batch.regret_before,
+                            "regret_after": s.batch.regret_after} for s in ds.history]}
     else:
         raise ValueError(f"unknown arm {arm!r}")
     spent = float(pool.cost_values[rows].sum())

@@ -18,10 +18,11 @@ budget inside the report's allocation bounds.  The **deployed** plan is
 trained with ``--eval-seeds`` fresh seeds and scored by its held-out loss (the
 large reference sweep: every plan any arm makes, trained).  Arms: ``ours``
 (:class:`rlscale.optimize.Designer`, surface batch then three Bayesian
-V-optimal batches aimed at the plan), ``v-optimal`` (surface then one local
-batch), ``random``, ``cheapest``, ``cost-random``, and ``full`` (the whole pool,
-100 % of its cost).  All trainer runs are cached in the output file, so a
-killed study resumes without retraining.
+batches minimising the plan's expected regret), ``v-optimal`` (surface then
+one local batch aimed at the plan's loss), ``random``, ``cheapest``,
+``cost-random``, and ``full`` (the whole pool, 100 % of its cost).  All
+trainer runs are cached in the output file, so a killed study resumes without
+retraining.
 """
 
 from __future__ import annotations
@@ -108,6 +109,7 @@ def run_seed(s: int, runs: Runs, share: float, bootstrap: int) -> dict[str, Any]
         table["E"], table["t"], table["k"])))
     budget = share * full_cost
     target = PlanTarget(PLAN_FACTOR * budget, BOUNDS)
+    regret_target = PlanTarget(PLAN_FACTOR * budget, BOUNDS, objective="regret")
     out: dict[str, Any] = {}
     for arm in ARMS:
         if arm == "full":
@@ -139,7 +141,7 @@ def run_seed(s: int, runs: Runs, share: float, bootstrap: int) -> dict[str, Any]
                 return observe([rows[(int(e), int(t), int(k))] for e, t, k in zip(
                     batch["E"], batch["t"], batch["k"])])["loss"]
 
-            ds = Designer("additive", table, budget, target, cost=COST, axes=list(GRID),
+            ds = Designer("additive", table, budget, regret_target, cost=COST, axes=list(GRID),
                           batches=3, initial=0.3, bootstrap=bootstrap, n_laws=16, fit=fit,
                           seed=s, min_gain=0.0)
             ds.run(oracle)

@@ -287,6 +287,13 @@ def _posterior(models: Sequence[DesignModel], pool: Pool, counts: np.ndarray | N
     return np.array(out)
 
 
+def _expected_regret(A: np.ndarray, P: np.ndarray) -> float:
+    """``mean_s tr(A_s P_s)``: the plan's expected regret, linearised (``inf``: unidentified)."""
+    if not np.all(np.isfinite(P)):
+        return float("inf")
+    return float(np.mean(np.einsum("spq,sqp->s", A, P)))
+
+
 def _affordable(cost: np.ndarray, cap: int, budget: float, want: int) -> tuple[int, float]:
     """Runs the budget buys cheapest first (at most ``want`` counted), and what ``want`` cost."""
     left, runs, spent = budget * (1 + 1e-12), 0, 0.0
@@ -436,6 +443,8 @@ raise the budget to at least 1
         if models or not isinstance(target, PlanTarget | FrontierTarget):
             region = resolve_target(target, models, pl, allow_interior=allow_interior)
             notes += list(region.notes)
+            if region.objective == "regret":  # each law at its own plan: those that have one
+                models = [models[i] for i in region.laws]
         else:
             notes.append("the plan target cannot be located without parameter values; the "
                          "design ignores it")
@@ -445,10 +454,14 @@ raise the budget to at least 1
                     solver, np.zeros(pl.n, dtype=int))
     out = METHODS[chosen_method](prob)
     counts = out.counts
-    sd_before = sd_after = None
+    sd_before = sd_after = regret_before = regret_after = None
     if region is not None and models:
-        sd_before = target_sd(models, region, _posterior(models, pl, None, ens.scale), 1.0)
-        sd_after = target_sd(models, region, _posterior(models, pl, counts, ens.scale), 1.0)
+        before, after = (_posterior(models, pl, c, ens.scale) for c in (None, counts))
+        sd_before = target_sd(models, region, before, 1.0)
+        sd_after = target_sd(models, region, after, 1.0)
+        if region.matrices is not None:
+            regret_before, regret_after = (_expected_regret(region.matrices, P)
+                                           for P in (before, after))
     sel = np.flatnonzero(counts)
     runs = {k: v[sel] for k, v in pl.columns.items()}
     runs["pool_row"] = pl.rows[sel].astype(int)
@@ -463,7 +476,8 @@ raise the budget to at least 1
     return Design(
         method=chosen_method, runs=runs, cost=spent, budget=budget,
         n_runs=int(counts.sum()), target=region, noise=ens.noise, sd_before=sd_before,
-        sd_after=sd_after, criterion=out.criterion, value=out.value,
+        sd_after=sd_after, regret_before=regret_before, regret_after=regret_after,
+        criterion=out.criterion, value=out.value,
         certificate=out.certificate, efficiency=out.efficiency, weights=out.weights,
         n_laws=out.n_laws or (len(models) if robust else int(bool(models))),
         n_candidates=pl.n, n_observed=pl.n_observed, success=out.success,

@@ -55,6 +55,11 @@ class Design:
         the ensemble's laws for a robust design; including the Huber fit's
         variance inflation over least squares).  ``inf`` where the runs do
         not identify the law; ``None`` without law values or target.
+    regret_before, regret_after : float or None
+        For a plan target with ``objective="regret"``: the plan's expected regret
+        (the loss the fitted law's plan gives up under the true law, in loss
+        units; linearised, ensemble mean) from the observed runs and with this
+        batch.  ``inf`` where the runs do not identify the law.
     criterion : str or None
         ``"D"`` or ``"V"`` for an optimal design.
     value : float or None
@@ -89,6 +94,8 @@ class Design:
     noise: float | None
     sd_before: np.ndarray | None
     sd_after: np.ndarray | None
+    regret_before: float | None
+    regret_after: float | None
     criterion: str | None
     value: float | None
     certificate: Certificate | None
@@ -112,6 +119,17 @@ class Design:
     def target_sd_after(self) -> float | None:
         """Root mean square over the target of :attr:`sd_after`."""
         return _rms(self.sd_after, None if self.target is None else self.target.weights)
+
+    @property
+    def uncertainty_before(self) -> float | None:
+        """What the target's objective is uncertain by before the batch: the expected
+        regret for a regret target, else :attr:`target_sd_before`."""
+        return self.regret_before if self.regret_before is not None else self.target_sd_before
+
+    @property
+    def uncertainty_after(self) -> float | None:
+        """The same with the batch (:attr:`regret_after` or :attr:`target_sd_after`)."""
+        return self.regret_after if self.regret_after is not None else self.target_sd_after
 
     @property
     def pool_rows(self) -> np.ndarray:
@@ -155,6 +173,7 @@ class Design:
             "sd_before": None if self.sd_before is None else self.sd_before.tolist(),
             "sd_after": None if self.sd_after is None else self.sd_after.tolist(),
             "target_sd_before": self.target_sd_before, "target_sd_after": self.target_sd_after,
+            "regret_before": self.regret_before, "regret_after": self.regret_after,
             "criterion": self.criterion, "value": self.value,
             "certificate": None if self.certificate is None else self.certificate.as_dict(),
             "efficiency": self.efficiency, "n_laws": self.n_laws,

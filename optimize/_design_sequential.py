@@ -17,9 +17,10 @@ sequential form of Atkinson, Donev & Tobias 2007, §17.7):
    cannot locate a plan target yet (a law too flat to plan with), with the
    D criterion, which identifies the law, and a note saying so;
 4. **stop** when the budget cannot buy another run, when the target's
-   predicted sd is below ``tolerance``, or when the next batch would shrink it
-   by less than ``min_gain`` (its value no longer pays its cost); otherwise run
-   the batch (:meth:`Designer.observe`) and go to 2.
+   uncertainty -- its predicted sd, or for a regret target the plan's
+   expected regret -- is below ``tolerance``, or when the next batch would
+   shrink it by less than ``min_gain`` (its value no longer pays its cost);
+   otherwise run the batch (:meth:`Designer.observe`) and go to 2.
 
 Each step is recorded (:class:`DesignStep`): the batch, the budget spent, the
 fitted target prediction, its sd and, for a plan target, the plan.
@@ -110,9 +111,10 @@ class Designer:
     bootstrap, n_laws : int
         Bootstrap resamples of each refit, and laws carried into a robust design.
     tolerance : float, optional
-        Stop once the target's predicted sd (of its log prediction) is below this.
+        Stop once the target's uncertainty is below this: the predicted sd of its
+        log prediction, or the plan's expected regret (loss units) for a regret target.
     min_gain : float
-        Stop when the next batch would reduce the target's sd by less than this share.
+        Stop when the next batch would reduce that uncertainty by less than this share.
     fit : callable, optional
         ``fit(data) -> FitResult | ExpressionFit | (DesignModel, [DesignModel], noise)``
         for laws ``fit_law`` does not fit (e.g. a multi-output law).
@@ -294,7 +296,7 @@ class Designer:
                 self.history.append(DesignStep(batch, self.spent, self.n_observed, pred, plan))
                 return batch
             pred, plan = _prediction(law, batch)
-            before, after = batch.target_sd_before, batch.target_sd_after
+            before, after = batch.uncertainty_before, batch.uncertainty_after
             if (self.tolerance is not None and before is not None
                     and before <= self.tolerance):
                 self.history.append(DesignStep(batch, self.spent, self.n_observed, pred, plan))

@@ -35,8 +35,9 @@ import numpy as np
 
 from rlscale.optimize._design_model import DesignModel
 from rlscale.optimize._design_pool import Pool, table_columns
+from rlscale.optimize._design_regret import regret_matrix
 from rlscale.theory._posynomial import Posynomial
-from rlscale.theory._validation import check_positive_int, check_scalar
+from rlscale.theory._validation import check_choice, check_positive_int, check_scalar
 
 __all__ = ["FrontierTarget", "PlanTarget", "TargetError", "TargetRegion", "resolve_target"]
 
@@ -44,8 +45,11 @@ __all__ = ["FrontierTarget", "PlanTarget", "TargetError", "TargetRegion", "resol
 class TargetError(ValueError):
     """A plan target that cannot be located under the law (e.g. a fit too flat to plan with)."""
 
-#: Laws of a robust design whose plans form a plan target's region (evenly chosen).
+#: Laws of a robust design whose plans form a plan target's region (evenly chosen); a
+#: regret target takes every law at its own plan.
 MAX_PLAN_LAWS = 12
+#: What a plan target's V criterion minimises.
+OBJECTIVES = ("loss", "regret")
 
 
 def _bounds(bounds: Any) -> dict[str, tuple[float, float]] | None:
@@ -75,6 +79,11 @@ class PlanTarget:
         times the pilot budget.
     bounds : mapping axis -> (low, high), optional
         Bounds of the plan's axes (e.g. the unique data available).
+    objective : {"loss", "regret"}
+        What the V criterion minimises: the variance of the plan's predicted log
+        loss (``"loss"``), or the plan's expected **regret** -- the loss the plan
+        made from the fit gives up under the true law (``"regret"``, a
+        decision-focused criterion: :mod:`rlscale.optimize._design_regret`).
 
     Examples
     --------
@@ -88,22 +97,29 @@ class PlanTarget:
 
     budget: float
     bounds: Mapping[str, tuple[float, float]] | None = None
+    objective: str = "loss"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budget", check_scalar("budget", self.budget, low=0.0,
                                                         low_open=True))
         object.__setattr__(self, "bounds", _bounds(self.bounds))
+        object.__setattr__(self, "objective", check_choice("objective", self.objective,
+                                                           OBJECTIVES))
 
     def budgets(self) -> list[float]:
         return [self.budget]
 
     def describe(self) -> str:
-        return f"compute-optimal plan at budget {self.budget:.6g}"
+        what = "its regret" if self.objective == "regret" else "its loss"
+        return f"compute-optimal plan at budget {self.budget:.6g} ({what})"
 
 
 @dataclass(frozen=True)
 class FrontierTarget:
     """The compute-optimal plans at ``num`` budgets log-spaced over ``[low, high]``.
+
+    ``bounds`` and ``objective`` as for :class:`PlanTarget` (the regret is summed
+    over the plans, equally weighted).
 
     Examples
     --------
@@ -115,8 +131,11 @@ class FrontierTarget:
     high: float
     num: int = 5
     bounds: Mapping[str, tuple[float, float]] | None = None
+    objective: str = "loss"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "objective", check_choice("objective", self.objective,
+                                                           OBJECTIVES))
         lo = check_scalar("low", self.low, low=0.0, low_open=True)
         hi = check_scalar("high", self.high, low=lo)
         object.__setattr__(self, "low", lo)
@@ -130,8 +149,9 @@ class FrontierTarget:
         return np.geomspace(self.low, self.high, self.num).tolist()
 
     def describe(self) -> str:
+        what = "their regret" if self.objective == "regret" else "their loss"
         return (f"compute-optimal frontier: {self.num} plans at budgets "
-                f"{self.low:.6g} to {self.high:.6g}")
+                f"{self.low:.6g} to {self.high:.6g} ({what})")
 
 
 @dataclass(frozen=True)
@@ -151,6 +171,14 @@ class TargetRegion:
     inside : ndarray of bool
         Per point, whether it lies inside the pool's range.
     notes : tuple of str
+    objective : str
+        ``"loss"`` (predict the points) or ``"regret"`` (the plans' regret).
+    matrices : ndarray or None
+        For a regret target: per law of :attr:`laws`, the matrix ``A`` with
+        expected regret ``tr(A Cov θ̂)`` (``(S, p, p)``).
+    laws : tuple of int
+        For a regret target: the laws (indices into the ensemble) that have a
+        plan and a matrix; the design averages over these.
     """
 
     points: dict[str, np.ndarray]
@@ -159,6 +187,9 @@ class TargetRegion:
     plans: list[dict[str, float]] = field(default_factory=list)
     inside: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
     notes: tuple[str, ...] = ()
+    objective: str = "loss"
+    matrices: np.ndarray | None = field(default=None, repr=False)
+    laws: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
@@ -169,8 +200,9 @@ class TargetRegion:
                  "weight": float(self.weights[i])} for i in range(self.n)]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "points": self.rows(), "plans": self.plans,
-                "inside_pool_range": self.inside.tolist(), "notes": list(self.notes)}
+        return {"source": self.source, "objective": self.objective, "points": self.rows(),
+                "plans": self.plans, "inside_pool_range": self.inside.tolist(),
+                "notes": list(self.notes)}
 
 
 def _inside(points: Mapping[str, np.ndarray], pool: Pool) -> np.ndarray:
@@ -254,31 +286,49 @@ def resolve_target(target: Any, models: Sequence[DesignModel], pool: Pool, *,
             raise ValueError("a plan target is located under the law: it needs parameter "
                              "values (a fitted law, or observed runs to fit)")
         cost = _plan_cost(pool, axes)
+        regret = target.objective == "regret"
         chosen = list(range(len(models)))
-        if len(chosen) > MAX_PLAN_LAWS + 1:
+        if len(chosen) > MAX_PLAN_LAWS + 1 and not regret:
             spread = np.linspace(1, len(models) - 1, MAX_PLAN_LAWS).round().astype(int)
             chosen = [0, *sorted(set(spread.tolist()))]
         failed = 0
-        for b in target.budgets():
+        budgets = target.budgets()
+        p = models[0].n_params
+        mats = {s: np.zeros((p, p)) for s in chosen}
+        for b in budgets:
             for s in chosen:
+                if s not in mats:
+                    continue
                 try:
                     x = models[s].plan(cost, b, target.bounds)
+                    if regret:
+                        mats[s] += regret_matrix(models[s], cost, b, x, target.bounds) / len(
+                            budgets)
                 except ValueError as exc:
                     if s == 0:
                         raise TargetError(f"no plan at budget {b:.6g} under the law: "
                                           f"{exc}") from None
                     failed += 1
+                    mats.pop(s)
                     continue
                 plans.append({"budget": float(b), "law": int(s), **x})
         if failed:
             notes.append(f"{failed} of the ensemble's laws had no plan and were left out of "
                          "the target region")
-        pts = {a: np.array([p[a] for p in plans]) for a in axes}
+        if regret:
+            laws_ok = tuple(sorted(mats))
+            plans = [q for q in plans if q["law"] in mats]
+        pts = {a: np.array([q[a] for q in plans]) for a in axes}
         weights = np.full(len(plans), 1.0 / len(plans))
         source = target.describe()
+        objective = target.objective
+        matrices = np.array([mats[s] for s in laws_ok]) if regret else None
     else:
         pts, weights = _point_table(target, axes)
         source = f"{weights.size} target point(s)"
+        objective, matrices, laws_ok = "loss", None, ()
+    if objective == "loss":
+        laws_ok = ()
     inside = _inside(pts, pool)
     if inside.all() and not allow_interior:
         ranges = ", ".join(f"{a} in [{lo:.4g}, {hi:.4g}]" for a, (lo, hi) in
@@ -293,11 +343,15 @@ def resolve_target(target: Any, models: Sequence[DesignModel], pool: Pool, *,
     if inside.any():
         notes.append(f"{int(inside.sum())} of {inside.size} target points lie inside the "
                      "pool's range")
-    return TargetRegion(pts, weights, source, plans, inside, tuple(notes))
+    return TargetRegion(pts, weights, source, plans, inside, tuple(notes), objective,
+                        matrices, laws_ok)
 
 
 def target_matrix(models: Sequence[DesignModel], region: TargetRegion) -> np.ndarray:
-    """``A_s = Σ_t ω_t G_stᵀ G_st / m`` per law (``(S, p, p)``): the V criterion's target."""
+    """``A_s = Σ_t ω_t G_stᵀ G_st / m`` per law (``(S, p, p)``): the V criterion's target;
+    for a regret target the laws' regret matrices (``models`` are then ``region.laws``)."""
+    if region.matrices is not None:
+        return region.matrices
     out = []
     for m in models:
         G = m.jacobian(region.points)  # (T, m, p)

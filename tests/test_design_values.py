@@ -282,3 +282,89 @@ def test_predicted_sd_matches_repeated_fits():
         fit = fit_law({"N": x, "loss": y}, law="multiplicative", axes=["N"], holdout=0)
         preds.append(float(np.log(fit.predict(N=1e7))))
     assert np.std(preds) == pytest.approx(d.target_sd_after, rel=0.2)
+
+
+# -- the regret criterion ---------------------------------------------------------------
+
+def _perturbed_additive(law, d):
+    axes = law.axes
+    n = len(axes)
+    return AdditiveLaw(law.floor * math.exp(d[0]),
+                       {a: law.coefficients[a] * math.exp(d[1 + i]) for i, a in enumerate(axes)},
+                       {a: law.exponents[a] + d[1 + n + i] for i, a in enumerate(axes)})
+
+
+@pytest.mark.parametrize(("law", "cost", "budget", "bounds"), [
+    (AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658}), "6*N*D",
+     1e22, None),
+    (AdditiveLaw(0.26, {"E": 0.5, "t": 0.35, "k": 0.2}, {"E": 0.3, "t": 0.3, "k": 0.5}),
+     "20*E + 2*E*t + 0.1*E*t*k", 2e4, None),
+    # E held at its bound by the plan: only t and k can move
+    (AdditiveLaw(0.26, {"E": 0.5, "t": 0.35, "k": 0.2}, {"E": 0.3, "t": 0.3, "k": 0.5}),
+     "20*E + 2*E*t + 0.1*E*t*k", 2e4, {"E": (1.0, 40.0)}),
+])
+def test_regret_matrix_predicts_the_regret_of_planning_with_a_perturbed_law(law, cost, budget,
+                                                                           bounds):
+    # Independent: plan with the perturbed law (rlscale's allocator), score under the law.
+    from rlscale.optimize import allocate
+    from rlscale.optimize._design_regret import regret_matrix
+    from rlscale.theory import parse_posynomial
+
+    model = FamilyModel(law)
+    poly = parse_posynomial(cost)
+    plan = model.plan(poly, budget, bounds)
+    A = regret_matrix(model, poly, budget, plan, bounds)
+    best = float(law.loss(plan))
+    rng = np.random.default_rng(2)
+    for _ in range(6):
+        d = rng.standard_normal(model.n_params)
+        d *= 0.002 / np.linalg.norm(d)  # the quadratic model's range (cubic terms ~ |d|)
+        x = allocate(_perturbed_additive(law, d), cost, budget, bounds,
+                     round_integers=False).values
+        regret = float(law.loss(x)) - best
+        assert regret == pytest.approx(float(d @ A @ d), rel=0.06, abs=1e-14 * best)
+    floor_only = np.zeros(model.n_params)
+    floor_only[0] = 1.0  # the floor moves the loss, never the plan
+    assert floor_only @ A @ floor_only == pytest.approx(0.0, abs=1e-12 * np.abs(A).max())
+
+
+def test_regret_of_a_learning_rate_optimum_is_its_curvature_times_the_shift_squared():
+    # L = E + A/N^a + c (log lr − m)²: a shift δm of the fitted optimum costs exactly c·δm²
+    # (lr is free of the cost, so it is a tangent direction), whatever N does.
+    from rlscale.optimize._design_regret import regret_matrix
+    from rlscale.theory import parse_posynomial
+
+    law = ExpressionLaw("E + A/N**a + c*(log(lr) - m)**2", axes=["N", "lr"],
+                        params={"E": (0.5, 5), "A": (1, 1e5), "a": (0.05, 1.5),
+                                "c": (1e-3, 1), "m": (-12, 0)})
+    model = ExpressionModel(law, {"A": 400.0, "E": 1.8, "a": 0.34, "c": 0.02, "m": -7.0})
+    poly = parse_posynomial("6*N")
+    plan = {"N": 1e9, "lr": math.exp(-7.0)}
+    A = regret_matrix(model, poly, 6e9, plan)
+    j = model.names.index("m")
+    assert A[j, j] == pytest.approx(0.02, rel=1e-3)
+
+
+@pytest.mark.slow
+def test_expected_regret_matches_repeated_fits():
+    from rlscale.optimize import PlanTarget, allocate, fit_law
+
+    law = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})
+    N, D = (g.ravel() for g in np.meshgrid(np.geomspace(2e7, 2e9, 8),
+                                             np.geomspace(2e8, 2e11, 8)))
+    budget = 0.1 * float(np.sum(6 * N * D))
+    target = PlanTarget(30 * budget, objective="regret")
+    d = design(law, {"N": N, "D": D}, budget, target, cost="6*N*D", method="v-optimal",
+               noise=0.02)
+    best = allocate(law, "6*N*D", 30 * budget, round_integers=False)
+    x = {"N": np.repeat(d.runs["N"], d.runs["runs"]), "D": np.repeat(d.runs["D"],
+                                                                      d.runs["runs"])}
+    rng = np.random.default_rng(0)
+    regrets = []
+    for _ in range(200):
+        y = law(**x) * np.exp(0.02 * rng.standard_normal(x["N"].size))
+        fit = fit_law({**x, "loss": y}, axes=["N", "D"], holdout=0)
+        plan = allocate(fit.law, "6*N*D", 30 * budget, round_integers=False).values
+        regrets.append(float(law.loss(plan)) - best.loss)
+    # the linearised mean regret, within the Monte Carlo error and the quadratic model's
+    assert np.mean(regrets) == pytest.approx(d.regret_after, rel=0.35)

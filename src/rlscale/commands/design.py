@@ -46,6 +46,10 @@ def register(sub: Any) -> None:
     parser.add_argument("--target", help="budget:B (the compute-optimal plan at budget B), "
                         "frontier:LO:HI:N, or a CSV of target points (axes columns, optional "
                         "'weight')")
+    parser.add_argument("--objective", choices=("loss", "regret"), default="loss",
+                        help="for budget:/frontier: targets, minimise the variance of the "
+                        "plan's predicted loss (loss, default) or the plan's expected regret "
+                        "under the true law (regret)")
     parser.add_argument("--observed", metavar="RUNS.csv",
                         help="runs already made: the axes and the response column")
     parser.add_argument("--response", default="loss",
@@ -107,7 +111,8 @@ def _ranges(items: list[str], flag: str) -> dict[str, tuple[float, float]]:
     return out
 
 
-def parse_target(text: str | None, bounds: dict[str, tuple[float, float]]) -> Any:
+def parse_target(text: str | None, bounds: dict[str, tuple[float, float]],
+                 objective: str = "loss") -> Any:
     """``budget:B`` -> PlanTarget, ``frontier:LO:HI:N`` -> FrontierTarget, else a CSV path."""
     from rlscale.optimize import FrontierTarget, PlanTarget
 
@@ -116,13 +121,13 @@ def parse_target(text: str | None, bounds: dict[str, tuple[float, float]]) -> An
     kind, _, rest = text.partition(":")
     try:
         if kind == "budget":
-            return PlanTarget(float(rest), bounds or None)
+            return PlanTarget(float(rest), bounds or None, objective)
         if kind == "frontier":
             lo, hi, num = rest.split(":")
             n = float(num)
             if not n.is_integer():
                 raise ValueError
-            return FrontierTarget(float(lo), float(hi), int(n), bounds or None)
+            return FrontierTarget(float(lo), float(hi), int(n), bounds or None, objective)
     except ValueError as exc:
         if "must be" in str(exc):
             raise ValueError(f"--target {text!r}: {exc}") from None
@@ -153,7 +158,7 @@ def _design(args: argparse.Namespace) -> int:
         raise ValueError(f"--axes must list column names; got {args.axes!r}")
     pool = read_table(args.pool)
     observed = read_table(args.observed) if args.observed else None
-    target = parse_target(args.target, _ranges(args.bounds, "--bounds"))
+    target = parse_target(args.target, _ranges(args.bounds, "--bounds"), args.objective)
     result = design(_law(args, axes), pool, args.budget, target, cost=args.cost, axes=axes,
                     observed=observed, response=args.response, method=args.method,
                     n_laws=args.n_laws, bootstrap=args.bootstrap, noise=args.noise,
@@ -168,6 +173,9 @@ def _design(args: argparse.Namespace) -> int:
         write_json_atomic(args.json, {"pool": args.pool, **result.as_dict()})
     before, after = result.target_sd_before, result.target_sd_after
     sds = "" if after is None else f"; target sd {before:.4g} -> {after:.4g}"
+    if result.regret_after is not None:
+        sds += (f"; expected regret {result.regret_before:.4g} -> "
+                f"{result.regret_after:.4g}")
     print(f"rlscale design: {result.method} ({result.status}): {result.n_runs} runs costing "
           f"{result.cost:.6g} of {args.budget:.6g}{sds}", file=sys.stderr)
     if not result.success:
