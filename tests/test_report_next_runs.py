@@ -49,6 +49,8 @@ def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):
     assert not chosen & ran
     assert all(v in grid[a] for c in chosen for a, v in zip(AXES, c))
     assert d["target_sd_after"] < d["target_sd_before"]
+    assert 0 < d["regret_after"] < d["regret_before"]
+    assert d["target"]["objective"] == "regret"
     with open(staging / nr["file"], newline="") as fh:
         assert len(list(csv.DictReader(fh))) == len(d["runs"])
 

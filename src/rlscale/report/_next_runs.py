@@ -6,13 +6,14 @@ the report's cost ``cE·E + cT·E·t + cτ·E·t·k``; the budget is
 ``[next_runs] budget_share`` of what the sweep cost; the target is the
 compute-optimal frontier from the plan's budget to the top of the allocation
 curve (``[allocation] budget`` to ``budgets[1]``, three plans, inside the
-allocation bounds) -- where the fitted law is used.
+allocation bounds) -- where the fitted law is used -- and what the batch
+minimises is those plans' expected **regret** (the loss a plan made from the
+fit gives up under the true law; :mod:`rlscale.optimize._design_regret`).
 :func:`rlscale.optimize.design` chooses the batch (``method``, default
-``auto``: the Bayesian V-optimal design over the fit's bootstrap laws).  For
-scale the section also gives what the random and cheapest-first rules would
-buy with the same budget: the predicted sd of the target's log prediction
-after each, from the same linearisation.  The batch is written to
-``next-runs.csv``.
+``auto``: the Bayesian design over the fit's bootstrap laws).  For scale the
+section also gives what the random and cheapest-first rules would buy with the
+same budget: the expected regret after each, from the same linearisation.  The
+batch is written to ``next-runs.csv``.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def next_runs_step(config, staging, sections, shared, progress) -> None:
     budget = cfg["budget_share"] * spent
     alloc = config["allocation"]
     bounds = {a: nested_bounds(config)[SUBSTITUTE[a]] for a in AXES}
-    target = FrontierTarget(alloc["budget"], alloc["budgets"][1], 3, bounds)
+    target = FrontierTarget(alloc["budget"], alloc["budgets"][1], 3, bounds,
+                            objective="regret")
     common = {"cost": _cost(config), "observed": observed, "seed": config["seed"]}
     out: dict[str, Any] = {"enabled": True, "budget": budget, "sweep_cost": spent,
                            "budget_share": cfg["budget_share"], "cost": common["cost"]}
@@ -85,10 +87,15 @@ def next_runs_step(config, staging, sections, shared, progress) -> None:
     for rule in RULES:
         d = design(shared.fit, _pool(config), budget, target, method=rule, **common)
         compare[rule] = {"n_runs": d.n_runs, "cost": d.cost,
-                         "target_sd_after": d.target_sd_after}
+                         "target_sd_after": d.target_sd_after,
+                         "regret_after": d.regret_after}
     write_text_atomic(staging / "next-runs.csv", chosen.to_csv())
     sections["next_runs"] = {**out, "design": chosen.as_dict(), "compare": compare,
                              "file": "next-runs.csv"}
+
+
+def _g(v: Any) -> str:
+    return "—" if v is None else f"{float(v):.3g}"
 
 
 def next_runs_section(doc: Any, nr: dict[str, Any]) -> None:
@@ -103,18 +110,18 @@ def next_runs_section(doc: Any, nr: dict[str, Any]) -> None:
         doc.paragraph(f"No batch was designed: {nr['error']}")
         return
     d = nr["design"]
-    before, after = d["target_sd_before"], d["target_sd_after"]
     doc.paragraph(
         f"Which runs to buy next with {nr['budget_share']:.0%} of what the sweep cost "
         f"(budget {nr['budget']:.4g} of cost {nr['cost']}), among the configurations of the "
-        f"sweep's grid not run yet, so that the fitted law predicts best where the plan is "
-        f"made ({d['target']['source']}). Method {d['method']} ({d['status']}): "
-        f"{d['n_runs']} runs costing {d['cost']:.4g}. The predicted sd of the target's log "
-        f"loss (≈ its relative sd), linearised at the fit over {d['n_laws']} laws: "
-        f"{before:.3g} from the sweep alone, {after:.3g} with this batch; the same budget "
-        "spent "
-        + ", ".join(f"{rule}: {c['target_sd_after']:.3g}" for rule, c in nr["compare"].items())
-        + f". The runs are in {nr['file']}.")
+        f"sweep's grid not run yet, so that the plans made from the fitted law lose least "
+        f"under the true law ({d['target']['source']}). Method {d['method']} "
+        f"({d['status']}): {d['n_runs']} runs costing {d['cost']:.4g}. The plans' expected "
+        f"regret (loss given up, linearised at the fit over {d['n_laws']} laws): "
+        f"{_g(d['regret_before'])} from the sweep alone, {_g(d['regret_after'])} with this "
+        "batch; the same budget spent "
+        + ", ".join(f"{rule}: {_g(c['regret_after'])}" for rule, c in nr["compare"].items())
+        + f". The predicted sd of the plans' log loss goes from {_g(d['target_sd_before'])} "
+        f"to {_g(d['target_sd_after'])}. The runs are in {nr['file']}.")
     cols = [c for c in d["runs"][0] if c in SUBSTITUTE] if d["runs"] else []
     doc.table([SUBSTITUTE[c] for c in cols] + ["runs", "cost"],
               [[r[c] for c in cols] + [r["runs"], r["run_cost"]] for r in d["runs"]])
