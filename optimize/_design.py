@@ -331,6 +331,9 @@ def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any 
     target : table of points, PlanTarget or FrontierTarget, optional
         Where the law will be used (:mod:`rlscale.optimize._design_target`).
         Needed by the V criteria; outside the pool's range unless ``allow_interior``.
+        A plan target with ``objective="regret"`` makes them minimise the plan's
+        expected regret instead of its predicted loss's variance
+        (:mod:`rlscale.optimize._design_regret`).
     cost : str, Posynomial or array, optional
         A pool column, a cost expression in the pool's columns (``"6*N*D"``),
         or one cost per row; default: the pool's ``cost`` column.
@@ -471,7 +474,8 @@ raise the budget to at least 1
     message = f"{out.message}; {int(counts.sum())} runs costing {spent:.6g} of {budget:.6g}"
     if ens.noise is None and sd_after is not None:
         notes.append("uncertainties are in units of the noise sd of one run's log response "
-                     "(no fit to estimate it: pass noise=)")
+                     "(the expected regret in units of its variance): no fit to estimate it, "
+                     "pass noise=")
     notes.append(f"laws: {ens.source}")
     return Design(
         method=chosen_method, runs=runs, cost=spent, budget=budget,
