@@ -8,16 +8,18 @@ cvxpy for every bootstrap law: one allocation and one min-cost solve per
 baseline (40 laws × 5 solves).  Ours
 (``eta_bootstrap``, the default): Newton on the KKT equations from the previous
 law's optimum, kept only with a KKT certificate (optimize/_warm_newton.py),
-cvxpy where it is not; the peer: ``eta_bootstrap(warm=False)``, cvxpy for every
-law (the implementation before).  The laws are the report's: the ``--quick``
+cvxpy where it is not; against ``eta_bootstrap(warm=False)``, cvxpy for every
+law (the implementation before: an *ablation*, ours against ours; the
+allocation's independent peer, SLSQP written from the law, is in
+``bench_allocate``).  The laws are the report's: the ``--quick``
 fit of ``benchmarks/data/report_sweep.csv`` with 200 resamples, 40 evenly
 spaced (``efficiency.plan_laws``).  The extra lines give the largest relative
 difference of the η samples and the interval ends between the two paths.
 
 Second case: :func:`~rlscale.optimize.realised_efficiency` with 2,000
 replicates over a 9-point path (the report's size), vectorised over replicates
-(ours) against the loop that called ``cost_to_reach`` per replicate (the peer, a
-faithful copy of the implementation before); the results are bit-identical.
+(ours) against the loop that called ``cost_to_reach`` per replicate (a faithful
+copy of the implementation before: an ablation); the results are bit-identical.
 """
 
 from __future__ import annotations
@@ -115,16 +117,18 @@ def cases(smoke: bool) -> list[Case]:
     real: dict[str, tuple] = {}
 
     def r_ours() -> None:
-        real["ours"] = realised_efficiency(costs, path, 600.0, base, n_boot=n_boot,
+        real["ours"] = realised_efficiency(costs, path, 600.0, base, method="interpolate",
+                                           n_boot=n_boot,
                                            confidence=0.9, rng=0).interval
 
     def r_peer() -> None:
         real["peer"] = _realised_loop(costs, path, 600.0, base, n_boot, 0.9, 0)
 
     return [Case(f"η bootstrap, {len(laws)} laws × 5 solves (report --quick)", ours, peer,
-                 "cvxpy GP + polish for every law (eta_bootstrap(warm=False))",
-                 work=len(laws), work_unit="laws", repeats=1 if smoke else 5, extra=extra),
+                 "ours, cvxpy GP + polish for every law (eta_bootstrap(warm=False))",
+                 work=len(laws), work_unit="laws", repeats=1 if smoke else 5, extra=extra,
+                 independent=False),
             Case(f"realised η, {n_boot} replicates × 9 points", r_ours, r_peer,
-                 "cost_to_reach per replicate (the loop before)", work=n_boot,
-                 work_unit="replicates",
+                 "ours before: cost_to_reach per replicate", work=n_boot,
+                 work_unit="replicates", independent=False,
                  extra=lambda: {"intervals identical": str(real["ours"] == real["peer"])})]

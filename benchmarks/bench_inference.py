@@ -1,7 +1,9 @@
 """Inference-budget plans: greedy integer plan, adaptive DP and cvxpy relaxation vs naive peers.
 
 Budgets of issue 14: the exact integer plan for T = 20 turns and B = 10,000
-samples in ≤ 50 ms; the adaptive DP for T = 10, B = 1,000 in ≤ 1 s.
+samples in ≤ 50 ms; the adaptive DP for T = 10, B = 1,000 in ≤ 1 s.  The peers
+are written from the coverage law ``p(n) = 1 − (1 − q)^n`` of each turn (the
+turns' ``q`` read off once, outside the timing), never from rlscale's ``Turn``.
 """
 
 from __future__ import annotations
@@ -24,26 +26,29 @@ def _turns(T: int, seed: int, noisy: bool) -> list[Turn]:
     return [Turn.with_coverage(float(v)) for v in q]
 
 
-def _heap_greedy(turns: list[Turn], B: int) -> tuple[int, ...]:
+def _log_p(q: float, n: float) -> float:
+    """log p(n) of a coverage turn, ``log(1 − (1 − q)^n)``, without cancellation."""
+    return math.log(-math.expm1(n * math.log1p(-q)))
+
+
+def _heap_greedy(qs: list[float], B: int) -> tuple[int, ...]:
     """Textbook greedy: one unit at a time to the largest marginal gain (heap of T)."""
-    n = [1] * len(turns)
-    heap = [(-(float(t.log_success(2)) - float(t.log_success(1))), i)
-            for i, t in enumerate(turns)]
+    n = [1] * len(qs)
+    heap = [(-(_log_p(q, 2) - _log_p(q, 1)), i) for i, q in enumerate(qs)]
     heapq.heapify(heap)
-    for _ in range(B - len(turns)):
+    for _ in range(B - len(qs)):
         _, i = heapq.heappop(heap)
         n[i] += 1
-        t = turns[i]
-        gain = float(t.log_success(n[i] + 1)) - float(t.log_success(n[i]))
+        gain = _log_p(qs[i], n[i] + 1) - _log_p(qs[i], n[i])
         heapq.heappush(heap, (-gain, i))
     return tuple(n)
 
 
-def _python_dp(turns: list[Turn], B: int) -> float:
+def _python_dp(qs: list[float], B: int) -> float:
     """Adaptive value by plain Python loops over (turn, budget, draws) (coverage turns)."""
     nxt = [1.0] * (B + 1)
-    for t in reversed(turns):
-        p = [float(t.success(k)) for k in range(B + 1)]
+    for q in reversed(qs):
+        p = [-math.expm1(k * math.log1p(-q)) for k in range(B + 1)]
         cur = [0.0] * (B + 1)
         for b in range(B + 1):
             cur[b] = sum((p[k] - p[k - 1]) * nxt[b - k] for k in range(1, b + 1))
@@ -51,11 +56,11 @@ def _python_dp(turns: list[Turn], B: int) -> float:
     return nxt[B]
 
 
-def _slsqp(turns: list[Turn], B: int) -> float:
+def _slsqp(qs: list[float], B: int) -> float:
     from scipy.optimize import minimize
 
-    T = len(turns)
-    L = np.array([-math.log1p(-t.q) for t in turns])
+    T = len(qs)
+    L = -np.log1p(-np.array(qs))
 
     def obj(n):
         w = np.exp(-L * n)
@@ -75,24 +80,25 @@ def cases(smoke: bool) -> list[Case]:
     turns = _turns(T, 0, noisy=False)
     noisy = _turns(Td, 1, noisy=True)
     cover = _turns(Td, 2, noisy=False)
+    qs, q_cover = [t.q for t in turns], [t.q for t in cover]  # the peers' input: numbers
     got: dict[str, object] = {}
 
     def greedy():
         got["ours"] = integer_plan(turns, B)
 
     def heap():
-        got["heap"] = _heap_greedy(turns, B)
+        got["heap"] = _heap_greedy(qs, B)
 
     def same():
         ours = got["ours"]
-        peer = sum(float(t.log_success(k)) for t, k in zip(turns, got["heap"]))
+        peer = sum(_log_p(q, k) for q, k in zip(qs, got["heap"]))
         return {"log-success ours - heap greedy": f"{ours.log_success - peer:.3e}"}
 
     def dp_cover():
         got["dp"] = adaptive_plan(cover, Bd).success
 
     def dp_python():
-        got["dp_py"] = _python_dp(cover, Bd)
+        got["dp_py"] = _python_dp(q_cover, Bd)
 
     def dp_same():
         return {"success ours - python": f"{got['dp'] - got['dp_py']:.3e}"}
@@ -101,7 +107,7 @@ def cases(smoke: bool) -> list[Case]:
         got["cvx"] = continuous_plan(turns, B).log_success
 
     def slsqp():
-        got["slsqp"] = _slsqp(turns, B)
+        got["slsqp"] = _slsqp(qs, B)
 
     def cvx_same():
         return {"log-success cvxpy - SLSQP": f"{got['cvx'] - got['slsqp']:.3e}"}

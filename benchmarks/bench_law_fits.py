@@ -4,9 +4,13 @@ Ours: :func:`rlscale.verification._law_models.fit_groups` (every start × {train
 points, leave-one-regime-out subsets} of a law form in one batched
 trust-region Levenberg–Marquardt solve, :mod:`rlscale.verification._law_solver`) and
 :func:`rlscale.verification._law_fits.bootstrap_min_law` (the bootstrap refits in one solve,
-with the law's limits for identification).  Peer: the code as it was before,
-kept here: one ``scipy.optimize.least_squares(method="trf")`` call per start
-and subset with the analytic Jacobians, the bootstrap refits one call each
+with the law's limits for identification).  Peer: the fits written from the
+laws' formulas, as the code before did them: one
+``scipy.optimize.least_squares(method="trf")`` call per start and subset with
+its own residuals and analytic Jacobians (:func:`_peer_forms`: the min law
+``a √min(log M + b, cK)``, the smooth min and ``a √(log M + b)``, written here
+from the formulas) from the starts the verification has always used (their
+numbers copied into :data:`PEER_STARTS`), the bootstrap refits one call each
 from the point estimate.
 
 Cases: trainer-like groups on the trainer's ``quick`` design (5 ``M`` × 10
@@ -21,25 +25,74 @@ or below it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from benchmarks._harness import Case
 
 # ----------------------------------------------------------------------------- the peer
 
+#: The multi-start fits' starts (the numbers the verification has always used).
+PEER_STARTS = {
+    "min": [(0.0, 0.0, 0.0), (0.3, -1.0, 0.5), (-0.3, 1.0, -0.5)],
+    "smooth": [(0.0, 0.0, 0.0, 1.0), (0.3, -1.0, 0.5, 0.0), (0.0, 0.5, 0.0, 2.0)],
+    "sqrt_logm": [(0.0, 0.0), (0.5, -1.0)],
+}
+
+
+def _min_law(p, lm, k):
+    """``a √max(min(lm + b, cK), 0)`` with ``p = (log a, b, log c)``, and its Jacobian (a
+    subgradient at the kink, zero where the square root's argument is not positive)."""
+    a, b, c = math.exp(p[0]), p[1], math.exp(p[2])
+    u1, u2 = lm + b, c * k
+    first = u1 <= u2
+    u = np.where(first, u1, u2)
+    f = a * np.sqrt(np.maximum(u, 0.0))
+    pos = u > 1e-300
+    half = np.where(pos, a / (2.0 * np.sqrt(np.where(pos, u, 1.0))), 0.0)
+    return f, np.column_stack([f, np.where(first, half, 0.0), np.where(first, 0.0, half * u2)])
+
+
+def _smooth_law(p, lm, k):
+    """The smooth min ``a ((lm + b)^-q + (cK)^-q)^(-1/(2q))``, ``p = (log a, b, log c,
+    log q)``, in logs (``q`` clamped to ``[e^-50, e^700]``, ``lm + b`` to ``>= 1e-12``)."""
+    q = math.exp(min(max(p[3], -50.0), 700.0))
+    raw = lm + p[1]
+    u = np.maximum(raw, 1e-12)
+    log_u, log_v = np.log(u), p[2] + np.log(np.maximum(k, 1e-300))
+    lse = np.logaddexp(-q * log_u, -q * log_v)
+    f = np.exp(p[0] - lse / (2.0 * q))
+    w_u, w_v = np.exp(-q * log_u - lse), np.exp(-q * log_v - lse)
+    d_q = ((w_u * log_u + w_v * log_v) / 2.0 + lse / (2.0 * q)) if -50.0 < p[3] < 700.0 \
+        else np.zeros_like(f)
+    return f, np.column_stack([f, f * np.where(raw > 1e-12, w_u / (2.0 * u), 0.0),
+                               f * (w_v / 2.0), f * d_q])
+
+
+def _sqrt_law(p, lm, k):
+    """``a √max(lm + b, 0)``, ``p = (log a, b)``."""
+    a = math.exp(p[0])
+    u = lm + p[1]
+    f = a * np.sqrt(np.maximum(u, 0.0))
+    pos = u > 1e-300
+    return f, np.column_stack([f, np.where(pos, a / (2.0 * np.sqrt(np.where(pos, u, 1.0))),
+                                           0.0)])
+
+
+def _peer_forms():
+    return {"min": _min_law, "smooth": _smooth_law, "sqrt_logm": _sqrt_law}
+
 
 def _peer_ls(form, starts, lm, k, g, max_nfev):
-    """The old ``_least_squares``: scipy trf from each start, the first lowest cost."""
+    """scipy trf from each start, the first lowest cost (the peer's own forms)."""
     from scipy.optimize import least_squares
 
-    from rlscale.verification._law_forms import FORMS
-
-    fn = FORMS[form]
+    fn = _peer_forms()[form]
     best = None
     for start in starts:
-        res = least_squares(lambda p: fn(p[None], lm, k, False)[0][0] - g,
-                            np.asarray(start, float), jac=lambda p: fn(p[None], lm, k)[1][0],
-                            method="trf", max_nfev=max_nfev)
+        res = least_squares(lambda p: fn(p, lm, k)[0] - g, np.asarray(start, float),
+                            jac=lambda p: fn(p, lm, k)[1], method="trf", max_nfev=max_nfev)
         if best is None or res.cost < best.cost:
             best = res
     return best.x, best.cost
@@ -48,8 +101,6 @@ def _peer_ls(form, starts, lm, k, g, max_nfev):
 def _peer_group(lm, k, g, train, reg, max_nfev, boot=None):
     """The old per-group fits: law and smooth min on train and all points, a√(log M + b)
     on all points, the three leave-one-regime-out refits of each, bootstrap from p0."""
-    from rlscale.verification._law_forms import STARTS
-
     out = {}
     subsets = {"train": train, "all": np.ones(lm.size, bool)}
     for held in ("kl_limited", "crossover", "data_limited"):
@@ -60,7 +111,7 @@ def _peer_group(lm, k, g, train, reg, max_nfev, boot=None):
         for name, m in subsets.items():
             if form == "sqrt_logm" and name == "train":
                 continue
-            out[(form, name)] = _peer_ls(form, STARTS[form], lm[m], k[m], g[m], max_nfev)
+            out[(form, name)] = _peer_ls(form, PEER_STARTS[form], lm[m], k[m], g[m], max_nfev)
     if boot is not None:
         p0 = out[("min", "all")][0]
         out["boot"] = [_peer_ls("min", [p0], lm, k, y, max_nfev) for y in boot]
@@ -190,7 +241,7 @@ def cases(smoke: bool) -> list[Case]:
              _gaussian(smoke), 4000)):
         out.append(Case(label, lambda a=(lm, k, reg, groups, cap): _ours(*a),
                         lambda a=(lm, k, reg, groups, cap): _peer(*a),
-                        peer_label="scipy least_squares per start and subset (before)",
+                        peer_label="scipy least_squares per start and subset, own forms",
                         work=len(groups), work_unit="groups",
                         extra=lambda a=(lm, k, reg, groups, cap): _agreement(*a),
                         repeats=1 if smoke else None))

@@ -2,8 +2,9 @@
 
 Three steps of ``rlscale report --quick`` spend their time in simulator loops
 (issue 13, item 6).  Each case times the loop as it is now (ours) against a
-faithful copy of the loop as it was before the sim-hot-loops change (the peer,
-kept in this file), alternated in one run, and checks that both give the same
+faithful copy of the loop as it was before the sim-hot-loops change (kept in
+this file and swapped into rlscale while it runs: an *ablation*, ours against
+ours, not an independent peer), alternated in one run, and checks that both give the same
 output bit for bit (``identical``).  Wall medians come from the harness; the
 ``cpu`` line gives the medians of CPU seconds (``time.process_time``, all
 threads) of the same calls, which a machine shared with other jobs distorts
@@ -375,7 +376,7 @@ def _case(name: str, run, kind: str, peer_label: str, repeats: int) -> Case:
                 "identical": _same(out["ours"], out["peer"])}
 
     return Case(name, timed("ours"), timed("peer"), peer_label=peer_label, extra=extra,
-                repeats=repeats)
+                repeats=repeats, independent=False)
 
 
 def cases(smoke: bool) -> list[Case]:
@@ -383,8 +384,9 @@ def cases(smoke: bool) -> list[Case]:
     gold, n_calls = _gold(smoke)
     return [
         _case("inference step (ground_inference)", _inference(smoke), "rollouts",
-              "old per-walker rollout loop", reps),
+              "ours before: the per-walker rollout loop", reps),
         _case(f"gold_gains x{n_calls} (trainer --quick seed)", gold, "gold",
-              "old dense soft VI / evaluate / best-of-n", reps),
-        _case("_pg_rows (reward law --quick)", _pg(smoke), "pg", "old kl_bandit_pg loop", reps),
+              "ours before: dense soft VI / evaluate / best-of-n", reps),
+        _case("_pg_rows (reward law --quick)", _pg(smoke), "pg",
+              "ours before: the kl_bandit_pg loop", reps),
     ]

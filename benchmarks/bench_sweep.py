@@ -123,8 +123,8 @@ def cases(smoke: bool) -> list[Case]:
     n = len(expand(spec))
     rec = _Recorder()
     out = [Case(f"default sweep [{n} runs], 2 processes", rec.runner("2 workers", spec, 2),
-                rec.runner("serial", spec, 1), "the same sweep, 1 process", work=n,
-                work_unit="runs", repeats=1,
+                rec.runner("serial", spec, 1), "ours, the same sweep in 1 process", work=n,
+                work_unit="runs", repeats=1, independent=False, clock="wall",
                 extra=lambda: rec.summary("2 workers", "serial", 2))]
     try:
         import distributed  # noqa: F401
@@ -133,6 +133,7 @@ def cases(smoke: bool) -> list[Case]:
     address = _dask_cluster()
     out.append(Case(f"sweep [{n} runs], joblib 2 processes", rec.runner("joblib", spec, 2),
                     rec.runner("dask", spec, 2, scheduler=address),
-                    "Dask LocalCluster, 2 worker processes", work=n, work_unit="runs",
-                    repeats=1, extra=lambda: rec.summary("dask", "serial", 2)))
+                    "ours on a Dask LocalCluster, 2 worker processes", work=n,
+                    work_unit="runs", repeats=1, independent=False, clock="wall",
+                    extra=lambda: rec.summary("dask", "serial", 2)))
     return out

@@ -2,10 +2,12 @@
 
 Ours: :func:`rlscale.simulate.soft_optimum` — the KL-regularised optimum for
 every ``β`` and environment plus its exact KL, proxy and gold value, in one
-backward pass.  Peer: what one would do without the DP, estimating the same
-KL and gold value by sampling trajectories of the (given) policies — 2,000
+backward pass.  Against it, what one would do without the DP, estimating the
+same KL and gold value by sampling trajectories of the (given) policies — 2,000
 per environment and ``β``, which still leaves a Monte Carlo standard error
-(printed) where the DP's is zero.
+(printed) where the DP's is zero.  The sampler is rlscale's own
+(``sample_trajectories``), so the row is an *ablation* (two methods of ours),
+not an independent peer.
 
 The law fits and bootstrap refits of the verification are measured by
 ``python -m benchmarks law_fits``.  Also ``verify reward-law --trainer
@@ -47,8 +49,9 @@ def cases(smoke: bool) -> list[Case]:
         return {"max |MC - exact| KL": round(err, 4)}
 
     cases_ = [Case(f"exact KL + gold of soft VI [{envs} envs x {n_beta} betas]", ours, peer,
-                   peer_label=f"Monte Carlo, {n_mc} trajectories per env and beta",
-                   work=envs * n_beta, work_unit="policies", extra=extra)]
+                   peer_label=f"ours, Monte Carlo with rlscale's trajectory sampler, {n_mc} per "
+                              "env and beta", work=envs * n_beta, work_unit="policies",
+                   extra=extra, independent=False)]
     if not smoke:
         from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 

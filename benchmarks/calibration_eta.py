@@ -1,4 +1,4 @@
-"""Coverage of the report's predicted-η interval on synthetic sweeps from a known law.
+"""Coverage of the plug-in plan's predicted-η intervals, against η_deployed and the oracle η.
 
     python -m benchmarks.calibration_eta [--datasets 200] [--bootstrap 200] [--seed 0]
         [--baseline NAME] [--method NAME] [--plan-laws 40] [--jackknife] [--json FILE]
@@ -9,9 +9,12 @@ and trajectories per task), the design is the report's default star sweep
 with 3 seeds per point, and the noise is the quick report's measured log
 residual (0.065).  Each data set is fitted with the bootstrap, its laws are
 carried into η against every baseline, and every interval method is formed
-from those same η: one study prints a table method × baseline → coverage of
+from those same η: one study prints two tables method × baseline → coverage of
 the 90 % interval with its Wilson 95 % interval, the misses below and above
-the truth, and the wall time (issue 11, item 9).  ``--jackknife`` adds BCa
+the truth, and the wall time (issue 11, item 9): against each data set's
+η_deployed (its plug-in plan judged by the known law, issue 29) and against the
+oracle η (the known law's own optimum).  The decision that replaces the plug-in
+plan is studied by ``python -m benchmarks.decision_study``.  ``--jackknife`` adds BCa
 (one refit per design point and data set).
 """
 
@@ -50,12 +53,16 @@ def study(datasets: int, bootstrap: int, seed: int, baseline: str = "k only",
                          progress=progress, **extra)
 
 
-def table(r) -> str:
-    """The method × baseline coverage table of a study, as Markdown."""
+def table(r, which: str = "table") -> str:
+    """The method × baseline coverage table of a study, as Markdown.
+
+    ``which="table"`` scores against the oracle η (in the header), ``"table_deployed"``
+    against each data set's η_deployed (the header gives the oracle η for scale).
+    """
     names = list(r.truths)
-    lines = ["| method | " + " | ".join(f"{b} (η = {r.truths[b]:.4g})" for b in names) + " |",
-             "|---|" + "---|" * len(names)]
-    for m, row in r.table.items():
+    lines = ["| method | " + " | ".join(f"{b} (oracle η = {r.truths[b]:.4g})" for b in names)
+             + " |", "|---|" + "---|" * len(names)]
+    for m, row in getattr(r, which).items():
         cells = []
         for b in names:
             c = row[b]
@@ -78,11 +85,18 @@ def rescore(path: str) -> int:
 
     with open(path, encoding="utf-8") as fh:
         saved = json.load(fh)
-    _, tab = score_intervals(saved["truths"], saved["estimates"], saved["samples"],
-                             saved["jackknife"], saved["confidence"])
-    r = SimpleNamespace(truths=saved["truths"], table=tab, n_datasets=saved["n_datasets"])
+    args = (saved["truths"], saved["estimates"], saved["samples"], saved["jackknife"],
+            saved["confidence"])
+    _, tab = score_intervals(*args)
+    dep = saved.get("deployed") or None
+    r = SimpleNamespace(truths=saved["truths"], table=tab, n_datasets=saved["n_datasets"],
+                        table_deployed=score_intervals(*args, dep)[1] if dep else {})
     print(f"{path}: {saved['n_datasets']} data sets ({saved['n_failed']} left out), nominal "
           f"{saved['confidence']:.0%}, re-scored")
+    if dep:
+        print("against η_deployed (each data set's plug-in plan under the known law):")
+        print(table(r, "table_deployed"))
+        print("against the oracle η:")
     print(table(r))
     return 0
 
@@ -109,6 +123,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.bootstrap} resamples, {args.plan_laws} laws carried into η; nominal "
           f"{r.confidence:.0%}; wall time {r.seconds:.0f} s")
     print("cells: coverage [Wilson 95 %] ↓misses below ↑misses above, median width")
+    dep = {b: sorted(d[b] for d in r.deployed) for b in r.truths}
+    print("η_deployed of the plug-in plan (the plan a user deploys, judged by the known law): "
+          + "; ".join(f"{b} median {v[len(v) // 2]:.4g}, below 1 in "
+                      f"{sum(x < 1 for x in v) / len(v):.0%}" for b, v in dep.items()))
+    print("against η_deployed:")
+    print(table(r, "table_deployed"))
+    print("against the oracle η (the known law's own optimum; the earlier estimand):")
     print(table(r))
     skip = [s / (s + u) for s, u in zip(r.laws_skipped, r.laws_used)]
     print(f"carried laws skipped (exponent beyond ±1000 or no plan): in "

@@ -84,7 +84,8 @@ class Allocation(_Deferred):
         coefficient (``"E*t"``); for a linear cost, the share per axis.
     status : str
         The solver's own status: cvxpy's (``"optimal"``, ``"optimal_inaccurate"``)
-        for the ``"gp"`` and ``"dcp"`` methods, ``"optimal"`` for a closed form.
+        for the conic solves, ``"optimal"`` for a closed form and a certified
+        Newton point.
     duals : dict
         Multipliers in log-log form: ``"budget"`` is ``d log(L - L_inf) / d log B``
         (minus; reported positive), ``"target"`` is ``d log C / d log(target - L_inf)``;
@@ -96,8 +97,8 @@ class Allocation(_Deferred):
         continuous optimum (feasible for the same constraint), its loss and
         cost; ``None`` with ``rounding_note`` saying why when none is feasible.
     solver : str
-        What produced the point: ``"CLARABEL gp"``, ``"CLARABEL dcp"`` or
-        ``"closed form (<kind>)"``.
+        What produced the point: ``"Newton gp"`` (Newton on the KKT equations,
+        certified), ``"CLARABEL gp"``, ``"CLARABEL dcp"`` or ``"closed form (<kind>)"``.
     seconds : float
         Wall time of the solve.
     success : bool

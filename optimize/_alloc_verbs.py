@@ -40,9 +40,11 @@ def allocate(law: Law, cost: Any, budget: float, bounds: Mapping[str, Any] | Non
         Also find the best integer allocation among the floors/ceilings.
     method : {"auto", "closed_form", "gp", "dcp"}
         ``"auto"`` uses a closed form when the problem has one and its point
-        lies within the bounds, else the GP (``"dcp"`` with synthetic data);
-        ``"closed_form"`` refuses (ValueError) where there is none; ``"gp"``
-        and ``"dcp"`` always run cvxpy.  See :mod:`rlscale.optimize._allocate`.
+        lies within the bounds, else the GP: by Newton on its KKT equations
+        where that certifies (KKT residual <= 1e-12; ``solver="Newton gp"``),
+        else by cvxpy (``"dcp"`` with synthetic data); ``"closed_form"``
+        refuses (ValueError) where there is none; ``"gp"`` and ``"dcp"``
+        always run cvxpy.  See :mod:`rlscale.optimize._allocate`.
 
     Returns
     -------

@@ -1,11 +1,20 @@
 """Does a predicted η interval cover the truth as often as it says?
 
-A calibration study for the report's predicted efficiency (issue 11, item 9):
+A calibration study for the plug-in plan's predicted efficiency (issue 11, item 9):
 draw many synthetic sweeps from a **known** law with the report's design and
 noise, fit each with :func:`~rlscale.optimize.fit_law` (bootstrap included),
 carry the bootstrap laws into η against every baseline (as
 :func:`~rlscale.optimize.plan_uncertainty` does), and count how often the
-interval contains the η the known law implies.  One set of fits and
+interval contains the truth.
+
+Two truths are scored (issue 29, item 1).  **η_deployed** is what the user gets: the
+plug-in plan's path (the fitted law's optimum along budgets) judged under the known law
+(:func:`~rlscale.optimize.deployed_efficiency`); it differs from data set to data set,
+since each data set's fit picks its own plan, and is the estimand an interval for the
+deployed plan must cover (:attr:`EtaCalibration.table_deployed`).  The **oracle η** is
+the known law's own optimum path against the baseline, the same for every data set
+(:attr:`EtaCalibration.table`, the earlier estimand); it is an upper bound of η_deployed,
+reached only when the data pick the known law's optimum.  One set of fits and
 bootstrap η per data set serves every interval method
 (:mod:`rlscale.optimize._eta_interval`) and every baseline, so one study
 gives a table method × baseline → coverage.  A ``confidence`` interval
@@ -150,6 +159,14 @@ class EtaCalibration:
         ``bootstrap``.
     seconds : float
         Wall time of the study.
+    deployed : list of dict
+        Per data set used, η_deployed of its plug-in plan's path against each baseline
+        (under the known law).
+    table_deployed : dict
+        As :attr:`table`, each data set's interval scored against its own η_deployed.
+    coverage_deployed, coverage_deployed_interval : float, tuple
+        The headline coverage (``baseline``, ``method``) against η_deployed, with its
+        Wilson 95 % interval.
     """
 
     coverage: float
@@ -171,6 +188,11 @@ class EtaCalibration:
     laws_skipped: list[int] = field(default_factory=list, repr=False)
     laws_invalid: list[int] = field(default_factory=list, repr=False)
     seconds: float = 0.0
+    deployed: list[dict[str, float]] = field(default_factory=list, repr=False)
+    table_deployed: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict,
+                                                                 repr=False)
+    coverage_deployed: float = math.nan
+    coverage_deployed_interval: tuple[float, float] = (math.nan, math.nan)
 
     def as_dict(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -178,17 +200,23 @@ class EtaCalibration:
         return out
 
 
-def _coverage_row(intervals: Sequence[tuple[float, float] | None], truth: float
-                  ) -> dict[str, Any]:
-    """Coverage, Wilson interval, misses below/above and median width of some intervals."""
-    ok = [iv for iv in intervals if iv is not None]
-    if not ok:
+def _coverage_row(intervals: Sequence[tuple[float, float] | None],
+                  truth: float | Sequence[float]) -> dict[str, Any]:
+    """Coverage, Wilson interval, misses below/above and median width of some intervals.
+
+    ``truth`` is one value for every interval (the oracle η) or one per interval (each
+    data set's η_deployed)."""
+    truths = [truth] * len(intervals) if np.ndim(truth) == 0 else list(truth)
+    pairs = [(iv, t) for iv, t in zip(intervals, truths) if iv is not None]
+    if not pairs:
         return {"coverage": None, "wilson": None, "below": 0, "above": 0,
                 "median_width": None, "n": 0}
-    hits = sum(lo <= truth <= hi for lo, hi in ok)
-    return {"coverage": hits / len(ok), "wilson": _wilson(hits, len(ok)),
-            "below": sum(hi < truth for _, hi in ok), "above": sum(lo > truth for lo, _ in ok),
-            "median_width": float(np.median([hi - lo for lo, hi in ok])), "n": len(ok)}
+    hits = sum(lo <= t <= hi for (lo, hi), t in pairs)
+    return {"coverage": hits / len(pairs), "wilson": _wilson(hits, len(pairs)),
+            "below": sum(hi < t for (_, hi), t in pairs),
+            "above": sum(lo > t for (lo, _), t in pairs),
+            "median_width": float(np.median([hi - lo for (lo, hi), _ in pairs])),
+            "n": len(pairs)}
 
 
 def _interval_or_none(samples: np.ndarray, estimate: float, confidence: float, method: str,
@@ -205,14 +233,17 @@ def _interval_or_none(samples: np.ndarray, estimate: float, confidence: float, m
 
 def score_intervals(truths: Mapping[str, float], estimates: Sequence[Mapping[str, float]],
                     samples: Sequence[Mapping[str, Any]],
-                    jackknife: Sequence[Mapping[str, Sequence[float]]], confidence: float
+                    jackknife: Sequence[Mapping[str, Sequence[float]]], confidence: float,
+                    deployed: Sequence[Mapping[str, float]] | None = None
                     ) -> tuple[dict[str, dict[str, list]], dict[str, dict[str, dict[str, Any]]]]:
     """Every method's interval per data set and baseline, and the coverage table.
 
     The part of :func:`calibrate_eta` after the fits: it needs only the point and
     bootstrap η of each data set (and jackknife η for "BCa", which is scored only
     when every data set has them), so a saved study can be re-scored
-    (``python -m benchmarks.calibration_eta --rescore FILE``).
+    (``python -m benchmarks.calibration_eta --rescore FILE``).  With ``deployed``
+    (each data set's η_deployed per baseline) the table scores against those instead
+    of the single ``truths``.
     """
     with_jack = bool(jackknife) and all(len(v) >= 2 for j in jackknife for v in j.values())
     methods = [m for m in INTERVAL_METHODS if m != "BCa" or with_jack]
@@ -221,7 +252,11 @@ def score_intervals(truths: Mapping[str, float], estimates: Sequence[Mapping[str
                                   j[k] if with_jack else [])
                 for s, e, j in zip(samples, estimates, jackknife)] for k in truths}
         for m in methods}
-    table = {m: {k: _coverage_row(per[m][k], truths[k]) for k in truths} for m in methods}
+    if deployed is None:
+        table = {m: {k: _coverage_row(per[m][k], truths[k]) for k in truths} for m in methods}
+    else:
+        table = {m: {k: _coverage_row(per[m][k], [d[k] for d in deployed]) for k in truths}
+                 for m in methods}
     return per, table
 
 
@@ -314,6 +349,8 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     import time
     import warnings
 
+    from rlscale.optimize._decision_paths import optimum_path, path_budgets
+    from rlscale.optimize._deployed import path_etas
     from rlscale.optimize._fit import LAWS, fit_law
 
     start = time.perf_counter()
@@ -355,6 +392,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     rng = np.random.default_rng(seed)
     failures: list[tuple[int, str]] = []
     estimates: list[dict[str, float]] = []
+    deployed: list[dict[str, float]] = []
     samples: list[dict[str, np.ndarray]] = []
     jacks: list[dict[str, list[float]]] = []
     used: list[int] = []
@@ -380,8 +418,14 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
             invalid = bootstrap - len(laws)
             if len(laws) > plan_laws:
                 laws = [laws[j] for j in np.linspace(0, len(laws) - 1, plan_laws).astype(int)]
-            point = compare_baselines(AllocationProblem(fit.law, cost, bounds, substitute),
-                                      budget, centre)
+            fitted = AllocationProblem(fit.law, cost, bounds, substitute)
+            point = compare_baselines(fitted, budget, centre)
+            path = optimum_path(fit.law, cost, bounds, substitute,
+                                 path_budgets(fitted, budget), budget, point.plan.values,
+                                 "plug-in")
+            dep = {k: float(path_etas(path, [law], fitted.effective(v["values"]),
+                                      v["cost"])[0][0])
+                   for k, v in point.baselines.items()}
             boot = eta_bootstrap(point, laws, cost, bounds, substitute, allocations=False)
             if len(boot["good"]) < 2:
                 raise ValueError(f"only {len(boot['good'])} of {len(laws)} bootstrap laws gave "
@@ -396,6 +440,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
             failures.append((i, f"{type(exc).__name__}: {exc}"))
             continue
         estimates.append({k: float(v["eta"]) for k, v in point.baselines.items()})
+        deployed.append(dep)
         samples.append(boot["etas"])
         jacks.append(jack)
         used.append(len(boot["good"]))
@@ -406,6 +451,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                          f"plan (noise={noise:g}, bootstrap={bootstrap}); the last: "
                          f"{failures[-1][1]}")
     per, table = score_intervals(truths, estimates, samples, jacks, confidence)
+    _, table_dep = score_intervals(truths, estimates, samples, jacks, confidence, deployed)
     if method not in per:
         raise ValueError("method='BCa' could not be scored: a data set has fewer than 2 "
                          "jackknife refits that solved; see EtaCalibration.table of another "
@@ -421,4 +467,7 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                           method=method, table=table, truths=truths, estimates=estimates,
                           samples=samples, jackknife=jacks, laws_used=used,
                           laws_skipped=skipped, laws_invalid=invalid_laws,
-                          seconds=time.perf_counter() - start)
+                          seconds=time.perf_counter() - start, deployed=deployed,
+                          table_deployed=table_dep,
+                          coverage_deployed=table_dep[method][baseline]["coverage"],
+                          coverage_deployed_interval=table_dep[method][baseline]["wilson"])

@@ -48,7 +48,8 @@ loaded`` (spend ∝ T − t, first turns most), ``difficulty`` (spend ∝ c_t/p_
 the expected cost of a success with one sample); ``fixed-n`` is the largest
 common n with n·Σc_t ≤ B.  Efficiency η = B / B*(s) with s the baseline's
 success at budget B and B*(s) the least budget at which the optimal plan
-reaches s (the budget ratio at equal success, as for data allocation).
+reaches s (the budget ratio at equal success, as for data allocation);
+context per turn is planned in :mod:`rlscale.optimize._context_plan`.
 """
 
 from __future__ import annotations
@@ -62,7 +63,12 @@ import numpy as np
 
 from rlscale.theory._errors import InfeasibleError, SolverError
 from rlscale.theory._inference import Turn
-from rlscale.theory._validation import check_choice, check_real, check_scalar
+from rlscale.theory._validation import (
+    check_choice,
+    check_positive_int,
+    check_real,
+    check_scalar,
+)
 
 __all__ = ["BASELINES", "AdaptivePlan", "InferenceComparison", "InferencePlan",
            "adaptive_plan", "baseline_plan", "budget_to_reach", "compare_inference_plans",
@@ -173,10 +179,32 @@ def _check_turns(turns: Any) -> list[Turn]:
 MAX_PLAN_TABLE = 5 * 10**7
 
 
-def _check_budget(turns: list[Turn], budget: Any) -> int:
-    b = check_scalar("budget", budget, low=0.0)
-    if b != math.floor(b):
-        raise ValueError(f"budget must be a whole number of sample units; got budget={b:g}")
+#: Seconds of one core a comparison may be predicted to take (:func:`_plan_seconds`).
+MAX_PLAN_SECONDS = 10.0
+
+
+def _plan_seconds(turns: list[Turn], B: int) -> float:
+    """About how long one exact integer plan at budget ``B`` takes on one core (issue 22).
+
+    Measured: a table entry of log p(n) costs ~5e-5 s for a selection turn (a quadrature per
+    n) and ~2e-8 s otherwise; unequal costs add the DP's ~1.5e-9 s per (entry, budget) cell.
+    """
+    entries = [B // t.cost for t in turns]
+    table = sum(n * (5e-5 if t.kind == "selection" else 2e-8) for t, n in zip(turns, entries))
+    dp = 1.5e-9 * B * sum(entries) if len({t.cost for t in turns}) > 1 else 0.0
+    return table + dp
+
+
+def _check_budget(turns: list[Turn], budget: Any, plans: int = 1) -> int:
+    """``budget`` as a whole number of sample units (an integer: 1e6 is refused, issue 22)
+    whose ``plans`` exact plans are predicted to take at most MAX_PLAN_SECONDS."""
+    b = check_positive_int("budget", budget, minimum=0, maximum=MAX_PLAN_TABLE)
+    predicted = plans * _plan_seconds(turns, b)
+    if predicted > MAX_PLAN_SECONDS:
+        raise ValueError(f"budget={b} with {len(turns)} turns needs {plans} exact plan(s), "
+                         f"predicted to take about {predicted:.3g} s on one core (> "
+                         f"{MAX_PLAN_SECONDS:g} s); lower budget, or use a coarser sample "
+                         "unit (larger turn costs)")
     if (len(turns) + 1) * (b + 1) > MAX_PLAN_TABLE:
         raise ValueError(f"budget={b:g} with {len(turns)} turns needs a table of "
                          f"{(len(turns) + 1) * (b + 1):.3g} entries > {MAX_PLAN_TABLE:.0e}; "
@@ -460,7 +488,9 @@ def compare_inference_plans(turns: Sequence[Turn], budget: int) -> InferenceComp
     ('difficulty', 1.108, 1.54)
     """
     turns = _check_turns(turns)
-    B = _check_budget(turns, budget)
+    # Each baseline's η bisects the optimal plan's budget: ~2·log2(B) plans per baseline.
+    B = _check_budget(turns, budget, plans=1 + 2 * len(BASELINES) * max(
+        1, int(budget).bit_length() if isinstance(budget, int | np.integer) else 1))
     optimal = integer_plan(turns, B)
     try:
         continuous = continuous_plan(turns, B)
@@ -470,7 +500,10 @@ def compare_inference_plans(turns: Sequence[Turn], budget: int) -> InferenceComp
     baselines = {k: baseline_plan(turns, B, k) for k in BASELINES}
     eta = {}
     for k, plan in baselines.items():
-        need = budget_to_reach(turns, plan.success, "optimal") if plan.success > 0 else 0
+        # A baseline at success 1.0 (rounded): the budget where the optimum reaches the
+        # largest float below 1 (budget_to_reach refuses a target of 1).
+        target = min(plan.success, math.nextafter(1.0, 0.0))
+        need = budget_to_reach(turns, target, "optimal") if plan.success > 0 else 0
         eta[k] = B / need if need > 0 else math.inf
     return InferenceComparison(budget=B, optimal=optimal, continuous=continuous,
                                adaptive=adaptive, baselines=baselines, eta=eta)

@@ -372,6 +372,7 @@ def sigmoid_audit(compute: Any, success: Any, *, fit_fraction: float = 0.5,
     True
     """
     c, y = _curve(compute, success, 5)
+    _gen(rng)  # checked even without a bootstrap, which is where it is used (issue 22)
     frac = check_scalar("fit_fraction", fit_fraction, low=0.0, high=1.0, low_open=True,
                         high_open=True)
     drop = check_scalar("drop_fraction", drop_fraction, low=0.0, high=1.0, high_open=True)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 import sympy as sp
 
+from rlscale.proofs._fields import as_sympy
 from rlscale.proofs._steps import Status, Step
 
 __all__ = ["IntervalCertificate", "IntervalInequality", "PolynomialInequality",
@@ -38,7 +39,7 @@ def z3_available() -> bool:
 
 
 def _to_z3(expr: Any, z3: ModuleType, env: dict[Any, Any]) -> Any:
-    expr = sp.sympify(expr)
+    expr = as_sympy(expr)
     if isinstance(expr, sp.logic.boolalg.BooleanTrue):
         return z3.BoolVal(True)
     if isinstance(expr, sp.logic.boolalg.BooleanFalse):
@@ -147,7 +148,8 @@ class PolynomialInequality(Step):
         solver.set("timeout", self.timeout_ms)
         # A relation such as `x > 0` on a positive sympy symbol collapses to True
         # before z3 sees it, so the symbols' declared signs are passed explicitly.
-        facts = (sp.sympify(self.goal), *map(sp.sympify, self.hypotheses))
+        facts = (as_sympy(self.goal, "goal"),
+                 *(as_sympy(h, "hypotheses") for h in self.hypotheses))
         for sym in sorted(set().union(*(f.free_symbols for f in facts)), key=str):
             var = _to_z3(sym, z3, env)
             if sym.is_positive:
@@ -159,7 +161,7 @@ class PolynomialInequality(Step):
             elif sym.is_nonpositive:
                 solver.add(var <= 0)
         for h in self.hypotheses:
-            if isinstance(sp.sympify(h), sp.logic.boolalg.BooleanFalse):
+            if isinstance(as_sympy(h, "hypotheses"), sp.logic.boolalg.BooleanFalse):
                 return "failed", ("a hypothesis is literally False (write sp.Eq(a, b), not "
                                   "a == b): the claim would hold vacuously")
             solver.add(_to_z3(h, z3, env))
@@ -201,8 +203,12 @@ def interval_eval(expr: Any, bindings: Mapping[Any, Any]) -> Any:
     >>> float(box.a) <= -1.0 and float(box.b) >= 0.0
     True
     """
+    if not isinstance(bindings, Mapping):
+        raise TypeError(f"bindings must be a mapping symbol -> interval; got "
+                        f"{type(bindings).__name__}")
     iv = _iv()
-    env = {sp.sympify(k): (v if hasattr(v, "a") else iv.mpf(v)) for k, v in bindings.items()}
+    env = {as_sympy(k, "bindings keys"): (v if hasattr(v, "a") else iv.mpf(v))
+           for k, v in bindings.items()}
 
     def ev(e: sp.Expr) -> Any:
         if e in env:
@@ -246,10 +252,12 @@ def interval_eval(expr: Any, bindings: Mapping[Any, Any]) -> Any:
                 return -inner
             return iv.mpf([0, max(-lo, hi)])
         if e.free_symbols:
-            raise TypeError(f"unbound symbols {sorted(map(str, e.free_symbols))} in {e}")
-        raise TypeError(f"interval arithmetic does not support {type(e).__name__}: {e}")
+            raise TypeError(f"expr has symbols without bindings "
+                            f"{sorted(map(str, e.free_symbols))} in {e}")
+        raise TypeError(f"expr holds {type(e).__name__}, which interval arithmetic does not "
+                        f"support: {e}")
 
-    return ev(sp.sympify(expr))
+    return ev(as_sympy(expr))
 
 
 @dataclass(frozen=True)
@@ -298,8 +306,8 @@ class IntervalInequality(Step):
     @property
     def latex(self) -> str:
         rel = ">" if self.strict else r"\ge"
-        where = ",\\ ".join(f"{sp.latex(v)} \\in [{sp.latex(sp.sympify(a))}, "
-                             f"{sp.latex(sp.sympify(b))}]" for v, a, b in self._ranges())
+        where = ",\\ ".join(f"{sp.latex(v)} \\in [{sp.latex(as_sympy(a, 'lo'))}, "
+                             f"{sp.latex(as_sympy(b, 'hi'))}]" for v, a, b in self._ranges())
         return f"{sp.latex(self.expr)} {rel} 0 \\quad \\forall {where}"
 
     def _check(self) -> tuple[Status, str]:

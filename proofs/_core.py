@@ -148,6 +148,10 @@ class ProofResult:
         return self.count("cited")
 
     def count(self, status: str) -> int:
+        """How many steps have ``status`` (one of :data:`STATUSES`)."""
+        if not isinstance(status, str) or status not in STATUSES:
+            raise (TypeError if not isinstance(status, str) else ValueError)(
+                f"status must be one of {', '.join(STATUSES)}; got status={status!r:.60}")
         return sum(s.status == status for s in self.steps)
 
     def counts_text(self) -> str:
@@ -157,10 +161,14 @@ class ProofResult:
         return ", ".join(parts)
 
     def step(self, name: str) -> StepResult:
+        """The result of the step called ``name`` (:class:`UnknownStep` when none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a step name (str); got {type(name).__name__} "
+                            f"{name!r:.60}")
         for s in self.steps:
             if s.name == name:
                 return s
-        raise KeyError(f"proof {self.name!r} has no step {name!r}")
+        raise UnknownStep(f"proof {self.name!r} has no step name={name!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "title": self.title, "statement": self.statement,
@@ -172,6 +180,14 @@ class ProofResult:
 
 
 # --------------------------------------------------------------------------- proofs
+class UnknownStep(KeyError, ValueError):
+    """:meth:`Proof.step` found no step of that name (a ``KeyError``, as before, and a
+    ``ValueError``, as every bad argument of rlscale is)."""
+
+    def __str__(self) -> str:  # the message, not KeyError's quoted repr of it
+        return str(self.args[0]) if self.args else ""
+
+
 @dataclass(frozen=True)
 class Proof:
     """A statement, its assumptions (hypotheses) and its steps, checked or cited.
@@ -195,6 +211,7 @@ class Proof:
     guarantees: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        _check_proof_fields(self)  # a TypeError naming the field (issue 22)
         if self.guarantees:  # the former name of ``concerns``
             merged = tuple(dict.fromkeys((*self.concerns, *self.guarantees)))
             object.__setattr__(self, "concerns", merged)
@@ -205,15 +222,21 @@ class Proof:
             raise ValueError(f"proof {self.name!r} has duplicate step names {sorted(dup)}")
 
     def step(self, name: str) -> Step:
-        """The step called ``name``."""
+        """The step called ``name`` (:class:`UnknownStep`, a ``KeyError`` and a
+        ``ValueError``, when there is none)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a step name (str); got {type(name).__name__} "
+                            f"{name!r:.60}")
         for s in self.steps:
             if s.name == name:
                 return s
-        raise KeyError(f"proof {self.name!r} has no step {name!r}; steps: "
-                       f"{[s.name for s in self.steps]}")
+        raise UnknownStep(f"proof {self.name!r} has no step name={name!r}; steps: "
+                          f"{[s.name for s in self.steps]}")
 
     def replace_step(self, new: Step) -> Proof:
         """A copy with the step of the same name replaced by ``new`` (for mutation tests)."""
+        if not isinstance(new, Step):
+            raise TypeError(f"new must be a Step; got {type(new).__name__} {new!r:.60}")
         self.step(new.name)
         return replace(self, steps=tuple(new if s.name == new.name else s for s in self.steps))
 
@@ -283,9 +306,33 @@ def latex_document(parts: Sequence[str], title: str = "rlscale proofs") -> str:
     >>> doc.startswith("% Compile with lualatex"), doc.rstrip().endswith("end{document}")
     (True, True)
     """
+    if isinstance(parts, str | bytes) or not isinstance(parts, Sequence) or not all(
+            isinstance(p, str) for p in parts):
+        raise TypeError(f"parts must be a sequence of LaTeX strings; got {parts!r:.60}")
+    if not isinstance(title, str):
+        raise TypeError(f"title must be a string; got {type(title).__name__} {title!r:.60}")
     head = ["% Compile with lualatex or xelatex (Unicode text).",
             r"\documentclass{article}", r"\usepackage{amsmath,amssymb}",
             r"\usepackage{fontspec}", r"\setmainfont{DejaVu Serif}",
             rf"\title{{{_tex_text(title)}}}", r"\begin{document}", r"\maketitle"]
     return "\n".join([*head, *parts, r"\end{document}"]) + "\n"
 
+
+def _check_proof_fields(proof: Proof) -> None:
+    """Refuse fields :class:`Proof` cannot use, naming the field (``Proof(..., steps="x")``
+    raised ``AttributeError: 'str' object has no attribute 'name'``); lists become tuples."""
+    for name in ("name", "title", "statement", "statement_latex", "source", "notes"):
+        if not isinstance(getattr(proof, name), str):
+            raise TypeError(f"{name} must be a string; got "
+                            f"{type(getattr(proof, name)).__name__} {getattr(proof, name)!r:.60}")
+    for name, kind, what in (("steps", Step, "Step"), ("assumptions", str, "string"),
+                             ("concerns", str, "string"), ("guarantees", str, "string")):
+        value = getattr(proof, name)
+        if isinstance(value, str | bytes) or not isinstance(value, tuple | list):
+            raise TypeError(f"{name} must be a tuple of {what}s; got {type(value).__name__} "
+                            f"{value!r:.60}")
+        for i, item in enumerate(value):
+            if not isinstance(item, kind):
+                raise TypeError(f"{name}[{i}] must be a {what}; got {type(item).__name__} "
+                                f"{item!r:.60}")
+        object.__setattr__(proof, name, tuple(value))

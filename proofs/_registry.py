@@ -103,6 +103,10 @@ def check_proofs(names: Sequence[str] | None = None) -> list[ProofResult]:
     >>> [(r.name, r.passed) for r in check_proofs(["synthetic-ratio", "emax-upper"])]
     [('synthetic-ratio', True), ('emax-upper', True)]
     """
+    if names is not None and (isinstance(names, str | bytes) or not isinstance(names, Sequence)
+                              or not all(isinstance(n, str) for n in names)):
+        raise TypeError(f"names must be a sequence of proof names (str) or None; got "
+                        f"{names!r:.60}")
     selected = proof_names() if not names else tuple(names)
     for name in selected:
         proof_module(name)  # validate every name before spending time on any proof

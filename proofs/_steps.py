@@ -34,6 +34,7 @@ from typing import Any, ClassVar, Literal
 
 import sympy as sp
 
+from rlscale.proofs._fields import as_sympy, check_step_fields
 from rlscale.proofs._integrals import _integrate_by_terms
 
 __all__ = ["CHECKERS", "STATUSES", "Cited", "Identity", "Limit", "Series", "Sign", "Step",
@@ -83,6 +84,9 @@ class Step(abc.ABC):
     kind: ClassVar[str] = "step"
     checker: ClassVar[str] = "sympy"
     name: str
+
+    def __post_init__(self) -> None:
+        check_step_fields(self, Step)  # a TypeError/ValueError naming the field (issue 22)
 
     @property
     def claim(self) -> str:
@@ -135,6 +139,7 @@ class Cited(Step):
     reference: str = ""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         for attr in ("fact", "reference"):
             value = getattr(self, attr)
             if not isinstance(value, str) or not value.strip():
@@ -164,7 +169,7 @@ def _doit(expr: Any) -> sp.Expr:
     expression is evaluated as before, so no integral that sympy could evaluate is
     refused.
     """
-    expr = sp.sympify(expr)
+    expr = as_sympy(expr)
     if isinstance(expr, sp.Integral):
         by_terms = _integrate_by_terms(expr)
         if by_terms is not None:
@@ -389,7 +394,7 @@ class Limit(Step):
                 rf"{sp.latex(self.expr)} = {sp.latex(self.value)}")
 
     def _check(self) -> tuple[Status, str]:
-        got = _limit_by_terms(sp.sympify(self.expr), self.var, self.point, self.direction)
+        got = _limit_by_terms(as_sympy(self.expr), self.var, self.point, self.direction)
         if got is None:
             got = sp.limit(self.expr, self.var, self.point, self.direction)
         if _is_zero(got - self.value):

@@ -39,6 +39,8 @@ _EXPORTS: dict[str, str] = {
     # -- the trainer's shape (issue 16, room 4): algorithm protocol, axis vocabulary --
     "Algorithm": "_algorithms",
     "AXES": "_axes",
+    "CONTEXT": "_axes",
+    "SWEEP_AXES": "_axes",
     "Axis": "_axes",
     "axis": "_axes",
     "TrainConfig": "_train_config",
@@ -48,6 +50,7 @@ _EXPORTS: dict[str, str] = {
     "iqm": "_stats",
     "iqm_ci": "_stats",
     "iqm_difference_ci": "_stats",
+    "iqm_ratio_ci": "_stats",
     # -- subtasks as turns of an inference budget (issue 14) --
     "EpisodeOutcome": "_subtasks",
     "run_turn_episodes": "_subtasks",
@@ -73,6 +76,12 @@ _EXPORTS: dict[str, str] = {
     "gold_gains": "_rm_experiment",
     "GeneralisingProxyGain": "_generalising_proxy",
     "generalising_proxy_gain": "_generalising_proxy",
+    # -- CoPE forecasting, the backbone policy, the memory family and context (issue 27) --
+    "CoPEConfig": "_cope",
+    "MemoryFamily": "_memory",
+    "MemoryWorld": "_memory",
+    "reference_success": "_memory",
+    "uniform_success": "_memory",
 }
 
 # Public sub-modules reachable as attributes.

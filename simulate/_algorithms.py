@@ -20,10 +20,18 @@ dr_grpo       GRPO without std and length normalisation             clip 0.2, kl
               (``_dr_grpo``)                                        update_epochs 2
 rlds          per-subtask group advantages on GRPO's objective      clip 0.2, kl_coef 0.001,
               (``_rlds``)                                           update_epochs 2
+cope          GRPO plus forecast heads on the policy's backbone     clip 0.2, kl_coef 0.001,
+              predicting the next ``h`` actions (``_cope``)          update_epochs 2,
+                                                                    forecast_weight 0.5,
+                                                                    forecast_horizon 4
 ============  ====================================================  =========================
 
 Every option is validated the same way whatever the algorithm: ``clip > 0``,
-``kl_coef >= 0``, ``update_epochs`` an integer in ``[1, 1000]``.
+``kl_coef >= 0``, ``update_epochs`` an integer in ``[1, 1000]``,
+``forecast_weight >= 0`` and ``forecast_horizon`` an integer in ``[1, 64]``.
+An algorithm may need forecast heads on the policy (:meth:`PolicyGradient.heads`:
+``cope`` needs ``forecast_horizon`` of them, the others none); the trainer
+builds the policy with them.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from rlscale.simulate import _dr_grpo, _grpo, _reinforce, _rlds, _rloo
+from rlscale.simulate import _cope, _dr_grpo, _grpo, _reinforce, _rlds, _rloo
 from rlscale.simulate._gridworld import MAX_STEPS
 from rlscale.theory._validation import check_positive_int, check_scalar
 
@@ -44,7 +52,13 @@ OPTION_CHECKS: Mapping[str, Callable[[Any], Any]] = MappingProxyType({
     "clip": lambda v: check_scalar("clip", v, low=0.0, low_open=True),
     "kl_coef": lambda v: check_scalar("kl_coef", v, low=0.0),
     "update_epochs": lambda v: check_positive_int("update_epochs", v, maximum=1000),
+    "forecast_weight": lambda v: check_scalar("forecast_weight", v, low=0.0, high=1e6),
+    "forecast_horizon": lambda v: check_positive_int("forecast_horizon", v, maximum=64),
 })
+
+
+def _no_heads(options: Any) -> int:
+    return 0
 
 
 @runtime_checkable
@@ -53,7 +67,8 @@ class Algorithm(Protocol):
 
     ``name`` is its registry key; ``defaults()`` the options it takes with
     their default values; ``options(**given)`` the validated options object
-    (refusing any option not in ``defaults()``); ``update(policy, optimizer,
+    (refusing any option not in ``defaults()``); ``heads(options)`` the
+    forecast heads it needs on the policy's backbone; ``update(policy, optimizer,
     phi, logp_old, batch, options, max_steps)`` one policy step on a batch,
     returning at least ``{"clip_fraction": float}``.
     """
@@ -63,6 +78,8 @@ class Algorithm(Protocol):
     def defaults(self) -> dict[str, Any]: ...
 
     def options(self, **given: Any) -> Any: ...
+
+    def heads(self, options: Any) -> int: ...
 
     def update(self, policy: Any, optimizer: Any, phi: Any, logp_old: Any, batch: Any,
                options: Any, max_steps: int) -> dict[str, float]: ...
@@ -88,6 +105,22 @@ class PolicyGradient:
     name: str
     options_type: type
     step: Callable[..., dict[str, float]]
+    forecast_heads: Callable[[Any], int] = _no_heads
+
+    def heads(self, options: Any) -> int:
+        """Forecast heads the policy needs under ``options`` (0 for a plain policy gradient).
+
+        Examples
+        --------
+        >>> ALGORITHMS["cope"].heads(ALGORITHMS["cope"].options(forecast_horizon=3))
+        3
+        >>> ALGORITHMS["grpo"].heads(ALGORITHMS["grpo"].options())
+        0
+        """
+        if not isinstance(options, self.options_type):
+            raise TypeError(f"options must be {self.options_type.__name__} (from "
+                            f"ALGORITHMS[{self.name!r}].options()); got options={options!r:.80}")
+        return int(self.forecast_heads(options))
 
     def defaults(self) -> dict[str, Any]:
         """The options this algorithm takes, with their defaults."""
@@ -125,6 +158,7 @@ ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType({
     "grpo": PolicyGradient("grpo", _grpo.GRPOConfig, _grpo.update),
     "dr_grpo": PolicyGradient("dr_grpo", _dr_grpo.DrGRPOConfig, _dr_grpo.update),
     "rlds": PolicyGradient("rlds", _rlds.RLDSConfig, _rlds.update),
+    "cope": PolicyGradient("cope", _cope.CoPEConfig, _cope.update, _cope.heads),
 })
 
 
@@ -138,7 +172,8 @@ def get_algorithm(name: Any) -> Algorithm:
     >>> get_algorithm("ppo")
     Traceback (most recent call last):
     ...
-    ValueError: algorithm must be one of reinforce, rloo, grpo, dr_grpo, rlds; got algorithm='ppo'
+    ValueError: algorithm must be one of reinforce, rloo, grpo, dr_grpo, rlds, cope; \
+got algorithm='ppo'
     """
     if not isinstance(name, str) or name not in ALGORITHMS:
         kind = ValueError if isinstance(name, str) else TypeError

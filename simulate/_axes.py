@@ -16,6 +16,10 @@ sweep key)
 ``trajectories_per_task``  ``trajectories_per_task``  ``k``   ``--trajectories-per-task``  2
 =========================  =========================  ======  ===========================  =======
 
+Beside them, :data:`CONTEXT` (``context``, symbol ``c``, flag ``--context``,
+minimum 1) is the *harness* axis: the observations an agent keeps in its
+context window; :data:`SWEEP_AXES` lists all four.
+
 :func:`axis` resolves any of a row's spellings (name, field, symbol, alias)
 to its :class:`Axis`.  The *derived* columns ``tasks = E·t`` and
 ``trajectories = E·t·k`` are totals, not axes, and are never aliases of
@@ -28,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["AXES", "Axis", "axis"]
+__all__ = ["AXES", "CONTEXT", "SWEEP_AXES", "Axis", "axis"]
 
 
 @dataclass(frozen=True)
@@ -79,7 +83,17 @@ AXES: tuple[Axis, ...] = (
          "trajectories per task k (the group size)"),
 )
 
-_LOOKUP: dict[str, Axis] = {s: a for a in AXES for s in a.spellings}
+#: The harness axis (issue 27): how many of its last observations the agent keeps in
+#: context.  Not a data axis — it prices compute per step, not data — but a sweep, a
+#: fitted law and an allocation treat it like one.
+CONTEXT = Axis("context", "context", "c", 1,
+               "context window c: observations the agent keeps (memory length)",
+               aliases=("memory",))
+
+#: Every axis a sweep may vary and a results file records: the data axes, then context.
+SWEEP_AXES: tuple[Axis, ...] = (*AXES, CONTEXT)
+
+_LOOKUP: dict[str, Axis] = {s: a for a in SWEEP_AXES for s in a.spellings}
 
 
 def axis(name: Any) -> Axis:
@@ -95,7 +109,8 @@ def axis(name: Any) -> Axis:
     Traceback (most recent call last):
     ...
     ValueError: name must be an axis: environments (or n_environments, E, environment), \
-tasks_per_environment (or t), trajectories_per_task (or k); got name='tasks'
+tasks_per_environment (or t), trajectories_per_task (or k), context (or c, memory); \
+got name='tasks'
     >>> axis("tasks_per_environment").spellings
     ('tasks_per_environment', 't')
     """
@@ -106,5 +121,5 @@ tasks_per_environment (or t), trajectories_per_task (or k); got name='tasks'
     except KeyError:
         valid = ", ".join(
             a.name + (f" (or {', '.join(a.spellings[1:])})" if a.spellings[1:] else "")
-            for a in AXES)
+            for a in SWEEP_AXES)
         raise ValueError(f"name must be an axis: {valid}; got name={name!r}") from None

@@ -48,15 +48,24 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.simulate._gridworld import HOLE, N_STAGES, GridFamily, GridWorld, as_generator
+from rlscale.simulate._gridworld import (
+    HOLE,
+    MAX_STEPS,
+    N_STAGES,
+    GridFamily,
+    GridWorld,
+    as_generator,
+)
 from rlscale.simulate._value_iteration import MAX_DP_WORK, _landing_parts
-from rlscale.theory._validation import check_bool, check_positive_int, check_real
+from rlscale.theory._validation import check_bool, check_positive_int, check_real, check_work
 
 #: Landing rewards are bounded so that sums over a horizon and their squares stay finite.
 MAX_REWARD = 1e100
 #: Most environments a reward world is drawn with, and most trajectories sampled at once.
 MAX_ENVIRONMENTS = 10**5
 MAX_TRAJECTORIES = 10**7
+#: Trajectory steps (n·tasks·horizon) one call of sample_trajectories may sample.
+MAX_SAMPLE_STEPS = 5 * 10**7
 
 __all__ = ["GOLD_WEIGHTS", "RewardWorld", "make_reward_world", "sample_trajectories"]
 
@@ -90,6 +99,7 @@ class RewardWorld:
     _tables: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        _check_reward_fields(self)  # a TypeError/ValueError naming the field (issue 22)
         w = self.world
         nxt, _, terminal, reach = _landing_parts(w, "success")
         T, _, S2, _ = nxt.shape
@@ -359,9 +369,9 @@ def sample_trajectories(rw: RewardWorld, n: int, rng: Any, policy: Any = None,
     """
     check_reward_world(rw)
     n = check_positive_int("n", n, maximum=MAX_TRAJECTORIES)
-    if n * rw.n_tasks > MAX_TRAJECTORIES:
-        raise ValueError(f"n·tasks must be <= {MAX_TRAJECTORIES:.0e}; got n={n} x "
-                         f"{rw.n_tasks} tasks")
+    # Time-bounded (issue 22): 1e6 trajectories of 24 steps took 3 s; the limit ~6 s idle.
+    check_work("sampled trajectory steps", MAX_SAMPLE_STEPS, 6, n=n, tasks=rw.n_tasks,
+               horizon=rw.horizon)
     gen = as_generator(rng)
     if policy is not None:
         policy = rw._check_policy(policy, batch=False)
@@ -390,3 +400,19 @@ def sample_trajectories(rw: RewardWorld, n: int, rng: Any, policy: Any = None,
         if not alive.any():
             break
     return phi.reshape(T, n, d), logr.reshape(T, n)
+
+
+def _check_reward_fields(rw: RewardWorld) -> None:
+    """Refuse fields of a hand-built :class:`RewardWorld` its methods cannot use, naming
+    the field (``RewardWorld(0, 0, 0)`` raised ``AttributeError``)."""
+    if not isinstance(rw.world, GridWorld):
+        raise TypeError(f"world must be a GridWorld; got {type(rw.world).__name__} "
+                        f"{rw.world!r:.60}")
+    f = check_real("features", rw.features) if isinstance(rw.features, np.ndarray) else None
+    shape = (rw.world.n_tasks, N_STAGES, rw.world.size**2)
+    if f is None or f.ndim != 4 or f.shape[:3] != shape or f.shape[3] < 1:
+        raise TypeError(f"features must be a float array of shape {(*shape, 'd')}; got "
+                        f"{type(rw.features).__name__} of shape {np.shape(rw.features)}")
+    object.__setattr__(rw, "features", f)
+    object.__setattr__(rw, "horizon", check_positive_int("horizon", rw.horizon,
+                                                         maximum=MAX_STEPS))

@@ -121,6 +121,7 @@ class GridWorld:
     moves: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        _check_world_arrays(self)  # a TypeError/ValueError naming the field (issue 22)
         object.__setattr__(self, "moves", move_table(self.tiles))
 
     @property
@@ -429,3 +430,48 @@ def _check_indices(name: str, values: np.ndarray, n: int) -> None:
     low, high = values.min(), values.max()
     if low < 0 or high >= n:
         raise ValueError(f"{name} must hold integers in [0, {n}); got {low if low < 0 else high}")
+
+
+def _check_world_arrays(w: GridWorld) -> None:
+    """Refuse fields of a hand-built :class:`GridWorld` that its methods cannot use, naming
+    the field (``GridWorld(0, ...)`` raised ``AttributeError: 'int' object has no attribute
+    'shape'``).  Normalises them to the documented dtypes; cost O(the arrays)."""
+
+    def array(name: str, kinds: str, ndim: int) -> np.ndarray:
+        value = getattr(w, name)
+        arr = np.asarray(value) if isinstance(value, np.ndarray | list | tuple) else None
+        if arr is None or arr.dtype.kind not in kinds or arr.ndim != ndim:
+            kind = "boolean" if kinds == "b" else "integer"
+            raise TypeError(f"{name} must be a {ndim}-d {kind} array; got "
+                            f"{type(value).__name__} {value!r:.60}")
+        return arr
+
+    tiles = array("tiles", "iu", 3)
+    E, S, S2 = tiles.shape
+    if not (E >= 1 and 2 <= S <= MAX_SIZE and S == S2):
+        raise ValueError(f"tiles must have shape (E, S, S) with E >= 1 and 2 <= S <= "
+                         f"{MAX_SIZE}; got shape {tiles.shape}")
+    if not np.isin(tiles, (FREE, HOLE, WALL)).all():
+        raise ValueError("tiles must hold FREE, HOLE or WALL (0, 1, 2) only")
+    fields = {"tiles": tiles.astype(np.int8, copy=False),
+              "slippery": array("slippery", "b", 1), "leak": array("leak", "iu", 1),
+              "task_env": array("task_env", "iu", 1), "start": array("start", "iu", 1),
+              "targets": array("targets", "iu", 2)}
+    T = fields["task_env"].shape[0]
+    cells = S * S
+    for name, shape, low, high in (("slippery", (E,), None, None), ("leak", (E,), -1, cells),
+                                   ("task_env", (T,), 0, E), ("start", (T,), 0, cells),
+                                   ("targets", (T, N_STAGES), -1, cells)):
+        arr = fields[name]
+        if arr.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}; got {arr.shape}")
+        if low is not None and arr.size and not (low <= arr.min() and arr.max() < high):
+            raise ValueError(f"{name} must lie in [{low}, {high}); got values from "
+                             f"{arr.min()} to {arr.max()}")
+    if T < 1 or T * cells > MAX_TASK_CELLS:
+        raise ValueError(f"task_env must name 1 to {MAX_TASK_CELLS // cells} tasks (tasks·S² "
+                         f"<= {MAX_TASK_CELLS:.0e}); got {T}")
+    for name, arr in fields.items():
+        object.__setattr__(w, name, arr)
+    object.__setattr__(w, "max_steps", check_positive_int("max_steps", w.max_steps,
+                                                          maximum=MAX_STEPS))

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.simulate._backbone import BACKBONES, BackbonePolicy
 from rlscale.simulate._gridworld import HOLE, N_STAGES, WALL, GridWorld
 
 __all__ = ["N_FEATURES", "Adam", "LinearPolicy", "MLPPolicy", "make_policy", "state_features"]
@@ -156,13 +157,24 @@ class MLPPolicy:
                 "b2": dlogits.sum(axis=0)}
 
 
-def make_policy(kind: str, rng: np.random.Generator, hidden: int = 32):
-    """``"linear"`` or ``"mlp"``."""
+def make_policy(kind: str, rng: np.random.Generator, hidden: int = 32, *,
+                n_features: int = N_FEATURES, context: int = 1, heads: int = 0):
+    """``"linear"`` or ``"mlp"`` on the 27 gridworld features, or a backbone policy
+    (``"backbone"``, ``"linear_backbone"``: :mod:`rlscale.simulate._backbone`) on
+    ``context`` observations of ``n_features`` features with ``heads`` forecast heads."""
+    if kind in BACKBONES:
+        return BackbonePolicy(rng, n_features, hidden, context=context, heads=heads,
+                              linear=kind == "linear_backbone")
+    if kind in ("linear", "mlp") and (n_features != N_FEATURES or context != 1 or heads):
+        raise ValueError(f"policy {kind!r} reads the {N_FEATURES} gridworld state features "
+                         "only (no context window, no forecast heads): use policy 'backbone' "
+                         "or 'linear_backbone'")
     if kind == "linear":
         return LinearPolicy(rng)
     if kind == "mlp":
         return MLPPolicy(rng, hidden)
-    raise ValueError(f"policy must be one of linear, mlp; got policy={kind!r}")
+    raise ValueError(f"policy must be one of linear, mlp, {', '.join(BACKBONES)}; "
+                     f"got policy={kind!r}")
 
 
 def log_probs(policy, phi: np.ndarray) -> tuple[np.ndarray, Any]:

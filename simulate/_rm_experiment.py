@@ -249,6 +249,10 @@ def gold_gains(setup: RmSetup, theta: np.ndarray, capacity: str, K: Any, *,
         raise ValueError(f"optimisers must be a tuple of {', '.join(OPTIMISERS)}; got "
                          f"{optimisers!r:.80}")
     pg_steps = check_positive_int("pg_steps", pg_steps, maximum=10**6)
+    for name, value in (("ref_features", ref_features), ("bon_ns", bon_ns),
+                        ("pg_betas", pg_betas)):
+        if value is not None:  # checked even when its optimiser is not asked for (issue 22)
+            check_real(name, value)
     gen = as_generator(rng)
     rw = setup.opt
     proxy, ref_proxy = _proxy_units(setup, theta, cols)

@@ -448,7 +448,8 @@ def soft_bon_frontier(
     if not ns_list or len(ns_list) > 1000:
         raise ValueError(f"ns must hold 1 to 1000 pool sizes; got {len(ns_list)}")
     ns_arr = np.asarray([check_positive_int("ns", v, maximum=MAX_DRAWS) for v in ns_list])
-    lam = check_real("lambdas", np.atleast_1d(lambdas), low=0.0, low_open=True)
+    # >= 1e-300: s/λ stays finite for any standard-normal s (5e-324 overflowed to NaN).
+    lam = check_real("lambdas", np.atleast_1d(lambdas), low=1e-300)
     if lam.ndim != 1 or not 1 <= lam.size <= 1000:
         raise ValueError(f"lambdas must be 1 to 1000 temperatures; got shape {lam.shape}")
     trials = check_positive_int("trials", trials, minimum=4, maximum=MAX_DRAWS)

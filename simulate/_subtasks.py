@@ -91,6 +91,10 @@ def trained_policy_table(result: Any, world: GridWorld) -> np.ndarray:
 
     if not isinstance(result, TrainResult):
         raise TypeError(f"result must be a TrainResult; got result={result!r:.80}")
+    if result.config.windowed:
+        raise ValueError(f"result's policy reads a window of observations (env="
+                         f"{result.config.env!r}, context={result.config.context}): it acts on "
+                         "histories and has no table over gridworld states")
     _check_world(world)
     policy = make_policy(result.config.policy, np.random.default_rng(0), result.config.hidden)
     policy.params = {k: np.array(v, dtype=np.float64) for k, v in result.params.items()}

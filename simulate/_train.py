@@ -44,7 +44,6 @@ costs (the posynomial that :mod:`rlscale.optimize` allocates).
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -53,13 +52,12 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._algorithms import ALGORITHMS
-from rlscale.simulate._axes import AXES
-from rlscale.simulate._gridworld import N_STAGES, GridFamily
-from rlscale.simulate._policies import N_FEATURES, Adam, log_probs, make_policy, state_features
-from rlscale.simulate._rollout import LOG_REF, group_stats, rollout, state_rows
+from rlscale.simulate._axes import SWEEP_AXES
+from rlscale.simulate._collectors import held_out, make_collector
+from rlscale.simulate._policies import Adam, log_probs, make_policy, state_features
+from rlscale.simulate._rollout import LOG_REF, group_stats
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._train_config import TrainConfig
-from rlscale.simulate._value_iteration import optimal_success, policy_success
 from rlscale.theory import blas_threads
 
 __all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
@@ -76,7 +74,13 @@ class TrainResult:
     ``log π(a|s) − log ¼`` over the batch's steps (the k1 estimator, whatever
     KL term the algorithm's loss uses), ``clip_fraction`` the share of the
     trained (state, action) pairs whose ratio left ``1 ± clip`` in the last
-    epoch (0 for the unclipped ``reinforce`` and ``rloo``).
+    epoch (0 for the unclipped ``reinforce`` and ``rloo``), ``forecast_loss``
+    the forecast heads' mean cross-entropy in the last epoch (``cope``; empty
+    for algorithms without forecast heads).  ``optimal_success`` is the exact optimum for
+    the gridworld and the memory family's reference policy
+    (:func:`~rlscale.simulate._memory.reference_success`, not a bound);
+    ``success`` is exact for a gridworld run with context 1 and a Monte
+    Carlo mean over ``eval_episodes`` per held-out task otherwise.
     """
 
     config: TrainConfig
@@ -98,6 +102,7 @@ class TrainResult:
     #: With ``eval_every``: rows (update, env_steps, rollouts, held-out success)
     #: after every ``eval_every`` updates and the last; shape (0, 4) otherwise.
     curve: np.ndarray = field(default_factory=lambda: np.empty((0, 4)), repr=False)
+    forecast_loss: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False)
 
     @property
     def loss(self) -> float:
@@ -107,14 +112,14 @@ class TrainResult:
         """The run as one row of the results table (see the module docstring)."""
         c = self.config
         return {
-            **{axis.name: getattr(c, axis.field) for axis in AXES}, "tasks": c.tasks,
+            **{axis.name: getattr(c, axis.field) for axis in SWEEP_AXES}, "tasks": c.tasks,
             "trajectories": c.trajectories, "seed": c.seed, "algorithm": c.algorithm,
             "success": self.success, "loss": self.loss, "env_steps": self.env_steps,
             "cost": c.cost, "untrained_success": self.untrained_success,
             "optimal_success": self.optimal_success, "rollouts": self.rollouts,
             "updates": self.updates, "environments_kept": self.environments_kept,
             "zero_advantage_fraction": float(np.mean(self.zero_advantage_fraction)),
-            "policy": c.policy,
+            "policy": c.policy, "env": c.env,
             "frontier": "" if c.frontier is None else f"{c.frontier[0]:g}-{c.frontier[1]:g}",
             "defect_rate": c.defect_rate, "verify": int(c.verify), "seconds": self.seconds,
         }
@@ -124,21 +129,6 @@ class TrainResult:
         out["config"] = self.config.as_dict()
         out["loss"] = self.loss
         return out
-
-
-def _held_out(config: TrainConfig):
-    """The held-out world and its optimal and untrained success (cached per process)."""
-    return _held_out_cached(config.family, config.eval_environments,
-                            config.eval_tasks_per_environment, config.eval_seed)
-
-
-@functools.lru_cache(maxsize=8)
-def _held_out_cached(family: GridFamily, n_env: int, n_tasks: int, eval_seed: int):
-    rng = np.random.default_rng(np.random.SeedSequence([eval_seed, 0xE7A1]))
-    world = family.sample(n_env, n_tasks, rng)
-    uniform = np.full((world.n_tasks, N_STAGES, world.size**2, 4), 0.25)
-    return (world, float(np.mean(optimal_success(world))),
-            float(np.mean(policy_success(world, uniform))))
 
 
 def _policy_table(policy, world, task_ids=None) -> np.ndarray:
@@ -172,6 +162,9 @@ def train(config: TrainConfig | None = None, *, progress: bool = False,
     >>> 0.0 <= res.success <= res.optimal_success <= 1.0
     True
     """
+    if config is not None and not isinstance(config, TrainConfig):  # issue 22
+        raise TypeError(f"config must be a TrainConfig or None; got {type(config).__name__} "
+                        f"{config!r:.60} (pass fields as keywords: train(epochs=2))")
     if config is None:
         config = TrainConfig.from_dict(overrides)
     elif overrides:
@@ -203,10 +196,14 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
             kept = world.n_environments
     else:
         world = family.sample(config.n_environments, config.tasks_per_environment, world_rng)
+    collector = make_collector(config, world)
 
     algorithm = ALGORITHMS[config.algorithm]
     options = config.algorithm_config()
-    policy = make_policy(config.policy, policy_rng, config.hidden)
+    policy_heads = algorithm.heads(options)
+    policy = make_policy(config.policy, policy_rng, config.hidden,
+                         n_features=collector.n_features, context=config.context,
+                         heads=policy_heads)
     optimizer = Adam(policy.params, config.lr)
 
     T = world.n_tasks
@@ -215,7 +212,8 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
     updates = config.steps or math.ceil(config.epochs * T / B)
     pass_rate = np.full(T, np.nan)
     order = np.empty(0, np.int64)
-    hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl", "clip")}
+    hist = {key: np.empty(updates) for key in ("success", "zero", "band", "kl", "clip",
+                                               "forecast")}
     env_steps = 0
     curve: list[tuple[float, float, float, float]] = []
     bar = None
@@ -238,19 +236,17 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
             # Random priority, eligible tasks first: without replacement within a step.
             priority = schedule_rng.random(T) + np.where(in_band, 0.0, 1.0)
             ids = np.argsort(priority, kind="stable")[:B]
-        blocks, row_base = state_rows(world, ids)
-        phi = state_features(world, ids)[blocks].reshape(-1, N_FEATURES)
-        logp_old, _ = log_probs(policy, phi)
-        batch = rollout(world, ids, k, logp_old, rollout_rng, row_base)
+        inputs, logp_old, batch = collector.collect(policy, ids, k, rollout_rng)
         # A too-large step can drive probabilities to 0, where k3 = e^d − 1 − d overflows:
         # the overflow is detected below and reported, not left as a NaN policy.
         with np.errstate(over="ignore", invalid="ignore"):
-            stats = algorithm.update(policy, optimizer, phi, logp_old, batch, options,
+            stats = algorithm.update(policy, optimizer, inputs, logp_old, batch, options,
                                      world.max_steps)
         if not all(np.isfinite(v).all() for v in policy.params.values()):
             raise ValueError(f"training diverged at update {step + 1} of {updates} (the "
                              f"policy's parameters overflowed); lower lr (got lr={config.lr:g})")
         hist["clip"][step] = stats["clip_fraction"]
+        hist["forecast"][step] = stats.get("forecast_loss", 0.0)
         g = group_stats(batch)
         pass_rate[ids] = batch.group(batch.success).mean(axis=1)
         hist["success"][step] = g["success"]
@@ -261,19 +257,18 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
         env_steps += batch.env_steps
         if config.eval_every is not None and ((step + 1) % config.eval_every == 0
                                               or step + 1 == updates):
-            held, _, _ = _held_out(config)
-            now = float(np.mean(policy_success(held, _policy_table(policy, held))))
+            now = float(np.mean(collector.evaluate(policy, held_out(config))))
             curve.append((step + 1, env_steps, (step + 1) * B * k, now))
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
 
-    held_out, optimal, untrained = _held_out(config)
-    per_task = np.atleast_1d(policy_success(held_out, _policy_table(policy, held_out)))
+    held = held_out(config)
+    per_task = collector.evaluate(policy, held)
     return TrainResult(
         config=config, success=float(np.mean(per_task)), success_per_task=per_task,
-        untrained_success=untrained, optimal_success=optimal,
+        untrained_success=held.untrained, optimal_success=held.optimal,
         train_success=hist["success"], zero_advantage_fraction=hist["zero"],
         in_band_fraction=hist["band"], kl=hist["kl"], clip_fraction=hist["clip"],
         env_steps=env_steps,
@@ -281,4 +276,5 @@ def _train(config: TrainConfig, progress: bool) -> TrainResult:
         seconds=time.perf_counter() - start_time,
         params={name: value.copy() for name, value in policy.params.items()},
         curve=np.array(curve, dtype=float).reshape(-1, 4),
+        forecast_loss=hist["forecast"] if policy_heads else np.empty(0),
     )

@@ -17,6 +17,7 @@ give the exact answer.  The work ``horizon·T·S²`` is limited to
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -77,10 +78,25 @@ def success_values(world: GridWorld, policy: Any = None, *, horizon: int | None 
         What pays 1: completing the task, or stepping on a leak cell (the
         verifier's check that reward can be had without doing the task).
     """
+    _, V = _programme(world, policy, horizon, event, compact=False)
+    return V.reshape(world.n_tasks, N_STAGES, world.size**2)
+
+
+def _programme(world: GridWorld, policy: Any, horizon: int | None, event: str,
+               compact: bool) -> tuple[_Plan, np.ndarray]:
+    """Checked input, then the backward induction: the plan and its flat values."""
     if not isinstance(world, GridWorld):
         raise TypeError(f"world must be a GridWorld; got world={world!r:.80}")
     if not isinstance(event, str) or event not in ("success", "leak"):
         raise ValueError(f"event must be 'success' or 'leak'; got event={event!r}")
+    H = _horizon(world, horizon)
+    if policy is not None:
+        policy = _check_policy(policy, (world.n_tasks, N_STAGES, world.size**2, 4))
+    plan = _plan(world, event, compact)
+    return plan, _backward(plan, policy, H)
+
+
+def _horizon(world: GridWorld, horizon: int | None) -> int:
     H = world.max_steps if horizon is None else check_positive_int(
         "horizon", horizon, minimum=0, maximum=MAX_STEPS)
     work = H * world.n_tasks * world.size**2
@@ -88,50 +104,93 @@ def success_values(world: GridWorld, policy: Any = None, *, horizon: int | None 
         raise ValueError(f"horizon·tasks·cells must be <= {MAX_DP_WORK:.0e} (about 10 s); got "
                          f"horizon={H} x {world.n_tasks} tasks x {world.size**2} cells = "
                          f"{work:.3g}")
-    nxt, fixed, terminal, reach = _landing_parts(world, event)
-    T, _, S2, _ = nxt.shape
-    cont = ~terminal
-    slip = world.slippery[world.task_env]
+    return H
+
+
+def _check_policy(policy: Any, shape: tuple[int, ...]) -> np.ndarray:
+    policy = check_real("policy", policy, low=0.0)
+    if policy.shape != shape:
+        raise ValueError(f"policy must have shape {shape}; got {policy.shape}")
+    total = policy.sum(axis=-1)
+    if np.any(np.abs(total - 1.0) > 1e-9):
+        raise ValueError(f"rows of policy must sum to 1 (within 1e-9); got sums from "
+                         f"{total.min()} to {total.max()}")
+    return policy
+
+
+class _Plan:
+    """The gather tables of one world's programme, over ``blocks`` of (task, stage).
+
+    ``compact``: only the stages a task can be in (from its start stage on: stages
+    only move forward), which is all a start value needs; a task without subgoals
+    is one block instead of three.  Every entry's arithmetic is that of the full
+    programme, so the start values are the same bits.
+    """
+
+    def __init__(self, world: GridWorld, event: str, compact: bool) -> None:
+        nxt, fixed, terminal, reach = _landing_parts(world, event)
+        T, _, S2, _ = nxt.shape
+        first = world.start_stage if compact else np.zeros(T, np.int64)
+        keep = np.arange(N_STAGES)[None, :] >= first[:, None]  # (T, 3)
+        block_of = np.full((T, N_STAGES), -1, np.int64)
+        block_of[keep] = np.arange(int(keep.sum()))
+        self.task, self.stage = np.nonzero(keep)  # the blocks' (task, stage), in order
+        self.block_of, self.S2, self.n_blocks = block_of, S2, int(keep.sum())
+        rows = block_of[self.task, self.stage]
+        # Where each (block, cell, action) lands, and which value a landing (block, cell)
+        # continues with (the next stage's block at its target).
+        self.move_idx = (rows[:, None, None] * S2 + nxt[self.task, self.stage]).reshape(-1)
+        after = np.where(reach[self.task, self.stage],
+                         np.minimum(self.stage + 1, N_STAGES - 1)[:, None],
+                         self.stage[:, None])  # (blocks, S²)
+        self.cont_idx = (block_of[self.task[:, None], after] * S2
+                         + np.arange(S2)[None, :]).reshape(-1)
+        self.fixed = fixed[self.task, self.stage].reshape(-1)
+        self.cont = (~terminal[self.task, self.stage]).reshape(-1)
+        self.slip4 = world.slippery[world.task_env][self.task][:, None, None]
+
+
+#: Plans of live worlds (worlds are immutable): the trainer evaluates every run on one.
+_PLANS: weakref.WeakKeyDictionary[GridWorld, dict[tuple[str, bool], _Plan]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _plan(world: GridWorld, event: str, compact: bool) -> _Plan:
+    plans = _PLANS.setdefault(world, {})
+    plan = plans.get((event, compact))
+    if plan is None:
+        plan = plans[(event, compact)] = _Plan(world, event, compact)
+    return plan
+
+
+def _backward(plan: _Plan, policy: np.ndarray | None, H: int) -> np.ndarray:
+    """``H`` sweeps of backward induction over the plan's blocks (flat values)."""
+    B, S2 = plan.n_blocks, plan.S2
     if policy is not None:
-        policy = check_real("policy", policy, low=0.0)
-        if policy.shape != (T, N_STAGES, S2, 4):
-            raise ValueError(f"policy must have shape {(T, N_STAGES, S2, 4)}; got {policy.shape}")
-        total = policy.sum(axis=-1)
-        if np.any(np.abs(total - 1.0) > 1e-9):
-            raise ValueError(f"rows of policy must sum to 1 (within 1e-9); got sums from "
-                             f"{total.min()} to {total.max()}")
-    # Flat gather indices, built once: where each (task, stage, cell, action) lands, and
-    # which value a landing (task, stage, cell) continues with (the next stage at its target).
-    block = (np.arange(T)[:, None] * N_STAGES + np.arange(N_STAGES)[None, :]) * S2  # (T, 3)
-    move_idx = (block[:, :, None, None] + nxt).reshape(-1)
-    adv_stage = np.minimum(np.arange(N_STAGES) + 1, N_STAGES - 1)[None, :, None]
-    stage_after = np.where(reach, adv_stage, np.arange(N_STAGES)[None, :, None])
-    cont_idx = ((np.arange(T)[:, None, None] * N_STAGES + stage_after) * S2
-                + np.arange(S2)[None, None, :]).reshape(-1)
-    fixed_flat = fixed.reshape(-1)
-    cont_flat = cont.reshape(-1)
-    slip4 = slip[:, None, None, None]
+        policy = policy[plan.task, plan.stage]  # (blocks, S², 4)
     opposite = np.array([2, 3, 0, 1])
-    V = np.zeros(T * N_STAGES * S2)
+    V = np.zeros(B * S2)
     for _ in range(H):
-        land = fixed_flat + np.where(cont_flat, V[cont_idx], 0.0)
-        d = land[move_idx].reshape(T, N_STAGES, S2, 4)
+        land = plan.fixed + np.where(plan.cont, V[plan.cont_idx], 0.0)
+        d = land[plan.move_idx].reshape(B, S2, 4)
         # Slipping averages the intended and both perpendicular moves: all but the opposite.
         # (Reductions over a length-4 axis are slow in numpy: the four slices are added.)
         total = d[..., 0] + d[..., 1] + d[..., 2] + d[..., 3]
-        Q = np.where(slip4, (total[..., None] - d[..., opposite]) / 3.0, d)
+        Q = np.where(plan.slip4, (total[..., None] - d[..., opposite]) / 3.0, d)
         if policy is None:
             V = np.maximum(np.maximum(Q[..., 0], Q[..., 1]), np.maximum(Q[..., 2], Q[..., 3]))
         else:
             Qp = Q * policy
             V = Qp[..., 0] + Qp[..., 1] + Qp[..., 2] + Qp[..., 3]
         V = V.reshape(-1)
-    V = V.reshape(T, N_STAGES, S2)
     return V
 
 
-def _start_values(world: GridWorld, V: np.ndarray) -> Any:
-    out = V[np.arange(world.n_tasks), world.start_stage, world.start]
+def _start_only(world: GridWorld, policy: Any, horizon: int | None, event: str) -> Any:
+    """The start values of :func:`success_values` from the compact programme."""
+    plan, V = _programme(world, policy, horizon, event, compact=True)
+    rows = plan.block_of[np.arange(world.n_tasks), world.start_stage]
+    out = V[rows * plan.S2 + world.start]
     return float(out[0]) if world.n_tasks == 1 else out
 
 
@@ -148,7 +207,7 @@ def optimal_success(world: GridWorld, *, horizon: int | None = None, event: str 
     >>> round(optimal_success(frozen_lake("8x8")), 4)
     0.9132
     """
-    return _start_values(world, success_values(world, horizon=horizon, event=event))
+    return _start_only(world, None, horizon, event)
 
 
 def policy_success(world: GridWorld, policy: Any, *, horizon: int | None = None):
@@ -162,4 +221,4 @@ def policy_success(world: GridWorld, policy: Any, *, horizon: int | None = None)
     >>> round(policy_success(frozen_lake("4x4"), uniform), 4)
     0.0139
     """
-    return _start_values(world, success_values(world, policy, horizon=horizon))
+    return _start_only(world, policy, horizon, "success")

@@ -10,6 +10,7 @@ door leave the agent in place; holes and leak cells end the episode).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,12 @@ class Walkers:
 
     Rare events (a stage reached, the door bumped into) are handled on the
     few copies concerned, so a step costs a handful of whole-array operations.
+    The slip is folded into the move table: ``moves3[env, cell, action, turn]``
+    is where the agent lands when the slip turns its action by ``turn − 1``
+    quarters (every turn gives the intended move in a non-slippery
+    environment), so a step is one gather ``moves3[cell·12 + action·3 + turn]``
+    after drawing the turns -- the same draws, in the same order, as applying
+    the turn to the action first.
     """
 
     def __init__(self, world: GridWorld, task_ids: Any) -> None:
@@ -33,54 +40,89 @@ class Walkers:
         S2 = world.size**2
         env = world.task_env[task].astype(np.int64)
         self.world = world
-        self._moves = world.moves.reshape(-1)
+        self._moves3 = _slip_moves(world)
         self._hole = (world.tiles.reshape(world.n_environments, S2) == HOLE).reshape(-1)
-        self.task = task
-        self.base = env * (S2 * 4)
+        # One environment (every copy in it): no per-copy offsets to add.
+        self.one_env = bool(world.n_environments == 1)
+        self.base = env * (S2 * 12)
         self.hbase = env * S2
-        self.slip = world.slippery[env].astype(np.int64)
-        self.any_slip = bool(self.slip.any())
+        self.any_slip = bool(world.slippery[env].any())
         self.leak = world.leak[env].astype(np.int64)
         self.any_leak = bool((self.leak >= 0).any())
         self.targets = world.targets[task].astype(np.int64)
         self.start = world.start[task].astype(np.int64)
         self.stage0 = world.start_stage[task].astype(np.int64)
+        # What a reset puts back, per copy (the door is shut until the key is held).
+        self.door0 = np.where(self.stage0 == 0, self.targets[:, 1], -1)
+        self.target0 = self.targets[np.arange(task.size), self.stage0]
+        # No copy starts before its key: no door ever shuts (the bump test is skipped).
+        self.any_door = bool((self.door0 >= 0).any())
+        self._facts()
+        self.cell, self.start0_size = None, task.size
         self.reset()
+
+    def _facts(self) -> None:
+        """What holds for every copy and saves a step work: every task without subgoals
+        (the stage and target never change) and one start for all (a reset writes a
+        scalar)."""
+        self.static_stage = bool(np.all(self.stage0 == N_STAGES - 1))
+        self.one_start = int(self.start[0]) if self.start.size and bool(
+            np.all(self.start == self.start[0])) else None
+        names = ["cell", "stage", "target"]
+        names += [] if self.one_start is not None else ["start"]
+        names += [] if self.static_stage else ["stage0", "target0", "targets"]
+        names += ["door", "door0"] if self.any_door else []
+        names += [] if self.one_env else ["base", "hbase"]
+        names += ["leak"] if self.any_leak else []
+        self._per_copy = tuple(names)
 
     def reset(self, idx: np.ndarray | None = None) -> None:
         """Put all copies (or those in ``idx``) back at their start."""
+        if idx is None and self.cell is not None and self.cell.size != self.start0_size:
+            idx = np.arange(self.cell.size)  # after keep(): the copies kept restart
         if idx is None:
             self.cell = self.start.copy()
             self.stage = self.stage0.copy()
-            self.door = np.where(self.stage == 0, self.targets[:, 1], -1)
-            self.target = self.targets[np.arange(self.cell.size), self.stage]
+            self.door = self.door0.copy()
+            self.target = self.target0.copy()
             return
-        self.cell[idx] = self.start[idx]
+        self.cell[idx] = self.start[idx] if self.one_start is None else self.one_start
+        if self.static_stage:
+            return  # stage, door and target are what they were at the start
         self.stage[idx] = self.stage0[idx]
-        self.door[idx] = np.where(self.stage0[idx] == 0, self.targets[idx, 1], -1)
-        self.target[idx] = self.targets[idx, self.stage0[idx]]
+        if self.any_door:
+            self.door[idx] = self.door0[idx]
+        self.target[idx] = self.target0[idx]
 
     def keep(self, mask: np.ndarray) -> None:
-        """Drop the copies where ``mask`` is False."""
-        for name in ("task", "base", "hbase", "slip", "leak", "targets", "start", "stage0",
-                     "cell", "stage", "door", "target"):
+        """Drop the copies where ``mask`` is False (only the arrays a step or a reset reads:
+        a rollout drops finished copies after most steps).  What held for every copy still
+        holds for the ones kept, so the facts of :meth:`_facts` stand."""
+        for name in self._per_copy:
             setattr(self, name, getattr(self, name)[mask])
 
     def step(self, action: np.ndarray, rng: np.random.Generator):
         """Move every copy; return ``(success, terminated, advanced_idx, leaked)``.
 
         ``advanced_idx`` lists the copies whose stage moved on (the stage
-        before the move is ``stage − 1`` for them).
+        before the move is ``stage − 1`` for them).  ``action`` holds int64
+        actions in ``[0, 4)``.
         """
+        idx = action * 3
         if self.any_slip:
             # Slippery copies turn by −1, 0 or +1 quarter with probability 1/3 each.
-            turn = rng.integers(0, 3, size=action.shape[0], dtype=np.int8) - 1
-            action = (action + turn * self.slip) & 3
-        nxt = self._moves[self.base + self.cell * 4 + action]
+            idx += rng.integers(0, 3, size=action.shape[0], dtype=np.int8)
+        else:
+            idx += 1
+        idx += self.cell * 12
+        if not self.one_env:
+            idx += self.base
+        nxt = self._moves3.take(idx)  # take: fancy indexing by int32 is 3-4x slower
         # Before the key the door is shut: bumping into it leaves the agent in place.
-        bump = np.flatnonzero(nxt == self.door)
-        if bump.size:
-            nxt[bump] = self.cell[bump]
+        if self.any_door:
+            bump = np.flatnonzero(nxt == self.door)
+            if bump.size:
+                nxt[bump] = self.cell[bump]
         hit = np.flatnonzero(nxt == self.target)
         success = np.zeros(nxt.shape[0], bool)
         advanced = hit
@@ -93,13 +135,34 @@ class Walkers:
                 self.stage[advanced] = st
                 self.target[advanced] = self.targets[advanced, st]
                 self.door[advanced] = -1
-        term = self._hole[self.hbase + nxt] | success
+        term = self._hole.take(nxt if self.one_env else self.hbase + nxt)
+        term |= success
         leaked = None
         if self.any_leak:
             leaked = nxt == self.leak
             term |= leaked
         self.cell = nxt
         return success, term, advanced, leaked
+
+
+#: ``_slip_moves`` of each live world (worlds are immutable; the table is built once).
+_SLIP_MOVES: weakref.WeakKeyDictionary[GridWorld, np.ndarray] = weakref.WeakKeyDictionary()
+
+
+def _slip_moves(world: GridWorld) -> np.ndarray:
+    """``moves3[env, cell, action, turn]`` flattened: the landing cell when the slip turns
+    ``action`` by ``turn − 1`` quarters (the intended move for every ``turn`` where the
+    environment is not slippery)."""
+    table = _SLIP_MOVES.get(world)
+    if table is None:
+        moves = world.moves  # (E, S², 4)
+        E, S2, _ = moves.shape
+        slip = world.slippery.astype(np.int64)[:, None, None]
+        turned = (np.arange(4)[None, :, None] + (np.arange(3) - 1)[None, None, :] * slip) & 3
+        table = moves[np.arange(E)[:, None, None, None], np.arange(S2)[None, :, None, None],
+                      turned[:, None, :, :]]  # (E, S², 4, 3)
+        table = _SLIP_MOVES[world] = np.ascontiguousarray(table.reshape(-1))
+    return table
 
 
 class VecGridEnv:
@@ -140,7 +203,15 @@ class VecGridEnv:
         except (TypeError, ValueError) as exc:
             raise type(exc)(str(exc).replace("rng", "seed")) from None
         self._w = Walkers(world, task_ids)
-        self.t = np.zeros(self._w.cell.size, np.int64)
+        # Elapsed steps per copy as one clock and each copy's episode start: truncation
+        # is one comparison with a scalar, and a reset writes the start time only.
+        self._now = 0
+        self._t0 = np.zeros(self._w.cell.size, np.int64)
+
+    @property
+    def t(self) -> np.ndarray:
+        """Steps taken in each copy's current episode."""
+        return self._now - self._t0
 
     @property
     def cell(self) -> np.ndarray:
@@ -153,7 +224,8 @@ class VecGridEnv:
     def reset(self) -> tuple[np.ndarray, np.ndarray]:
         """Put every copy at its start; return ``(cell, stage)``."""
         self._w.reset()
-        self.t[:] = 0
+        self._now = 0
+        self._t0[:] = 0
         return self._w.cell, self._w.stage
 
     def step(self, actions: Any) -> StepResult:
@@ -161,22 +233,39 @@ class VecGridEnv:
 
         ``cell`` and ``stage`` of the result are the observations after the
         automatic reset; ``reward`` is 1 on success (or on a leak cell).
+
+        What the wrapper adds to the hot path (:class:`Walkers`), measured
+        against a plain numpy loop of the same dynamics in ``python -m
+        benchmarks env_steps``: the check of the actions (integers in
+        ``[0, 4)``: one pass), the time limit, the automatic reset, the reward
+        as floats and results a caller may keep.  ``cell`` and ``stage`` are
+        read-only arrays the environment never writes again (copy them to
+        modify); ``stage`` is copied only where tasks have subgoals.
         """
         actions = np.asarray(actions)
-        if actions.shape != self.t.shape:
-            raise ValueError(f"actions must have shape {self.t.shape}; got {actions.shape}")
-        _check_indices("actions", actions, 4)
-        success, term, _, leaked = self._w.step(actions.astype(np.int64, copy=False), self.rng)
+        w = self._w
+        if actions.shape != self._t0.shape:
+            raise ValueError(f"actions must have shape {self._t0.shape}; got {actions.shape}")
+        if actions.dtype != np.int64 or actions.view(np.uint64).max() > 3:
+            # One pass for the common case (int64 in [0, 4): negatives are huge unsigned).
+            _check_indices("actions", actions, 4)
+            actions = actions.astype(np.int64)
+        success, term, _, leaked = w.step(actions, self.rng)
         reward = success | leaked if leaked is not None else success
-        self.t += 1
-        trunc = self.t >= self.world.max_steps
-        trunc &= ~term
+        self._now += 1
+        trunc = self._t0 <= self._now - self.world.max_steps
+        np.greater(trunc, term, out=trunc)  # truncated only where not terminated
         done = np.flatnonzero(term | trunc)
         if done.size:
-            self._w.reset(done)
-            self.t[done] = 0
-        return StepResult(self._w.cell.copy(), self._w.stage.copy(), reward.astype(np.float64),
-                          success, term, trunc)
+            w.reset(done)
+            self._t0[done] = self._now
+        # The walkers never write into an array they have returned (a step makes a new
+        # ``cell``; a static ``stage`` is never written): handed over read-only, not copied.
+        cell = w.cell.view()
+        cell.flags.writeable = False
+        stage = w.stage.view() if w.static_stage else w.stage.copy()
+        stage.flags.writeable = False
+        return StepResult(cell, stage, reward.astype(np.float64), success, term, trunc)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,13 @@ if os.environ.get("RLSCALE_CONTRACT_LOG"):
             return
         from contracts import CALLS
 
+        kind = ""
+        if report.failed:  # what broke the contract (benchmarks/reliability.py counts them)
+            text = str(report.longrepr)
+            kind = ("hang" if "DeadlineExceeded" in text else
+                    "non-finite" if ("is not finite" in text or "non-finite" in text
+                                     or "is complex" in text) else
+                    "unnamed" if "does not name any of" in text else "traceback")
         with open(os.environ["RLSCALE_CONTRACT_LOG"], "a") as fh:
             fh.write(f"{report.nodeid}\t{report.outcome}\t{CALLS.pop(report.nodeid, 0)}"
-                     f"\t{report.duration:.1f}\n")
+                     f"\t{report.duration:.1f}\t{kind}\n")

@@ -227,8 +227,8 @@ def test_solver_statuses_become_errors_that_say_why(monkeypatch, status, err, ma
 
     monkeypatch.setattr(GPModel, "solve", lambda self, *a: (status, None))
     law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
-    with pytest.raises(err, match=match):
-        allocate(law, "E + K", 100.0)
+    with pytest.raises(err, match=match):  # method="gp": the conic solve (auto takes Newton)
+        allocate(law, "E + K", 100.0, method="gp")
 
 
 def test_a_solver_exception_is_reported_without_cvxpys_advice(monkeypatch) -> None:
@@ -243,7 +243,7 @@ def test_a_solver_exception_is_reported_without_cvxpys_advice(monkeypatch) -> No
     law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
     with pytest.raises(SolverError, match=r"target loss 0.5 could not be solved: .* which failed "
                                           r"\(numerical trouble\); try a target loss"):
-        min_cost(law, "E + K", 0.5)
+        min_cost(law, "E + K", 0.5, method="gp")
 
 
 def test_a_fractional_lower_bound_binds_in_the_synthetic_program_itself() -> None:

@@ -197,10 +197,16 @@ def test_the_structure_cache_is_bounded() -> None:
 
 def test_allocation_reports_success_message_and_the_solvers_status() -> None:
     law = AdditiveLaw(0.2, {"E": 3.0, "K": 4.0}, {"E": 0.45, "K": 0.2})
-    a = allocate(law, "100*E + K", 1e5)
+    a = allocate(law, "100*E + K", 1e5, method="gp")
     assert (a.method, a.status, a.solver, a.success) == ("gp", "optimal", "CLARABEL gp", True)
     assert a.message.startswith("CLARABEL via cvxpy, the GP in log space (optimal)")
     assert "KKT residual" in a.message and a.as_dict()["method"] == "gp"
+    # "auto" (the default) solves the same GP by Newton when it certifies (_alloc_newton).
+    b = allocate(law, "100*E + K", 1e5)
+    assert (b.method, b.status, b.solver, b.success) == ("gp", "optimal", "Newton gp", True)
+    assert b.message.startswith("Newton on the KKT equations in log space (")
+    assert b.kkt_residual <= 1e-12
+    assert b.values == pytest.approx(a.values, rel=1e-11)
     c = allocate(law, "100*E*K", 1e5)
     assert (c.method, c.status, c.success) == ("closed_form", "optimal", True)
     assert c.message.startswith("closed form: power laws under a single-monomial cost")

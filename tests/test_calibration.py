@@ -103,6 +103,16 @@ def test_every_method_is_scored_from_one_set_of_bootstrap_etas() -> None:
         assert r.table["basic"][name]["coverage"] == sum(basic) / 3
     for iv, s in zip(r.intervals, r.samples):
         assert iv == pytest.approx(tuple(np.quantile(s["k only"], [0.05, 0.95])), rel=1e-12)
+    # Against η_deployed (issue 29): each data set's interval against its own plan's η
+    # under the known law, which never exceeds the oracle η (the law's own optimum path).
+    for name, truth in r.truths.items():
+        hits = []
+        for smp, dep in zip(r.samples, r.deployed):
+            assert dep[name] <= truth * (1 + 1e-6)
+            q_lo, q_hi = np.quantile(smp[name], [0.05, 0.95])
+            hits.append(q_lo <= dep[name] <= q_hi)
+        assert r.table_deployed["percentile"][name]["coverage"] == sum(hits) / 3
+    assert r.coverage_deployed == r.table_deployed["percentile"]["k only"]["coverage"]
     with pytest.raises(ValueError, match="jackknife=True"):
         calibrate_eta(law, COST, 1000.0, CENTRE, design, noise=0.05, method="BCa")
 

@@ -262,9 +262,16 @@ _SHUTIL = {"rmtree", "move", "copy", "copy2", "copyfile", "copytree", "copymode"
 _TEMPFILE = {"mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryFile",
              "TemporaryDirectory", "SpooledTemporaryFile"}
 _NUMPY = {"save", "savez", "savez_compressed", "savetxt"}
+#: Other modules' calls that write files or start a program that could (issue 22, item 1:
+#: the walker names every way out, not only the ones the code uses today).
+_OTHER = {"subprocess": {"run", "Popen", "call", "check_call", "check_output"},
+          "zipfile": {"ZipFile"}, "tarfile": {"open"}, "shelve": {"open"},
+          "sqlite3": {"connect"}, "joblib": {"dump"}, "pickle": {"dump"}}
+_OS_PROGRAMS = {"system", "popen", "posix_spawn", "posix_spawnp", "execv", "execve",
+                "execvp", "spawnv", "spawnl", "startfile"}
 _METHODS = {"unlink", "rmdir", "rename", "rmtree", "mkdir", "touch", "write_text",
             "write_bytes", "symlink_to", "hardlink_to", "tofile", "to_csv", "to_parquet",
-            "to_pickle", "to_excel", "lchmod"}
+            "to_pickle", "to_excel", "lchmod", "chmod"}
 
 
 def _writes_mode(call: ast.Call, position: int) -> bool:
@@ -314,6 +321,10 @@ def file_operations(tree: ast.AST) -> list[tuple[int, str]]:
                 op = f"tempfile.{attr}"
             elif base in ("np", "numpy") and attr in _NUMPY:
                 op = f"np.{attr}"
+            elif base == "os" and attr in _OS_PROGRAMS:
+                op = f"os.{attr}"
+            elif attr in _OTHER.get(base, ()):
+                op = f"{base}.{attr}"
             elif attr in _METHODS:
                 op = f".{attr}"
             elif attr == "replace" and len(node.args) == 1 and not node.keywords:
@@ -343,11 +354,13 @@ def f(p, fig):
     open(p, "w"); open(p, mode="ab"); p.open("w"); fig.savefig(p)
     buf = io.BytesIO(); fig.savefig(buf)
     open(p); p.open(); "a".replace("a", "b"); p.read_text()
+    subprocess.run(["x"]); os.system("x"); zipfile.ZipFile(p, "w"); p.chmod(0o777)
 """
     ops = [op for _, op in file_operations(ast.parse(code))]
     assert ops == ["os.unlink", "os.remove", "os.rename", "os.replace", "shutil.rmtree",
                    ".unlink", ".rename", ".replace", ".write_text", ".mkdir", "open", "open",
-                   ".open", ".savefig"], ops
+                   ".open", ".savefig", "subprocess.run", "os.system", "zipfile.ZipFile",
+                   ".chmod"], ops
 
 
 def test_no_file_operation_outside_the_containment_module() -> None:

@@ -138,12 +138,13 @@ def test_bad_sweep_specs(name, tmp_path, capsys):
 
 
 def test_sweep_refuses_a_duplicated_results_row(tmp_path, capsys):
-    from rlscale.sweep._run import COLUMNS
+    from rlscale.sweep._run import LEGACY_COLUMNS  # the row below: a file from before context
 
     row = ["1", "1", "2", "1", "2", "0", "grpo", "0.5", "0.5", "10", "3.0", "0.1", "0.7", "2",
            "1", "1", "0.0", "linear", "", "0.0", "0", "0.1", "0123456789abcdef"]
     out = tmp_path / "r.csv"
-    out.write_text(",".join(COLUMNS) + "\n" + ",".join(row) + "\n" + ",".join(row) + "\n")
+    out.write_text(",".join(LEGACY_COLUMNS) + "\n" + ",".join(row) + "\n" + ",".join(row)
+                   + "\n")
     spec = tmp_path / "sweep.toml"
     spec.write_text("seeds = [0]\n[base]\nenvironments = 1\n[train]\nepochs = 1\n")
     assert main(["sweep", str(spec), "--out", str(out), "--dry-run"]) == 2
@@ -207,12 +208,16 @@ def test_bad_flags_for_the_other_verbs(argv, tmp_path, capsys):
     _raises_exit_2(argv, capsys)
 
 
-def test_run_id_does_not_depend_on_how_a_number_is_written():
-    from rlscale.sweep._run import expand, parse_spec
+@pytest.mark.parametrize(("spec", "match"), [
+    ({"base": {"environments": 2.0}}, r"base\.environments must hold integers"),
+    ({"seeds": [0, 1.0]}, r"seeds must hold integers"),
+    ({"train": {"epochs": 1.0}}, r"epochs must be an integer .*not a float"),
+    ({"train": {"tasks_per_step": 16.0}}, r"tasks_per_step must be an integer .*not a float"),
+])
+def test_a_count_written_as_a_float_is_refused_naming_the_key(spec, match):
+    # Issue 22: one count validator, integers only; a spec so has one canonical form
+    # (run_id is the same however it was read) without rounding anything.
+    from rlscale.sweep._run import parse_spec
 
-    ints = expand(parse_spec({"seeds": [0], "base": {"environments": 2},
-                              "train": {"epochs": 1, "tasks_per_step": 16}}))
-    floats = expand(parse_spec({"seeds": [0], "base": {"environments": 2.0},
-                                "train": {"epochs": 1.0, "tasks_per_step": 16.0}}))
-    assert [r["run_id"] for r in ints] == [r["run_id"] for r in floats]
-    assert type(floats[0]["config"]["tasks_per_step"]) is int
+    with pytest.raises(TypeError, match=match):
+        parse_spec({"seeds": [0], **spec})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import math
 
+import _contract_cases_decision as decision_cases
 import _contract_cases_optimize as new_cases
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ from _contract_cases import Case, make_test, public_methods
 from contracts import assert_finite
 
 import rlscale.optimize as opt
-from rlscale.theory import AdditiveLaw, VarianceComponentsLaw
+from rlscale.theory import AdditiveLaw, ContextTurn, VarianceComponentsLaw
 
 LAW = AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.3})
 COST = "E + k"
@@ -269,11 +270,47 @@ CASES += [
          names={"target": ("target", "reach"), "max_budget": ("max_budget", "target")}),
 ]
 
+# -- the context axis (issue 27): context per turn, and the plan with a variable held --
+CTX_TURNS = [ContextTurn(0.1, 0.9, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+             ContextTurn(0.5, 0.6, 0.7, context_cost=0.5, levels=(1, 4, 16))]
+HELD_LAW = AdditiveLaw(0.1, {"k": 1.0, "c": 0.5}, {"k": 0.3, "c": 0.6})
+HELD_BOUNDS = {"c": {"min": 1, "max": 64}}
+
+
+def _held_oracle(cmp):
+    # The free problem contains the held plan: it is at least as good at the same budget.
+    assert cmp.free.loss <= cmp.held.loss + 1e-9 and cmp.eta >= 1.0 - 1e-9
+
+
+CASES += [
+    Case("context_plan", opt.context_plan, {"turns": CTX_TURNS, "budget": 12,
+                                            "method": "joint"},
+         counts=("budget",), skip_midsize=("budget",), oracle=_plan_within_budget,
+         examples=60),
+    Case("compare_context_plans", opt.compare_context_plans, {"turns": CTX_TURNS, "budget": 12},
+         counts=("budget",), skip_midsize=("budget",), examples=40,
+         oracle=lambda c: all(e >= 1.0 for e in c.eta.values())),
+    Case("held_comparison", opt.held_comparison,
+         {"law": HELD_LAW, "cost": "k + 0.05*k*c", "budget": 1000.0, "hold": {"c": 1.0},
+          "bounds": HELD_BOUNDS, "substitute": None, "synthesis": None},
+         names={"hold": ("hold", "c"), "budget": ("budget", "cost"),
+                "cost": ("cost", "axis", "posynomial"), "bounds": ("bounds", "c")},
+         oracle=_held_oracle, examples=40),
+]
+RECORDS |= {"CONTEXT_METHODS", "ContextPlan", "ContextComparison", "HeldComparison"}
+NO_ARGUMENTS |= {"ContextPlan.as_dict", "ContextPlan.message", "ContextComparison.as_dict",
+                 "ContextComparison.answer", "HeldComparison.as_dict",
+                 "HeldComparison.message", "HeldComparison.success"}
+
 # The names added by issues 11, 12, 14 and 15 (sigmoid, Gao, coverage, labels, η
 # calibration and the methods of their result records): tests/_contract_cases_optimize.py.
 CASES += new_cases.CASES
 RECORDS |= new_cases.RECORDS
 NO_ARGUMENTS |= new_cases.NO_ARGUMENTS
+# The decision names of issue 29: tests/_contract_cases_decision.py.
+CASES += decision_cases.CASES
+RECORDS |= decision_cases.RECORDS
+NO_ARGUMENTS |= decision_cases.NO_ARGUMENTS
 
 test_contract = make_test(CASES)
 
@@ -296,7 +333,9 @@ def test_methods_without_arguments_return_finite_values():
             opt.efficiency(LAW, COST, 0.8, "k", {"E": 10.0}, BOUNDS),
             opt.efficiency_curve(LAW, COST, [100.0], "k", {"E": 10.0}, BOUNDS),
             opt.cost_to_reach([1.0, 2.0], [0.1, 0.2], 0.15), opt.load_spec(SPEC), PROB, BASE,
-            *new_cases.no_argument_objects()]
+            opt.context_plan(CTX_TURNS, 12), opt.compare_context_plans(CTX_TURNS, 12),
+            opt.held_comparison(HELD_LAW, "k + 0.05*k*c", 1000.0, {"c": 1.0}, HELD_BOUNDS),
+            *new_cases.no_argument_objects(), *decision_cases.no_argument_objects()]
     by_class = {type(o).__name__: o for o in objs}
     for name in NO_ARGUMENTS:
         cls, attr = name.split(".")

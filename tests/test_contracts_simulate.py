@@ -35,13 +35,15 @@ LABELS = sim.comparison_labels(MARGIN, 1.0, rng=0)
 THETA = sim.train_proxy(DELTA, LABELS, 12, "linear")
 TRAINED = sim.train(n_environments=1, tasks_per_environment=1, trajectories_per_task=2,
                     epochs=1, grid_size=4, eval_environments=1, eval_tasks_per_environment=1)
+MEMORY = sim.MemoryFamily(length=4, distractors=1)
+MEMORY_WORLD = MEMORY.sample(2, 2, rng=0)
 BT_DELTA = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 0.5]])
 BT_Y = np.array([1.0, 0.0, 1.0, 0.0])
 
 #: Constants and result records: no behaviour of their own to fuzz.
 RECORDS = {"BANDIT_ALGORITHMS", "ALGORITHMS", "FROZEN_LAKE_MAPS", "BanditResult",
            # the algorithm protocol (its methods have entries) and the axis vocabulary
-           "Algorithm", "AXES", "Axis",
+           "Algorithm", "AXES", "Axis", "CONTEXT", "SWEEP_AXES", "CoPEConfig", "MemoryWorld",
            "SelectionSample", "SoftBonFrontier", "SyntheticWorld", "VerifierReport",
            "TrainResult", "Interval", "GridWorld",
            # results of one operation each, fields only (their producers have entries)
@@ -170,6 +172,8 @@ CASES = [
              clip=clip, kl_coef=kl_coef, update_epochs=update_epochs),
          {"clip": 0.2, "kl_coef": 0.0, "update_epochs": 1}, counts=("update_epochs",)),
     Case("Algorithm.defaults", lambda: sim.ALGORITHMS["rlds"].defaults(), {}),
+    Case("Algorithm.heads", sim.ALGORITHMS["cope"].heads,
+         {"options": sim.ALGORITHMS["cope"].options()}),
     Case("Algorithm.update", lambda options, max_steps: _algorithm_update(options, max_steps),
          {"options": sim.ALGORITHMS["grpo"].options(), "max_steps": 8},
          counts=("max_steps",), skip_midsize=("max_steps",)),
@@ -262,6 +266,32 @@ CASES = [
           "method": "bon", "trials": 8, "rng": 0},
          counts=("d", "trials"), names={"M": ("d",), "d": ("M",)},
          oracle=lambda r: -1 <= r.rho <= 1, skip_midsize=("d", "trials")),
+    # -- the memory family and the context axis (issue 27) --
+    Case("MemoryFamily", sim.MemoryFamily,
+         {"length": 4, "min_lag": 1, "lag_exponent": 1.0, "slippery": 0.5, "distractors": 2,
+          "max_steps": 12, "diversity": 1.0, "base_seed": 0},
+         counts=("length", "min_lag", "distractors", "max_steps", "base_seed"),
+         names={"min_lag": ("length",), "length": ("min_lag",)}, skip_midsize=("length",)),
+    Case("MemoryFamily.sample", MEMORY.sample,
+         {"n_environments": 2, "tasks_per_environment": 2, "rng": 0},
+         counts=("n_environments", "tasks_per_environment"),
+         names={"n_environments": ("tasks_per_environment",),
+                "tasks_per_environment": ("n_environments",)},
+         skip_midsize=("n_environments", "tasks_per_environment")),
+    Case("MemoryFamily.lag_pmf", MEMORY.lag_pmf, {}, oracle=_sums_to_one),
+    Case("MemoryFamily.check_size", MEMORY.check_size,
+         {"n_environments": 2, "tasks_per_environment": 2, "what": "the world"},
+         names={"n_environments": ("n_environments", "world"),
+                "tasks_per_environment": ("tasks_per_environment", "world")}),
+    Case("MemoryFamily.horizon", lambda: MEMORY.horizon, {}),
+    Case("MemoryWorld.select_tasks", MEMORY_WORLD.select_tasks, {"ids": [0]}),
+    Case("reference_success", sim.reference_success, {"world": MEMORY_WORLD, "context": 3},
+         counts=("context",), oracle=_probability),
+    Case("uniform_success", sim.uniform_success, {"world": MEMORY_WORLD}, oracle=_probability),
+    Case("iqm_ratio_ci", sim.iqm_ratio_ci,
+         {"a": [0.5, 0.6], "b": [0.1, 0.2], "n_boot": 50, "confidence": 0.9, "rng": 0},
+         counts=("n_boot",), names={"a": ("b", "IQM"), "b": ("a", "IQM"),
+                                    "n_boot": ("scores",)}),
     Case("iqm_difference_ci", sim.iqm_difference_ci,
          {"a": [0.5, 0.6], "b": [0.1, 0.2], "n_boot": 50, "confidence": 0.9, "rng": 0},
          counts=("n_boot",), names={"a": ("b", "IQM"), "b": ("a", "IQM"),
@@ -277,7 +307,9 @@ NO_ARGUMENTS = {
     "TrainResult.loss", "SyntheticWorld.defective", "GridWorld.size",
     "GridWorld.n_environments", "GridWorld.n_tasks", "GridWorld.start_stage",
     "GridWorld.n_subtasks", "GridWorld.shortest_path", "VecGridEnv.reset", "VecGridEnv.cell",
-    "VecGridEnv.stage", "Axis.flag", "Axis.spellings", "EpisodeOutcome.rate",
+    "VecGridEnv.stage", "VecGridEnv.t", "Axis.flag", "Axis.spellings", "EpisodeOutcome.rate",
+    "MemoryWorld.length", "MemoryWorld.n_environments", "MemoryWorld.n_tasks",
+    "MemoryWorld.n_features", "MemoryWorld.rows_per_task", "TrainConfig.windowed",
     "RewardWorld.n_tasks", "RewardWorld.n_states",
 }
 
@@ -337,7 +369,7 @@ def test_methods_without_arguments_return_finite_values():
             sim.sample_selection(10.0, 1.0, trials=10, rng=0), FRONTIER,
             sim.verify_world(WORLD), sim.iqm_ci([0.1, 0.2], n_boot=5),
             sim.synthetic_world(FAMILY, 2, 1, 0.5, rng=0), WORLD, _env(), OUTCOME, RW,
-            sim.AXES[0]]
+            sim.AXES[0], MEMORY_WORLD]
     by_class = {type(o).__name__: o for o in objs}
     for name in NO_ARGUMENTS:
         cls, attr = name.split(".")
@@ -348,9 +380,9 @@ def test_methods_without_arguments_return_finite_values():
 # -- the issue's reproducers, each a regression test that failed before the fix ----------
 
 @pytest.mark.parametrize("call", [
-    lambda: sim.optimal_success(LAKE, horizon=1e308),
-    lambda: sim.brute_force_selection(16, 64, trials=7.7e165),
-    lambda: FAMILY.sample(2, 1e218),
+    lambda: sim.optimal_success(LAKE, horizon=10**308),
+    lambda: sim.brute_force_selection(16, 64, trials=7 * 10**165),
+    lambda: FAMILY.sample(2, 10**218),
     lambda: sim.TrainConfig(grid_size=100_000),
     lambda: sim.TrainConfig(n_environments=10**9),
     lambda: sim.sample_selection(10.0, 1.0, trials=10**12),
@@ -360,10 +392,23 @@ def test_counts_beyond_their_documented_limit_are_refused_at_once(call):
         call()
 
 
+@pytest.mark.parametrize("call", [
+    lambda: sim.optimal_success(LAKE, horizon=1e308),
+    lambda: sim.brute_force_selection(16, 64, trials=7.7e165),
+    lambda: FAMILY.sample(2, 1e218),
+    lambda: sim.sample_trajectories(RW, 1e6, 0),
+])
+def test_floats_are_refused_as_counts(call):
+    with pytest.raises(TypeError, match=r"must be an integer .*not a float"):
+        call()
+
+
 def test_train_config_fields_are_canonical():
     with pytest.raises(TypeError, match="n_environments"):
         sim.TrainConfig(n_environments=True)
-    c = sim.TrainConfig(tasks_per_step=16.0, n_environments=2.0, unit_cost_task=2)
+    with pytest.raises(TypeError, match=r"tasks_per_step must be an integer .*not a float"):
+        sim.TrainConfig(tasks_per_step=16.0)  # issue 22: a count is an integer
+    c = sim.TrainConfig(tasks_per_step=np.int64(16), n_environments=2, unit_cost_task=2)
     assert type(c.tasks_per_step) is int and type(c.n_environments) is int
     assert type(c.unit_cost_task) is float
     assert c.as_dict() == sim.TrainConfig(tasks_per_step=16, n_environments=2,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,6 +110,7 @@ EXPR = T.ExpressionLaw("E + A/N**alpha + c*exp(-N/100)", axes=["N"],
                                "c": (-1, 1)})
 EXPR_PARAMS = {"E": 0.5, "A": 3.0, "alpha": 0.5, "c": 0.2}
 TURN = T.Turn.with_verifier(0.3, fpr=0.1, fnr=0.2)
+CTURN = T.ContextTurn(0.2, 0.8, 0.5, context_cost=0.5, levels=(1, 4, 16))
 SIG = T.ComputeSigmoid(asymptote=0.6, exponent=1.5, midpoint=1e4, start=0.1)
 
 
@@ -326,6 +328,35 @@ CONTRACTS: dict[str, Contract] = {
     "Turn.log_success_range": Contract(_without_zero_n(TURN.log_success_range),
                                        {"lo": 1, "hi": 20}, {"lo": ("lo", "hi")},
                                        counts=("lo", "hi")),
+    # -- the context axis (issue 27) --
+    "lag_survival": Contract(T.lag_survival, {"c": 3.0, "exponent": 1.0, "min_lag": 1,
+                                              "max_lag": 50.0},
+                             {"min_lag": ("min_lag", "max_lag"), "max_lag": ("max_lag",
+                                                                             "exponent")},
+                             oracle=lambda kw, r: _between(r, 0.0, 1.0), counts=("min_lag",)),
+    "window_loss": Contract(T.window_loss, {"c": 3.0, "exponent": 1.0, "min_lag": 1,
+                                            "max_lag": 50.0, "choices": 4},
+                            {"min_lag": ("min_lag", "max_lag"), "max_lag": ("max_lag",
+                                                                            "exponent")},
+                            oracle=lambda kw, r: _between(r, 0.0, 1.0),
+                            counts=("min_lag", "choices")),
+    "context_term": Contract(T.context_term, {"exponent": 1.0, "min_lag": 1, "choices": 4},
+                             counts=("min_lag", "choices")),
+    "context_cost": Contract(T.context_cost, {"environment": 20.0, "task": 2.0,
+                                              "trajectory": 0.1, "context": 0.01},
+                             {"environment": ("environment", "unit cost"),
+                              "task": ("task", "unit cost"),
+                              "trajectory": ("trajectory", "unit cost"),
+                              "context": ("context", "unit cost")}),
+    "ContextTurn": Contract(T.ContextTurn, {"q_one": 0.2, "q_full": 0.8, "exponent": 0.5,
+                                            "base_cost": 1.0, "context_cost": 0.5,
+                                            "levels": (1, 4, 16)},
+                            {"q_one": ("q_one", "q_full"), "base_cost": ("base_cost", "cost"),
+                             "context_cost": ("context_cost", "cost")}),
+    "ContextTurn.q": Contract(CTURN.q, {"c": 4.0},
+                              oracle=lambda kw, r: _between(r, 0.2, 0.8)),
+    "ContextTurn.cost": Contract(CTURN.cost, {"c": 4.0}),
+    "ContextTurn.at": Contract(CTURN.at, {"c": 4.0}, {"c": ("c", "cost")}),
 }
 
 for _cls_name, _method in (("SynthesisMethod", SAT), ("SynthesisMethod(relative)", REL)):
@@ -394,7 +425,7 @@ NO_ARGS: dict[str, Callable[[], Any]] = {
     "ExpressionLaw.latex": EXPR.latex, "ExpressionLaw.positive": lambda: EXPR.positive,
     "Turn.accept_rate": lambda: TURN.accept_rate, "Turn.precision": lambda: TURN.precision,
     "Turn.fallback": lambda: TURN.fallback, "Turn.sequential": lambda: TURN.sequential,
-    "Turn.as_dict": TURN.as_dict,
+    "Turn.as_dict": TURN.as_dict, "ContextTurn.as_dict": CTURN.as_dict,
     "ComputeSigmoid.as_dict": SIG.as_dict, "ComputeSigmoid.latex": SIG.latex,
     "ComputeSigmoid.expr": T.ComputeSigmoid.expr,
     "ComputeSigmoid.tail_power_law": SIG.tail_power_law,
@@ -476,7 +507,8 @@ def test_contract(name: str) -> None:
     c = CONTRACTS[name]
     args = sorted(c.valid)
 
-    @settings(max_examples=min(_EXAMPLES, c.examples or _EXAMPLES))
+    floor = int(os.environ.get("RLSCALE_CONTRACT_MIN_EXAMPLES", "0"))  # issue 22
+    @settings(max_examples=max(floor, min(_EXAMPLES, c.examples or _EXAMPLES)))
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
         arg = data.draw(st.sampled_from(args), label="argument")

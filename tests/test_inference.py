@@ -211,7 +211,7 @@ def test_budget_to_reach_equals_a_linear_scan() -> None:
 def test_infeasible_budget_is_refused_in_the_users_terms() -> None:
     with pytest.raises(InfeasibleError, match="below 3"):
         integer_plan([Turn.with_coverage(0.5, cost=c) for c in (1, 2)], 2)
-    with pytest.raises(ValueError, match="whole number"):
+    with pytest.raises(TypeError, match="budget must be an integer"):
         integer_plan([Turn.with_coverage(0.5)], 2.5)
 
 
@@ -490,6 +490,11 @@ def test_plans_refuse_a_budget_whose_table_would_not_fit() -> None:
 
     turns = [Turn.with_coverage(0.5), Turn.with_coverage(0.2)]
     for plan in (integer_plan, adaptive_plan):
-        for budget in (1e9, 1e218):
-            with pytest.raises(ValueError, match=r"budget=.* needs a table of .* > 5e\+07"):
+        with pytest.raises(ValueError, match=r"budget=.* needs a table of .* > 5e\+07"):
+            plan(turns, 3 * 10**7)
+        for budget in (10**9, 10**218):
+            with pytest.raises(ValueError, match=r"budget must be an integer >= 0 and <= "
+                                                 r"50000000; got budget="):
                 plan(turns, budget)
+        with pytest.raises(TypeError, match=r"not a float"):  # issue 22: a count is an int
+            plan(turns, 1e9)

@@ -244,7 +244,7 @@ def quick_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
         [sys.executable, "-m", "rlscale", "report", "--quick", "--no-progress", "--out",
          str(out)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert "predicted η" in proc.stdout
+    assert "recommendation: " in proc.stdout and "realised η" in proc.stdout
     return out
 
 
@@ -269,7 +269,7 @@ def test_quick_report_writes_every_file(quick_report: Path) -> None:
     md = (quick_report / "index.md").read_text()
     for heading in ("Summary of findings", "1. Reward", "1b. Reward optimisation in the RL",
                     "2. Trainer sweep", "3. Per-axis",
-                    "4. Compute-optimal", "5. Efficiency", "6. Inference budget",
+                    "4. Compute-optimal", "5. The recommendation", "6. Inference budget",
                     "7. Machine-checked", "Caveats"):
         assert heading in md
 
@@ -292,23 +292,43 @@ def test_quick_report_numbers(quick_report: Path) -> None:
     assert plan["cost"] <= res["allocation"]["budget"] * (1 + 1e-9)
     pred, real = res["efficiency"]["predicted"], res["efficiency"]["realised"]
     assert pred["eta"] >= 1.0 - 1e-9  # the optimum is never worse than the baseline
-    assert real["eta"] > 0 and real["eta_bound"] in ("exact", "at most", "at least")
+    assert real["eta_bound"] in ("exact", "at most", "at least", "not estimable")
+    assert (real["eta"] is None) == (real["eta_bound"] == "not estimable")
     # η is what its definition says, recomputed from the reported costs.
     assert pred["eta"] == pytest.approx(pred["baseline_cost"] / pred["optimal_budget"],
                                         rel=1e-12)
     assert pred["baseline_cost"] <= pred["budget"] * (1 + 1e-9)
-    # The headline compares against the strongest baseline: the smallest predicted η.
+    # The headline is the recommendation against the strongest baseline (issue 29).
     eff = res["efficiency"]
-    etas = {name: row["eta"] for name, row in eff["baselines"].items()}
-    assert eff["strongest"] == min(etas, key=etas.get)
+    rec = eff["recommendation"]
+    assert eff["strongest"] == rec["strongest"] and rec["default"] == "proportional"
     assert set(eff["comparisons"]) == {"k only", eff["strongest"]}
+    assert rec["status"] in ("plan", "baseline", "fallback")
+    taken = [st for st in rec["steps"] if st["taken"]]
+    assert all(st["p_beats"] >= rec["probability"] for st in taken)
+    assert (rec["choice"] == "plan") == (bool(rec["steps"]) and rec["steps"][-1]["to"] == "plan"
+                                         and rec["steps"][-1]["taken"])
+    assert rec["reason"].startswith("use the baseline") == (rec["choice"] != "plan")
+    md = (quick_report / "index.md").read_text()
+    first = md.split("## Summary of findings", 1)[1].split("(2)", 1)[0]
+    assert ("Recommendation: the plan" in first) == (rec["choice"] == "plan")
+    for c in eff["candidate"]["comparisons"].values():  # P and η of one judgement
+        lo, hi = c["eta_interval"]
+        assert 0 <= c["p_beats"] <= 1 and lo <= hi
+        assert -1.0 <= c["gain_interval"][0] <= c["gain"] <= c["gain_interval"][1] <= 1.0
     for comp in eff["comparisons"].values():
+        if comp["realised"]["eta"] is None:
+            assert not comp["intervals_overlap"]
+            continue
         lo, hi = comp["realised"]["interval"]
         assert lo <= hi and lo > 0
         assert comp["intervals_overlap"] == (
             comp["predicted"]["interval"][0] <= hi and lo <= comp["predicted"]["interval"][1])
         assert comp["realised"]["eta"] == pytest.approx(
             comp["baseline"]["cost"] / comp["realised"]["iso_cost"], rel=1e-12)
+    # The robust plan's expected loss lies in the loss's range (issue 29, item 6).
+    assert 0.0 <= eff["plan"]["robust"]["expected_loss"] <= 1.0
+    assert abs(eff["plan"]["robust_gain"]) <= 1.0
     # Equal updates: the baseline really was retrained with the plan's number of updates.
     from rlscale.sweep._run import read_results
 
@@ -320,13 +340,15 @@ def test_quick_report_numbers(quick_report: Path) -> None:
                 (b["E"], b["t"], b["k"], n)]
         assert len(same) == len(res["config"]["efficiency"]["seeds"])
         steps = comp["by_env_steps"]
-        assert steps["eta"] == pytest.approx(steps["baseline_cost"] / steps["iso_cost"],
-                                             rel=1e-12)
+        if steps["eta"] is not None:
+            assert steps["eta"] == pytest.approx(steps["baseline_cost"] / steps["iso_cost"],
+                                                 rel=1e-12)
     bounds = res["config"]["allocation"]["bounds"]
     assert all(row["values"][v] <= bounds[v] * (1 + 1e-9)
                for row in eff["baselines"].values() for v in ("E", "t", "k"))
-    assert real["eta"] == pytest.approx(real["baseline"]["cost"] / real["iso_loss_cost"],
-                                        rel=1e-12)
+    if real["eta"] is not None:
+        assert real["eta"] == pytest.approx(real["baseline"]["cost"] / real["iso_loss_cost"],
+                                            rel=1e-12)
     # The equal-cost comparison really is at (nearly) equal cost.
     assert abs(math.log(real["equal_cost"]["cost"] / real["baseline"]["cost"])) < 0.1
     assert res["proofs"]["all_hold"] is True

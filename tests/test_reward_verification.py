@@ -117,7 +117,8 @@ def test_same_seed_same_report_and_the_cli_matches_the_api(tmp_path, monkeypatch
 def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
     with pytest.raises(ValueError, match="mode must be one of quick, full"):
         verify_reward_law("medium")
-    with pytest.raises(ValueError, match="seed must be an integer >= 0; got seed=-1"):
+    with pytest.raises(ValueError, match="seed must be an integer >= 0 and <= 9223372036854775807; "
+                                         "got seed=-1"):
         verify_reward_law("quick", rng=-1)
     with pytest.raises(TypeError, match="rng must be"):
         verify_reward_law("quick", rng="0")
@@ -132,7 +133,7 @@ def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
     (tmp_path / "file").write_text("x")
     for argv, text in ((["--out", str(tmp_path / "file" / "sub")], "Not a directory"),
                        (["--seed", "-1", "--out", str(tmp_path / "o")],
-                        "seed must be an integer >= 0")):
+                        "seed must be an integer >= 0 and <=")):
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             assert main(["verify", "reward-law", *argv]) == 2

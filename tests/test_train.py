@@ -193,7 +193,7 @@ def test_verifier_filters_exactly_the_defective_environments():
         ({"lr": 0.0}, "lr must be > 0"),
         ({"defect_rate": 2.0}, "defect_rate must be"),
         ({"hole_rate": 0.9}, "hole_rate must be"),
-        ({"seed": -1}, "seed must be an integer >= 0; got seed=-1"),
+        ({"seed": -1}, "seed must be an integer >= 0 and <= 9223372036854775807; got seed=-1"),
         ({"eval_seed": -3}, "eval_seed must be an integer >= 0"),
         ({"base_seed": -2}, "base_seed must be an integer >= 0"),
         ({"grid_size": 2}, "grid_size must be an integer >= 3 and <= 256; got grid_size=2"),

@@ -17,12 +17,15 @@ TAKES = {
     "grpo": {"clip": 0.2, "kl_coef": 0.001, "update_epochs": 2},
     "dr_grpo": {"clip": 0.2, "kl_coef": 0.0, "update_epochs": 2},
     "rlds": {"clip": 0.2, "kl_coef": 0.001, "update_epochs": 2},
+    "cope": {"clip": 0.2, "kl_coef": 0.001, "update_epochs": 2, "forecast_weight": 0.5,
+             "forecast_horizon": 4},
 }
-OPTIONS = {"clip": 0.1, "kl_coef": 0.01, "update_epochs": 3}
+OPTIONS = {"clip": 0.1, "kl_coef": 0.01, "update_epochs": 3, "forecast_weight": 0.25,
+           "forecast_horizon": 2}
 
 
-def test_registry_holds_the_five_algorithms_as_protocol_objects_with_their_defaults():
-    assert list(sim.ALGORITHMS) == ["reinforce", "rloo", "grpo", "dr_grpo", "rlds"]
+def test_registry_holds_the_six_algorithms_as_protocol_objects_with_their_defaults():
+    assert list(sim.ALGORITHMS) == ["reinforce", "rloo", "grpo", "dr_grpo", "rlds", "cope"]
     for name, algorithm in sim.ALGORITHMS.items():
         assert isinstance(algorithm, sim.Algorithm)
         assert algorithm.name == name
@@ -63,10 +66,12 @@ def test_option_values_are_validated_the_same_for_every_algorithm(option, value,
 
 
 def test_options_are_stored_in_their_declared_type_and_none_keeps_the_default():
-    got = sim.ALGORITHMS["grpo"].options(clip=1, kl_coef=None, update_epochs=3.0)
+    got = sim.ALGORITHMS["grpo"].options(clip=1, kl_coef=None, update_epochs=np.int64(3))
     assert got == _grpo.GRPOConfig(clip=1.0, kl_coef=0.001, update_epochs=3)
     assert type(got.clip) is float and type(got.update_epochs) is int
-    assert sim.TrainConfig(algorithm="grpo", update_epochs=3.0).update_epochs == 3
+    assert sim.TrainConfig(algorithm="grpo", update_epochs=3).update_epochs == 3
+    with pytest.raises(TypeError, match=r"update_epochs must be an integer .*not a float"):
+        sim.TrainConfig(algorithm="grpo", update_epochs=3.0)  # a count is an integer (issue 22)
 
 
 def _batch():
@@ -135,7 +140,10 @@ def test_every_spelling_of_an_axis_resolves_to_it_and_nothing_else_does():
         sim.axis("tasks")
     assert str(info.value) == (
         "name must be an axis: environments (or n_environments, E, environment), "
-        "tasks_per_environment (or t), trajectories_per_task (or k); got name='tasks'")
+        "tasks_per_environment (or t), trajectories_per_task (or k), context (or c, memory); "
+        "got name='tasks'")
+    assert sim.axis("c") is sim.axis("memory") is sim.axis("context")
+    assert [a.name for a in sim.SWEEP_AXES] == [*table, "context"]
     assert [(a.symbol, a.minimum, a.flag) for a in sim.AXES] == [
         ("E", 1, "--environments"), ("t", 1, "--tasks-per-environment"),
         ("k", 2, "--trajectories-per-task")]
@@ -194,7 +202,7 @@ def test_an_unknown_algorithm_is_refused_by_value_or_by_type_and_algorithms_are_
 
     assert get_algorithm("rlds") is sim.ALGORITHMS["rlds"]
     with pytest.raises(ValueError, match=r"algorithm must be one of reinforce, rloo, grpo, "
-                                         r"dr_grpo, rlds; got algorithm='ppo'"):
+                                         r"dr_grpo, rlds, cope; got algorithm='ppo'"):
         get_algorithm("ppo")
     with pytest.raises(TypeError, match=r"algorithm must be one of .*got algorithm=3"):
         get_algorithm(3)

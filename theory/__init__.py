@@ -65,6 +65,12 @@ _EXPORTS: dict[str, str] = {
     "episode_success": "_inference",
     "log_coverage": "_inference",
     "pass_at_k": "_inference",
+    # -- the context axis: window-limited loss, its power law, its cost (issue 27) --
+    "ContextTurn": "_context",
+    "context_cost": "_context",
+    "context_term": "_context",
+    "lag_survival": "_context",
+    "window_loss": "_context",
     # -- named RL laws: ScaleRL compute sigmoid, Gao et al. peaks (issue 15, section 2) --
     "ComputeSigmoid": "_rl_forms",
     "GaoPeak": "_rl_forms",

@@ -40,7 +40,7 @@ import sympy as sp
 
 from rlscale.theory._laws import Law, LawProperties
 from rlscale.theory._posynomial import Monomial, Posynomial
-from rlscale.theory._validation import check_mapping, check_real, check_scalar
+from rlscale.theory._validation import check_bool, check_mapping, check_real, check_scalar
 
 __all__ = ["ExpressionError", "ExpressionLaw", "PosynomialLaw", "parse_expression"]
 
@@ -478,6 +478,7 @@ class PosynomialLaw(Law):
         return {"floor": self.floor, "terms": str(self._poly)}
 
     def expression(self, symbolic: bool = False) -> Any:
+        check_bool("symbolic", symbolic)
         syms = self.symbols
         out = sp.Float(self.floor)
         for m in self._poly.terms:

@@ -55,6 +55,9 @@ p''(n) = −∫ u^n (log u)² h'(u) du ≤ 0: concave, hence log-concave.  Conca
 p in real n implies decreasing increments Δp(n) = p(n+1) − p(n) on the
 integers, which is what the greedy integer allocation needs.
 
+Context per turn: a turn whose success and cost depend on the context it is
+given is a :class:`~rlscale.theory.ContextTurn` (:mod:`rlscale.theory._context`).
+
 Coverage from samples: the unbiased pass@k estimator of Chen et al. 2021
 (arXiv 2107.03374, eq. 1), 1 − C(n−c, k)/C(n, k) for a problem with c correct
 out of n samples, evaluated in log space as a sum of log1p terms.
@@ -70,6 +73,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 from rlscale.theory._validation import (
+    check_choice,
     check_positive_int,
     check_real,
     check_scalar,
@@ -213,14 +217,8 @@ class Turn:
     b: float = 0.0
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {', '.join(KINDS)}; got kind={self.kind!r}")
-        if self.failures not in FAILURES:
-            raise ValueError(f"failures must be 'terminal' or 'retried'; "
-                             f"got failures={self.failures!r}")
-        if not isinstance(self.kind, str) or not isinstance(self.failures, str):
-            raise TypeError(f"kind and failures must be strings; got kind={self.kind!r}, "
-                            f"failures={self.failures!r}")
+        check_choice("kind", self.kind, KINDS)  # a non-string is a TypeError (issue 22)
+        check_choice("failures", self.failures, FAILURES)
         object.__setattr__(self, "cost", check_positive_int("cost", self.cost,
                                                             maximum=MAX_TABLE))
         for name in ("q", "fpr", "fnr", "noise", "a", "b"):

@@ -53,7 +53,9 @@ class Monomial:
     exponents: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
-        c = check_scalar("coefficient", self.coefficient, low=0.0, low_open=True)
+        c = self.coefficient
+        if not (type(c) is float and 0.0 < c < math.inf):  # a plain positive float is valid
+            c = check_scalar("coefficient", c, low=0.0, low_open=True)
         if not isinstance(self.exponents, tuple | list):
             raise TypeError(f"exponents must be a tuple of (axis, exponent) pairs; got "
                             f"{type(self.exponents).__name__}")
@@ -62,7 +64,10 @@ class Monomial:
             if (not isinstance(pair, tuple | list) or len(pair) != 2
                     or not isinstance(pair[0], str) or not pair[0].isidentifier()):
                 raise TypeError(f"exponents must be (axis name, exponent) pairs; got {pair!r:.60}")
-            pairs.append((pair[0], check_scalar(f"exponents[{pair[0]!r}]", pair[1])))
+            e = pair[1]
+            if not (type(e) is float and math.isfinite(e)):
+                e = check_scalar(f"exponents[{pair[0]!r}]", e)
+            pairs.append((pair[0], e))
         if len({a for a, _ in pairs}) != len(pairs):
             raise ValueError(f"exponents name an axis twice: {[a for a, _ in pairs]}")
         object.__setattr__(self, "coefficient", c)
@@ -278,6 +283,10 @@ class Posynomial:
         import sympy as sp
 
         symbols = dict(check_mapping("symbols", {} if symbols is None else symbols))
+        unknown = sorted(set(symbols) - set(self.axes))
+        if unknown:  # a misspelt axis was silently ignored (issue 22)
+            raise ValueError(f"symbols names {unknown}, not axes of the posynomial "
+                             f"{list(self.axes)}")
         for a in self.axes:
             symbols.setdefault(a, sp.Symbol(a, positive=True))
         return sp.Add(*[sp.nsimplify(m.coefficient, rational=False) * sp.Mul(

@@ -12,9 +12,12 @@ Policy (issue 10), decided once for every function of rlscale:
   ``TypeError`` naming the argument and the shape, not squeezed: silently
   accepting ``[x]`` would hide shape bugs in the caller.  Arguments documented
   as ``array_like`` (``check_real``) broadcast as before.
-* **Counts.**  ``check_positive_int`` takes integers and integer-valued reals
-  and refuses booleans; every count that drives work or memory passes a
-  documented ``maximum``.
+* **Counts.**  ``check_positive_int`` takes integers only (``int``, numpy
+  integers) and refuses booleans and every float, ``1e6`` and ``16.0``
+  included (issue 22); every count that drives work or memory passes a
+  documented ``maximum``, and the error states the range.  Work that is a
+  product of counts (tasks × trajectories × steps) is bounded as a whole by
+  ``check_work``, its limit calibrated in seconds.
 * **Magnitudes.**  Python integers beyond the float range (``10**400``) are
   refused with a ``ValueError``; results that would leave the float range are
   refused by ``check_finite_result`` with a ``ValueError`` naming the inputs,
@@ -30,8 +33,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_bool", "check_choice", "check_finite_result", "check_mapping",
-           "check_positive_int", "check_real", "check_scalar", "return_like"]
+__all__ = ["MAX_COUNT", "MAX_JOBS", "check_bool", "check_choice", "check_finite_result",
+           "check_jobs", "check_mapping", "check_path", "check_positive_int", "check_real",
+           "check_scalar", "check_work", "return_like"]
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -132,28 +136,37 @@ def check_real(
     return arr
 
 
+#: The upper limit of a count that states none of its own: numpy's ``int64`` range
+#: (a count ends up in int64 arrays and index arithmetic, where a larger one wraps).
+MAX_COUNT = 2**63 - 1
+
+
 def check_positive_int(name: str, value: Any, *, minimum: int = 1,
                        maximum: int | None = None) -> int:
     """Validate an integer count in ``[minimum, maximum]`` and return it as ``int``.
 
-    Integers (Python or numpy) and integer-valued real numbers (``2.0``,
-    ``np.float64(3)``) are accepted; booleans, non-integral numbers, NaN,
-    infinities, strings and arrays (even with one element) are refused with a
-    ``TypeError``.  ``maximum`` bounds the work a count can ask for: every
-    count in rlscale carries a documented upper limit, so ``1e218`` trials are
-    refused up front instead of running for ever.  ``maximum=None`` means no
-    upper limit (use only where the count does not drive work or memory).
+    The one count validator of rlscale (issue 22): **integers only** -- Python
+    ``int`` and numpy integers (a 0-d integer array too).  Booleans are refused
+    (``True`` for a count is nearly always a bug), and so is every float, even an
+    integral one: ``1e6`` or ``16.0`` is a real number that happens to be whole,
+    and accepting it let ``sample_trajectories(rw, 1e6)`` start work its caller
+    never wrote as a count.  Strings, arrays, NaN and infinities are refused too.
+
+    ``maximum`` bounds the work or memory the count can ask for; every error
+    states the valid range, upper bound included.  ``maximum=None`` means
+    :data:`MAX_COUNT` (the ``int64`` range), for counts that drive no work
+    (seeds, indices).
 
     Parameters
     ----------
     name : str
         Argument name used in error messages.
-    value : int or integer-valued float
+    value : int
         The count to check.
     minimum : int
         Smallest valid value (default 1).
     maximum : int, optional
-        Largest valid value; ``None`` for no upper limit.
+        Largest valid value (default :data:`MAX_COUNT`).
 
     Returns
     -------
@@ -162,7 +175,7 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1,
     Raises
     ------
     TypeError
-        If ``value`` is not an integer or an integer-valued real number.
+        If ``value`` is not an integer (a bool, a float, a string, an array, ...).
     ValueError
         If it lies outside ``[minimum, maximum]``.
 
@@ -170,43 +183,121 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1,
     --------
     >>> check_positive_int("steps", 10)
     10
-    >>> check_positive_int("steps", 4.0)
-    4
     >>> check_positive_int("steps", 0)
     Traceback (most recent call last):
     ...
-    ValueError: steps must be an integer >= 1; got steps=0
-    >>> check_positive_int("trials", 1e218, maximum=10**8)
+    ValueError: steps must be an integer >= 1 and <= 9223372036854775807; got steps=0
+    >>> check_positive_int("trials", 10**9, maximum=10**8)
     Traceback (most recent call last):
     ...
-    ValueError: trials must be an integer >= 1 and <= 100000000; got trials=1e+218
+    ValueError: trials must be an integer >= 1 and <= 100000000; got trials=1000000000
+    >>> check_positive_int("n", 1e6, maximum=10**7)
+    Traceback (most recent call last):
+    ...
+    TypeError: n must be an integer >= 1 and <= 10000000, not a float; got n=1e+06 (write ...
     >>> check_positive_int("n", True)
     Traceback (most recent call last):
     ...
-    TypeError: n must be an integer >= 1, not a boolean; got True
+    TypeError: n must be an integer >= 1 and <= 9223372036854775807, not a boolean; got True
     """
-    valid = f"an integer >= {minimum}" + ("" if maximum is None else f" and <= {maximum}")
-    if isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be {valid}, not a boolean; got {value!r}")
-    if isinstance(value, np.ndarray) and value.ndim == 0 and value.dtype != np.bool_:
-        value = value[()]
-    shown = value
-    if not isinstance(value, numbers.Integral):
-        if isinstance(value, np.ndarray):
+    if maximum is None:
+        maximum = MAX_COUNT
+    valid = f"an integer >= {minimum} and <= {maximum}"
+    if isinstance(value, np.ndarray):
+        if value.ndim:
             raise TypeError(f"{name} must be {valid}, not an array; got an array of shape "
                             f"{value.shape}")
-        if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        value = value[()]  # a 0-d array: judged by its element
+    if isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be {valid}, not a boolean; got {value!r}")
+    if not isinstance(value, numbers.Integral):
+        if isinstance(value, numbers.Real):
             shown = f"{float(value):g}"
-            value = int(value)
-        else:
-            raise TypeError(f"{name} must be {valid}; got {value!r:.60}")
+            hint = (f" (write int({shown}) if a count was meant)"
+                    if math.isfinite(value) and float(value).is_integer() else "")
+            raise TypeError(f"{name} must be {valid}, not a float; got {name}={shown}{hint}")
+        raise TypeError(f"{name} must be {valid}; got {type(value).__name__} {value!r:.60}")
     value = int(value)
-    if value < minimum or (maximum is not None and value > maximum):
-        if isinstance(shown, numbers.Integral) and abs(value) >= 10**15:
-            digits = len(str(abs(value)))
-            shown = f"{float(value):g}" if digits < 300 else f"an integer of {digits} digits"
+    if value < minimum or value > maximum:
+        shown = str(value)
+        if len(shown) > 30:
+            shown = f"an integer of {len(shown.lstrip('-'))} digits"
         raise ValueError(f"{name} must be {valid}; got {name}={shown}")
     return value
+
+
+#: Most worker processes a ``jobs``/``n_jobs`` argument may ask for.
+MAX_JOBS = 1024
+
+
+def check_jobs(name: str, value: Any) -> int:
+    """Validate a worker count in joblib's convention: ``1..MAX_JOBS`` workers, or ``-1``
+    for every core (``-k``: every core but ``k - 1``, down to ``-MAX_JOBS``).
+
+    Examples
+    --------
+    >>> check_jobs("n_jobs", -1), check_jobs("n_jobs", 4)
+    (-1, 4)
+    >>> check_jobs("n_jobs", 10**30)
+    Traceback (most recent call last):
+    ...
+    ValueError: n_jobs must be a non-zero integer from -1024 to 1024 (-1: every core); ...
+    """
+    valid = f"a non-zero integer from -{MAX_JOBS} to {MAX_JOBS} (-1: every core)"
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {valid}; got {type(value).__name__} {value!r:.60}")
+    value = int(value)
+    if value == 0 or abs(value) > MAX_JOBS:
+        shown = value if len(str(value)) <= 30 else f"an integer of {len(str(abs(value)))} digits"
+        raise ValueError(f"{name} must be {valid}; got {name}={shown}")
+    return value
+
+
+def check_work(what: str, limit: int, seconds: float, **factors: int | float) -> int | float:
+    """Refuse a request whose work -- the product of ``factors`` -- exceeds ``limit``.
+
+    Every count a user controls is bounded on its own (:func:`check_positive_int`),
+    but work is a product (tasks × trajectories × steps): each count can be within
+    its limit and the request still run for hours.  This bounds the product, with
+    ``limit`` calibrated so that the largest accepted request takes about
+    ``seconds`` on one core (measured, and stated in the message), the way the
+    cost parser predicts its expansion before doing it.  The error names every
+    factor, so the caller sees which to lower.
+
+    Parameters
+    ----------
+    what : str
+        The work, as the message calls it ("sampled trajectory steps").
+    limit : int
+        Largest accepted product.
+    seconds : float
+        About how long a request at ``limit`` takes on one core.
+    **factors : int or float
+        The factors of the work, by the argument names a caller knows.
+
+    Returns
+    -------
+    int or float
+        The product (exact for integers).
+
+    Examples
+    --------
+    >>> check_work("trajectory steps", 10**7, 10, n=1000, tasks=20, horizon=50)
+    1000000
+    >>> check_work("trajectory steps", 10**7, 10, n=10**6, tasks=20, horizon=50)
+    Traceback (most recent call last):
+    ...
+    ValueError: trajectory steps n·tasks·horizon = 1e+06·20·50 = 1e+09 exceed the limit 1e+07 ...
+    """
+    total = math.prod(factors.values())
+    if total > limit:
+        names = list(factors)
+        lower = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+        raise ValueError(f"{what} {'·'.join(names)} = "
+                         f"{'·'.join(f'{v:g}' for v in factors.values())} = {float(total):.3g} "
+                         f"exceed the limit {float(limit):.3g} (about {seconds:g} s on one "
+                         f"core); lower {lower}")
+    return total
 
 
 def check_scalar(name: str, value: Any, **bounds: Any) -> float:
@@ -290,6 +381,35 @@ def check_mapping(name: str, value: Any) -> Mapping:
         if not isinstance(key, str):
             raise TypeError(f"{name} keys must be axis names (str); got {key!r:.60}")
     return value
+
+
+def check_path(name: str, value: Any) -> Any:
+    """Validate a file-system path argument: a non-empty ``str`` or ``os.PathLike[str]``.
+
+    Returns it as a :class:`pathlib.Path`.  Bytes, numbers and other objects are a
+    ``TypeError`` naming the argument (``open(3.5)`` said "expected str, bytes or
+    os.PathLike object, not float"); whether the path exists is the caller's
+    business (an ``OSError`` naming it).
+
+    Examples
+    --------
+    >>> check_path("out", "results.csv")
+    PosixPath('results.csv')
+    >>> check_path("out", 3.5)
+    Traceback (most recent call last):
+    ...
+    TypeError: out must be a path (str or os.PathLike); got float 3.5
+    """
+    import os
+    from pathlib import Path
+
+    text = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a path (str or os.PathLike); got "
+                        f"{type(value).__name__} {value!r:.60}")
+    if not text or "\x00" in text:
+        raise ValueError(f"{name} must be a non-empty path without NUL; got {name}={text!r:.60}")
+    return Path(text)
 
 
 def check_finite_result(result: Any, what: str, **inputs: Any) -> Any:

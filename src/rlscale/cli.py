@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import argparse
 import csv
+import difflib
 import importlib
 import io
 import os
 import pkgutil
+import re
 import sys
 from collections.abc import Sequence
 
@@ -30,11 +32,111 @@ _USER_ERRORS = (ValueError, TypeError, OSError, RlscaleError)
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line on stderr, exit 2."""
+    """An ArgumentParser whose usage errors are one line on stderr, exit 2.
+
+    A mistyped flag is named, with the closest valid one (issue 22): argparse
+    checks required arguments before it looks at unknown ones, so ``allocate
+    SPEC --budjet 5`` said "one of the arguments --budget --target --sweep is
+    required" without a word about ``--budjet``.  Whatever error argparse
+    raises, the command line is first scanned for flags no parser on its path
+    knows (:func:`_unknown_flag`), and such a flag is the error reported.
+    """
+
+    #: The top-level parser (every sub-parser points to it) and the argv it parses.
+    _root: _Parser | None = None
+    _argv: list[str] | None = None
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        if self._root is None or self._root is self:
+            self._argv = [str(a) for a in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        root = self._root or self
+        prog = self.prog
+        found = _unknown_flag(root, root._argv or [])
+        if found is not None:
+            prog, message = found
+        else:
+            message = _with_suggestion(message)
+        sys.stderr.write(f"{prog}: error: {' '.join(message.split())}\n")
         raise SystemExit(2)
+
+
+def _sub_action(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+                None)
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _known(parser: argparse.ArgumentParser, token: str) -> bool:
+    """Whether ``parser`` accepts the flag ``token``: an option string, ``--opt=value``,
+    an abbreviation argparse expands (``--bud`` for ``--budget``), or ``-xVALUE``."""
+    options = parser._option_string_actions
+    name = token.split("=", 1)[0]
+    if name in options:
+        return True
+    if token.startswith("--"):
+        return parser.allow_abbrev and any(o.startswith(name) for o in options
+                                           if o.startswith("--"))
+    return token[:2] in options
+
+
+def _unknown_flag(root: argparse.ArgumentParser, argv: list[str]) -> tuple[str, str] | None:
+    """``(prog, message)`` for the first flag in ``argv`` that the parser it belongs to
+    (the verb's, after the verb) does not know, with the closest valid flag; else None.
+
+    Values are not told from positionals here (that needs argparse's own parse):
+    only tokens that look like flags are judged, so a negative number (``-1``) or
+    anything after ``--`` is never called a flag.
+    """
+    parser, value_next = root, False
+    for token in argv:
+        if token == "--":
+            return None
+        if value_next:  # the value of the flag before (which may look like anything)
+            value_next = False
+            continue
+        if token.startswith("-") and len(token) > 1 and not _is_number(token):
+            if not _known(parser, token):
+                name = token.split("=", 1)[0]
+                longs = sorted(o for o in parser._option_string_actions if o.startswith("--"))
+                close = difflib.get_close_matches(name, longs, n=1, cutoff=0.6)
+                hint = (f"; did you mean {close[0]}?" if close else
+                        f"; {parser.prog} takes {', '.join(longs)}")
+                return parser.prog, f"unrecognized argument {name}{hint}"
+            value_next = _takes_value(parser, token)
+            continue
+        sub = _sub_action(parser)
+        if sub is not None:
+            if token not in sub.choices:
+                return None  # an unknown verb: argparse's own message, with a suggestion
+            parser = sub.choices[token]
+    return None
+
+
+def _takes_value(parser: argparse.ArgumentParser, token: str) -> bool:
+    """Whether the flag ``token`` of ``parser`` consumes the next token (an option of the
+    parsers above a verb does: the verb is then not the next token)."""
+    action = parser._option_string_actions.get(token.split("=", 1)[0])
+    return action is not None and "=" not in token and action.nargs not in (0, "?", "*")
+
+
+def _with_suggestion(message: str) -> str:
+    """argparse's "invalid choice: 'alocate' (choose from ...)" with the closest choice."""
+    m = re.search(r"invalid choice: '?([^'()]*?)'? \(choose from (.*)\)", message)
+    if m is None:
+        return message
+    choices = [c.strip().strip("'\"") for c in m[2].split(",")]
+    close = difflib.get_close_matches(m[1], choices, n=1, cutoff=0.6)
+    return f"{message}; did you mean {close[0]!r}?" if close else message
 
 
 def _command_modules() -> list[str]:
@@ -68,6 +170,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in _command_modules():
         importlib.import_module(name).register(sub)
+    stack: list[argparse.ArgumentParser] = [parser]
+    while stack:  # every sub-parser reports through the top-level one (_Parser.error)
+        p = stack.pop()
+        p._root = parser
+        if (action := _sub_action(p)) is not None:
+            stack.extend(action.choices.values())
     return parser
 
 
@@ -94,6 +202,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     bon-kl...
     True
     """
+    if argv is not None and (isinstance(argv, str | bytes) or not isinstance(argv, Sequence)
+                             or not all(isinstance(a, str) for a in argv)):
+        raise TypeError(f"argv must be a sequence of strings or None; got {argv!r:.60}")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -1,12 +1,22 @@
-"""``rlscale allocate``: compute-optimal data allocation from a TOML spec.
+"""``rlscale allocate``: what to run with a budget, from a TOML spec and a pilot sweep.
 
 The spec (schema in :mod:`rlscale.optimize._spec`, example in
 ``examples/allocate.toml``) names a law, a posynomial cost, bounds, synthetic
-data methods and optionally a one-axis baseline.  ``--budget`` minimises the
-loss within a budget, ``--target`` the cost of reaching a loss, and
-``--sweep START:STOP:NUM`` solves log-spaced budgets with one compiled problem
-(and the efficiency curve against the baseline).  A table goes to stdout;
-``--out DIR`` also writes JSON, CSV and a PNG plot (extra ``plot``).
+data methods and optionally a one-axis baseline.
+
+With ``--data PILOT.csv`` (the default way to plan) the spec's law family is fitted to
+the pilot and ``--budget`` gets a **decision** (:func:`rlscale.optimize.recommend`): a
+plan chosen on one fission copy of the pilot and judged on the other, recommended only
+when it beats the baselines with probability ``--probability`` -- with its η against
+every baseline, P(beats) and the loss saved -- or "use the baseline" with the reason.
+``--method plug-in`` chooses the fitted law's own optimum instead (judged the same way).
+
+Without ``--data`` the spec's law is taken as given: ``--budget`` minimises its loss
+within a budget (the plug-in optimum of that law, with no uncertainty to judge it by),
+``--target`` the cost of reaching a loss, and ``--sweep START:STOP:NUM`` solves
+log-spaced budgets with one compiled problem (and the efficiency curve against the
+baseline).  A table goes to stdout; ``--out DIR`` also writes JSON (and, for a sweep,
+CSV and a PNG plot, extra ``plot``).
 """
 
 from __future__ import annotations
@@ -33,7 +43,31 @@ def register(sub: Any) -> None:
                       help="log-spaced budgets, e.g. 1e4:1e8:20")
     parser.add_argument("--out", metavar="DIR",
                         help="write allocation/sweep JSON, sweep CSV and a PNG plot here")
+    parser.add_argument("--hold", action="append", default=[], metavar="VAR=VALUE",
+                        help="with --budget: also solve with VAR held at VALUE (e.g. c=1, the "
+                        "plan without the context axis) and print the free plan's eta "
+                        "against it (repeatable)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    pilot = parser.add_argument_group(
+        "deciding from a pilot sweep (the default way to plan)")
+    pilot.add_argument("--data", metavar="PILOT.csv", help="pilot sweep (CSV with a header: "
+                       "the law's axes and --loss-column); fits the spec's law family and "
+                       "recommends a plan or a baseline for --budget")
+    pilot.add_argument("--loss-column", dest="target_column", default="loss", metavar="COLUMN",
+                       help="the pilot's loss column (default: loss)")
+    pilot.add_argument("--centre", metavar="VAR=VALUE,...", help="the pilot's reference "
+                       "allocation (decision variables), from which the baselines scale")
+    pilot.add_argument("--method", choices=("bayes", "plug-in"), default="bayes",
+                       help="the plan chosen on the selection copy (default: bayes)")
+    pilot.add_argument("--probability", type=float, default=0.95,
+                       help="probability a departure from the baseline needs (default 0.95)")
+    pilot.add_argument("--default-baseline", default="proportional", metavar="NAME",
+                       help="'proportional' (default) or '<variable> only'")
+    pilot.add_argument("--bootstrap", type=int, default=200,
+                       help="bootstrap resamples per fission copy (default 200)")
+    pilot.add_argument("--loss-range", metavar="LOW,HIGH",
+                       help="the loss's range, e.g. 0,1 for 1 − success")
+    pilot.add_argument("--seed", type=int, default=0, help="seed of the split and bootstraps")
     parser.set_defaults(func=_allocate)
 
 
@@ -91,8 +125,129 @@ def _print_allocation(alloc: Any, eff: Any | None) -> None:
                   f"loss {eff.target:.6g}: efficiency eta = {eff.eta:.4g}")
 
 
+def _held(args: argparse.Namespace, spec: Any, kw: dict[str, Any]) -> Any:
+    """``--hold VAR=VALUE``: the best plan with those variables held, and the free plan's η."""
+    if not args.hold:
+        return None
+    if args.budget is None:
+        raise ValueError("--hold compares plans at one budget: use it with --budget")
+    from rlscale.optimize import held_comparison
+
+    hold = {}
+    for text in args.hold:
+        name, _, value = text.partition("=")
+        try:
+            hold[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--hold expects VAR=VALUE such as c=1; got {text!r}") from None
+    cmp = held_comparison(spec.law, spec.cost, args.budget, hold, kw["bounds"],
+                          substitute=kw["substitute"], synthesis=kw["synthesis"])
+    print("# held " + ", ".join(f"{k} = {v:g}" for k, v in hold.items()) + ": "
+          + ", ".join(f"{k} {v:.6g}" for k, v in cmp.held.values.items())
+          + f", loss {cmp.held.loss:.6g}")
+    print(f"# {cmp.message}")
+    return cmp
+
+
 def _g(x: float | None) -> str:
     return "" if x is None else f"{x:.6g}"
+
+
+def _pairs(text: str, what: str) -> dict[str, float]:
+    """``"E=8,t=4"`` -> ``{"E": 8.0, "t": 4.0}``."""
+    out = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"{what} must be VAR=VALUE pairs separated by commas, such as "
+                             f"E=8,t=4,k=8; got {text!r}") from None
+    return out
+
+
+def _read_pilot(path: str, columns: list[str]) -> dict[str, Any]:
+    """The named columns of a CSV (header row), as float arrays."""
+    import csv
+
+    import numpy as np
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    if not rows:
+        raise ValueError(f"--data {path} has no rows")
+    missing = [c for c in columns if c not in rows[0]]
+    if missing:
+        raise ValueError(f"--data {path} has no column(s) {missing}; it has "
+                         f"{sorted(rows[0])}")
+    try:
+        return {c: np.array([float(r[c]) for r in rows]) for c in columns}
+    except ValueError as exc:
+        raise ValueError(f"--data {path}: a value is not a number ({exc})") from None
+
+
+def _decide(args: argparse.Namespace, spec: Any) -> int:
+    """``--data``: fit the pilot and recommend (:func:`rlscale.optimize.recommend`)."""
+    from pathlib import Path
+
+    from rlscale.files._atomic import write_json_atomic
+    from rlscale.optimize import recommend
+
+    if args.budget is None:
+        raise ValueError("--data decides how to spend a budget: give --budget (--target and "
+                         "--sweep plan a given law, without --data)")
+    if spec.synthesis:
+        raise ValueError("--data does not take a spec with [[synthesis]]: the decision "
+                         "judges plans of the fitted law's own axes")
+    if not args.centre:
+        raise ValueError("--data needs --centre, the pilot's reference allocation in the "
+                         "decision variables (e.g. --centre E=8,t=4,k=8): the baselines "
+                         "scale from it")
+    axes = list(spec.law.axes)
+    data = _read_pilot(args.data, [*axes, args.target_column])
+    loss_range = None
+    if args.loss_range:
+        parts = args.loss_range.split(",")
+        try:
+            loss_range = (float(parts[0]), float(parts[1]))
+            if len(parts) != 2:
+                raise ValueError
+        except (ValueError, IndexError):
+            raise ValueError(f"--loss-range must be LOW,HIGH such as 0,1; got "
+                             f"{args.loss_range!r}") from None
+    rec = recommend(data, spec.cost, args.budget, _pairs(args.centre, "--centre"),
+                    law=spec.law.family, axes=axes, target=args.target_column,
+                    bounds=spec.bounds or None, substitute=spec.substitute or None,
+                    method=args.method, baseline=args.default_baseline,
+                    probability=args.probability, bootstrap=args.bootstrap,
+                    loss_range=loss_range, seed=args.seed)
+    print(f"# {rec.reason}")
+    print(f"{'recommended':>24} {rec.choice:>14}  (status {rec.status}, method {rec.method})")
+    for k, v in rec.values.items():
+        print(f"{k:>24} {v:14.6g}")
+    pct = f"{rec.confidence:.0%}"
+    print(f"# against each baseline, judged on a fission copy the choice never saw ({pct} "
+          "intervals):")
+    print(f"{'baseline':>24} {'eta':>10} {'interval':>22} {'P(beats)':>9} {'loss saved':>11}")
+    for name, c in rec.comparisons.items():
+        iv = f"[{c.eta_interval[0]:.4g}, {c.eta_interval[1]:.4g}]"
+        print(f"{name:>24} {c.eta:10.4g} {iv:>22} {c.p_beats:9.2f} {c.gain:+11.4g}")
+    if rec.choice != "plan" and rec.candidate:
+        v = rec.candidate["values"]
+        c = rec.candidate["comparisons"][rec.strongest]
+        print("# best plan found (not recommended): "
+              + ", ".join(f"{k}={x:.4g}" for k, x in v.items())
+              + f"; against {rec.strongest}: eta {c.eta:.4g} [{c.eta_interval[0]:.4g}, "
+              f"{c.eta_interval[1]:.4g}], P(beats) {c.p_beats:.2f}")
+    for note in rec.notes:
+        print(f"# note: {note}")
+    if args.out:
+        out = Path(args.out)
+        write_json_atomic(out / "recommendation.json", {"spec": spec, "recommendation": rec})
+        print(f"wrote {out / 'recommendation.json'}", file=sys.stderr)
+    return 0
 
 
 def _allocate(args: argparse.Namespace) -> int:
@@ -102,6 +257,12 @@ def _allocate(args: argparse.Namespace) -> int:
     from rlscale.optimize import efficiency, efficiency_curve, load_spec
 
     spec = load_spec(args.spec)
+    if args.data:
+        return _decide(args, spec)
+    pilot_only = [f for f, v in (("--centre", args.centre), ("--loss-range", args.loss_range))
+                  if v]
+    if pilot_only:
+        raise ValueError(f"{pilot_only[0]} belongs with --data (deciding from a pilot sweep)")
     problem = spec.problem()
     kw = {"bounds": spec.bounds or None, "substitute": spec.substitute or None,
           "synthesis": spec.synthesis or None}
@@ -109,6 +270,8 @@ def _allocate(args: argparse.Namespace) -> int:
     if args.sweep is None:
         if args.budget is not None:
             alloc = problem.allocate(args.budget)
+            print("# the spec's law taken as given: its optimum (the plug-in plan). To decide "
+                  "from a pilot, judged on data the plan was not chosen on, add --data")
         else:
             alloc = problem.min_cost(args.target)
         eff = curve = None
@@ -121,6 +284,7 @@ def _allocate(args: argparse.Namespace) -> int:
             eff = efficiency(spec.law, spec.cost, alloc.loss, spec.baseline["scaled"],
                              spec.baseline["fixed"], **kw)
         _print_allocation(alloc, eff)
+        held = _held(args, spec, kw)
         if curve is not None:
             if curve.notes:
                 print(f"# baseline: {curve.notes[0]}")
@@ -131,10 +295,12 @@ def _allocate(args: argparse.Namespace) -> int:
         if out:
             write_json_atomic(out / "allocation.json",
                               {"spec": spec, "allocation": alloc,
-                               "efficiency": eff if curve is None else curve})
+                               "efficiency": eff if curve is None else curve, "held": held})
             print(f"wrote {out / 'allocation.json'}", file=sys.stderr)
         return 0
 
+    if args.hold:
+        raise ValueError("--hold compares plans at one budget: use it with --budget")
     budgets = parse_sweep(args.sweep)
     allocs = problem.sweep(budgets, progress=not args.no_progress)
     curve = None

@@ -6,6 +6,9 @@ Two uses:
   success rates (and optionally unit costs and a noisy verifier) → the optimal
   static plan (exact integer and continuous), the adaptive plan's success and
   the baselines with η; ``--sweep START:STOP:NUM`` tabulates budgets.
+* ``rlscale infer-plan --q 0.1,0.5 --q-full 0.9,0.6 --context-levels 1,4,16
+  --context-cost 0.5 --budget 20`` — context per turn: the joint plan of a window and a
+  sample count per turn against samples-only, context-only and one-window plans.
 * ``rlscale infer-plan --fit-coverage DATA.csv`` — fit the empirical coverage
   law c(k) = exp(a·k^b) from per-problem (samples, correct) counts.
 * ``rlscale infer-plan --ground`` — train a policy on key → door → goal
@@ -37,6 +40,18 @@ def register(sub: Any) -> None:
                         help="verifier false-negative rate (default 0)")
     parser.add_argument("--failures", choices=("terminal", "retried"), default="terminal",
                         help="a wrong commit ends the episode (terminal) or is retried")
+    parser.add_argument("--context-levels", metavar="C1,C2,...",
+                        help="context windows the harness can give each turn: plan a window and "
+                        "a sample count per turn (--q is then the success at the smallest "
+                        "window; more context or more samples?)")
+    parser.add_argument("--q-full", metavar="Q1,Q2,...",
+                        help="with --context-levels: per-turn success with unlimited context")
+    parser.add_argument("--context-exponent", type=float, default=0.5,
+                        help="with --context-levels: q(c) = q_full − (q_full − q)·c^(−γ); "
+                        "γ (default 0.5)")
+    parser.add_argument("--context-cost", type=float, default=0.0,
+                        help="with --context-levels: sample units one candidate costs per unit "
+                        "of context (beside --costs, default 0)")
     parser.add_argument("--budget", type=float, help="total budget in sample units")
     parser.add_argument("--sweep", metavar="START:STOP:NUM",
                         help="log-spaced budgets (rounded to whole units)")
@@ -151,11 +166,17 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     if args.settings:
         raise ValueError("--set applies to --ground only")
+    if args.context_levels is not None:
+        return _context(args)
+    if args.q_full is not None:
+        raise ValueError("--q-full applies with --context-levels only")
     turns = _turns(args)
     if (args.budget is None) == (args.sweep is None):
         raise ValueError("give exactly one of --budget B or --sweep START:STOP:NUM")
     if args.budget is not None:
-        budgets = [args.budget]
+        from rlscale.theory._validation import check_scalar
+
+        budgets = [check_scalar("--budget", args.budget, low=0.0)]  # inf: one line, not a crash
     else:
         from rlscale.commands.allocate import parse_sweep
 
@@ -168,6 +189,47 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(args.json, {"turns": [t.as_dict() for t in turns],
                                       "comparisons": results})
+    return 0
+
+
+def _context(args: argparse.Namespace) -> int:
+    """``--context-levels``: the joint context-and-samples plan against the restricted ones."""
+    from rlscale.files._atomic import write_json_atomic
+    from rlscale.optimize import compare_context_plans
+    from rlscale.theory import ContextTurn
+
+    if args.q is None or args.q_full is None:
+        raise ValueError("--context-levels needs --q (success at the smallest window) and "
+                         "--q-full (with unlimited context), one entry per turn")
+    if args.budget is None or args.sweep is not None:
+        raise ValueError("--context-levels plans one budget: give --budget B")
+    q, full = _floats("--q", args.q), _floats("--q-full", args.q_full)
+    if len(full) != len(q):
+        raise ValueError(f"--q-full must have one entry per turn ({len(q)}); got {len(full)}")
+    costs = [1.0] * len(q) if args.costs is None else _floats("--costs", args.costs)
+    if len(costs) != len(q):
+        raise ValueError(f"--costs must have one entry per turn ({len(q)}); got {len(costs)}")
+    levels = []
+    for v in _floats("--context-levels", args.context_levels):
+        if v != int(v):
+            raise ValueError(f"--context-levels must be whole numbers; got {v:g}")
+        levels.append(int(v))
+    turns = [ContextTurn(a, b, args.context_exponent, base_cost=c,
+                         context_cost=args.context_cost, levels=tuple(levels), fpr=args.fpr,
+                         fnr=args.fnr, failures=args.failures)
+             for a, b, c in zip(q, full, costs)]
+    if args.budget != int(args.budget):
+        raise ValueError(f"--budget must be a whole number of sample units; got {args.budget:g}")
+    cmp = compare_context_plans(turns, int(args.budget))
+    print(f"{'plan':>8} {'success':>9} {'cost':>8}  {'eta':>6}  "
+          "context per turn / samples per turn")
+    for name, plan in cmp.plans.items():
+        eta = "" if name == "joint" else f"{cmp.eta[name]:6.3g}"
+        print(f"{name:>8} {plan.success:9.4f} {plan.cost:8g}  {eta:>6}  "
+              f"{','.join(map(str, plan.context))} / {','.join(map(str, plan.n))}")
+    print(f"# {cmp.answer}")
+    if args.json:
+        write_json_atomic(args.json, {"turns": [t.as_dict() for t in turns], "comparison": cmp})
     return 0
 
 

@@ -48,11 +48,17 @@ def _report(args: argparse.Namespace) -> int:
         print(f"ignored {len(kept.refused)} entr{'y' if len(kept.refused) == 1 else 'ies'} "
               f"of the old report's manifest: {'; '.join(kept.refused)}", file=sys.stderr)
     pct = f"{round(eff['confidence'] * 100)} %"
+    print(f"recommendation: {eff['recommendation']['reason']}")
     for name, comp in eff["comparisons"].items():
         pred, real = comp["predicted"], comp["realised"]
         role = "strongest baseline" if name == eff["strongest"] else "baseline"
-        print(f"{role} {name}: predicted η {pred['eta']:.3g} [{pred['interval'][0]:.3g}, "
-              f"{pred['interval'][1]:.3g}], realised η {bounded(real['eta'], real['bound'])} "
-              f"[{real['interval'][0]:.3g}, {real['interval'][1]:.3g}] ({pct} intervals; "
-              f"{'they agree' if comp['intervals_overlap'] else 'they do not overlap'})")
+        if real["eta"] is None:
+            shown, verdict = "cannot be estimated", "nothing to agree with"
+        else:
+            shown = (f"{bounded(real['eta'], real['bound'])} [{real['interval'][0]:.3g}, "
+                     f"{real['interval'][1]:.3g}]")
+            verdict = "they agree" if comp["intervals_overlap"] else "they do not overlap"
+        print(f"{role} {name}: the plan's η on the judgement copy {pred['eta']:.3g} "
+              f"[{pred['interval'][0]:.3g}, {pred['interval'][1]:.3g}] (P(beats) "
+              f"{pred['p_beats']:.2f}), realised η {shown} ({pct} intervals; {verdict})")
     return 0

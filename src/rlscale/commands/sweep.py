@@ -1,4 +1,4 @@
-"""``rlscale sweep``: a scaling sweep over environments × tasks × trajectories.
+"""``rlscale sweep``: a scaling sweep over environments × tasks × trajectories (× context).
 
 Runs every configuration of a TOML spec (see ``examples/sweep.toml``) and adds
 each finished run to a results CSV atomically, so an interrupted sweep resumes
@@ -40,9 +40,11 @@ def register(sub: Any) -> None:
 def _sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rlscale.simulate._axes import AXES
+    from rlscale.simulate._axes import SWEEP_AXES
     from rlscale.sweep._run import expand, load_spec, read_results, run_sweep, summarise
+    from rlscale.theory._validation import MAX_JOBS, check_positive_int
 
+    check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also with --dry-run
     spec = load_spec(args.spec)
     if args.dry_run:
         out = Path(args.out)
@@ -53,17 +55,18 @@ def _sweep(args: argparse.Namespace) -> int:
               f"{len(todo)} to do")
         for r in todo:
             c = r["config"]
-            point = " ".join(f"{a.symbol}={c[a.field]}" for a in AXES)
+            point = " ".join(f"{a.symbol}={c.get(a.field, 1)}" for a in SWEEP_AXES)
             print(f"  {r['run_id']}  {point} {c['algorithm']} seed={c['seed']}")
         return 0
     rows = run_sweep(spec, args.out, jobs=args.jobs, scheduler=args.scheduler,
                      progress=not args.no_progress)
     table = summarise(rows)
-    print(f"{'E':>5} {'t':>4} {'k':>4} {'algorithm':>10} {'runs':>4}  "
+    print(f"{'E':>5} {'t':>4} {'k':>4} {'c':>4} {'algorithm':>10} {'runs':>4}  "
           f"{'success IQM [95% CI]':>28}  {'env steps':>10}")
     for s in table:
         print(f"{s['environments']:5d} {s['tasks_per_environment']:4d} "
-              f"{s['trajectories_per_task']:4d} {s['algorithm']:>10} {s['runs']:4d}  "
+              f"{s['trajectories_per_task']:4d} {s['context']:4d} {s['algorithm']:>10} "
+              f"{s['runs']:4d}  "
               f"{s['success_iqm']:.4f} [{s['ci_low']:.4f}, {s['ci_high']:.4f}]  "
               f"{s['env_steps']:10.0f}")
     print(f"{len(rows)} runs in {args.out}", file=sys.stderr)

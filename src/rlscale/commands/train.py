@@ -1,4 +1,4 @@
-"""``rlscale train``: train one policy on procedurally generated gridworlds.
+"""``rlscale train``: train one policy on procedurally generated gridworlds or cue corridors.
 
 Prints the held-out success (exact, on environments never seen in training)
 next to the untrained and the optimal policy's, the environment steps and the
@@ -11,11 +11,12 @@ import argparse
 import sys
 from typing import Any
 
-from rlscale.simulate._axes import AXES
+from rlscale.simulate._axes import SWEEP_AXES
 
-#: The data axes' flags come from the one axis vocabulary (rlscale.simulate._axes).
+#: The axes' flags (E, t, k and the context c) come from the one axis vocabulary
+#: (rlscale.simulate._axes).
 _AXIS_OPTIONS = (
-    *((axis.flag, axis.field, int, axis.description) for axis in AXES),
+    *((axis.flag, axis.field, int, axis.description) for axis in SWEEP_AXES),
     ("--seed", "seed", int, "random seed (same seed, bit-identical run)"),
     ("--steps", "steps", int, "number of updates (default: epochs passes over the tasks)"),
     ("--epochs", "epochs", int, "passes over the E·t tasks (default 4)"),
@@ -36,8 +37,18 @@ def register(sub: Any) -> None:
     for flag, dest, typ, text in _AXIS_OPTIONS:
         parser.add_argument(flag, dest=dest, type=typ, default=None, help=text)
     parser.add_argument("--algorithm", default=None,
-                        help="reinforce, rloo, grpo (default), dr_grpo or rlds")
-    parser.add_argument("--policy", default=None, help="linear (default) or mlp")
+                        help="reinforce, rloo, grpo (default), dr_grpo, rlds or cope (GRPO "
+                        "plus forecast heads on the policy's backbone)")
+    parser.add_argument("--policy", default=None,
+                        help="linear, mlp, backbone or linear_backbone (default: linear for a "
+                        "gridworld at context 1, backbone otherwise)")
+    parser.add_argument("--env", default=None,
+                        help="grid (default) or memory (cue corridors: the answer needs the "
+                        "first observation)")
+    parser.add_argument("--forecast-weight", dest="forecast_weight", type=float, default=None,
+                        help="cope: weight of the forecast loss (default 0.5)")
+    parser.add_argument("--forecast-horizon", dest="forecast_horizon", type=int, default=None,
+                        help="cope: actions forecast ahead, one head each (default 4)")
     parser.add_argument("--frontier", nargs=2, type=float, metavar=("LOW", "HIGH"),
                         default=None, help="train on tasks whose pass rate is in [LOW, HIGH]")
     parser.add_argument("--verify", action="store_true", default=None,
@@ -95,7 +106,8 @@ def _train(args: argparse.Namespace) -> int:
     for _, dest, _, _ in _AXIS_OPTIONS:
         if getattr(args, dest) is not None:
             values[dest] = getattr(args, dest)
-    for dest in ("algorithm", "policy", "frontier", "verify"):
+    for dest in ("algorithm", "policy", "env", "forecast_weight", "forecast_horizon",
+                 "frontier", "verify"):
         if getattr(args, dest) is not None:
             values[dest] = getattr(args, dest)
     if args.eval_every is not None:
@@ -110,15 +122,22 @@ def _train(args: argparse.Namespace) -> int:
         config = replace(config, eval_every=max(1, updates // 30))
     res = train(config, progress=not args.no_progress)
     c = res.config
-    print(f"trained {c.algorithm} ({c.policy}) on E={c.n_environments} environments × "
-          f"t={c.tasks_per_environment} tasks × k={c.trajectories_per_task} trajectories, "
-          f"seed {c.seed}")
+    window = f", context {c.context}" if c.windowed else ""
+    print(f"trained {c.algorithm} ({c.policy}{window}) on {c.env} E={c.n_environments} "
+          f"environments × t={c.tasks_per_environment} tasks × k={c.trajectories_per_task} "
+          f"trajectories, seed {c.seed}")
+    how = (f"Monte Carlo, {c.eval_episodes} episodes each" if c.windowed else "exact")
+    best = "reference" if c.env == "memory" else "optimal"
     print(f"held-out success  {res.success:.4f}   (untrained {res.untrained_success:.4f}, "
-          f"optimal {res.optimal_success:.4f}; {c.eval_environments} unseen environments × "
-          f"{c.eval_tasks_per_environment} tasks, exact)")
+          f"{best} {res.optimal_success:.4f}; {c.eval_environments} unseen environments × "
+          f"{c.eval_tasks_per_environment} tasks, {how})")
     print(f"updates {res.updates}   rollouts {res.rollouts}   env steps {res.env_steps}   "
           f"cost {c.cost:g}   zero-advantage groups {res.zero_advantage_fraction.mean():.3f}   "
           f"{res.seconds:.2f} s")
+    if res.forecast_loss.size:
+        print(f"forecast loss (mean cross-entropy of {c.algorithm_config().forecast_horizon} "
+              f"heads) {res.forecast_loss[0]:.4f} → {res.forecast_loss[-1]:.4f}; the heads are "
+              "not used to act")
     if c.verify:
         print(f"verifier kept {res.environments_kept} of {c.n_environments} environments")
     if args.curve:

@@ -111,6 +111,9 @@ def _properties(args: argparse.Namespace) -> int:
 
 
 def _reward_law(args: argparse.Namespace) -> int:
+    from rlscale.theory._validation import MAX_JOBS, check_positive_int
+
+    check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also without --trainer
     if args.trainer:
         from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 

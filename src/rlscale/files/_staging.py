@@ -33,6 +33,17 @@ ever deleted (issue 10, §1):
    Every file operation here goes through the output's
    :class:`~rlscale.files._containment.OutputArea`.
 
+6. **A publish that a kill interrupted is finished or undone by the next run**
+   (issue 22).  Publishing moves the old report aside (``.NAME.old-PID-NS``),
+   moves the user's files from it into the new report, moves the new report
+   into place and deletes the old one's files; ``kill -9`` can stop it between
+   any two of these.  :func:`open_staging` looks for the working names of a
+   run whose process is gone: with no report at ``NAME``, the old report is put
+   back, with the user's files it had already given to the new report; with a
+   report at ``NAME``, the old one's clean-up is finished as :func:`publish`
+   would have finished it.  A half-made staging directory
+   (``.NAME.partial.new-PID-*``) of a dead run is removed.
+
 Only :func:`check_destination`, :func:`open_staging`, :func:`close_staging`
 and :func:`publish` are meant for callers.
 """
@@ -153,6 +164,7 @@ def open_staging(out: Path) -> Path:
                          f"{STAGING_MARKER}); it was left untouched: move it away and rerun")
     _lock(area, staging)
     try:
+        recover_interrupted(area, staging)
         _clean(area, staging)
     except BaseException:
         close_staging(staging)
@@ -275,7 +287,8 @@ def _manifest(area: OutputArea, report: Path) -> tuple[set[str], list[str]]:
     if not isinstance(files, list):
         # A report from before manifests: the names a report writes.
         return {str(p) for p in _walk(report) if _is_output(p.parts[0])}, []
-    ours, refused = {MARKER}, []
+    # The staging marker too: a publish killed just after the rename leaves it (rule 6).
+    ours, refused = {MARKER, STAGING_MARKER}, []
     for entry in files:
         try:
             area.join(report, entry, "manifest entry")
@@ -357,6 +370,16 @@ def publish(staging: Path, out: Path) -> PublishOutcome:
         outcome.kept.append(str(rel))
     area.move(staging, out)
     area.remove_file(out / STAGING_MARKER, missing_ok=True)
+    _retire(area, old, ours)
+    if old.exists():
+        outcome.left = old
+    return outcome
+
+
+def _retire(area: OutputArea, old: Path, ours: set[str]) -> None:
+    """Delete the files the replaced report ``old`` wrote (``ours``), then its empty
+    directories; what is left (a user's file whose name the new report took, a file
+    that could not be deleted) stays in ``old``."""
     for rel in sorted(ours, key=lambda r: -len(PurePosixPath(r).parts)):
         path = old / rel
         # Deleting may fail (a read-only directory): the file then stays in `old`,
@@ -368,6 +391,56 @@ def publish(staging: Path, out: Path) -> PublishOutcome:
         # Not empty: holds what could be neither deleted nor moved.
         with contextlib.suppress(OSError, ContainmentError):
             area.remove_dir(dirpath)
-    if old.exists():
-        outcome.left = old
-    return outcome
+
+
+def _dead_working_names(area: OutputArea, kind: str) -> list[Path]:
+    """Working names beside the output (``.NAME.old-PID-NS``, ``.NAME.partial.new-PID-HEX``)
+    of runs whose process is gone, oldest first; real directories only."""
+    out = area.root
+    prefix = f".{out.name}.{kind}-"
+    found = []
+    for entry in out.parent.iterdir() if out.parent.is_dir() else ():
+        if not entry.name.startswith(prefix) or entry.is_symlink() or not entry.is_dir():
+            continue
+        pid, _, tail = entry.name[len(prefix):].partition("-")
+        if pid.isdigit() and tail and int(pid) != os.getpid() and not _alive(int(pid)):
+            found.append((tail, entry))
+    return [entry for _, entry in sorted(found)]
+
+
+def recover_interrupted(area: OutputArea, staging: Path) -> list[str]:
+    """Finish or undo the publish of a run that was killed (rule 6); what was done.
+
+    Called by :func:`open_staging` under the staging lock, before cleaning.
+    """
+    out, done = area.root, []
+    for tmp in _dead_working_names(area, "partial.new"):
+        with contextlib.suppress(OSError, ContainmentError):
+            area.remove_tree(tmp)
+            done.append(f"removed the half-made staging directory {tmp.name}")
+    for old in _dead_working_names(area, "old"):
+        if (old / MARKER).is_file() and not os.path.lexists(out):
+            # Killed between moving the old report aside and moving the new one in: the
+            # old report goes back, with the user's files it had given the new one.
+            new_files = (_read_json(staging / MARKER) or {}).get("files")
+            if isinstance(new_files, list) and staging.is_dir():
+                listed = {f for f in new_files if isinstance(f, str)}
+                for rel in sorted(_walk(staging)):
+                    if str(rel) in listed or str(rel) in (LOCK, STAGING_MARKER) or (
+                            os.path.lexists(old / rel)):
+                        continue
+                    area.make_dir((old / rel).parent)
+                    area.move(staging / rel, old / rel)
+            area.move(old, out)
+            done.append(f"put back the report {old.name} that an interrupted publish had "
+                        "moved aside")
+        elif os.path.lexists(out):
+            # Killed after the new report was in place: finish the old one's clean-up.
+            ours, _ = _manifest(area, old)
+            for rel in _foreign(old, ours):
+                if not os.path.lexists(out / rel):
+                    area.make_dir((out / rel).parent)
+                    area.move(old / rel, out / rel)
+            _retire(area, old, ours)
+            done.append(f"finished the clean-up of {old.name}")
+    return done

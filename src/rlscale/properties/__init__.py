@@ -66,6 +66,14 @@ class Property:
     description: str
     factory: Callable[[], Callable[[], None]]
 
+    def __post_init__(self) -> None:
+        for field_name in ("name", "description"):  # issue 22: a TypeError naming it
+            if not isinstance(getattr(self, field_name), str) or not getattr(self, field_name):
+                raise TypeError(f"{field_name} must be a non-empty string; got "
+                                f"{getattr(self, field_name)!r:.60}")
+        if not callable(self.factory):
+            raise TypeError(f"factory must be callable; got {self.factory!r:.60}")
+
 
 @dataclass(frozen=True)
 class PropertyResult:
@@ -100,6 +108,8 @@ def register(name: str, description: str) -> Callable[[Callable[[], Any]], Calla
     ...
     ValueError: property name 'validation.check_real_roundtrip' is registered twice
     """
+
+    Property(name, description, lambda: None)  # a TypeError naming a bad name (issue 22)
 
     def decorator(factory: Callable[[], Any]) -> Callable[[], Any]:
         if name in _REGISTRY and _REGISTRY[name].factory is not factory:
@@ -151,9 +161,15 @@ def select(names: Iterable[str] | None) -> list[Property]:
     >>> select(["no_such_area"])
     Traceback (most recent call last):
     ...
-    ValueError: unknown property 'no_such_area'; choose from ...
+    ValueError: unknown property 'no_such_area' in names; choose from ...
     """
     props = registry()
+    if names is not None and (isinstance(names, str | bytes) or not isinstance(names, Iterable)):
+        raise TypeError(f"names must be an iterable of property names or None; got "
+                        f"{names!r:.60}")
+    names = None if names is None else list(names)
+    if names and not all(isinstance(n, str) for n in names):
+        raise TypeError(f"names must hold property names (str); got {names!r:.60}")
     if not names:
         return list(props.values())
     chosen: list[Property] = []
@@ -162,7 +178,8 @@ def select(names: Iterable[str] | None) -> list[Property]:
         hits = [p for key, p in props.items() if key == pattern or key.startswith(pattern + ".")]
         if not hits:
             raise ValueError(
-                f"unknown property {pattern!r}; choose from {', '.join(props) or 'none'}"
+                f"unknown property {pattern!r} in names; choose from "
+                f"{', '.join(props) or 'none'}"
             )
         chosen.extend(h for h in hits if h not in chosen)
     return chosen
@@ -187,6 +204,8 @@ def run_property(prop: Property | str, profile: str = "ci") -> PropertyResult:
 
     if isinstance(prop, str):
         prop = select([prop])[0]
+    if not isinstance(prop, Property):
+        raise TypeError(f"prop must be a Property or a property name; got {prop!r:.60}")
     test = prop.factory()
     if not hasattr(test, "hypothesis"):
         raise TypeError(f"property {prop.name!r}: its factory must return a hypothesis "
@@ -228,4 +247,6 @@ def run_properties(
     >>> [r.passed for r in run_properties(["validation"], "dev")]
     [True]
     """
+    if not isinstance(profile, str) or profile not in PROFILES:  # before any property runs
+        raise ValueError(f"profile={profile!r:.60} is not one of {sorted(PROFILES)}")
     return [run_property(p, profile) for p in select(names)]

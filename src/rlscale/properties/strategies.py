@@ -26,8 +26,10 @@ __all__ = [
 
 def log_uniform(low: float, high: float) -> st.SearchStrategy[float]:
     """Floats in ``[low, high]`` (both > 0), uniform in ``log``, endpoints included."""
-    if not 0 < low <= high:
-        raise ValueError(f"need 0 < low <= high; got low={low}, high={high}")
+    from rlscale.theory._validation import check_scalar
+
+    low = check_scalar("low", low, low=0.0, low_open=True)  # issue 22: named, not a '<' error
+    high = check_scalar("high", high, low=low)
     lo, hi = math.log(low), math.log(high)
     return st.one_of(
         st.sampled_from([low, high]),
@@ -66,7 +68,7 @@ def additive_laws(axes: tuple[str, ...] = ("E", "T", "K")) -> st.SearchStrategy:
     """:class:`rlscale.theory.AdditiveLaw` over ``axes`` with exponents in [0.05, 1.5]."""
     from rlscale.theory import AdditiveLaw
 
-    n = len(axes)
+    n = len(_check_axes(axes))
     return st.builds(
         lambda floor, coefs, exps: AdditiveLaw(floor, dict(zip(axes, coefs)),
                                                dict(zip(axes, exps))),
@@ -78,5 +80,13 @@ def additive_laws(axes: tuple[str, ...] = ("E", "T", "K")) -> st.SearchStrategy:
 
 def linear_costs(axes: tuple[str, ...] = ("E", "T", "K")) -> st.SearchStrategy[str]:
     """Cost strings ``"c1*E + c2*T + ..."`` with unit prices spanning six decades."""
+    _check_axes(axes)
     return st.lists(log_uniform(1e-2, 1e4), min_size=len(axes), max_size=len(axes)).map(
         lambda cs: " + ".join(f"{c!r}*{a}" for c, a in zip(cs, axes)))
+
+
+def _check_axes(axes: object) -> tuple[str, ...]:
+    if isinstance(axes, str | bytes) or not isinstance(axes, tuple | list) or not axes or not all(
+            isinstance(a, str) and a.isidentifier() for a in axes):
+        raise TypeError(f"axes must be a non-empty tuple of axis names; got {axes!r:.60}")
+    return tuple(axes)

@@ -37,10 +37,13 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     ``gen_cost`` and ``train_cost``.
 ``[efficiency]``
     ``seeds`` of the realised comparison; ``ladder``: factors of the
-    predicted optimal budget at which the solver's allocation is trained to
-    locate, by interpolation, the cost at which it matches the baseline;
+    predicted iso-loss cost at which the plan is trained to locate, by a
+    monotone fit, the cost at which it matches the baseline;
     ``plan_laws``: bootstrap laws (at most) carried into the plan's
-    uncertainty and the robust plan.
+    uncertainty and the Bayes plan; ``decision_bootstrap``: bootstrap
+    resamples of each fission copy of the sweep in the recommendation
+    (:func:`rlscale.optimize.recommend`); ``probability``: what a departure
+    from proportional scaling needs on the judgement copy.
 ``[inference]``
     ``enabled``; the trained agent of the inference-budget section:
     ``environments``, ``epochs``, ``job_tasks`` (tasks of three turns each
@@ -59,7 +62,6 @@ import copy
 import json
 import os
 import tomllib
-from pathlib import Path
 from typing import Any
 
 __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config",
@@ -100,7 +102,7 @@ DEFAULTS: dict[str, Any] = {
         "train_cost": 4.0,
     },
     "efficiency": {"seeds": [0, 1, 2, 3, 4], "ladder": [0.25, 0.5, 1.0, 2.0],
-                   "plan_laws": 100},
+                   "plan_laws": 100, "decision_bootstrap": 200, "probability": 0.95},
     "inference": {"enabled": True, "environments": 16, "epochs": 4, "job_tasks": 2,
                   "episodes": 2000},
     "proofs": {"enabled": True},
@@ -119,7 +121,8 @@ QUICK: dict[str, Any] = {
     },
     "fit": {"bootstrap": 200},
     "allocation": {"budgets": [200.0, 20000.0, 8]},
-    "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0], "plan_laws": 40},
+    "efficiency": {"seeds": [0, 1, 2], "ladder": [0.5, 1.0, 2.0], "plan_laws": 40,
+                   "decision_bootstrap": 100},
 }
 
 
@@ -188,9 +191,12 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
     ValueError: unknown report config key 'costs.environmnet'; valid here: ['environment', \
 'task', 'trajectory']
     """
+    from rlscale.theory._validation import check_bool, check_path
+
+    check_bool("quick", quick)  # issue 22
     config = _merge(DEFAULTS, QUICK) if quick else copy.deepcopy(DEFAULTS)
     if path is not None:
-        path = Path(path)
+        path = check_path("path", path)
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -276,6 +282,9 @@ def validate(config: dict[str, Any]) -> None:
     for factor in eff["ladder"]:
         check_real("efficiency.ladder", factor, low=0.0, low_open=True)
     check_positive_int("efficiency.plan_laws", eff["plan_laws"], minimum=2)
+    check_positive_int("efficiency.decision_bootstrap", eff["decision_bootstrap"], minimum=20)
+    check_real("efficiency.probability", eff["probability"], low=0.5, high=1.0,
+               low_open=True, high_open=True)
     inf = config["inference"]
     for key in ("environments", "epochs", "job_tasks", "episodes"):
         check_positive_int(f"inference.{key}", inf[key])

@@ -12,18 +12,13 @@ from pathlib import Path
 from rlscale._document import Document
 from rlscale._document import format_value as _fmt
 from rlscale.report._config import SUBSTITUTE
+from rlscale.report._document_efficiency import (
+    bounded,
+    decision_summary,
+    efficiency_section,
+    realised_text,
+)
 from rlscale.report._next_runs import next_runs_section
-
-#: How each η-interval method is named in the report (plan_uncertainty's ``method``).
-_INTERVAL_TEXT = {
-    "symmetric": "symmetric intervals η̂ ± t, t the level's quantile of |η* − η̂| over those laws "
-                 "(Hall 1988; the one method that did not under-cover in the calibration study, "
-                 "docs/solve.md)",
-    "bc": "bias-corrected percentile intervals (Efron 1987)",
-    "percentile": "percentile intervals of η over those laws",
-    "basic": "basic (reflected) intervals, 2η̂ − quantiles, clipped at 1",
-    "basic-log": "basic intervals of log(η − 1)",
-}
 
 __all__ = ["bounded", "build_document"]
 
@@ -144,76 +139,7 @@ def build_document(result) -> Document:
         f"{syn['quality_filter']['acceptance']:.3f}).")
     doc.figure("allocation.png", "Optimal E, t, k and budget shares against the budget")
 
-    eff = s["efficiency"]
-    pct = f"{round(eff['confidence'] * 100)} %"
-    real = eff["realised"]
-    doc.heading("5. Efficiency against the strongest baseline")
-    doc.paragraph(
-        f"Each baseline spends the budget {eff['predicted']['budget']:g} in one simple way, "
-        "inside the allocation bounds: on one of E, t, k alone (the others at the sweep's "
-        "centre), or on all three in proportion. η = B_baseline / B_optimal is the baseline's "
-        "cost over the cost at which the optimal allocation reaches the same loss; the "
-        f"strongest baseline (smallest η) is the fair comparison. Predicted intervals: "
-        f"{pct} over {eff['plan']['n_laws']} bootstrap laws, "
-        + _INTERVAL_TEXT.get(eff["plan"].get("interval_method", "percentile"),
-                             f"by the {eff['plan'].get('interval_method')} method")
-        + ".")
-    doc.table(["baseline", "E", "t", "k", "cost", "predicted loss", "predicted η", "note"],
-              [[name, row["values"]["E"], row["values"]["t"], row["values"]["k"], row["cost"],
-                row["loss"], row["eta"], row["note"] or "—"]
-               for name, row in eff["baselines"].items()])
-    rows = []
-    for name, comp in eff["comparisons"].items():
-        pred, rl, bs = comp["predicted"], comp["realised"], comp["baseline_success"]
-        rows.append([name, f"{pred['eta']:.3g} [{pred['interval'][0]:.3g}, "
-                           f"{pred['interval'][1]:.3g}]",
-                     f"{bounded(rl['eta'], rl['bound'])} [{rl['interval'][0]:.3g}, "
-                     f"{rl['interval'][1]:.3g}]",
-                     "yes" if comp["intervals_overlap"] else "no",
-                     f"{bs['estimate']:.3f} [{bs['low']:.3f}, {bs['high']:.3f}]",
-                     f"{comp['difference']['estimate']:+.3f} [{comp['difference']['low']:+.3f}, "
-                     f"{comp['difference']['high']:+.3f}]"])
-    doc.table(["trained against", f"predicted η ({pct})", f"realised η ({pct})",
-               "intervals agree", "baseline success", "plan − baseline at equal cost"], rows)
-    doc.paragraph(
-        "The same comparisons at equal real compute, and at equal optimiser updates: the "
-        "trainer's updates grow with the tasks E·t and not with k, so arms of equal data cost "
-        "can differ in updates. 'η by env steps' measures cost in environment steps; "
-        "'equal updates' retrains the baseline with the plan's number of updates.")
-    doc.table(["baseline", "updates (plan / baseline)", f"η by env steps ({pct})",
-               f"plan − baseline, equal updates ({pct})"],
-              [[name, f"{c['equal_cost']['updates']} / {c['equal_cost']['baseline_updates']}",
-                f"{bounded(c['by_env_steps']['eta'], c['by_env_steps']['bound'])} "
-                f"[{c['by_env_steps']['interval'][0]:.3g}, {c['by_env_steps']['interval'][1]:.3g}]",
-                "{estimate:+.3f} [{low:+.3f}, {high:+.3f}]".format(
-                    **c["equal_updates"]["difference"])]
-               for name, c in eff["comparisons"].items()])
-    notes = [f"{name}: {c['realised']['note']}" for name, c in eff["comparisons"].items()
-             if c["realised"]["note"]]
-    doc.paragraph(
-        f"Realised with the trainer ({len(real['seeds'])} seeds): the optimal allocation is "
-        "trained along its budget path and η is read off where its held-out success reaches "
-        "the baseline's; the interval resamples seeds and the interpolation together."
-        + (" " + "; ".join(notes) + "." if notes else ""))
-    plan = eff["plan"]
-    iv = plan["allocation_intervals"]
-    rob = plan["robust"]
-    doc.paragraph(
-        "Uncertainty of the plan: the optimal allocation under the bootstrap laws spans "
-        + ", ".join(f"{v} ∈ [{iv[v][0]:.3g}, {iv[v][1]:.3g}]" for v in ("E", "t", "k"))
-        + f"; the loss they predict at the plan lies in [{plan['loss_band'][0]:.4f}, "
-        f"{plan['loss_band'][1]:.4f}]. The robust plan (least mean loss over the bootstrap "
-        f"laws) is E, t, k = {rob['values']['E']:.3g}, {rob['values']['t']:.3g}, "
-        f"{rob['values']['k']:.3g}: it lowers the expected loss by {plan['robust_gain']:.2g} "
-        f"and costs {plan['robust_point_cost']:.2g} of loss if the point law is right.")
-    doc.table(["budget", "E", "t", "k", "cost", "predicted loss", "success (IQM)",
-               f"{pct} CI"],
-              [[p["budget"], p["E"], p["t"], p["k"], p["cost"], p["predicted_loss"],
-                p["success_iqm"], f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]"]
-               for p in real["optimal_path"]])
-    doc.figure("efficiency.png", "Predicted η against the trajectories-only baseline's budget")
-    doc.figure("realised.png", "Realised: the optimal allocation along its budget path against "
-                               "the baselines; predicted and realised η with their intervals")
+    efficiency_section(doc, s["efficiency"])
 
     next_runs_section(doc, s.get("next_runs", {"enabled": False}))  # issue 23
     _inference(doc, s.get("inference", {"enabled": False}))
@@ -237,19 +163,12 @@ def build_document(result) -> Document:
     def _cpu(k: str) -> str:
         return "" if cpu.get(k) is None else f" (CPU {cpu[k]:.1f} s)"
 
+    total = s.get("cpu_total")
     doc.paragraph("Timings (wall, and CPU with the step's worker processes): "
-                  + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + ".")
+                  + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + "."
+                  + ("" if total is None else f" CPU of all the report's processes: "
+                                             f"{total:.1f} s."))
     return doc
-
-
-def bounded(value: float, eta_bound: str, cost: bool = False) -> str:
-    """``= x``, ``≥ x`` or ``≤ x``; a cost's bound is the opposite of η's."""
-    sign = {"exact": "=", "at least": "≥", "at most": "≤"}[eta_bound]
-    if cost:
-        sign = {"=": "", "≥": "≤ ", "≤": "> "}[sign]
-    else:
-        sign += " "
-    return f"{sign}{_fmt(value)}"
 
 
 def _version() -> str:
@@ -376,19 +295,23 @@ def _summary(doc: Document, s, cfg) -> None:
                  f"{sw['untrained_success']:.3f} and the optimum's {sw['optimal_success']:.3f}; "
                  "impact ordering at the sweep's centre: " + " > ".join(fit["impact_ordering"])
                  + ".")
+    items.insert(0, decision_summary(eff, pct))
     strongest = eff["strongest"]
     for name, comp in eff["comparisons"].items():
         pred, rl = comp["predicted"], comp["realised"]
         label = ("the strongest baseline" if name == strongest else "the seed paper's baseline")
-        items.append(
-            f"η against {label} ({name}): predicted {pred['eta']:.3g} "
-            f"[{pred['interval'][0]:.3g}, {pred['interval'][1]:.3g}], realised "
-            f"{bounded(rl['eta'], rl['bound'])} [{rl['interval'][0]:.3g}, "
-            f"{rl['interval'][1]:.3g}] ({pct} intervals) — the intervals "
-            + ("agree." if comp["intervals_overlap"] else "do not overlap."))
         if name == strongest and len(eff["comparisons"]) == 1:
-            items[-1] = items[-1].replace("the strongest baseline", "the strongest baseline, "
-                                          "which is also the seed paper's")
+            label = "the strongest baseline, which is also the seed paper's"
+        if rl["eta"] is None:
+            verdict = ("realised η cannot be estimated (the trained plan's success does not "
+                       "measurably rise along its path), so nothing can agree with the "
+                       "prediction.")
+        else:
+            verdict = (f"realised {realised_text(rl)} ({pct} intervals) — the intervals "
+                       + ("agree." if comp["intervals_overlap"] else "do not overlap."))
+        items.append(
+            f"The plan's η against {label} ({name}): on the judgement copy {pred['eta']:.3g} "
+            f"[{pred['interval'][0]:.3g}, {pred['interval'][1]:.3g}]; {verdict}")
     doc.paragraph(" ".join(f"({i}) {t}" for i, t in enumerate(items, 1)))
 
 
@@ -420,6 +343,13 @@ def _caveats(doc: Document, s, cfg) -> None:
             out.append(f"Realised η against {name}: {comp['realised']['note']}.")
     for note in eff["curve_notes"] + eff["plan"]["notes"]:
         out.append(note)
+    for note in eff["recommendation"]["notes"]:
+        out.append(f"Recommendation: {note}")
+    out.append("The recommendation is judged on a fission copy of the sweep with "
+               f"{1 + 1 / eff['recommendation']['split'] ** 2:.2g}× the sweep's noise variance: "
+               "an advantage smaller than what that copy resolves is reported as no "
+               "detectable advantage, not as a gain (python -m benchmarks.decision_study "
+               "measures how often a recommendation pays off under known generating laws)")
     tr = s.get("reward_law_trainer", {"enabled": False})
     if tr["enabled"]:
         out.append(

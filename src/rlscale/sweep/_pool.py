@@ -80,10 +80,20 @@ def estimated_work(config: dict[str, Any]) -> float:
     tasks = config["n_environments"] * config["tasks_per_environment"]
     per_update = min(config["tasks_per_step"], tasks)
     updates = config["steps"] or math.ceil(config["epochs"] * tasks / per_update)
-    horizon = config["max_steps"] or 4 * config["grid_size"]
+    eval_tasks = config["eval_environments"] * config["eval_tasks_per_environment"]
+    # Fields added with the memory family and the context axis are absent at their defaults.
+    if config.get("env", "grid") == "memory":
+        horizon = config["max_steps"] or 4 * config.get("memory_length", 8)
+    else:
+        horizon = config["max_steps"] or 4 * config["grid_size"]
     train = updates * per_update * config["trajectories_per_task"] * horizon
-    held_out = (config["eval_environments"] * config["eval_tasks_per_environment"]
-                * config["grid_size"] ** 2 * horizon * 3)
+    if config.get("env", "grid") == "memory" or config.get("context", 1) > 1:
+        # Windowed runs: Monte Carlo evaluation, and the backbone's cost per step grows
+        # with the context (roughly: one embedding row per slot beside the fixed rest).
+        scale = 1.0 + config.get("context", 1) / 8.0
+        held_out = eval_tasks * config.get("eval_episodes", 32) * horizon
+        return float(scale * (train + held_out))
+    held_out = eval_tasks * config["grid_size"] ** 2 * horizon * 3
     return float(train + _EVAL_WEIGHT * held_out)
 
 
@@ -200,9 +210,14 @@ def _numpy_friendly_heap() -> Iterator[None]:
         trim(0)
 
 
-def run_chunk(configs: list[dict[str, Any]]) -> ChunkResult:
+def run_chunk(configs: list[dict[str, Any]], parent: int | None = None) -> ChunkResult:
     """Run ``configs`` one after the other on this worker (one BLAS thread, a heap that
-    keeps numpy's arrays)."""
+    keeps numpy's arrays).  ``parent``: the sweep's process, which a local worker must
+    not outlive (``kill -9`` of the sweep left its workers running, issue 22)."""
+    if parent is not None and parent != os.getpid():
+        from rlscale.sweep._lifetime import die_with_parent
+
+        die_with_parent(parent, kernel=False)
     # The process clock is read first and last so that its interval encloses the thread's.
     process, cpu, wall = time.process_time(), time.thread_time(), time.perf_counter()
     with _one_blas_thread(), _numpy_friendly_heap():
@@ -234,6 +249,14 @@ def execute(configs: list[dict[str, Any]], jobs: int,
         return
     from joblib import Parallel, delayed
 
+    from rlscale.sweep._lifetime import children_ignore_interrupts, quiet_teardown_after_interrupt
+
     parallel = Parallel(n_jobs=jobs, return_as="generator_unordered", batch_size=1,
                         pre_dispatch="all")
-    yield from parallel(delayed(run_chunk)(c) for c in chunks(configs, jobs))
+    with quiet_teardown_after_interrupt():
+        # The call dispatches every chunk, starting the workers: Ctrl-C is for this
+        # process alone, which stops them (issue 22).
+        with children_ignore_interrupts():
+            results = parallel(delayed(run_chunk)(c, os.getpid())
+                               for c in chunks(configs, jobs))
+        yield from results

@@ -16,12 +16,15 @@ A sweep is described by a TOML spec (see ``examples/sweep.toml``)::
     [train]                  # any other TrainConfig field, the same for every run
     epochs = 4
 
-``design = "grid"`` runs the full product of the axes; ``"axes"`` varies one
-axis at a time with the others at ``base`` (a star design: the per-axis laws
-need the axes, not their interactions, and it costs a sum instead of a
-product).  The keys of ``[base]`` and ``[axes]`` are the axes of
-:data:`rlscale.simulate.AXES`, in any of their spellings (``E``, ``t``, ``k``,
-``n_environments``), read as the canonical names.
+``[base]`` and ``[axes]`` may also name ``context`` (symbol ``c``): the
+agent's context window, the harness axis (``examples/sweep-context.toml``
+sweeps it on the memory family).  ``design = "grid"`` runs the full product
+of the axes; ``"axes"`` varies one axis at a time with the others at
+``base`` (a star design: the per-axis laws need the axes, not their
+interactions, and it costs a sum instead of a product).  The keys of
+``[base]`` and ``[axes]`` are the axes of :data:`rlscale.simulate.SWEEP_AXES`,
+in any of their spellings (``E``, ``t``, ``k``, ``c``, ``n_environments``),
+read as the canonical names.
 
 Results file (CSV, one row per finished run, columns :data:`COLUMNS`;
 ``rlscale fit`` reads it directly).  Every finished run (in parallel: every
@@ -31,8 +34,10 @@ so the file on disk is always a complete table of finished runs: a sweep
 killed at any moment loses at most the runs (chunks) in flight, and rerunning the same
 command skips every run whose ``run_id`` (a hash of its full configuration)
 is already in the file (rows of other specs are kept, so one file can grow
-over several specs).  A file whose header is not :data:`COLUMNS`, or with a
-malformed row, is refused with a message and never overwritten.
+over several specs).  A file whose header is not :data:`COLUMNS` (or
+:data:`LEGACY_COLUMNS`, the header before the context axis, read with
+``context = 1``), or with a malformed row, is refused with a message and never
+overwritten.
 """
 
 from __future__ import annotations
@@ -52,28 +57,35 @@ from pathlib import Path
 from typing import Any
 
 from rlscale.files._atomic import csv_field_limit, write_text_atomic
-from rlscale.simulate._axes import AXES, Axis, axis
+from rlscale.simulate._axes import SWEEP_AXES, Axis, axis
 from rlscale.sweep._pool import execute
+from rlscale.theory._validation import MAX_COUNT, MAX_JOBS, check_mapping, check_path
 
-__all__ = ["COLUMNS", "SweepSpec", "expand", "load_spec", "read_results", "run_sweep",
-           "summarise"]
+__all__ = ["COLUMNS", "LEGACY_COLUMNS", "SweepSpec", "expand", "load_spec", "read_results",
+           "run_sweep", "summarise"]
 
 #: Column order of the results file.  ``tasks = E·t``, ``trajectories = E·t·k``,
 #: ``success`` = held-out success, ``loss = 1 − success``.
 COLUMNS: tuple[str, ...] = (
-    "environments", "tasks_per_environment", "trajectories_per_task", "tasks", "trajectories",
-    "seed", "algorithm", "success", "loss", "env_steps", "cost", "untrained_success",
-    "optimal_success", "rollouts", "updates", "environments_kept", "zero_advantage_fraction",
-    "policy", "frontier", "defect_rate", "verify", "seconds", "run_id",
+    "environments", "tasks_per_environment", "trajectories_per_task", "context", "tasks",
+    "trajectories", "seed", "algorithm", "success", "loss", "env_steps", "cost",
+    "untrained_success", "optimal_success", "rollouts", "updates", "environments_kept",
+    "zero_advantage_fraction", "policy", "env", "frontier", "defect_rate", "verify", "seconds",
+    "run_id",
 )
-_INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task", "tasks",
-                "trajectories", "seed", "env_steps", "rollouts", "updates",
+#: The header before the context axis (issue 27): such files are read with
+#: ``context = 1`` and ``env = "grid"`` (what every run then was) and rewritten with
+#: :data:`COLUMNS` when a sweep adds to them.
+LEGACY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c not in ("context", "env"))
+_LEGACY_DEFAULTS = {"context": "1", "env": "grid"}
+_INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task", "context",
+                "tasks", "trajectories", "seed", "env_steps", "rollouts", "updates",
                 "environments_kept", "verify"}
-_STR_COLUMNS = {"algorithm", "policy", "frontier", "run_id"}
+_STR_COLUMNS = {"algorithm", "policy", "env", "frontier", "run_id"}
 #: Canonical axis names (the sweep keys and results columns) and their TrainConfig fields,
-#: from the one axis vocabulary (:mod:`rlscale.simulate._axes`).
-_AXES = tuple(a.name for a in AXES)
-_AXIS_FIELD = {a.name: a.field for a in AXES}
+#: from the one axis vocabulary (:mod:`rlscale.simulate._axes`): E, t, k and the context.
+_AXES = tuple(a.name for a in SWEEP_AXES)
+_AXIS_FIELD = {a.name: a.field for a in SWEEP_AXES}
 _TOP_KEYS = {"design", "seeds", "algorithms", "base", "axes", "train"}
 #: Most runs one spec may hold (each run is validated up front, ~0.1 ms each).
 MAX_RUNS = 100_000
@@ -87,7 +99,8 @@ class SweepSpec:
     seeds: tuple[int, ...] = (0, 1, 2, 3)
     algorithms: tuple[str, ...] = ("grpo",)
     base: dict[str, int] = field(default_factory=lambda: {
-        "environments": 16, "tasks_per_environment": 4, "trajectories_per_task": 8})
+        "environments": 16, "tasks_per_environment": 4, "trajectories_per_task": 8,
+        "context": 1})
     axes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     train: dict[str, Any] = field(default_factory=dict)
 
@@ -101,12 +114,14 @@ def _int_list(name: str, value: Any, minimum: int) -> tuple[int, ...]:
                         f"{type(value).__name__} {value!r:.60}")
     out = []
     for v in value:
-        # 16.0 is read as 16 (as TrainConfig does), so a spec has one canonical form.
-        if isinstance(v, float) and v.is_integer() and v >= minimum:
-            v = int(v)
-        if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
-            raise ValueError(f"{name} must hold integers >= {minimum}; got {name}="
-                             f"{value!r:.80}")
+        # Integers only (issue 22): 16.0 or 1e6 is a real number, refused as a count is
+        # everywhere, so a spec has one canonical form without rounding anything.
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{name} must hold integers (write 16, not 16.0 or 1.6e1); got "
+                            f"{name}={value!r:.80}")
+        if v < minimum or v > MAX_COUNT:
+            raise ValueError(f"{name} must hold integers >= {minimum} and <= {MAX_COUNT}; got "
+                             f"{name}={value!r:.80}")
         out.append(v)
     return _distinct(name, out)
 
@@ -127,7 +142,7 @@ def _axis_table(table: str, values: dict[str, Any]) -> dict[Axis, Any]:
             found = axis(key)
         except (TypeError, ValueError):
             raise ValueError(f"unknown [{table}] key {key!r}; valid: {list(_AXES)} (or the "
-                             "symbols E, t, k)") from None
+                             "symbols E, t, k, c)") from None
         if found in out:
             raise ValueError(f"[{table}] names the axis {found.name} twice (as {key!r} and "
                              "another spelling)")
@@ -147,8 +162,9 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
     >>> parse_spec({"axes": {"environments": [0]}})
     Traceback (most recent call last):
     ...
-    ValueError: axes.environments must hold integers >= 1; got axes.environments=[0]
+    ValueError: axes.environments must hold integers >= 1 and <= 9223372036854775807; got ...
     """
+    check_mapping("data", data)  # issue 22: a TypeError naming it, not AttributeError
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise ValueError(f"unknown sweep spec key(s) {unknown}; valid: {sorted(_TOP_KEYS)}")
@@ -175,7 +191,7 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
         axes[key.name] = _int_list(f"axes.{key.name}", values, key.minimum)
     train = dict(data.get("train", {}))
     clash = sorted(set(train) & {"n_environments", "tasks_per_environment",
-                                 "trajectories_per_task", "seed", "algorithm"})
+                                 "trajectories_per_task", "context", "seed", "algorithm"})
     if clash:
         raise ValueError(f"[train] must not set {clash}: they are sweep axes, seeds or "
                          "algorithms")
@@ -192,7 +208,7 @@ def parse_spec(data: dict[str, Any]) -> SweepSpec:
 
 def load_spec(path: str | os.PathLike[str]) -> SweepSpec:
     """Read and validate a TOML sweep spec."""
-    path = Path(path)
+    path = check_path("path", path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
@@ -225,6 +241,7 @@ def expand(spec: SweepSpec) -> list[dict[str, Any]]:
     """
     from rlscale.simulate import TrainConfig
 
+    _check_spec(spec)
     runs = []
     for point, algorithm, seed in itertools.product(_points(spec), spec.algorithms, spec.seeds):
         values = {**spec.train, **{_AXIS_FIELD[a]: v for a, v in point.items()},
@@ -234,9 +251,20 @@ def expand(spec: SweepSpec) -> list[dict[str, Any]]:
     return runs
 
 
+def _check_spec(spec: Any) -> SweepSpec:
+    if not isinstance(spec, SweepSpec):
+        raise TypeError(f"spec must be a SweepSpec (from parse_spec or load_spec); got "
+                        f"{type(spec).__name__} {spec!r:.60}")
+    return spec
+
+
 def run_id(config: dict[str, Any]) -> str:
     """Stable hash of a full configuration (16 hex digits)."""
-    text = json.dumps(config, sort_keys=True, default=list)
+    check_mapping("config", config)
+    try:
+        text = json.dumps(config, sort_keys=True, default=list)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"config must hold JSON values (numbers, strings, lists); {exc}") from None
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -262,7 +290,7 @@ def read_results(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         If the header is not :data:`COLUMNS` or a row is malformed; the
         message names the file and the line.
     """
-    path = Path(path)
+    path = check_path("path", path)
     with csv_field_limit(path):
         return _read_results(path, path.read_text(encoding="utf-8-sig"))
 
@@ -273,16 +301,20 @@ def _read_results(path: Path, text: str) -> list[dict[str, Any]]:
     if header is None:
         raise ValueError(f"{path} is empty, not an rlscale sweep results file; "
                          "move it away or choose another --out")
-    if tuple(header) != COLUMNS:
+    if tuple(header) not in (COLUMNS, LEGACY_COLUMNS):
         raise ValueError(f"{path} is not an rlscale sweep results file (its header is "
                          f"{','.join(header)[:80]!r}...); refusing to touch it: move it "
                          "away or choose another --out")
+    columns = tuple(header)
     rows = []
     seen: dict[str, int] = {}
     for line_no, values in enumerate(reader, start=2):
-        if len(values) != len(COLUMNS):
+        if len(values) != len(columns):
             raise ValueError(f"{path} is corrupt: line {line_no} has {len(values)} fields, "
-                             f"expected {len(COLUMNS)}; refusing to overwrite it")
+                             f"expected {len(columns)}; refusing to overwrite it")
+        if columns is LEGACY_COLUMNS or columns == LEGACY_COLUMNS:
+            named = dict(zip(columns, values), **_LEGACY_DEFAULTS)
+            values = [named[c] for c in COLUMNS]
         row: dict[str, Any] = {}
         try:
             for col, v in zip(COLUMNS, values):
@@ -323,7 +355,10 @@ def run_sweep(
     jobs : int
         Local worker processes (joblib); ignored with ``scheduler``.  With more
         than one, runs go largest first and small runs in chunks (see
-        :mod:`rlscale.sweep._pool`); rows are appended in completion order.
+        :mod:`rlscale.sweep._pool`); rows are appended in completion order, and
+        once every run is done the file is rewritten in the spec's order (rows of
+        other specs first, as they were), so it does not depend on the number of
+        workers or on how often the sweep was interrupted (issue 22).
     scheduler : str, optional
         Address of a Dask distributed scheduler (``tcp://host:8786``).
     progress : bool
@@ -344,10 +379,17 @@ def run_sweep(
     >>> [s["runs"] for s in summarise(back)]
     [1, 1]
     """
-    from rlscale.theory._validation import check_positive_int
+    from rlscale.theory._validation import check_bool, check_positive_int
 
-    jobs = check_positive_int("jobs", jobs)
-    out = Path(out)
+    _check_spec(spec)
+    jobs = check_positive_int("jobs", jobs, maximum=MAX_JOBS)
+    out = check_path("out", out)
+    check_bool("progress", progress)
+    if scheduler is not None and (not isinstance(scheduler, str) or ":" not in scheduler):
+        raise TypeError(f"scheduler must be a Dask scheduler address ('tcp://host:8786') or "
+                        f"None; got scheduler={scheduler!r:.60}")
+    if on_row is not None and not callable(on_row):
+        raise TypeError(f"on_row must be callable or None; got {on_row!r:.60}")
     rows = read_results(out) if out.exists() else []
     done = {r["run_id"] for r in rows}
     runs = expand(spec)
@@ -368,7 +410,13 @@ def run_sweep(
                 bar.update(1)
     finally:
         bar.close()
-    return rows
+    order = {r["run_id"]: i for i, r in enumerate(runs)}
+    canonical = ([r for r in rows if r["run_id"] not in order]
+                 + sorted((r for r in rows if r["run_id"] in order),
+                          key=lambda r: order[r["run_id"]]))
+    if canonical != rows:
+        write_text_atomic(out, _render(canonical))
+    return canonical
 
 
 def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict[str, Any]]:
@@ -377,10 +425,18 @@ def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict
     steps."""
     from rlscale.simulate import iqm_ci
 
+    keys = ("environments", "tasks_per_environment", "trajectories_per_task", "algorithm",
+            "policy", "frontier", "defect_rate", "verify", "context", "env", "success",
+            "env_steps")
+    if isinstance(rows, str | bytes | dict) or not isinstance(rows, list | tuple) or not all(
+            isinstance(r, dict) and all(k in r for k in keys) for r in rows):
+        raise TypeError(f"rows must be a list of result rows (read_results or run_sweep); "
+                        f"got {rows!r:.60}")
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for r in rows:
         key = (r["environments"], r["tasks_per_environment"], r["trajectories_per_task"],
-               r["algorithm"], r["policy"], r["frontier"], r["defect_rate"], r["verify"])
+               r["algorithm"], r["policy"], r["frontier"], r["defect_rate"], r["verify"],
+               r["context"], r["env"])
         groups.setdefault(key, []).append(r)
     out = []
     for key in sorted(groups):
@@ -389,7 +445,8 @@ def summarise(rows: list[dict[str, Any]], confidence: float = 0.95) -> list[dict
         out.append({
             "environments": key[0], "tasks_per_environment": key[1],
             "trajectories_per_task": key[2], "algorithm": key[3], "policy": key[4],
-            "frontier": key[5], "defect_rate": key[6], "verify": key[7], "runs": len(g),
+            "frontier": key[5], "defect_rate": key[6], "verify": key[7], "context": key[8],
+            "env": key[9], "runs": len(g),
             "success_iqm": ci.estimate, "ci_low": ci.low, "ci_high": ci.high,
             "env_steps": sum(r["env_steps"] for r in g) / len(g),
         })

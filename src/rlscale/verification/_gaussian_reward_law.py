@@ -218,9 +218,11 @@ def verify_reward_law(
 
     from rlscale.simulate import sample_selection
     from rlscale.theory import reward
-    from rlscale.theory._validation import check_positive_int
+    from rlscale.theory._validation import check_bool, check_positive_int
 
     settings = _settings(mode)
+    check_bool("figures", figures)  # issue 22: flags are booleans
+    check_bool("progress", progress)
     seed = None
     if isinstance(rng, np.random.Generator):
         gen = rng
@@ -443,9 +445,14 @@ def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, 
     from rlscale._optional import require
     from rlscale.files._atomic import write_bytes_atomic
 
+    if not isinstance(report, RewardLawReport):  # issue 22
+        raise TypeError(f"report must be a RewardLawReport (from verify_reward_law); got "
+                        f"{type(report).__name__} {report!r:.60}")
     mpl = require("matplotlib", extra="plot", purpose="reward-law figures")
     mpl.use("Agg")
     import matplotlib.pyplot as plt
+
+    from rlscale.report._figures import log_scale
 
     out = Path(out)
     make_output_dir(out)
@@ -459,7 +466,7 @@ def write_reward_figures(report: RewardLawReport, out: str | Path) -> dict[str, 
     sc = ax.scatter(lm, k, c=g, s=28, marker="s", cmap="viridis")
     grid_lm = np.linspace(lm.min(), lm.max(), 100)
     ax.plot(grid_lm, grid_lm, "r--", lw=1.5, label="crossover K = log M")
-    ax.set_yscale("log")
+    log_scale(ax, "y")
     ax.set_xlabel("log M (comparisons)")
     ax.set_ylabel("KL budget K")
     ax.set_title("gold gain G(M, K), best-of-n, noise 1")

@@ -161,7 +161,12 @@ def ground_inference(config: GroundingConfig | None = None, *,
     )
     from rlscale.simulate import run_turn_episodes, train
     from rlscale.theory import Turn
+    from rlscale.theory._validation import check_positive_int
 
+    check_positive_int("grid_points", grid_points, minimum=2, maximum=10_000)
+    if config is not None and not isinstance(config, GroundingConfig):  # issue 22
+        raise TypeError(f"config must be a GroundingConfig or None; got "
+                        f"{type(config).__name__} {config!r:.60}")
     config = GroundingConfig() if config is None else config
     start = time.perf_counter()
     result = train(n_environments=config.environments,
@@ -258,12 +263,12 @@ def write_figures(result: GroundingResult, out: Any) -> list[str]:
     written = []
 
     def plain_log_x(ax: Any) -> None:
-        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
+        from matplotlib.ticker import LogLocator, NullLocator, ScalarFormatter
 
         ax.set_xscale("log")
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(ScalarFormatter())
-        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())  # unlabelled marks: a third of the drawing
 
     for vname, curve in result.curves.items():
         fig, ax = plt.subplots(figsize=(6, 4))

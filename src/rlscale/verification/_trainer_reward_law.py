@@ -207,9 +207,11 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
 
     from rlscale.simulate._gold_reward import sample_trajectories
     from rlscale.simulate._rm_experiment import CAPACITIES, comparison_pool, make_rm_setup
-    from rlscale.theory._validation import check_positive_int
+    from rlscale.theory._validation import check_bool, check_positive_int
 
     st = _settings(mode)
+    check_bool("figures", figures)  # issue 22
+    check_bool("progress", progress)
     if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
         raise TypeError(f"rng must be an int seed >= 0; got {rng!r}")
     seed = check_positive_int("seed", rng, minimum=0)

@@ -1,0 +1,194 @@
+"""The figures of the decision study (``python -m benchmarks.decision_study``), from its files.
+
+Everything here reads the plain records a cell's JSON holds, so ``--rescore`` prints the
+tables and ``--figure`` draws the reliability plot without computing anything again.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["figure", "reliability", "report", "score"]
+
+
+# -- scoring ------------------------------------------------------------------------------------
+
+def _wilson(hits: int, n: int) -> tuple[float, float]:
+    from rlscale.optimize._calibration import _wilson as w
+
+    return w(hits, n) if n else (math.nan, math.nan)
+
+
+def score(state: dict[str, Any]) -> dict[str, Any]:
+    """The cell's figures (see the module docstring)."""
+    from rlscale.optimize._eta_interval import bootstrap_interval
+
+    truth = state["truth"]
+    star, oracle = truth["strongest"], truth["oracle_eta"]
+    recs = [r for r in state["records"].values() if "recommend" in r]
+    n = len(recs)
+    eta_star = np.array([r["recommend"]["eta_deployed"][star] for r in recs])
+    eta_prop = np.array([r["recommend"]["eta_deployed"]["proportional"] for r in recs])
+    ok = int(np.sum(eta_star >= 1 - 1e-9))
+    departs = np.array([r["recommend"]["departs"] for r in recs])
+    plan = np.array([r["recommend"]["choice"] == "plan" for r in recs])
+    # Interval coverage for η_deployed, against the strongest baseline of each data set.
+    hits = tot = 0
+    for r in recs:
+        rc = r["recommend"]
+        name = rc["strongest"]
+        c = rc["comparisons"].get(name)
+        if c is None:
+            continue
+        lo, hi = c["eta_interval"]
+        tot += 1
+        hits += lo <= rc["eta_deployed"][name] <= hi
+    cand_cov = cand_tot = 0
+    for r in recs:
+        c = r["recommend"].get("candidate")
+        if not c:
+            continue
+        name = r["recommend"]["strongest"]
+        lo, hi = c["comparisons"][name]["eta_interval"]
+        cand_tot += 1
+        cand_cov += lo <= c["eta_deployed"][name] <= hi
+    plug = [r["plug_in"] for r in state["records"].values() if "plug_in" in r]
+    old = {}
+    for method in ("symmetric", "percentile"):
+        for name in oracle:
+            h_dep = h_or = m = 0
+            for p in plug:
+                s = np.asarray(p["samples"][name])
+                if s.size < 2:
+                    continue
+                lo, hi = bootstrap_interval(s, p["predicted"][name], 0.9, method, floor=1.0)
+                m += 1
+                h_dep += lo <= p["eta_deployed"][name] <= hi
+                h_or += lo <= oracle[name] <= hi
+            old[(method, name)] = (h_dep, h_or, m)
+    plug_star = np.array([p["eta_deployed"][star] for p in plug])
+    plug_prop = np.array([p["eta_deployed"]["proportional"] for p in plug])
+    return {
+        "n": n, "failed": len(state["records"]) - n, "strongest": star, "oracle": oracle,
+        "ok": ok, "ok_wilson": _wilson(ok, n), "departs": float(departs.mean()) if n else 0,
+        "plan": float(plan.mean()) if n else 0,
+        "median_eta_star": float(np.median(eta_star)) if n else math.nan,
+        "median_eta_prop": float(np.median(eta_prop)) if n else math.nan,
+        "coverage": (hits, tot), "candidate_coverage": (cand_cov, cand_tot),
+        "plug_ok": int(np.sum(plug_star >= 1 - 1e-9)), "plug_n": len(plug),
+        "plug_median_star": float(np.median(plug_star)) if plug else math.nan,
+        "plug_median_prop": float(np.median(plug_prop)) if plug else math.nan,
+        "old": old,
+        "cpu_seconds": sum(r.get("cpu_seconds", 0.0) for r in state["records"].values())}
+
+
+def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, Any]]:
+    """P(beats the strongest baseline) of each data set's best plan against the truth, binned.
+
+    Every data set contributes its candidate plan (recommended or not): the stated
+    probability that it beats the strongest baseline and whether its η_deployed against
+    that baseline exceeds 1.
+    """
+    p, y = [], []
+    for st in states:
+        for r in st["records"].values():
+            c = r.get("recommend", {}).get("candidate")
+            if not c:
+                continue
+            name = r["recommend"]["strongest"]
+            p.append(c["comparisons"][name]["p_beats"])
+            y.append(c["eta_deployed"][name] > 1.0)
+    p, y = np.array(p), np.array(y)
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    out = []
+    for j in range(bins):
+        m = (p >= edges[j]) & ((p < edges[j + 1]) if j < bins - 1 else (p <= 1.0))
+        if m.any():
+            k = int(y[m].sum())
+            out.append({"low": float(edges[j]), "high": float(edges[j + 1]), "n": int(m.sum()),
+                        "stated": float(p[m].mean()), "observed": k / int(m.sum()),
+                        "wilson": _wilson(k, int(m.sum()))})
+    return out
+
+
+def report(states: dict[tuple[str, str], dict[str, Any]]) -> str:
+    lines = ["| generator | pilot | n | truly strongest (oracle η; vs proportional) | "
+             "η_dep ≥ 1 vs strongest [Wilson 95 %] | departs (to the plan) | median η_dep vs "
+             "strongest / proportional | best plan's 90 % interval covers its η_dep [Wilson] | "
+             "plug-in: η_dep ≥ 1, median vs strongest / proportional |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (g, p), st in states.items():
+        s = score(st)
+        if not s["n"]:
+            continue
+        lo, hi = s["ok_wilson"]
+        h, t = s["candidate_coverage"]
+        cl, ch = _wilson(h, t)
+        lines.append(
+            f"| {g} | {p} | {s['n']} | {s['strongest']} ({s['oracle'][s['strongest']]:.3f}; "
+            f"{s['oracle']['proportional']:.3f}) | {s['ok'] / s['n']:.3f} "
+            f"[{lo:.3f}, {hi:.3f}] | {s['departs']:.2f} ({s['plan']:.2f}) | "
+            f"{s['median_eta_star']:.3f} / {s['median_eta_prop']:.3f} | "
+            f"{h / t if t else math.nan:.3f} [{cl:.3f}, {ch:.3f}] | "
+            f"{s['plug_ok'] / max(s['plug_n'], 1):.3f}, {s['plug_median_star']:.3f} / "
+            f"{s['plug_median_prop']:.3f} |")
+    lines += ["", "Old predicted-η intervals of the plug-in plan (90 %), coverage of "
+              "η_deployed / of the oracle η:", "",
+              "| generator | pilot | method | " + " | ".join(
+                  ["E only", "k only", "t only", "proportional"]) + " |",
+              "|---|---|---|---|---|---|---|"]
+    for (g, p), st in states.items():
+        s = score(st)
+        for method in ("symmetric", "percentile"):
+            cells = []
+            for name in ("E only", "k only", "t only", "proportional"):
+                hd, ho, m = s["old"].get((method, name), (0, 0, 0))
+                cells.append(f"{hd / m:.2f} / {ho / m:.2f}" if m else "—")
+            lines.append(f"| {g} | {p} | {method} | " + " | ".join(cells) + " |")
+    rel = reliability(list(states.values()))
+    lines += ["", "Reliability of P(best plan beats the strongest baseline), all cells:", "",
+              "| stated P bin | n | mean stated | observed [Wilson 95 %] |", "|---|---|---|---|"]
+    for b in rel:
+        lines.append(f"| [{b['low']:.1f}, {b['high']:.1f}) | {b['n']} | {b['stated']:.3f} | "
+                     f"{b['observed']:.3f} [{b['wilson'][0]:.3f}, {b['wilson'][1]:.3f}] |")
+    return "\n".join(lines)
+
+
+def figure(states: dict[tuple[str, str], dict[str, Any]], path: Path) -> None:
+    """The reliability plot of P(beats) (docs)."""
+    import io
+
+    from rlscale._optional import require
+    from rlscale.files._atomic import write_bytes_atomic
+
+    mpl = require("matplotlib", extra="plot", purpose="the reliability plot")
+    mpl.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rel = reliability(list(states.values()))
+    fig, ax = plt.subplots(figsize=(4.8, 4.2))
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, label="calibrated")
+    for d in (0.05, -0.05):
+        ax.plot([0, 1], [d, 1 + d], color="grey", lw=0.5, ls=":")
+    x = [b["stated"] for b in rel]
+    y = [b["observed"] for b in rel]
+    err = np.array([[b["observed"] - b["wilson"][0] for b in rel],
+                    [b["wilson"][1] - b["observed"] for b in rel]])
+    ax.errorbar(x, y, yerr=err, fmt="o", capsize=2, label="observed (Wilson 95 %)")
+    for b in rel:
+        ax.annotate(str(b["n"]), (b["stated"], b["observed"]), fontsize=7,
+                    xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("stated P(plan beats the strongest baseline)")
+    ax.set_ylabel("observed share with η_deployed > 1")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())

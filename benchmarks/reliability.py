@@ -1,0 +1,302 @@
+"""Reliability: the counts issue 22's goals name, measured in one run.
+
+    python -m benchmarks reliability [--kills 20] [--cli-cases 500] [--jobs 2]
+                                     [--skip api,cli,faults] [--json FILE]
+
+1. **API fuzz.**  The contract suites (``tests/test_contracts_*.py``: every
+   public callable of every ``__all__``, one hostile argument at a time, and
+   the exhaustive wrong-type pass) under the ``ci`` hypothesis profile with at
+   least 50 examples per entry; counted per entry from ``RLSCALE_CONTRACT_LOG``.
+   A failure is a *traceback* (an exception other than a ``TypeError``/
+   ``ValueError``), a *hang* (a call past its 10 s deadline), a *silent
+   non-finite* result, or an error that names no argument.  Files changed in
+   the repository during the run count as writes outside an output.
+2. **CLI fuzz.**  ``--cli-cases`` bad command lines over every verb
+   (:mod:`benchmarks._cli_fuzz`), in this process: exit 2 and one line, or a
+   failure by kind.
+3. **Faults.**  ``--kills`` SIGKILLs and as many SIGINTs of ``rlscale report
+   --quick`` (over a previous report holding a user's file) and of ``rlscale
+   sweep`` (1 and 2 workers), each at a random moment and rerun: reruns
+   identical to an uninterrupted run (timings aside), previous report intact,
+   nothing left beside the output, no process outliving the command; every
+   file operation of staging and publishing as a kill point; ``ulimit -f``, a
+   full tmpfs and a read-only file system.
+
+Counts, not times: this is not a speed benchmark, and it prints no ratio.  It
+takes about 40 minutes on an idle two-core machine with the defaults (``--kills
+3 --cli-cases 100 --skip api`` is a few minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+CONTRACT_SUITES = ["tests/test_contracts_theory.py", "tests/test_contracts_optimize.py",
+                   "tests/test_contracts_simulate.py", "tests/test_contracts_packages.py",
+                   "tests/test_contracts_wrong_types.py", "tests/test_contracts_cli.py"]
+SWEEP_SPEC = ('design = "grid"\nseeds = [0, 1, 2, 3]\n[axes]\nenvironments = [2, 3, 4]\n'
+              "[train]\nepochs = 2\neval_environments = 8\ngrid_size = 5\n"
+              "tasks_per_step = 4\n")
+
+
+def _load() -> str:
+    try:
+        one, five, fifteen = os.getloadavg()
+        return f"load {one:.1f} {five:.1f} {fifteen:.1f}"
+    except OSError:
+        return "load n/a"
+
+
+def _repo_state() -> set[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO,
+                         capture_output=True, text=True)
+    return {line for line in out.stdout.splitlines() if "__pycache__" not in line}
+
+
+# ----------------------------------------------------------------------------- 1. API fuzz
+
+def api_fuzz(jobs: int) -> dict[str, Any]:
+    """Run the contract suites; per entry: examples, outcome, failure kind."""
+    log = Path(tempfile.mkdtemp(prefix="rlscale-reliability-")) / "contracts.tsv"
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "ci", "RLSCALE_CONTRACT_LOG": str(log),
+           "RLSCALE_CONTRACT_MIN_EXAMPLES": "50"}
+    before = _repo_state()
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *CONTRACT_SUITES]
+    if jobs > 1:
+        cmd += ["-n", str(jobs), "--dist", "loadfile"]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    changed = sorted(_repo_state() - before)
+    # One line per test from the worker that ran it (with its count) and, under xdist, one
+    # from the controller (count 0): per test, the largest count and any failure.
+    tests: dict[str, dict[str, Any]] = {}
+    for line in log.read_text().splitlines() if log.exists() else []:
+        node, outcome, calls, _, kind = (line.split("\t") + [""] * 5)[:5]
+        t = tests.setdefault(node, {"calls": 0, "failed": False, "kind": ""})
+        t["calls"] = max(t["calls"], int(calls or 0))
+        if outcome == "failed":
+            t["failed"], t["kind"] = True, kind or t["kind"]
+    fuzzed = {n: t for n, t in tests.items() if "test_contract[" in n}
+    kinds = Counter(t["kind"] for t in tests.values() if t["failed"])
+    return {
+        "tests": len(tests), "fuzzed_entries": len(fuzzed),
+        "examples": sum(t["calls"] for t in tests.values()),
+        "fuzz_examples": sum(t["calls"] for t in fuzzed.values()),
+        "min_examples_per_fuzzed_entry": min((t["calls"] for t in fuzzed.values()), default=0),
+        "entries_below_50": sorted(n.split("[", 1)[1].rstrip("]") for n, t in fuzzed.items()
+                                   if t["calls"] < 50),
+        "tests_failed": sum(t["failed"] for t in tests.values()), "failure_kinds": dict(kinds),
+        "repository_files_changed": changed,
+        "seconds": round(seconds, 1), "pytest_exit": proc.returncode,
+        "pytest_tail": proc.stdout.strip().splitlines()[-1:] if proc.stdout else [],
+    }
+
+
+# ----------------------------------------------------------------------------- 2. CLI fuzz
+
+def cli_fuzz(cases: int) -> dict[str, Any]:
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    from benchmarks._cli_fuzz import Workspace, cli_cases, run_case
+
+    root = Path(tempfile.mkdtemp(prefix="rlscale-cli-fuzz-"))
+    ws = Workspace.create(root / "ws")
+    before = _repo_state()
+    kinds: Counter[str] = Counter()
+    slowest = [0.0]
+    bad: list[str] = []
+
+    @settings(max_examples=cases, deadline=None, database=None, derandomize=True,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(cli_cases(ws))
+    def go(argv: list[str]) -> None:
+        outcome = run_case(argv)
+        kinds[outcome.kind] += 1
+        slowest[0] = max(slowest[0], outcome.seconds)
+        if outcome.kind != "ok" and len(bad) < 10:
+            bad.append(f"{outcome.kind}: {' '.join(argv)[:160]} -> {outcome.stderr[-160:]!r}")
+
+    start = time.monotonic()
+    cwd = os.getcwd()
+    os.chdir(root)  # a case that wrote a relative path would write here, not in the repo
+    try:
+        go()
+    finally:
+        os.chdir(cwd)
+    stray = sorted(p.name for p in root.iterdir() if p.name != "ws")
+    return {"cases": sum(kinds.values()), "kinds": dict(kinds), "examples_of_failures": bad,
+            "slowest_case_s": round(slowest[0], 2), "files_written_outside": stray,
+            "repository_files_changed": sorted(_repo_state() - before),
+            "seconds": round(time.monotonic() - start, 1)}
+
+
+# ----------------------------------------------------------------------------- 3. faults
+
+def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
+           reference: dict[str, bytes], seconds: float, kills: int, seed: int,
+           previous: Path | None) -> None:
+    from benchmarks._faults import kill_and_rerun
+
+    rng = random.Random(seed)
+    for fault in ("SIGKILL", "SIGINT"):
+        key = f"{label} {fault}"
+        entry = report.setdefault(key, {"kills": 0, "signalled": 0, "identical": 0,
+                                        "previous_intact": 0, "failures": []})
+        for _ in range(kills):
+            if previous is None and out.exists():
+                out.unlink()
+            at = rng.uniform(0.05, 0.95) * seconds
+            result = kill_and_rerun(cmd, out, reference, fault, at, previous=previous)
+            entry["kills"] += 1
+            entry["signalled"] += result.killed.returncode != 0
+            entry["identical"] += not result.diff and result.rerun.returncode == 0
+            entry["previous_intact"] += not result.previous_damaged
+            if not result.ok:
+                entry["failures"].append(result.describe())
+            print(f"    {key}: {result.describe()}", flush=True)
+
+
+def faults(kills: int) -> dict[str, Any]:
+    from benchmarks._faults import (
+        file_size_limit,
+        full_disk_command,
+        read_only_command,
+        rlscale_command,
+        run,
+        snapshot,
+    )
+    from rlscale.files._atomic import write_text_atomic
+    from rlscale.files._containment import OutputArea
+    from rlscale.files._staging import open_staging, publish
+
+    root = Path(tempfile.mkdtemp(prefix="rlscale-faults-"))
+    report: dict[str, Any] = {}
+    # -- sweeps, 1 and 2 workers
+    spec = root / "spec.toml"
+    spec.write_text(SWEEP_SPEC)
+    for jobs in ("1", "2"):
+        ref_out = root / f"sweep-ref-{jobs}" / "results.csv"
+        ref_out.parent.mkdir()
+        ref = run(rlscale_command("sweep", str(spec), "--out", str(ref_out), "--no-progress",
+                                  "--jobs", jobs))
+        out = root / f"sweep-{jobs}" / "results.csv"
+        out.parent.mkdir()
+        cmd = rlscale_command("sweep", str(spec), "--out", str(out), "--no-progress",
+                              "--jobs", jobs)
+        _kills(report, f"sweep --jobs {jobs}", cmd, out, snapshot(ref_out), ref.seconds, kills,
+               int(jobs), None)
+    # -- the report, over a previous report holding a user's file
+    previous = root / "previous" / "R"
+    staging = open_staging(previous)
+    write_text_atomic(staging / "index.md", "# an older report\n",
+                      root=OutputArea.directory(previous))
+    publish(staging, previous)
+    (previous / "notes.txt").write_text("a user's notes")
+    out = root / "report" / "R"
+    cmd = rlscale_command("report", "--quick", "--no-progress", "--out", str(out))
+    shutil.copytree(previous, out)
+    ref = run(cmd)
+    reference = snapshot(out)
+    report["report --quick uninterrupted"] = {"seconds": round(ref.seconds, 1),
+                                              "exit": ref.returncode}
+    _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous)
+    # -- full disk and read-only: the previous report intact, one line
+    checks = {}
+    shutil.rmtree(out)
+    shutil.copytree(previous, out)
+    before = snapshot(out, raw=True)
+    full = run(cmd, preexec=file_size_limit(60_000))
+    checks["ulimit -f 60 kB"] = {"exit": full.returncode,
+                                 "lines": len(full.stderr.strip().splitlines()),
+                                 "previous_intact": snapshot(out, raw=True) == before}
+    mount, keep = root / "disk", root / "after"
+    mount.mkdir()
+    keep.mkdir()
+    tmpfs = full_disk_command(mount, 256 * 1024, previous, keep, rlscale_command(
+        "report", "--quick", "--no-progress", "--out", str(mount / "R")))
+    if tmpfs is not None:
+        res = run(tmpfs)
+        checks["tmpfs 256 kB full"] = {
+            "exit": res.returncode, "lines": len(res.stderr.strip().splitlines()),
+            "previous_intact": snapshot(keep / "R", raw=True) == snapshot(previous, raw=True)}
+    ro = read_only_command(previous.parent, rlscale_command(
+        "report", "--quick", "--no-progress", "--out", str(previous)))
+    if ro is not None:
+        snap = snapshot(previous, raw=True)
+        res = run(ro)
+        checks["read-only file system"] = {
+            "exit": res.returncode, "lines": len(res.stderr.strip().splitlines()),
+            "previous_intact": snapshot(previous, raw=True) == snap}
+    report["disk"] = checks
+    # -- every file operation of staging and publishing as a kill point
+    test = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           "tests/test_faults_publish.py"], cwd=REPO, capture_output=True,
+                          text=True)
+    report["publish kill points"] = {"pytest": (test.stdout.strip().splitlines() or [""])[-1]}
+    shutil.rmtree(root, ignore_errors=True)
+    return report
+
+
+# ----------------------------------------------------------------------------- main
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks reliability",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=20, help="kills of each signal (20)")
+    parser.add_argument("--cli-cases", type=int, default=500, help="CLI fuzz cases (500)")
+    parser.add_argument("--jobs", type=int, default=2, help="pytest workers, API fuzz (2)")
+    parser.add_argument("--skip", default="", help="comma list of api,cli,faults to skip")
+    parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
+    args = parser.parse_args(argv)
+    skip = {s for s in args.skip.split(",") if s}
+    print(f"# reliability (issue 22): counts, not times; {_load()} at the start", flush=True)
+    results: dict[str, Any] = {}
+    if "api" not in skip:
+        print("1. API fuzz (contract suites, ci profile, >= 50 examples per entry) ...",
+              flush=True)
+        api = results["api"] = api_fuzz(args.jobs)
+        print(f"  tests {api['tests']}, fuzzed entries {api['fuzzed_entries']}, examples "
+              f"{api['examples']} ({api['fuzz_examples']} fuzzed), fewest per fuzzed entry "
+              f"{api['min_examples_per_fuzzed_entry']} (below 50, no arguments to fuzz: "
+              f"{len(api['entries_below_50'])}); failed tests {api['tests_failed']} "
+              f"{api['failure_kinds'] or ''}; repository files changed "
+              f"{len(api['repository_files_changed'])}; {api['seconds']} s, {_load()}",
+              flush=True)
+    if "cli" not in skip:
+        print(f"2. CLI fuzz ({args.cli_cases} cases) ...", flush=True)
+        cli = results["cli"] = cli_fuzz(args.cli_cases)
+        print(f"  cases {cli['cases']}: {cli['kinds']}; slowest {cli['slowest_case_s']} s; "
+              f"files written outside {len(cli['files_written_outside'])}; {cli['seconds']} s,"
+              f" {_load()}", flush=True)
+        for line in cli["examples_of_failures"]:
+            print(f"    {line}")
+    if "faults" not in skip:
+        print(f"3. Faults ({args.kills} kills of each signal per command) ...", flush=True)
+        results["faults"] = faults(args.kills)
+        for key, value in results["faults"].items():
+            shown = {k: v for k, v in value.items() if k != "failures"} if isinstance(
+                value, dict) else value
+            print(f"  {key}: {shown}")
+            for line in value.get("failures", [])[:5] if isinstance(value, dict) else []:
+                print(f"    {line}")
+        print(f"  ({_load()} at the end)")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

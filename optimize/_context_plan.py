@@ -1,0 +1,270 @@
+"""Context per turn: "more context or more samples?" at an inference budget.
+
+Each turn is a :class:`~rlscale.theory.ContextTurn`: at context level c its
+candidates succeed with q_t(c) and cost w_t(c) units.  The exact static plan
+chooses a level and a count per turn, maximising Σ_t log p_t(n_t; c_t)
+subject to Σ_t n_t·w_t(c_t) ≤ B — a grouped knapsack, solved exactly by the
+same dynamic programme over the budget as the unequal-cost plan, each turn's
+options being every (level, count) pair:
+f_t(b) = max_{c, n} log p_t(n; c) + f_{t−1}(b − n·w_t(c)).  Restricting the
+options gives the answers a harness designer compares: ``samples`` (every
+turn at its smallest context: more samples only), ``context`` (one candidate
+per turn: more context only) and ``fixed`` (the best single level for all
+turns, as a harness with one window size); ``joint`` is the unrestricted
+optimum and η against each is the budget ratio at equal success.
+
+The per-turn laws are :class:`rlscale.theory.ContextTurn` objects (their
+formula: :mod:`rlscale.theory._context`); the plain per-turn plan without a
+context choice is :mod:`rlscale.optimize._inference`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlscale.optimize._inference import MAX_PLAN_TABLE
+from rlscale.theory._context import ContextTurn
+from rlscale.theory._errors import InfeasibleError
+from rlscale.theory._validation import check_choice, check_scalar
+
+__all__ = ["CONTEXT_METHODS", "ContextComparison", "ContextPlan", "compare_context_plans",
+           "context_plan"]
+
+#: The plans :func:`context_plan` solves (module docstring).
+CONTEXT_METHODS = ("joint", "samples", "context", "fixed")
+
+
+@dataclass(frozen=True)
+class ContextPlan:
+    """A static plan with a context level and a number of candidates per turn.
+
+    ``context_spend`` is the budget spent on context beyond each turn's
+    smallest level (``Σ n_t·(w_t(c_t) − w_t(c_min))``), ``sample_spend`` the
+    budget of the candidates beyond the first (``Σ (n_t − 1)·w_t(c_t)``).
+    """
+
+    method: str
+    context: tuple[int, ...]
+    n: tuple[int, ...]
+    success: float
+    log_success: float
+    cost: float
+    budget: float
+    turn_success: tuple[float, ...]
+    context_spend: float
+    sample_spend: float
+    status: str = "optimal"
+
+    @property
+    def message(self) -> str:
+        return (f"{self.method} context plan: {self.status}, predicted success "
+                f"{self.success:.6g} at cost {self.cost:g} of {self.budget:g}")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "message": self.message}
+
+
+@dataclass(frozen=True)
+class ContextComparison:
+    """The joint context-and-samples optimum against the restricted plans at one budget.
+
+    ``eta[m]`` is ``B / B*`` with ``B*`` the least budget at which the joint
+    plan reaches plan ``m``'s success (``inf`` when ``m`` has success 0);
+    ``answer`` says in words where the joint plan puts its budget.
+    """
+
+    budget: int
+    plans: dict[str, ContextPlan]
+    eta: dict[str, float]
+
+    @property
+    def answer(self) -> str:
+        j = self.plans["joint"]
+        ctx, smp = j.context_spend / j.cost, j.sample_spend / j.cost
+        lead = ("more context" if ctx > smp else "more samples" if smp > ctx else "neither")
+        return (f"{lead}: the best plan spends {ctx:.0%} of its budget on context beyond the "
+                f"smallest window and {smp:.0%} on extra samples; it needs 1/"
+                f"{self.eta['samples']:.3g} of the samples-only budget and 1/"
+                f"{self.eta['context']:.3g} of the context-only budget for their success")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"budget": self.budget, "plans": {k: v.as_dict() for k, v in self.plans.items()},
+                "eta": dict(self.eta), "answer": self.answer}
+
+
+def _check_context_turns(turns: Any) -> list[ContextTurn]:
+    if isinstance(turns, ContextTurn):
+        turns = [turns]
+    if isinstance(turns, str | bytes):
+        raise TypeError("turns must be a sequence of ContextTurn; got a string")
+    try:
+        turns = list(turns)
+    except TypeError as exc:
+        raise TypeError(f"turns must be a sequence of ContextTurn; got "
+                        f"{type(turns).__name__}") from exc
+    if not turns:
+        raise ValueError("turns must hold at least one ContextTurn; got an empty sequence")
+    for i, t in enumerate(turns):
+        if not isinstance(t, ContextTurn):
+            raise TypeError(f"turns[{i}] must be a ContextTurn; got {type(t).__name__}")
+    return turns
+
+
+def _context_options(turn: ContextTurn, method: str, room: int
+                     ) -> list[tuple[int, int, int, np.ndarray]]:
+    """(level, unit cost, largest count, log p for counts 1..N) of each level allowed."""
+    levels = turn.levels if method in ("joint", "context") else turn.levels[:1]
+    out = []
+    for c in levels:
+        t = turn.at(c)
+        N = min(1, room // t.cost) if method == "context" else room // t.cost
+        if N >= 1:
+            out.append((c, t.cost, N, t.log_success_range(1, N)))
+    return out
+
+
+def _context_dp(turns: list[ContextTurn], B: int, method: str
+                ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The exact grouped-knapsack DP of the module docstring (``None``: infeasible)."""
+    smallest = [min(t.cost(c) for c in t.levels) for t in turns]
+    if sum(smallest) > B:
+        return None
+    f = np.zeros(B + 1)
+    choices = []
+    for i, turn in enumerate(turns):
+        room = B - (sum(smallest) - smallest[i])
+        best = np.full(B + 1, -np.inf)
+        arg_c = np.zeros(B + 1, dtype=np.int64)
+        arg_n = np.zeros(B + 1, dtype=np.int64)
+        for c, w, N, logs in _context_options(turn, method, room):
+            for n in range(1, N + 1):
+                cand = logs[n - 1] + f[: B + 1 - w * n]
+                view = best[w * n:]
+                better = cand > view
+                view[better] = cand[better]
+                arg_c[w * n:][better] = c
+                arg_n[w * n:][better] = n
+        f = best
+        choices.append((arg_c, arg_n))
+    if not np.isfinite(f[B]):
+        return None
+    ctx, cnt, b = [], [], B
+    for turn, (arg_c, arg_n) in zip(reversed(turns), reversed(choices)):
+        c, n = int(arg_c[b]), int(arg_n[b])
+        ctx.append(c)
+        cnt.append(n)
+        b -= turn.cost(c) * n
+    return tuple(reversed(ctx)), tuple(reversed(cnt))
+
+
+def context_plan(turns: Sequence[ContextTurn], budget: int,
+                 method: str = "joint") -> ContextPlan:
+    """Exact static plan choosing a context level and a candidate count per turn.
+
+    ``method`` restricts the choice (module docstring): ``joint`` (any level,
+    any count), ``samples`` (smallest level), ``context`` (one candidate per
+    turn) or ``fixed`` (one level for every turn: the best of them).
+
+    Examples
+    --------
+    >>> from rlscale.theory import ContextTurn
+    >>> turns = [ContextTurn(0.1, 0.9, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+    ...          ContextTurn(0.5, 0.6, 0.7, context_cost=0.5, levels=(1, 4, 16))]
+    >>> plan = context_plan(turns, 12)     # the context-hungry turn gets a window of 4
+    >>> plan.context, plan.n, round(plan.success, 4)
+    ((4, 1), (2, 3), 0.7328)
+    >>> [round(context_plan(turns, 12, m).success, 4) for m in ("samples", "context", "fixed")]
+    [0.2579, 0.4413, 0.6769]
+    """
+    turns = _check_context_turns(turns)
+    b = check_scalar("budget", budget, low=0.0)
+    if b != math.floor(b):
+        raise ValueError(f"budget must be a whole number of sample units; got budget={b:g}")
+    check_choice("method", method, CONTEXT_METHODS)
+    levels = max(len(t.levels) for t in turns)
+    if (len(turns) + 1) * (b + 1) * levels > MAX_PLAN_TABLE:
+        raise ValueError(f"budget={b:g} with {len(turns)} turns and {levels} context levels "
+                         f"needs tables of {(len(turns) + 1) * (b + 1) * levels:.3g} entries > "
+                         f"{MAX_PLAN_TABLE:.0e}; use a coarser sample unit")
+    B = int(b)
+    if method == "fixed":
+        common = sorted(set.intersection(*(set(t.levels) for t in turns)))
+        if not common:
+            raise ValueError("method='fixed' needs a context level every turn allows; the "
+                             "turns' levels have none in common")
+        best = None
+        for c in common:
+            fixed = [ContextTurn(t.q_one, t.q_full, t.exponent, t.base_cost, t.context_cost,
+                                 (c,), t.fpr, t.fnr, t.failures) for t in turns]
+            found = _context_dp(fixed, B, "joint")
+            if found is not None:
+                plan = _context_evaluate(turns, *found, B, "fixed")
+                if best is None or plan.log_success > best.log_success:
+                    best = plan
+        if best is None:
+            raise InfeasibleError(f"budget {B} buys no common context level for every turn")
+        return best
+    found = _context_dp(turns, B, method)
+    if found is None:
+        floor = sum(min(t.cost(c) for c in t.levels) for t in turns)
+        raise InfeasibleError(f"budget {B} is below {floor}, the cost of one candidate at the "
+                              f"smallest context for each of the {len(turns)} turns")
+    return _context_evaluate(turns, *found, B, method)
+
+
+def _context_evaluate(turns: list[ContextTurn], ctx: tuple[int, ...], n: tuple[int, ...],
+                      B: int, method: str) -> ContextPlan:
+    logs = [float(t.at(c).log_success(k)) for t, c, k in zip(turns, ctx, n)]
+    total = float(sum(logs))
+    costs = [t.cost(c) for t, c in zip(turns, ctx)]
+    floor = [t.cost(t.levels[0]) for t in turns]
+    return ContextPlan(
+        method=method, context=tuple(ctx), n=tuple(n), success=math.exp(total),
+        log_success=total, cost=float(sum(w * k for w, k in zip(costs, n))), budget=float(B),
+        turn_success=tuple(math.exp(v) for v in logs),
+        context_spend=float(sum(k * (w - w0) for k, w, w0 in zip(n, costs, floor))),
+        sample_spend=float(sum((k - 1) * w for k, w in zip(n, costs))))
+
+
+def compare_context_plans(turns: Sequence[ContextTurn], budget: int) -> ContextComparison:
+    """The joint plan against samples-only, context-only and one-level plans at ``budget``.
+
+    Examples
+    --------
+    >>> from rlscale.theory import ContextTurn
+    >>> turns = [ContextTurn(0.1, 0.9, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+    ...          ContextTurn(0.5, 0.6, 0.7, context_cost=0.5, levels=(1, 4, 16))]
+    >>> cmp = compare_context_plans(turns, 20)
+    >>> {m: round(e, 3) for m, e in cmp.eta.items()}
+    {'samples': 2.222, 'context': 2.222, 'fixed': 1.176}
+    >>> cmp.answer.split(";")[0]
+    'more samples: the best plan spends 20% of its budget on context beyond the smallest \
+window and 75% on extra samples'
+    """
+    turns = _check_context_turns(turns)
+    plans = {m: context_plan(turns, budget, m) for m in CONTEXT_METHODS}
+    B = int(plans["joint"].budget)
+    eta = {}
+    for m in CONTEXT_METHODS[1:]:
+        target = plans[m].success
+        if target <= 0:
+            eta[m] = math.inf
+            continue
+        lo = int(sum(min(t.cost(c) for c in t.levels) for t in turns))
+        if context_plan(turns, lo).success >= target:
+            eta[m] = B / lo
+            continue
+        hi = B  # the joint plan at B is at least as good as any restriction
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if context_plan(turns, mid).success >= target * (1 - 1e-12):
+                hi = mid
+            else:
+                lo = mid
+        eta[m] = B / hi
+    return ContextComparison(budget=B, plans=plans, eta=eta)

@@ -1,0 +1,117 @@
+"""recommend: decisions that pay off once deployed (issue 29, item 2 and the bad inputs)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from rlscale.optimize import deployed_efficiency, fit_law, recommend, star_design
+from rlscale.theory import AdditiveLaw
+
+DESIGN = star_design({"E": 8, "k": 8}, {"E": [1, 2, 4, 8, 16, 32, 64],
+                                        "k": [1, 2, 4, 8, 16, 32, 64]})
+BOUNDS = {"E": (1, 1e4), "k": (1, 1e4)}
+CENTRE = {"E": 8.0, "k": 8.0}
+FAST = {"bootstrap": 30, "plan_laws": 10}
+
+
+def _pilot(truth: AdditiveLaw, seed: int, noise: float = 0.03) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = {a: np.repeat([p[a] for p in DESIGN], 3) for a in ("E", "k")}
+    return {**x, "loss": truth.loss(x) * np.exp(noise * rng.standard_normal(x["E"].size))}
+
+
+# E is worth four times k at equal cost: the optimum E/k = 4^(2/3) ≈ 2.52 is far from
+# proportional scaling of the centre (E = k).
+FAR = AdditiveLaw(0.2, {"E": 2.0, "k": 0.5}, {"E": 0.5, "k": 0.5})
+# Equal terms under cost E + k: proportional scaling of E = k is the optimum itself.
+NULL = AdditiveLaw(0.2, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.5})
+
+
+@pytest.fixture(scope="module")
+def far_fit():
+    data = _pilot(FAR, 0)
+    return data, fit_law(data, axes=["E", "k"], seed=0, n_jobs=1)
+
+
+def test_a_clear_advantage_is_recommended_with_honest_figures(far_fit) -> None:
+    data, fit = far_fit
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, **FAST)
+    assert rec.choice == "plan" and rec.departs and rec.status == "plan" and rec.success
+    assert rec.strongest == "proportional"
+    vs = rec.versus_strongest
+    assert vs.p_beats >= 0.95 and vs.gain > 0 and vs.eta_interval[0] <= vs.eta
+    # The plan's path judged by the generating law (η_deployed) against proportional:
+    # E = k = 50 (cost 100) has loss 0.2 + 2.5/√50.
+    d = deployed_efficiency(rec.path, FAR, {"E": 50.0, "k": 50.0}, 100.0)
+    oracle_cost = (2.0**(2 / 3) + 0.5**(2 / 3)) ** 3 / (2.5 / math.sqrt(50.0)) ** 2
+    assert 1.0 < d.eta <= 100.0 / oracle_cost * (1 + 1e-6)  # at most the oracle η
+    lo, hi = vs.eta_interval
+    assert lo <= d.eta <= hi  # this data set's interval covers its η_deployed
+    assert [s["taken"] for s in rec.steps] == [True]
+    assert set(rec.comparisons) == {"E only", "k only", "proportional"}
+    assert rec.as_dict()["status"] == "plan"
+
+
+def test_without_an_advantage_the_baseline_is_recommended_with_the_reason() -> None:
+    data = _pilot(NULL, 1)
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, **FAST)
+    assert rec.choice == "proportional" and not rec.departs and rec.status == "baseline"
+    assert rec.reason.startswith("use the baseline (proportional)")
+    assert rec.steps[-1]["p_beats"] < 0.95 and not rec.steps[-1]["taken"]
+    assert rec.values == pytest.approx({"E": 50.0, "k": 50.0}, rel=1e-9)
+    # The candidate plan is reported beside it; the baseline's η against itself is 1.
+    assert rec.candidate["comparisons"]["proportional"].p_beats < 0.95
+    assert rec.comparisons["proportional"].eta == pytest.approx(1.0, rel=1e-6)
+
+
+def test_plug_in_method_chooses_the_selection_fits_optimum(far_fit) -> None:
+    data, fit = far_fit
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, method="plug-in",
+                    **FAST)
+    assert rec.method == "plug-in" and rec.candidate["values"]["E"] > 50.0
+
+
+def test_bad_inputs_are_refused(far_fit) -> None:
+    data, fit = far_fit
+    kw = {"bounds": BOUNDS, "fit": fit, **FAST}
+    with pytest.raises(ValueError, match="outside the design"):
+        recommend(data, "E + k", 1e5, CENTRE, **kw)  # proportional needs E = 5e4
+    with pytest.raises(ValueError, match=r"cannot be bought.*centre.s 8, outside its bounds"):
+        recommend(data, "E + k", 100.0, CENTRE, baseline="E only",
+                  bounds={"E": (1, 1e4), "k": (1, 4)}, fit=fit, **FAST)
+    with pytest.raises(ValueError, match=r"cannot be bought.*lower bounds"):
+        recommend(data, "E + k", 1.5, CENTRE, **kw)
+    with pytest.raises(ValueError, match="baseline must be"):
+        recommend(data, "E + k", 100.0, CENTRE, baseline="everything", **kw)
+    with pytest.raises(ValueError, match="method"):
+        recommend(data, "E + k", 100.0, CENTRE, method="oracle", **kw)
+    with pytest.raises(ValueError, match="probability"):
+        recommend(data, "E + k", 100.0, CENTRE, probability=0.4, **kw)
+    with pytest.raises(ValueError, match="pass rate"):
+        recommend(data, "E + k", 100.0, CENTRE, law="pass_rate", **kw)
+    with pytest.raises(ValueError, match="fit_options must not set"):
+        recommend(data, "E + k", 100.0, CENTRE, fit_options={"seed": 3}, **kw)
+    with pytest.raises(ValueError, match="fit must be fitted to these rows"):
+        recommend({k: v[:-3] for k, v in data.items()}, "E + k", 100.0, CENTRE, **kw)
+    with pytest.raises(TypeError, match="fit must be a FitResult"):
+        recommend(data, "E + k", 100.0, CENTRE, **{**kw, "fit": "a fit"})
+    with pytest.raises(ValueError, match="no column"):
+        recommend({"E": data["E"], "loss": data["loss"]}, "E + k", 100.0, CENTRE, **kw)
+
+
+def test_a_copy_that_cannot_be_fitted_falls_back_to_the_baseline(far_fit, monkeypatch) -> None:
+    import rlscale.optimize._decision as decision
+
+    data, fit = far_fit
+
+    def refuse(*args, **kwargs):
+        raise ValueError("coefficient['k'] underflowed to 0")
+
+    monkeypatch.setattr(decision, "_fit", refuse)
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, **FAST)
+    assert rec.status == "fallback" and not rec.success and rec.choice == "proportional"
+    assert "could not be fitted" in rec.reason and "underflowed" in rec.reason
+    assert rec.versus_strongest is None and rec.comparisons == {}

@@ -1,0 +1,92 @@
+"""The decision study's pieces (benchmarks/decision_study.py): generators, one data set, scores."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import benchmarks.decision_study as study
+from benchmarks._decision_scores import reliability, score
+from benchmarks._trainer_truth import GRID, GRID_SEEDS, TrainerTruth
+
+
+def test_generators_are_what_their_docstrings_say() -> None:
+    v = {"E": np.array([4.0, 8.0]), "t": np.array([2.0, 2.0]), "k": np.array([16.0, 16.0])}
+    well = 0.26 + 0.5 * v["E"] ** -0.3 + 0.35 * v["t"] ** -0.3 + 0.2 * v["k"] ** -0.5
+    g = study.GENERATORS
+    np.testing.assert_allclose(g["well"].loss(v), well, rtol=1e-14)
+    np.testing.assert_allclose(g["interaction"].loss(v), well + 0.3 * (v["E"] * v["k"]) ** -0.3,
+                               rtol=1e-14)
+    np.testing.assert_allclose(g["step"].loss(v), well + np.array([0.08, 0.0]), rtol=1e-14)
+    # Saturation: far beyond k = 16 more k no longer helps; below it, k does.
+    sat = g["saturating"].loss
+    at = {"E": np.array([8.0, 8.0]), "t": np.array([2.0, 2.0])}
+    beyond = np.diff(sat({**at, "k": np.array([1e3, 1e4])}))[0]
+    below = np.diff(sat({**at, "k": np.array([2.0, 4.0])}))[0]
+    assert abs(beyond) < 1e-6 and below < -0.05
+
+
+def test_correlated_noise_is_shared_by_a_design_points_seeds() -> None:
+    gen = study.Generator("c", study._WELL, noise=0.0, point_noise=0.1)
+    design = [{"E": 8.0, "t": 4.0, "k": 8.0}, {"E": 16.0, "t": 4.0, "k": 8.0}]
+    d = gen.draw(design, 3, np.random.default_rng(0))
+    ratio = d["loss"] / study._WELL(d)
+    assert np.allclose(ratio[:3], ratio[0]) and np.allclose(ratio[3:], ratio[3])
+    assert not np.isclose(ratio[0], ratio[3])
+
+
+def test_one_data_set_is_recorded_and_judged_against_the_truth(tmp_path) -> None:
+    gen, loss, _ = study._generator("far", tmp_path)
+    design, reps = study.pilots()["quick"]
+    data = gen.draw(design, reps, np.random.default_rng(3))
+    rec = study.one(gen, loss, data, seed=3)
+    r = rec["recommend"]
+    assert r["choice"] in ("plan", "E only", "k only", "t only", "proportional")
+    assert set(r["eta_deployed"]) == {"E only", "k only", "t only", "proportional"}
+    # A baseline recommendation's η_deployed against itself is 1.
+    if r["choice"] != "plan":
+        assert r["eta_deployed"][r["choice"]] == pytest.approx(1.0, rel=1e-9)
+    assert all(0.0 <= c["p_beats"] <= 1.0 for c in r["candidate"]["comparisons"].values())
+    assert rec["plug_in"]["eta_deployed"]["proportional"] > 0
+
+
+def test_score_counts_by_hand() -> None:
+    def rec(choice, eta_star, cand_eta, lo, hi, p):
+        return {"recommend": {
+            "choice": choice, "departs": choice != "proportional", "strongest": "proportional",
+            "eta_deployed": {"proportional": eta_star, "E only": 2.0},
+            "comparisons": {}, "candidate": {
+                "eta_deployed": {"proportional": cand_eta, "E only": 2.0},
+                "comparisons": {"proportional": {"eta_interval": [lo, hi], "p_beats": p}}}}}
+
+    state = {"truth": {"strongest": "proportional",
+                       "oracle_eta": {"proportional": 1.2, "E only": 2.5}},
+             "records": {"0": rec("plan", 1.1, 1.1, 1.0, 1.2, 0.97),
+                         "1": rec("proportional", 1.0, 0.9, 0.95, 1.05, 0.3),
+                         "2": rec("plan", 0.9, 0.9, 1.0, 1.3, 0.96)}}
+    s = score(state)
+    assert s["n"] == 3 and s["ok"] == 2  # the third plan loses to proportional
+    assert s["candidate_coverage"] == (1, 3)  # only the first interval holds its η_dep
+    assert s["departs"] == pytest.approx(2 / 3) and s["plan"] == pytest.approx(2 / 3)
+    bins = {(b["low"], b["n"], b["observed"]) for b in reliability([state])}
+    assert (0.9, 2, 0.5) in {(round(lo, 1), n, o) for lo, n, o in bins}
+
+
+def test_trainer_truth_interpolates_in_logs_and_refuses_untrained_cells() -> None:
+    rows = []
+    for E in GRID["E"][:2]:
+        for t in GRID["t"][:2]:
+            for k in GRID["k"][:2]:
+                for s in GRID_SEEDS:
+                    rows.append({"environments": E, "tasks_per_environment": t,
+                                 "trajectories_per_task": k, "seed": s,
+                                 "loss": 1.0 / (E * t * k) + 0.01 * s})
+    truth = TrainerTruth.from_rows(rows)
+    mean_seed = 0.01 * np.mean(GRID_SEEDS)
+    # Halfway in log between E = 1 and 2 (t = 1, k = 2): the mean of the two corners' means.
+    got = truth({"E": np.array([math.sqrt(2.0)]), "t": np.array([1.0]), "k": np.array([2.0])})
+    assert got[0] == pytest.approx((0.5 + 0.25) / 2 + mean_seed, rel=1e-12)
+    with pytest.raises(ValueError, match="not trained"):
+        truth({"E": np.array([3.0]), "t": np.array([1.0]), "k": np.array([2.0])})

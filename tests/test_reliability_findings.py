@@ -1,0 +1,169 @@
+"""The reproducers of issue 22, each a regression test that failed before its fix.
+
+Unbounded work (a float accepted as a count, work that is a product of counts),
+crashes on wrong types (``AttributeError`` instead of a ``TypeError`` naming the
+argument), unclear errors (``math domain error``, ``values['D']=inf``,
+``target=1``), and text evaluated as code (``sympify`` of a binding key).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import rlscale.optimize as opt
+import rlscale.proofs as pr
+import rlscale.simulate as sim
+import rlscale.theory as th
+from rlscale.theory._validation import check_jobs, check_work
+
+COVERAGE = [th.Turn.with_coverage(q) for q in (0.9, 0.5, 0.1)]
+SELECTION = [th.Turn.with_selection(q, noise=0.5) for q in (0.9, 0.5, 0.1)]
+
+
+# -- unbounded work ------------------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda: opt.compare_inference_plans(COVERAGE, 1e6),
+    lambda: opt.integer_plan(COVERAGE, 1e6),
+    lambda: sim.sample_trajectories(sim.make_reward_world(1, rng=0), 1e6, 0),
+])
+def test_a_float_is_never_a_count(call):
+    # Each took 1e6 as a count and ran past 10 s.
+    with pytest.raises(TypeError, match=r"must be an integer .* not a float; got \w+=1e\+06 "
+                                        r"\(write int\(1e\+06\)"):
+        call()
+
+
+def test_comparing_inference_plans_is_time_bounded():
+    # Selection turns integrate a quadrature per candidate count: 1e6 would take hours.
+    start = time.process_time()
+    with pytest.raises(ValueError, match=r"budget=1000000 with 3 turns needs \d+ exact plan.*"
+                                         r"predicted to take about .* s on one core"):
+        opt.compare_inference_plans(SELECTION, 10**6)
+    assert time.process_time() - start < 1.0  # refused before any work
+    opt.compare_inference_plans(SELECTION, 30)  # a small one runs
+
+
+def test_a_saturated_baseline_gives_a_finite_eta():
+    # Every baseline reaches success 1.0 in float64 at this budget: budget_to_reach was
+    # asked for target=1 and refused it ("target must be >= 0 and < 1; got target=1").
+    cmp = opt.compare_inference_plans(COVERAGE, 2000)
+    assert cmp.optimal.success == 1.0
+    assert all(math.isfinite(e) and e >= 1.0 for e in cmp.eta.values()), cmp.eta
+
+
+def test_sampling_is_bounded_by_its_steps_naming_every_factor():
+    rw = sim.make_reward_world(1, rng=0)
+    with pytest.raises(ValueError, match=r"sampled trajectory steps n·tasks·horizon = "
+                                         r"5e\+06·1·24 .* lower n, tasks or horizon"):
+        sim.sample_trajectories(rw, 5 * 10**6, 0)
+
+
+def test_check_work_and_check_jobs():
+    assert check_work("steps", 100, 1, a=10, b=10) == 100
+    with pytest.raises(ValueError, match=r"^steps a·b = 10·11 = 110 exceed the limit 100 "
+                                         r"\(about 1 s on one core\); lower a or b$"):
+        check_work("steps", 100, 1, a=10, b=11)
+    assert check_jobs("jobs", -1) == -1 and check_jobs("jobs", np.int64(8)) == 8
+    for bad, error in ((0, ValueError), (1025, ValueError), (10**30, ValueError),
+                       (2.0, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(error, match="jobs must be a non-zero integer from -1024 to 1024"):
+            check_jobs("jobs", bad)
+
+
+def test_fit_refuses_an_unbounded_worker_count():
+    # rlscale fit --jobs 1e30 was accepted (found by the CLI fuzz).
+    with pytest.raises(ValueError, match="n_jobs must be a non-zero integer"):
+        opt.fit_law({"N": [1, 2, 4, 8, 16], "loss": [1, 0.8, 0.7, 0.65, 0.6]}, axes=["N"],
+                    n_jobs=10**30)
+
+
+# -- wrong types: a TypeError naming the argument, not an AttributeError ---------------
+
+WORLD = sim.GridFamily(size=4).sample(2, 1, rng=0)
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: sim.GridWorld(0, 0, 0, 0, 0, 0, 0), r"^tiles must be a 3-d integer array"),
+    (lambda: sim.GridWorld(WORLD.tiles, WORLD.slippery, WORLD.leak, WORLD.task_env + 5,
+                           WORLD.start, WORLD.targets, 4), r"^task_env must lie in \[0, 2\)"),
+    (lambda: sim.GridWorld(WORLD.tiles, WORLD.slippery, WORLD.leak, WORLD.task_env,
+                           WORLD.start, WORLD.targets, 4.0), r"^max_steps must be an integer"),
+    (lambda: sim.GridWorld(WORLD.tiles * 7, WORLD.slippery, WORLD.leak, WORLD.task_env,
+                           WORLD.start, WORLD.targets, 4), r"^tiles must hold FREE, HOLE"),
+    (lambda: sim.RewardWorld(0, 0, 0), r"^world must be a GridWorld"),
+    (lambda: sim.RewardWorld(WORLD, np.zeros((2, 3, 15, 4)), 5), r"^features must be"),
+    (lambda: sim.RewardWorld(WORLD, np.zeros((2, 3, 16, 4)), "5"), r"^horizon must be"),
+    (lambda: sim.train(config=""), r"^config must be a TrainConfig or None; got str"),
+    (lambda: pr.Proof("a", "b", "c", steps="x"), r"^steps must be a tuple of Steps"),
+    (lambda: pr.Proof("a", "b", "c", steps=["x"]), r"^steps\[0\] must be a Step"),
+    (lambda: pr.Proof("a", 2, "c", steps=()), r"^title must be a string"),
+    (lambda: pr.interval_eval(sp.Symbol("x"), [1.0]), r"^bindings must be a mapping"),
+    (lambda: th.Turn(np.array([])), r"^kind must be one of coverage"),
+    (lambda: th.Turn("coverage", 0.5, failures=3), r"^failures must be one of"),
+])
+def test_wrong_types_raise_a_type_error_naming_the_argument(call, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        call()
+
+
+def test_hand_built_worlds_still_work():
+    rebuilt = sim.GridWorld(WORLD.tiles.astype(np.int64), WORLD.slippery, WORLD.leak,
+                            WORLD.task_env, WORLD.start, WORLD.targets, WORLD.max_steps)
+    assert rebuilt.tiles.dtype == np.int8
+    np.testing.assert_array_equal(rebuilt.moves, WORLD.moves)
+    rw = sim.make_reward_world(1, rng=0)
+    assert sim.RewardWorld(rw.world, rw.features, rw.horizon).n_states == rw.n_states
+
+
+# -- text is never evaluated ------------------------------------------------------------
+
+def test_a_binding_key_is_never_evaluated(tmp_path):
+    marker = tmp_path / "ran"
+    key = f"__import__('os').system('touch {marker}')"
+    with pytest.raises(TypeError, match=r"bindings keys must be a sympy expression, not text"):
+        pr.interval_eval(sp.Symbol("x"), {key: 1.0})
+    assert not marker.exists()  # sympify(key) ran the command before
+    with pytest.raises(TypeError, match="not text"):
+        pr.interval_eval("__import__('os').getcwd()", {})
+    x = sp.Symbol("x")
+    assert pr.interval_eval(x**2, {x: 2}).a == 4  # numbers and symbols as before
+
+
+def test_proof_steps_refuse_text(tmp_path):
+    marker = tmp_path / "ran"
+    with pytest.raises(TypeError, match=r"^lhs must be a sympy expression, not text"):
+        pr.Identity("id", f"__import__('os').system('touch {marker}')", 0)
+    assert not os.path.exists(marker)
+
+
+# -- clear errors -------------------------------------------------------------------------
+
+LAW = th.AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.5})
+
+
+def test_baselines_without_bounds_are_computed_not_a_math_domain_error():
+    cmp = opt.compare_baselines(opt.AllocationProblem(LAW, "E + k"), 200.0,
+                                {"E": 10.0, "k": 10.0})
+    bounded = opt.compare_baselines(
+        opt.AllocationProblem(LAW, "E + k", {"E": (1e-300, 1e300), "k": (1e-300, 1e300)}),
+        200.0, {"E": 10.0, "k": 10.0})
+    assert cmp.strongest == bounded.strongest == "proportional"
+    assert cmp.eta == pytest.approx(1.0, rel=1e-9)  # equal terms: proportional is optimal
+
+
+def test_plan_uncertainty_with_open_upper_bounds_and_a_large_centre():
+    # exp(700) times a centre of 1e5 overflowed: "values['D'] must be finite; got inf".
+    laws = [th.AdditiveLaw(0.1, {"N": 1.0 + 0.1 * i, "D": 1.0}, {"N": 0.5, "D": 0.1 + 0.2 * i})
+            for i in range(3)]
+    u = opt.plan_uncertainty(laws[1], laws, "N + D", 1e7, {"N": 1e5, "D": 1e5},
+                             {"N": (1, None), "D": (1, None)})
+    assert u.n_skipped == 0
+    for lo, hi in u.eta_intervals.values():
+        assert 1.0 <= lo <= hi < math.inf
