@@ -54,12 +54,20 @@ def cost_of(x: dict[str, np.ndarray]) -> np.ndarray:
     return 20 * x["E"] + 2 * x["E"] * x["t"] + 0.1 * x["E"] * x["t"] * x["k"]
 
 
-def sensitivities(x: dict[str, np.ndarray], law: AdditiveLaw = LAW) -> np.ndarray:
-    """``∂ log L/∂(log floor, log a_i, α_i)`` of the additive law, from its definition."""
-    terms = [law.coefficients[a] * np.asarray(x[a]) ** -law.exponents[a] for a in AXES]
-    L = law.floor + sum(terms)
-    cols = [law.floor / L] + [t / L for t in terms] + [-t / L * np.log(x[a])
-                                                       for t, a in zip(terms, AXES)]
+def plain(law: AdditiveLaw) -> tuple[float, dict[str, float], dict[str, float]]:
+    """The law's numbers as plain values (floor, coefficients, exponents): what a peer gets."""
+    return float(law.floor), dict(law.coefficients), dict(law.exponents)
+
+
+def sensitivities(x: dict[str, np.ndarray],
+                  law: tuple[float, dict[str, float], dict[str, float]]) -> np.ndarray:
+    """``∂ log L/∂(log floor, log a_i, α_i)`` of ``L = floor + Σ a_i x_i^-α_i`` (plain
+    numbers), from its definition."""
+    floor, coefficients, exponents = law
+    terms = [coefficients[a] * np.asarray(x[a]) ** -exponents[a] for a in AXES]
+    L = floor + sum(terms)
+    cols = [floor / L] + [t / L for t in terms] + [-t / L * np.log(x[a])
+                                                   for t, a in zip(terms, AXES)]
     return np.column_stack(cols)
 
 
@@ -134,9 +142,9 @@ def cases(smoke: bool) -> list[Case]:
     c = cost_of(x)
     budget = 0.05 * float(c.sum())
     target = PlanTarget(30 * budget)
-    J = sensitivities(x)
+    J = sensitivities(x, plain(LAW))
     plan = design(LAW, x, budget, target, cost=COST, method="v-optimal").target.points
-    g = sensitivities(plan)[0]
+    g = sensitivities(plan, plain(LAW))[0]
     got: dict[str, object] = {}
 
     cpu: dict[str, list[float]] = {"d": [], "v": []}
@@ -192,6 +200,7 @@ def cases(smoke: bool) -> list[Case]:
                         {a: e * float(np.exp(0.1 * rng.standard_normal()))
                          for a, e in LAW.exponents.items()}) for _ in range(16)]
     cpu["b"] = []
+    numbers = [plain(law) for law in [LAW, *laws]]  # the peer's laws: plain numbers
 
     def ours_b():
         t0 = time.process_time()
@@ -199,9 +208,9 @@ def cases(smoke: bool) -> list[Case]:
         cpu["b"].append(time.process_time() - t0)
 
     def peer_b_call():
-        Js = [sensitivities(x, law) for law in [LAW, *laws]]
+        Js = [sensitivities(x, law) for law in numbers]
         plans = got["b"].target.points if "b" in got else plan
-        gs = [sensitivities(plans, law).mean(axis=0) for law in [LAW, *laws]]
+        gs = [sensitivities(plans, law).mean(axis=0) for law in numbers]
         t0 = time.process_time()
         got["peer_b"] = peer_v_robust(Js, c, budget, gs)
         cpu.setdefault("peer_b", []).append(time.process_time() - t0)
@@ -209,9 +218,9 @@ def cases(smoke: bool) -> list[Case]:
     def extra_b():
         ours = np.zeros(n)
         ours[got["b"].pool_rows] = 1
-        Js = [sensitivities(x, law) for law in [LAW, *laws]]
+        Js = [sensitivities(x, law) for law in numbers]
         pts = got["b"].target.points
-        gs = [sensitivities(pts, law) for law in [LAW, *laws]]
+        gs = [sensitivities(pts, law) for law in numbers]
 
         def mean_var(counts):
             return float(np.mean([np.mean([target_variance(J, counts, g) for g in G])

@@ -307,6 +307,23 @@ def _affordable(cost: np.ndarray, cap: int, budget: float, want: int) -> tuple[i
     return runs, float(spent)
 
 
+def check_options(*, method: Any, max_repeats: Any, n_laws: Any, bootstrap: Any, seed: Any,
+                  noise: Any, axes: Any) -> tuple[str, int, int, int, int, float | None]:
+    """The options :func:`design` and :class:`~rlscale.optimize.Designer` share, checked
+    (the Designer checks them when it is made, not at its first batch)."""
+    method = check_choice("method", method, ("auto", *METHODS))
+    max_repeats = check_positive_int("max_repeats", max_repeats, maximum=10**6)
+    n_laws = check_positive_int("n_laws", n_laws, minimum=0, maximum=1000)
+    bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=100_000)
+    seed = check_positive_int("seed", seed, minimum=0)
+    if noise is not None:
+        noise = check_scalar("noise", noise, low=0.0, low_open=True)
+    if axes is not None and (isinstance(axes, str | bytes) or not isinstance(axes, Sequence)
+                             or not axes or not all(isinstance(a, str) for a in axes)):
+        raise TypeError(f"axes must be a non-empty sequence of column names; got {axes!r:.60}")
+    return method, max_repeats, n_laws, bootstrap, seed, noise
+
+
 def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any = None,
            axes: Sequence[str] | None = None, observed: Any = None, response: str = "loss",
            method: str = "auto", laws: Sequence[Any] | None = None, n_laws: int = 16,
@@ -403,15 +420,15 @@ raise the budget to at least 1
     """
     t0 = time.process_time()
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
-    method = check_choice("method", method, ("auto", *METHODS))
-    max_repeats = check_positive_int("max_repeats", max_repeats, maximum=10**6)
-    n_laws = check_positive_int("n_laws", n_laws, minimum=0, maximum=1000)
-    bootstrap = check_positive_int("bootstrap", bootstrap, minimum=0, maximum=100_000)
-    seed = check_positive_int("seed", seed, minimum=0)
+    method, max_repeats, n_laws, bootstrap, seed, noise = check_options(
+        method=method, max_repeats=max_repeats, n_laws=n_laws, bootstrap=bootstrap, seed=seed,
+        noise=noise, axes=axes)
     allow_interior = check_bool("allow_interior", allow_interior)
-    if noise is not None:
-        noise = check_scalar("noise", noise, low=0.0, low_open=True)
     delta = check_scalar("delta", delta, low=0.0, low_open=True)
+    if solver is not None:
+        from cvxpy import installed_solvers
+
+        solver = check_choice("solver", solver, installed_solvers())
     if not isinstance(response, str):
         raise TypeError(f"response must be a column name; got {response!r:.60}")
     if target is not None and not isinstance(target, PlanTarget | FrontierTarget | Mapping
@@ -465,6 +482,16 @@ raise the budget to at least 1
         if region.matrices is not None:
             regret_before, regret_after = (_expected_regret(region.matrices, P)
                                            for P in (before, after))
+        # A record carries no infinities: an uncertainty the runs cannot bound is None.
+        for when, sd in (("the observed runs alone", sd_before),
+                         ("the observed runs with this batch", sd_after)):
+            if not np.all(np.isfinite(sd)):
+                notes.append(f"{when} do not identify the law: no uncertainty to report "
+                             "(None)")
+        if not np.all(np.isfinite(sd_before)):
+            sd_before = regret_before = None
+        if not np.all(np.isfinite(sd_after)):
+            sd_after = regret_after = None
     sel = np.flatnonzero(counts)
     runs = {k: v[sel] for k, v in pl.columns.items()}
     runs["pool_row"] = pl.rows[sel].astype(int)

@@ -147,7 +147,7 @@ def huber_factor(delta: float, sigma: float) -> float:
     Examples
     --------
     >>> round(huber_factor(1e-3, 0.02), 4), round(huber_factor(10.0, 0.02), 6)
-    (1.5686, 1.0)
+    (1.5303, 1.0)
     """
     from scipy.special import erf, erfc, gammainc
 
@@ -197,7 +197,11 @@ def ensemble(law: Any, *, axes: Sequence[str], observed: Mapping[str, np.ndarray
         return Ensemble(as_model(law), tuple(draws), sd, fit, src,
                         float(getattr(law, "delta", delta)))
     point = as_model(law)
-    draws = tuple(as_model(m) for m in (laws or ())[:max(n_laws, 0)])
+    if laws is not None and (isinstance(laws, str | bytes | Mapping)
+                             or not isinstance(laws, Sequence)):
+        raise TypeError(f"laws must be a sequence of laws (draws for a robust design); got "
+                        f"{type(laws).__name__}")
+    draws = tuple(as_model(m, f"laws[{i}]") for i, m in enumerate((laws or ())[:max(n_laws, 0)]))
     for m in draws:
         if m.names != point.names or m.axes != point.axes:
             raise ValueError(f"laws= must share the law's parameters {list(point.names)} and "

@@ -61,11 +61,17 @@ __all__ = ["DesignModel", "ExpressionModel", "FamilyModel", "MultiOutputModel",
 
 def _columns(x: Mapping[str, Any], axes: Sequence[str]) -> np.ndarray:
     """``(n, d)`` log axis values in ``axes`` order (checked positive and finite)."""
+    if not isinstance(x, Mapping) and not hasattr(x, "columns"):
+        raise TypeError(f"x must be a table (a mapping axis -> values, or a DataFrame) with "
+                        f"the columns {list(axes)}; got {type(x).__name__}")
     cols = []
     for a in axes:
         if a not in x:
-            raise ValueError(f"values have no column {a!r} (the law's axes are {list(axes)})")
-        v = np.asarray(x[a], dtype=float).ravel()
+            raise ValueError(f"x has no column {a!r} (the law's axes are {list(axes)})")
+        try:
+            v = np.asarray(x[a], dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise TypeError(f"x[{a!r}] must hold numbers; got {x[a]!r:.60}") from None
         if not np.all(np.isfinite(v)) or np.any(v <= 0):
             bad = int(np.flatnonzero(~np.isfinite(v) | (v <= 0))[0])
             raise ValueError(f"axis {a!r} must be finite and > 0 at every point; got "
@@ -75,6 +81,67 @@ def _columns(x: Mapping[str, Any], axes: Sequence[str]) -> np.ndarray:
     if len(n) > 1:
         raise ValueError(f"axis columns {list(axes)} have different lengths {sorted(n)}")
     return np.column_stack(cols) if cols else np.empty((0, 0))
+
+
+def _names(name: str, value: Any) -> tuple[str, ...]:
+    """A non-empty sequence of names (axes, outputs), not a bare string."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value or not all(
+            isinstance(v, str) for v in value):
+        raise TypeError(f"{name} must be a non-empty sequence of names; got {value!r:.60}")
+    return tuple(value)
+
+
+def _weights(outputs: Sequence[str], weights: Any) -> np.ndarray:
+    """The plan's weights over the outputs (default: equal)."""
+    if weights is None:
+        return np.full(len(outputs), 1.0 / len(outputs))
+    weights = check_mapping("weights", weights)
+    missing = [o for o in outputs if o not in weights]
+    if missing:
+        raise ValueError(f"weights must give every output {list(outputs)}; missing {missing}")
+    return np.array([check_scalar(f"weights[{o!r}]", weights[o], low=0.0) for o in outputs])
+
+
+def _new_params(params: Any, order: Sequence[str]) -> dict[str, float]:
+    """``params`` checked to give a value for each name of ``order``."""
+    params = check_mapping("params", params)
+    missing = [p for p in order if p not in params]
+    if missing:
+        raise ValueError(f"params must give every parameter {list(order)}; missing {missing}")
+    return {p: check_scalar(f"params[{p!r}]", params[p]) for p in order}
+
+
+def plan_bounds(bounds: Any) -> dict[str, tuple[float, float]] | None:
+    """``bounds`` as ``{axis: (low, high)}``, ``0 < low <= high <= inf``."""
+    if bounds is None:
+        return None
+    if not isinstance(bounds, Mapping):
+        raise TypeError(f"bounds must be a mapping axis -> (low, high); got "
+                        f"{type(bounds).__name__}")
+    out = {}
+    for a, b in bounds.items():
+        if not isinstance(b, Sequence) or isinstance(b, str | bytes) or len(b) != 2:
+            raise ValueError(f"bounds[{a!r}] must be (low, high); got {b!r:.60}")
+        lo = check_scalar(f"bounds[{a!r}] low", b[0], low=0.0, low_open=True)
+        hi = check_scalar(f"bounds[{a!r}] high", b[1], low=lo, allow_inf=True)
+        out[str(a)] = (lo, hi)
+    return out
+
+
+def plan_arguments(cost: Any, budget: Any, bounds: Any
+                   ) -> tuple[Posynomial, float, dict[str, tuple[float, float]] | None]:
+    """:meth:`DesignModel.plan`'s arguments checked: a cost expression is parsed."""
+    from rlscale.theory._posynomial_parser import parse_posynomial
+
+    if isinstance(cost, str):
+        cost = parse_posynomial(cost)
+    elif not isinstance(cost, Posynomial):
+        raise TypeError(f"cost must be a Posynomial or a cost expression such as '6*N*D'; "
+                        f"got {type(cost).__name__}")
+    if not cost.axes:
+        raise ValueError(f"cost must depend on the law's axes (a plan spends the budget on "
+                         f"them); got the constant cost={cost}")
+    return cost, check_scalar("budget", budget, low=0.0, low_open=True), plan_bounds(bounds)
 
 
 class DesignModel(abc.ABC):
@@ -214,6 +281,7 @@ class FamilyModel(DesignModel):
              bounds: Mapping[str, tuple[float, float]] | None = None) -> dict[str, float]:
         from rlscale.optimize._alloc_verbs import allocate
 
+        cost, budget, bounds = plan_arguments(cost, budget, bounds)
         a = allocate(self.law, cost, budget, bounds, round_integers=False)
         return {k: float(v) for k, v in a.values.items()}
 
@@ -293,6 +361,7 @@ class ExpressionModel(DesignModel):
              bounds: Mapping[str, tuple[float, float]] | None = None) -> dict[str, float]:
         from rlscale.optimize._fit_expr import allocate_expression
 
+        cost, budget, bounds = plan_arguments(cost, budget, bounds)
         a = allocate_expression(self.bound(), cost, budget, bounds)
         if not a.success:
             raise ValueError(f"no plan at budget {budget:g} under {self.bound()}: "
@@ -313,6 +382,7 @@ def _slsqp_plan(model: DesignModel, cost: Posynomial, budget: float,
     """
     from scipy.optimize import minimize
 
+    cost, budget, bounds = plan_arguments(cost, budget, bounds)
     axes = list(model.axes)
     unknown = [v for v in cost.axes if v not in axes]
     if unknown:
@@ -396,6 +466,13 @@ class MultiOutputModel(DesignModel):
         laws = check_mapping("laws", laws)
         if len(laws) < 1:
             raise ValueError("laws must name at least one output")
+        if axes is not None:
+            axes = _names("axes", axes)
+        if ranges is not None:
+            ranges = check_mapping("ranges", ranges)
+            for p, r in ranges.items():
+                if isinstance(r, str | bytes) or not isinstance(r, Sequence) or len(r) != 2:
+                    raise TypeError(f"ranges[{p!r}] must be (low, high); got {r!r:.60}")
         parsed = {}
         for name, law in laws.items():
             if isinstance(law, str):
@@ -405,8 +482,11 @@ class MultiOutputModel(DesignModel):
                 own = {s.name for s in expr.free_symbols} - set(axes)
                 parsed[name] = ExpressionLaw(expr, list(axes), {
                     p: r for p, r in (ranges or {}).items() if p in own})
+            elif isinstance(law, ExpressionLaw):
+                parsed[name] = law
             else:
-                parsed[name] = _expression_law(law)
+                raise TypeError(f"laws[{name!r}] must be an ExpressionLaw or an expression "
+                                f"string; got {type(law).__name__}")
         first = next(iter(parsed.values())).axes
         for name, law in parsed.items():
             if set(law.axes) != set(first):
@@ -416,11 +496,7 @@ class MultiOutputModel(DesignModel):
         self.axes = tuple(first)
         self.outputs = tuple(parsed)
         names = sorted({p for law in parsed.values() for p in law.params})
-        params = check_mapping("params", params)
-        missing = [p for p in names if p not in params]
-        if missing:
-            raise ValueError(f"params must give every parameter {names}; missing {missing}")
-        self.params = {p: check_scalar(f"params[{p!r}]", params[p]) for p in names}
+        self.params = _new_params(params, names)
         pos = {}
         for law in parsed.values():
             for p in law.params:
@@ -428,9 +504,7 @@ class MultiOutputModel(DesignModel):
         self.positive = np.array([pos[p] for p in names])
         self._order = names
         self.names = tuple(f"log {p}" if pos[p] else p for p in names)
-        w = {o: 1.0 / len(self.outputs) for o in self.outputs} if weights is None else {
-            o: check_scalar(f"weights[{o!r}]", weights[o], low=0.0) for o in self.outputs}
-        self.weights = np.array([w[o] for o in self.outputs])
+        self.weights = _weights(self.outputs, weights)
 
     def _x(self, x: Mapping[str, Any]) -> dict[str, np.ndarray]:
         logx = _columns(x, self.axes)
@@ -465,7 +539,7 @@ class MultiOutputModel(DesignModel):
         """The same laws at other parameter values (one draw of a robust design)."""
         new = object.__new__(MultiOutputModel)
         new.__dict__.update(self.__dict__)
-        new.params = {p: check_scalar(f"params[{p!r}]", params[p]) for p in self._order}
+        new.params = _new_params(params, self._order)
         return new
 
     def plan(self, cost: Posynomial, budget: float,
@@ -514,6 +588,11 @@ class NumericModel(DesignModel):
         self._predict = predict
         self.params = {p: check_scalar(f"params[{p!r}]", v) for p, v in params.items()}
         self._order = list(self.params)
+        if positive is not None:
+            positive = check_mapping("positive", positive)
+            for p, v in positive.items():
+                if not isinstance(v, bool | np.bool_):
+                    raise TypeError(f"positive[{p!r}] must be True or False; got {v!r:.60}")
         pos = {p: self.params[p] > 0 for p in self._order} if positive is None else {
             p: bool(positive.get(p, self.params[p] > 0)) for p in self._order}
         for p in self._order:
@@ -521,12 +600,10 @@ class NumericModel(DesignModel):
                 raise ValueError(f"parameter {p} is declared positive but has the value "
                                  f"{self.params[p]:g}")
         self.positive = np.array([pos[p] for p in self._order])
-        self.axes = tuple(axes)
-        self.outputs = tuple(outputs)
+        self.axes = _names("axes", axes)
+        self.outputs = _names("outputs", outputs)
         self.names = tuple(f"log {p}" if pos[p] else p for p in self._order)
-        w = {o: 1.0 / len(self.outputs) for o in self.outputs} if weights is None else {
-            o: check_scalar(f"weights[{o!r}]", weights[o], low=0.0) for o in self.outputs}
-        self.weights = np.array([w[o] for o in self.outputs])
+        self.weights = _weights(self.outputs, weights)
 
     def _u(self) -> np.ndarray:
         theta = np.array([self.params[p] for p in self._order])
@@ -567,7 +644,7 @@ class NumericModel(DesignModel):
         """The same function at other parameter values."""
         new = object.__new__(NumericModel)
         new.__dict__.update(self.__dict__)
-        new.params = {p: check_scalar(f"params[{p!r}]", params[p]) for p in self._order}
+        new.params = _new_params(params, self._order)
         return new
 
     def plan(self, cost: Posynomial, budget: float,
@@ -580,7 +657,7 @@ class NumericModel(DesignModel):
 
 # -- conversion ----------------------------------------------------------------------
 
-def as_model(law: Any) -> DesignModel:
+def as_model(law: Any, name: str = "law") -> DesignModel:
     """The :class:`DesignModel` of a law, a bound expression law or a fit's point estimate.
 
     Accepts a :class:`DesignModel` (returned as is), an additive,
@@ -603,7 +680,7 @@ def as_model(law: Any) -> DesignModel:
         return ExpressionModel(law.law, law.params)
     if isinstance(law, AdditiveLaw | MultiplicativeLaw | PassRateLaw):
         return FamilyModel(law)
-    raise TypeError(f"law must be a fitted law (FitResult, ExpressionFit), an additive/"
+    raise TypeError(f"{name} must be a fitted law (FitResult, ExpressionFit), an additive/"
                     f"multiplicative/pass-rate Law, a bound ExpressionLaw or a DesignModel; "
                     f"got {type(law).__name__}")
 

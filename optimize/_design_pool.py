@@ -175,10 +175,14 @@ def _cost(columns: dict[str, np.ndarray], cost: Any, n: int
             values = poly.evaluate({a: columns[a] for a in poly.axes})
         return _positive_column("cost", np.asarray(values, dtype=float), "the evaluated"), \
             str(poly), poly
-    if isinstance(cost, bool) or not isinstance(cost, Sequence | np.ndarray):
+    if isinstance(cost, bool | bytes) or not isinstance(cost, Sequence | np.ndarray):
         raise TypeError(f"cost must be a column name, a cost expression or an array of one "
                         f"cost per candidate; got {type(cost).__name__}")
-    arr = np.asarray(cost, dtype=float).ravel()
+    try:
+        arr = np.asarray(cost, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise TypeError(f"cost must be a column name, a cost expression or an array of one "
+                        f"cost per candidate (numbers); got {cost!r:.60}") from None
     if arr.size != n:
         raise ValueError(f"cost has {arr.size} values for {n} candidates")
     return _positive_column("cost", arr, "the"), "array", None

@@ -26,6 +26,10 @@ def _rms(sd: np.ndarray | None, w: np.ndarray | None) -> float | None:
     return float(math.sqrt(float(w @ (sd ** 2))))
 
 
+def _sd(v: float | None) -> str:
+    return "unbounded" if v is None else f"{v:.3g}"  # None: the runs do not identify the law
+
+
 @dataclass(frozen=True)
 class Design:
     """Outcome of :func:`~rlscale.optimize.design`: a batch of runs within a budget.
@@ -53,13 +57,13 @@ class Design:
         prediction (≈ relative sd of the prediction) from the observed runs
         alone and with this batch added (linearised at the law; averaged over
         the ensemble's laws for a robust design; including the Huber fit's
-        variance inflation over least squares).  ``inf`` where the runs do
-        not identify the law; ``None`` without law values or target.
+        variance inflation over least squares).  ``None`` without law values
+        or target, and where the runs do not identify the law (a note says so).
     regret_before, regret_after : float or None
         For a plan target with ``objective="regret"``: the plan's expected regret
         (the loss the fitted law's plan gives up under the true law, in loss
         units; linearised, ensemble mean) from the observed runs and with this
-        batch.  ``inf`` where the runs do not identify the law.
+        batch.  ``None`` where the runs do not identify the law.
     criterion : str or None
         ``"D"`` or ``"V"`` for an optimal design.
     value : float or None
@@ -193,6 +197,6 @@ class Design:
         cols = list(rows[0]) if rows else ["pool_row"]
         before, after = self.target_sd_before, self.target_sd_after
         notes = [f"{self.method}: {self.n_runs} runs, cost {self.cost:.6g} of {self.budget:.6g}"
-                 + ("" if after is None else f"; target sd {before:.3g} -> {after:.3g}"),
+                 + ("" if after is None else f"; target sd {_sd(before)} -> {_sd(after)}"),
                  self.message]
         return html_table("Design", cols, [[r[c] for c in cols] for r in rows], notes)

@@ -36,12 +36,12 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.optimize._design import design
+from rlscale.optimize._design import check_options, design
 from rlscale.optimize._design_bayes import law_axes, law_parameter_count
 from rlscale.optimize._design_model import DesignModel, as_model
 from rlscale.optimize._design_pool import make_pool, table_columns
 from rlscale.optimize._design_result import Design
-from rlscale.optimize._design_target import FrontierTarget, PlanTarget, TargetError
+from rlscale.optimize._design_target import FrontierTarget, PlanTarget, TargetError, _point_table
 from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["DesignStep", "Designer"]
@@ -164,6 +164,10 @@ class Designer:
 
     def __post_init__(self) -> None:
         self.budget = check_scalar("budget", self.budget, low=0.0, low_open=True)
+        (self.method, self.max_repeats, self.n_laws, self.bootstrap, self.seed,
+         self.noise) = check_options(method=self.method, max_repeats=self.max_repeats,
+                                     n_laws=self.n_laws, bootstrap=self.bootstrap,
+                                     seed=self.seed, noise=self.noise, axes=self.axes)
         self.batches = check_positive_int("batches", self.batches, maximum=1000)
         self.initial = check_scalar("initial", self.initial, low=0.0, high=1.0, low_open=True)
         self.min_gain = check_scalar("min_gain", self.min_gain, low=0.0, high=1.0)
@@ -175,10 +179,18 @@ class Designer:
                 self.target, "columns"):
             raise TypeError("target must be a table of points, a PlanTarget or a "
                             f"FrontierTarget; got {type(self.target).__name__}")
-        self._responses = [self.response] if isinstance(self.response, str) else list(
-            self.response)
+        if isinstance(self.response, str):
+            self._responses = [self.response]
+        elif (isinstance(self.response, Sequence) and not isinstance(self.response, bytes)
+              and self.response and all(isinstance(r, str) for r in self.response)):
+            self._responses = list(self.response)
+        else:
+            raise TypeError(f"response must be a column name or a sequence of them; got "
+                            f"{self.response!r:.60}")
         self._axes = law_axes(self.law, self.axes)
         pool = make_pool(self.pool, self._axes, self.cost)  # checks the pool and its cost once
+        if not isinstance(self.target, PlanTarget | FrontierTarget):
+            _point_table(self.target, self._axes)  # a table of points: checked now, not later
         self._pool_cols = pool.columns
         self._cost = pool.cost
         self._p = (law_parameter_count(self.law, self._axes)
@@ -336,11 +348,18 @@ class Designer:
         ``oracle`` gets the batch's columns (a mapping) and returns the
         response of each run (an array, or a mapping of response columns).
         """
+        if not callable(oracle):
+            raise TypeError(f"oracle must be callable (runs -> responses); got "
+                            f"{type(oracle).__name__}")
         while (batch := self.propose()) is not None:
             got = oracle(batch.runs)
             res = dict(got) if isinstance(got, Mapping) else {self._responses[0]: got}
-            self.observe({**{a: batch.runs[a] for a in self._axes},
-                          **{k: np.asarray(v, dtype=float) for k, v in res.items()}})
+            try:
+                res = {k: np.asarray(v, dtype=float) for k, v in res.items()}
+            except (TypeError, ValueError):
+                raise TypeError(f"oracle must return the responses as numbers (an array, or a "
+                                f"mapping of response columns); got {got!r:.60}") from None
+            self.observe({**{a: batch.runs[a] for a in self._axes}, **res})
         return self.history
 
     def final_fit(self) -> Any:

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._design_model import DesignModel
+from rlscale.optimize._design_model import plan_bounds as _bounds
 from rlscale.optimize._design_pool import Pool, table_columns
 from rlscale.optimize._design_regret import regret_matrix
 from rlscale.theory._posynomial import Posynomial
@@ -50,22 +51,6 @@ class TargetError(ValueError):
 MAX_PLAN_LAWS = 12
 #: What a plan target's V criterion minimises.
 OBJECTIVES = ("loss", "regret")
-
-
-def _bounds(bounds: Any) -> dict[str, tuple[float, float]] | None:
-    if bounds is None:
-        return None
-    if not isinstance(bounds, Mapping):
-        raise TypeError(f"bounds must be a mapping axis -> (low, high); got "
-                        f"{type(bounds).__name__}")
-    out = {}
-    for a, b in bounds.items():
-        if not isinstance(b, Sequence) or isinstance(b, str) or len(b) != 2:
-            raise ValueError(f"bounds[{a!r}] must be (low, high); got {b!r}")
-        lo = check_scalar(f"bounds[{a!r}] low", b[0], low=0.0, low_open=True)
-        hi = check_scalar(f"bounds[{a!r}] high", b[1], low=lo, allow_inf=True)
-        out[str(a)] = (lo, hi)
-    return out
 
 
 @dataclass(frozen=True)
@@ -369,6 +354,9 @@ def target_sd(models: Sequence[DesignModel], region: TargetRegion, P: np.ndarray
     var = []
     for s, m in enumerate(models):
         G = m.jacobian(region.points)
+        if not np.all(np.isfinite(P[s])):  # unidentified: inf, not inf·0 = NaN in the sum
+            var.append(np.full(G.shape[0], math.inf))
+            continue
         var.append(np.einsum("tmp,pq,tmq->t", G, P[s], G) / G.shape[1])
     v = np.mean(var, axis=0)
     return noise * np.sqrt(np.where(v >= 0, v, math.nan))

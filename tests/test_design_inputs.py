@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -155,7 +156,11 @@ def test_a_design_answers_the_three_questions_and_serialises():
     d = design(fit, POOL, B, PlanTarget(30 * B), cost="6*N*D")
     assert d.method == "bayes-v" and d.success and d.status in SOLVED
     assert d.n_laws == 17 and d.cost <= B
-    assert d.target_sd_after < d.target_sd_before
+    # No observed= runs: before the batch nothing bounds the target (None, with a note).
+    assert d.target_sd_before is None and 0 < d.target_sd_after < math.inf
+    assert any("observed runs alone do not identify the law" in n for n in d.notes)
+    with_obs = design(fit, POOL, B, PlanTarget(30 * B), cost="6*N*D", observed=_observed())
+    assert 0 < with_obs.target_sd_after < with_obs.target_sd_before < math.inf
     out = d.as_dict()
     assert (out["success"], out["status"], out["message"]) == (d.success, d.status, d.message)
     json.dumps(to_jsonable(out), allow_nan=False)

@@ -172,10 +172,12 @@ def _design(args: argparse.Namespace) -> int:
     if args.json:
         write_json_atomic(args.json, {"pool": args.pool, **result.as_dict()})
     before, after = result.target_sd_before, result.target_sd_after
-    sds = "" if after is None else f"; target sd {before:.4g} -> {after:.4g}"
+    def g(v: float | None) -> str:
+        return "unbounded" if v is None else f"{v:.4g}"  # None: the runs do not identify
+
+    sds = "" if after is None else f"; target sd {g(before)} -> {g(after)}"
     if result.regret_after is not None:
-        sds += (f"; expected regret {result.regret_before:.4g} -> "
-                f"{result.regret_after:.4g}")
+        sds += f"; expected regret {g(result.regret_before)} -> {g(result.regret_after)}"
     print(f"rlscale design: {result.method} ({result.status}): {result.n_runs} runs costing "
           f"{result.cost:.6g} of {args.budget:.6g}{sds}", file=sys.stderr)
     if not result.success:
