@@ -180,10 +180,10 @@ def relax(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budge
         d = info.gradient(kind, weights) / cost
         inside = np.zeros(n, dtype=bool)
         inside[idx] = True
-        used = weights > 1e-9 * np.maximum(cap, 1)
-        frac = used & (weights < cap * (1 - 1e-6))
+        support = weights > 1e-9 * np.maximum(cap, 1)
+        frac = support & (weights < cap * (1 - 1e-6))
         lam = float(np.min(d[frac])) if frac.any() else (
-            float(np.min(d[used])) if used.any() else 0.0)
+            float(np.min(d[support])) if support.any() else 0.0)
         new = np.flatnonzero(~inside & (d > lam))
         if new.size == 0:
             break

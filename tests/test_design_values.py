@@ -368,3 +368,22 @@ def test_expected_regret_matches_repeated_fits():
         regrets.append(float(law.loss(plan)) - best.loss)
     # the linearised mean regret, within the Monte Carlo error and the quadratic model's
     assert np.mean(regrets) == pytest.approx(d.regret_after, rel=0.35)
+
+
+def test_the_screened_relaxation_reaches_the_dense_one_and_names_its_solver(monkeypatch):
+    # Above MAX_DENSE the relaxation runs on a screened subset with column generation;
+    # it must reach the whole-pool optimum (certificate on the whole pool) and report the
+    # solver by name.
+    import rlscale.optimize._design_relax as relax
+
+    law = AdditiveLaw(0.3, {"N": 2.0, "D": 3.0}, {"N": 0.4, "D": 0.3})
+    rng = np.random.default_rng(3)
+    pool = {"N": np.exp(rng.uniform(0, 6, 120)), "D": np.exp(rng.uniform(0, 6, 120))}
+    budget = 0.1 * float(np.sum(pool["N"] + pool["D"]))
+    dense = design(law, pool, budget, cost="N + D", method="d-optimal")
+    monkeypatch.setattr(relax, "MAX_DENSE", 40 * 25)  # 40 of 120 candidates per solve
+    screened = design(law, pool, budget, cost="N + D", method="d-optimal")
+    assert "screened candidates of 120" in screened.message  # columns were added: 40 -> 90
+    assert "solved by CLARABEL" in screened.message or "solved by SCS" in screened.message
+    assert screened.certificate.efficiency >= 1 - 1e-4
+    assert screened.certificate.value == pytest.approx(dense.certificate.value, abs=1e-4)
