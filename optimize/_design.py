@@ -307,6 +307,14 @@ def _affordable(cost: np.ndarray, cap: int, budget: float, want: int) -> tuple[i
     return runs, float(spent)
 
 
+#: The note of a design whose law no runs of the pool can identify.
+UNIDENTIFIABLE = (
+    "not even every run of the pool identifies the law at these parameter values (its "
+    "information matrix is singular there: a term that acts as a step, an exponent far "
+    "outside the pool's range, or parameters that trade off exactly), so no batch can bound "
+    "the target: fit a law with fewer parameters, or add runs where the law changes")
+
+
 def check_options(*, method: Any, max_repeats: Any, n_laws: Any, bootstrap: Any, seed: Any,
                   noise: Any, axes: Any) -> tuple[str, int, int, int, int, float | None]:
     """The options :func:`design` and :class:`~rlscale.optimize.Designer` share, checked
@@ -492,6 +500,10 @@ raise the budget to at least 1
             sd_before = regret_before = None
         if not np.all(np.isfinite(sd_after)):
             sd_after = regret_after = None
+            # Could any batch do better?  Every pool run, each as often as allowed:
+            everything = np.full(pl.n, max_repeats)
+            if not np.all(np.isfinite(_posterior(models[:1], pl, everything, ens.scale))):
+                notes.append(UNIDENTIFIABLE)
     sel = np.flatnonzero(counts)
     runs = {k: v[sel] for k, v in pl.columns.items()}
     runs["pool_row"] = pl.rows[sel].astype(int)

@@ -207,3 +207,17 @@ def test_every_law_of_an_additive_fit_shares_the_floor_coordinate():
     assert np.all(zero.jacobian({"N": [4.0]})[:, 0, 0] == 0.0)
     assert FamilyModel(MultiplicativeLaw(2.0, {"N": 0.5})).names == (
         "log coefficient", "exponent[N]")
+
+
+def test_a_law_no_runs_of_the_pool_identify_is_said_so_not_given_an_uncertainty():
+    # The quick report's trajectories term: exponent 20, a step between the grid's first two
+    # values.  Only the lowest D sees it, where log a and the exponent move L alike.
+    from rlscale.optimize._design import UNIDENTIFIABLE
+
+    step = AdditiveLaw(0.3, {"N": 2.0, "D": 2e5}, {"N": 0.4, "D": 20.0})
+    n, d = (g.ravel() for g in np.meshgrid([1.0, 2, 4, 8, 16], [2.0, 4, 8, 16]))
+    got = design(step, {"N": n, "D": d}, 0.5 * float(np.sum(n * d)), PlanTarget(2000.0),
+                 cost="N*D", method="v-optimal")
+    assert got.sd_before is None and got.sd_after is None and got.target_sd_after is None
+    assert UNIDENTIFIABLE in got.notes
+    json.dumps(to_jsonable(got.as_dict()), allow_nan=False)

@@ -75,3 +75,23 @@ def test_next_runs_config_is_checked_before_any_work():
     cfg["next_runs"] = {"enabled": True, "budget_share": 0.0, "method": "auto"}
     with pytest.raises(ValueError, match=r"next_runs\.budget_share must be > 0"):
         validate(cfg)
+
+
+def test_the_section_says_when_no_runs_can_identify_the_fit():
+    # The quick report's sweep fits a step-like trajectories term: the section must say why
+    # its numbers are dashes instead of printing a failed design as if it were one.
+    from rlscale.optimize._design import UNIDENTIFIABLE
+
+    d = {"target": {"source": "frontier"}, "method": "bayes-v", "status": "failed",
+         "n_runs": 1, "cost": 10.0, "n_laws": 16, "regret_before": None,
+         "regret_after": None, "target_sd_before": None, "target_sd_after": None,
+         "notes": [UNIDENTIFIABLE], "message": "greedy", "runs": [
+             {"environments": 1.0, "tasks_per_environment": 1.0,
+              "trajectories_per_task": 2.0, "runs": 1, "run_cost": 10.0}]}
+    nr = {"enabled": True, "budget_share": 0.25, "budget": 20.0, "cost": "E", "design": d,
+          "compare": {"random": {"regret_after": None}}, "file": "next-runs.csv"}
+    doc = Document("t")
+    next_runs_section(doc, nr)
+    text = doc.to_markdown()
+    assert "Not even every configuration of the grid identifies the fitted law" in text
+    assert "not certified" in text

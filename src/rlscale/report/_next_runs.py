@@ -122,6 +122,17 @@ def next_runs_section(doc: Any, nr: dict[str, Any]) -> None:
         + ", ".join(f"{rule}: {_g(c['regret_after'])}" for rule, c in nr["compare"].items())
         + f". The predicted sd of the plans' log loss goes from {_g(d['target_sd_before'])} "
         f"to {_g(d['target_sd_after'])}. The runs are in {nr['file']}.")
+    if d["regret_after"] is None and d["target_sd_after"] is None:
+        from rlscale.optimize._design import UNIDENTIFIABLE
+
+        why = ("Not even every configuration of the grid identifies the fitted law"
+               if UNIDENTIFIABLE in d["notes"] else
+               "This batch with the sweep does not identify the fitted law")
+        doc.paragraph(
+            f"{why} of section 3 (a term that acts as a step, or parameters that trade off "
+            "exactly, make its information matrix singular), so no uncertainty can be stated "
+            "(the dashes above) and the batch below is not certified: read it as runs that "
+            "spread the budget, not as a design.")
     cols = [c for c in d["runs"][0] if c in SUBSTITUTE] if d["runs"] else []
     doc.table([SUBSTITUTE[c] for c in cols] + ["runs", "cost"],
               [[r[c] for c in cols] + [r["runs"], r["run_cost"]] for r in d["runs"]])
