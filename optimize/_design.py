@@ -491,14 +491,13 @@ raise the budget to at least 1
             regret_before, regret_after = (_expected_regret(region.matrices, P)
                                            for P in (before, after))
         # A record carries no infinities: an uncertainty the runs cannot bound is None.
-        for when, sd in (("the observed runs alone", sd_before),
-                         ("the observed runs with this batch", sd_after)):
-            if not np.all(np.isfinite(sd)):
-                notes.append(f"{when} do not identify the law: no uncertainty to report "
-                             "(None)")
         if not np.all(np.isfinite(sd_before)):
+            notes.append("the observed runs alone do not identify the law: no uncertainty to "
+                         "report (None)")
             sd_before = regret_before = None
         if not np.all(np.isfinite(sd_after)):
+            notes.append("the observed runs with this batch do not identify the law: no "
+                         "uncertainty to report (None)")
             sd_after = regret_after = None
             # Could any batch do better?  Every pool run, each as often as allowed:
             everything = np.full(pl.n, max_repeats)
