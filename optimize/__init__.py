@@ -86,6 +86,15 @@ _EXPORTS: dict[str, str] = {
     "fit_power_law": "_rl_fit",
     "fit_sigmoid": "_rl_fit",
     "sigmoid_audit": "_rl_fit",
+    # -- budget-aware pilot design (issue 23) --
+    "Design": "_design_result",
+    "DesignModel": "_design_model",
+    "Designer": "_design_sequential",
+    "FrontierTarget": "_design_target",
+    "MultiOutputModel": "_design_model",
+    "NumericModel": "_design_model",
+    "PlanTarget": "_design_target",
+    "design": "_design",
 }
 
 # Public sub-modules reachable as attributes.

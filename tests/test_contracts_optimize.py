@@ -14,6 +14,7 @@ import inspect
 import math
 
 import _contract_cases_decision as decision_cases
+import _contract_cases_design as design_cases
 import _contract_cases_optimize as new_cases
 import numpy as np
 import pytest
@@ -313,6 +314,10 @@ NO_ARGUMENTS |= new_cases.NO_ARGUMENTS
 CASES += decision_cases.CASES
 RECORDS |= decision_cases.RECORDS
 NO_ARGUMENTS |= decision_cases.NO_ARGUMENTS
+# The pilot-design names of issue 23: tests/_contract_cases_design.py.
+CASES += design_cases.CASES
+RECORDS |= design_cases.RECORDS
+NO_ARGUMENTS |= design_cases.NO_ARGUMENTS
 
 test_contract = make_test(CASES)
 
@@ -337,7 +342,8 @@ def test_methods_without_arguments_return_finite_values():
             opt.cost_to_reach([1.0, 2.0], [0.1, 0.2], 0.15), opt.load_spec(SPEC), PROB, BASE,
             opt.context_plan(CTX_TURNS, 12), opt.compare_context_plans(CTX_TURNS, 12),
             opt.held_comparison(HELD_LAW, "k + 0.05*k*c", 1000.0, {"c": 1.0}, HELD_BOUNDS),
-            *new_cases.no_argument_objects(), *decision_cases.no_argument_objects()]
+            *new_cases.no_argument_objects(), *decision_cases.no_argument_objects(),
+            *design_cases.no_argument_objects()]
     by_class = {type(o).__name__: o for o in objs}
     for name in NO_ARGUMENTS:
         cls, attr = name.split(".")

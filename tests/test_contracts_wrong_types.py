@@ -28,12 +28,13 @@ CALLBACKS = {"on_row", "on_step"}
 
 
 def _entries():
+    import _contract_cases_design as design
     import _contract_cases_optimize as opt
     import test_contracts_packages as pkg
     import test_contracts_simulate as sim
     import test_contracts_theory as th
 
-    for case in (*sim.CASES, *opt.CASES, *pkg.CASES):
+    for case in (*sim.CASES, *opt.CASES, *design.CASES, *pkg.CASES):
         yield case.name, case.call, case.base, case.names
     for name, c in th.CONTRACTS.items():
         yield f"theory.{name}", c.call, c.valid, c.labels

@@ -23,7 +23,7 @@ def test_side_order_lists_every_independent_step_once():
     assert set(SIDE_ORDER) <= set(labels)
     # The chain the main process runs first keeps its order and dependencies.
     chain = [label for label in labels if label not in INDEPENDENT]
-    assert chain == ["trainer sweep", "law fit", "allocation", "efficiency"]
+    assert chain == ["trainer sweep", "law fit", "allocation", "efficiency", "what to run next"]
 
 
 def test_claims_hand_out_each_index_once_then_none():

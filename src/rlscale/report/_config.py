@@ -51,6 +51,9 @@ are refused.  ``examples/report.toml`` is the commented schema.  Sections:
     (:mod:`rlscale.verification._inference_grounding`).
 ``[proofs]``
     ``enabled``.
+``[next_runs]``
+    ``enabled``; ``budget_share`` of the sweep's cost for the next pilot batch;
+    ``method`` of :func:`rlscale.optimize.design` (:mod:`rlscale.report._next_runs`).
 """
 
 from __future__ import annotations
@@ -104,6 +107,7 @@ DEFAULTS: dict[str, Any] = {
     "inference": {"enabled": True, "environments": 16, "epochs": 4, "job_tasks": 2,
                   "episodes": 2000},
     "proofs": {"enabled": True},
+    "next_runs": {"enabled": True, "budget_share": 0.25, "method": "auto"},  # issue 23
 }
 
 #: Overrides applied by ``--quick`` (a smaller version of every step).
@@ -287,6 +291,9 @@ def validate(config: dict[str, Any]) -> None:
     inf = config["inference"]
     for key in ("environments", "epochs", "job_tasks", "episodes"):
         check_positive_int(f"inference.{key}", inf[key])
+    from rlscale.report._next_runs import check_config  # issue 23
+
+    check_config(config["next_runs"])
 
 
 def to_toml(config: dict[str, Any]) -> str:

@@ -18,6 +18,7 @@ from rlscale.report._document_efficiency import (
     efficiency_section,
     realised_text,
 )
+from rlscale.report._next_runs import next_runs_section
 
 __all__ = ["bounded", "build_document"]
 
@@ -140,6 +141,7 @@ def build_document(result) -> Document:
 
     efficiency_section(doc, s["efficiency"])
 
+    next_runs_section(doc, s.get("next_runs", {"enabled": False}))  # issue 23
     _inference(doc, s.get("inference", {"enabled": False}))
 
     pr = s["proofs"]

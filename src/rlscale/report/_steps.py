@@ -20,6 +20,7 @@ from rlscale.files._atomic import write_text_atomic
 from rlscale.report._config import AXES, SUBSTITUTE, cost_text, nested_bounds, train_fields
 from rlscale.report._efficiency_step import efficiency_step
 from rlscale.report._figures import figure_allocation, figure_fits
+from rlscale.report._next_runs import next_runs_step
 
 __all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "prune_results", "run_spec"]
 
@@ -320,6 +321,7 @@ STEPS = (
     ("law fit", fit_step),
     ("allocation", allocation_step),
     ("efficiency", efficiency_step),
+    ("what to run next", next_runs_step),  # issue 23: src/rlscale/report/_next_runs.py
     ("inference budget", inference_step),
     ("proofs", proofs_step),
 )

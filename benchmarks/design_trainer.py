@@ -1,0 +1,243 @@
+"""Pilot design grounded in the trainer: designed vs random/cheapest vs full-pool pilots.
+
+    python -m benchmarks.design_trainer [--seeds 10] [--share 0.05] [--eval-seeds 3]
+        [--out FILE.json] [--summary]
+
+The pool is the grid ``E ∈ {1, 2, 4, 8, 16, 32}`` × ``t ∈ {1, 2, 4, 8, 16}`` ×
+``k ∈ {2, 4, 8, 16, 32}`` of real runs of rlscale's numpy trainer
+(:func:`rlscale.simulate.train`, GRPO, the report's defaults) at the report's
+cost ``20E + 2Et + 0.1Etk``.  Every configuration is trained with five seeds
+once; a study seed draws, per configuration, which of those five runs a pilot
+of it returns (so the arms of one study seed see the same run of a
+configuration, and different study seeds see different noise).
+
+Each arm spends ``--share`` of the pool's cost on pilots, fits the report's
+additive law (floor bounded by ``1 −`` the optimal policy's held-out
+success), and plans the compute-optimal integer allocation at 30x its pilot
+budget inside the report's allocation bounds.  The **deployed** plan is
+trained with ``--eval-seeds`` fresh seeds and scored by its held-out loss (the
+large reference sweep: every plan any arm makes, trained).  Arms: ``ours``
+(:class:`rlscale.optimize.Designer`, surface batch then three Bayesian
+batches minimising the plan's expected regret), ``v-optimal`` (surface then
+one local batch aimed at the plan's loss), ``random``, ``cheapest``,
+``cost-random``, and ``full`` (the whole pool, 100 % of its cost).  All
+trainer runs are cached in the output file, so a killed study resumes without
+retraining.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+GRID = {"E": (1, 2, 4, 8, 16, 32), "t": (1, 2, 4, 8, 16), "k": (2, 4, 8, 16, 32)}
+COST = "20*E + 2*E*t + 0.1*E*t*k"
+BOUNDS = {"E": (1.0, 256.0), "t": (1.0, 64.0), "k": (2.0, 128.0)}
+POOL_SEEDS = 5
+EVAL_SEED0 = 1000
+ARMS = ("ours", "v-optimal", "random", "cheapest", "cost-random", "full")
+PLAN_FACTOR = 30.0
+
+
+class Runs:
+    """Trainer runs cached in the study file (key ``E,t,k,seed``)."""
+
+    def __init__(self, store: dict[str, Any], save) -> None:
+        self.store, self.save = store, save
+
+    def get(self, E: int, t: int, k: int, seed: int) -> dict[str, float]:
+        key = f"{E},{t},{k},{seed}"
+        if key not in self.store:
+            from rlscale.simulate import TrainConfig, train
+
+            t0 = time.process_time()
+            r = train(TrainConfig(n_environments=E, tasks_per_environment=t,
+                                  trajectories_per_task=k, seed=seed,
+                                  unit_cost_environment=20.0, unit_cost_task=2.0,
+                                  unit_cost_trajectory=0.1))
+            self.store[key] = {"loss": r.loss, "optimal_success": r.optimal_success,
+                               "cost": r.config.cost, "env_steps": r.env_steps,
+                               "cpu_s": time.process_time() - t0}
+            self.save()
+        return self.store[key]
+
+
+def pool_table() -> dict[str, np.ndarray]:
+    mesh = np.meshgrid(*[np.asarray(v, dtype=float) for v in GRID.values()], indexing="ij")
+    return {a: m.ravel() for a, m in zip(GRID, mesh)}
+
+
+def _fit(data: dict[str, np.ndarray], floor: float, bootstrap: int, seed: int):
+    from rlscale.optimize import fit_law
+
+    return fit_law({a: data[a] for a in GRID} | {"loss": data["loss"]}, axes=list(GRID),
+                   bootstrap=bootstrap, seed=seed, holdout=0, floor=(floor, math.inf))
+
+
+def _plan(fit, budget: float) -> dict[str, int]:
+    from rlscale.optimize import allocate
+
+    a = allocate(fit.law, COST, budget, BOUNDS)
+    return {v: int(a.rounded[v]) for v in GRID}
+
+
+def run_seed(s: int, runs: Runs, share: float, bootstrap: int) -> dict[str, Any]:
+    from rlscale.optimize import Designer, PlanTarget, design
+
+    table = pool_table()
+    n = table["E"].size
+    which = np.random.default_rng([s, 77]).integers(0, POOL_SEEDS, n)
+    rows = {tuple(int(v) for v in r): i for i, r in enumerate(np.column_stack(
+        [table[a] for a in GRID]).tolist())}
+
+    def observe(idx) -> dict[str, np.ndarray]:
+        got = [runs.get(int(table["E"][i]), int(table["t"][i]), int(table["k"][i]),
+                        int(which[i])) for i in idx]
+        return {**{a: table[a][idx] for a in GRID},
+                "loss": np.array([g["loss"] for g in got]),
+                "optimal_success": np.array([g["optimal_success"] for g in got])}
+
+    full_cost = float(sum(20 * e + 2 * e * t + 0.1 * e * t * k for e, t, k in zip(
+        table["E"], table["t"], table["k"])))
+    budget = share * full_cost
+    target = PlanTarget(PLAN_FACTOR * budget, BOUNDS)
+    regret_target = PlanTarget(PLAN_FACTOR * budget, BOUNDS, objective="regret")
+    out: dict[str, Any] = {}
+    for arm in ARMS:
+        if arm == "full":
+            idx = np.arange(n)
+        elif arm in ("random", "cheapest", "cost-random"):
+            d = design("additive", table, budget, cost=COST, axes=list(GRID), method=arm,
+                       seed=s)
+            idx = d.pool_rows
+        elif arm == "v-optimal":
+            d1 = design("additive", table, 0.3 * budget, cost=COST, axes=list(GRID),
+                        method="surface", seed=s)
+            obs1 = observe(d1.pool_rows)
+            fit1 = _fit(obs1, 1 - obs1["optimal_success"].max(), 0, s)
+            keep = np.setdiff1d(np.arange(n), d1.pool_rows)
+            d2 = design(fit1, {a: v[keep] for a, v in table.items()},
+                        budget - d1.cost, target, cost=COST,
+                        observed={a: obs1[a] for a in GRID}, method="v-optimal", seed=s)
+            idx = np.concatenate([d1.pool_rows, keep[d2.pool_rows]])
+        else:
+            floor = [0.0]
+
+            def fit(data, floor=floor):
+                obs = observe([rows[(int(e), int(t), int(k))] for e, t, k in zip(
+                    data["E"], data["t"], data["k"])])
+                floor[0] = 1 - obs["optimal_success"].max()
+                return _fit(data, floor[0], bootstrap, s)
+
+            def oracle(batch):
+                return observe([rows[(int(e), int(t), int(k))] for e, t, k in zip(
+                    batch["E"], batch["t"], batch["k"])])["loss"]
+
+            ds = Designer("additive", table, budget, regret_target, cost=COST, axes=list(GRID),
+                          batches=3, initial=0.3, bootstrap=bootstrap, n_laws=16, fit=fit,
+                          seed=s, min_gain=0.0)
+            ds.run(oracle)
+            idx = np.array([rows[(int(e), int(t), int(k))] for e, t, k in zip(
+                ds.data["E"], ds.data["t"], ds.data["k"])])
+        obs = observe(idx)
+        cost = float(np.sum(20 * obs["E"] + 2 * obs["E"] * obs["t"]
+                            + 0.1 * obs["E"] * obs["t"] * obs["k"]))
+        try:
+            fit = _fit(obs, 1 - obs["optimal_success"].max(), 0, s)
+            plan = _plan(fit, PLAN_FACTOR * budget)
+            out[arm] = {"runs": int(idx.size), "spent_share": cost / full_cost, "plan": plan,
+                        "predicted_loss": float(fit.law.loss(plan))}
+        except (ValueError, RuntimeError) as exc:
+            out[arm] = {"runs": int(idx.size), "spent_share": cost / full_cost,
+                        "error": " ".join(str(exc).split())[:200]}
+    return {"budget": budget, "target_budget": PLAN_FACTOR * budget, "arms": out}
+
+
+def deploy(plan: dict[str, int], runs: Runs, eval_seeds: int) -> list[float]:
+    return [runs.get(plan["E"], plan["t"], plan["k"], EVAL_SEED0 + j)["loss"]
+            for j in range(eval_seeds)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.design_trainer",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--share", type=float, default=0.05)
+    parser.add_argument("--eval-seeds", type=int, default=3)
+    parser.add_argument("--bootstrap", type=int, default=40)
+    parser.add_argument("--out", default="design-trainer.json")
+    args = parser.parse_args(argv)
+    from rlscale.files._atomic import write_json_atomic
+
+    path = Path(args.out)
+    state = json.loads(path.read_text()) if path.exists() else {"runs": {}, "seeds": {}}
+    state.setdefault("meta", {"load_at_start": os.getloadavg(), "share": args.share})
+
+    def save() -> None:
+        write_json_atomic(path, state)
+
+    runs = Runs(state["runs"], save)
+    for s in range(args.seeds):
+        key = str(s)
+        if key not in state["seeds"]:
+            state["seeds"][key] = run_seed(s, runs, args.share, args.bootstrap)
+            save()
+        for r in state["seeds"][key]["arms"].values():
+            if "plan" in r and "deployed" not in r:
+                r["deployed"] = deploy(r["plan"], runs, args.eval_seeds)
+                save()
+        print(f"seed {s}: " + ", ".join(
+            f"{arm} {np.mean(r['deployed']):.4f}" if "deployed" in r else f"{arm} failed"
+            for arm, r in state["seeds"][key]["arms"].items()), file=sys.stderr, flush=True)
+    summarise(state)
+    return 0
+
+
+def summarise(state: dict[str, Any]) -> dict[str, Any]:
+    """Deployed loss per arm (mean over study seeds, 90 % bootstrap interval), the full
+    pool's plan's interval, and ours against it and against the best baseline."""
+    rng = np.random.default_rng(0)
+    seeds = sorted(state["seeds"], key=int)
+
+    def ci(x):
+        b = [np.mean(x[rng.integers(0, len(x), len(x))]) for _ in range(4000)]
+        return float(np.quantile(b, 0.05)), float(np.quantile(b, 0.95))
+
+    table = {}
+    for arm in ARMS:
+        dep = np.array([np.mean(state["seeds"][s]["arms"][arm]["deployed"]) for s in seeds
+                        if "deployed" in state["seeds"][s]["arms"][arm]])
+        failed = len(seeds) - dep.size
+        spent = np.mean([state["seeds"][s]["arms"][arm]["spent_share"] for s in seeds])
+        table[arm] = {"mean": float(dep.mean()) if dep.size else math.nan,
+                      "ci": ci(dep) if dep.size > 1 else (math.nan, math.nan),
+                      "failed": failed, "n": dep.size, "spent_share": float(spent)}
+        print(f"| {arm} | {table[arm]['mean']:.4f} [{table[arm]['ci'][0]:.4f}, "
+              f"{table[arm]['ci'][1]:.4f}] | {failed} | {spent:.3f} |")
+    base = [a for a in ("v-optimal", "random", "cheapest", "cost-random")
+            if math.isfinite(table[a]["mean"])]
+    best = min(base, key=lambda a: table[a]["mean"])
+    d = np.array([np.mean(state["seeds"][s]["arms"]["ours"]["deployed"])
+                  - np.mean(state["seeds"][s]["arms"][best]["deployed"]) for s in seeds
+                  if "deployed" in state["seeds"][s]["arms"]["ours"]
+                  and "deployed" in state["seeds"][s]["arms"][best]])
+    lo, hi = ci(d)
+    print(f"ours - {best} (deployed loss): {d.mean():+.4f} [{lo:+.4f}, {hi:+.4f}] over "
+          f"{d.size} seeds; ours lower in {np.mean(d < 0):.0%}")
+    f = table["full"]
+    print(f"full pool's plan: {f['mean']:.4f} [{f['ci'][0]:.4f}, {f['ci'][1]:.4f}]; ours "
+          f"{table['ours']['mean']:.4f} inside: "
+          f"{f['ci'][0] <= table['ours']['mean'] <= f['ci'][1]}")
+    return table
+
+
+if __name__ == "__main__":
+    sys.exit(main())

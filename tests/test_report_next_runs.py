@@ -1,0 +1,97 @@
+"""The report's "what to run next" step (issue 23), on the default report's own sweep."""
+
+from __future__ import annotations
+
+import copy
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlscale._document import Document
+from rlscale.optimize import fit_law
+from rlscale.report._config import AXES, load_config, validate
+from rlscale.report._next_runs import next_runs_section, next_runs_step
+from rlscale.report._steps import Shared
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def step(tmp_path_factory):
+    with open(REPO / "benchmarks" / "data" / "report_sweep.csv", newline="") as fh:
+        rows = [{k: float(v) for k, v in r.items() if k in (*AXES, "loss")}
+                for r in csv.DictReader(fh)]
+    data = {a: np.array([r[a] for r in rows]) for a in AXES} | {
+        "loss": np.array([r["loss"] for r in rows])}
+    shared = Shared()
+    shared.fit = fit_law(data, axes=list(AXES), bootstrap=100, seed=0)
+    sections = {"sweep": {"rows": rows}}
+    staging = tmp_path_factory.mktemp("staging")
+    next_runs_step(load_config(), staging, sections, shared, False)
+    return sections["next_runs"], staging, rows
+
+
+def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):
+    nr, staging, rows = step
+    d = nr["design"]
+    assert d["method"] == "bayes-v" and d["status"] == "optimal"
+    assert nr["budget"] == pytest.approx(0.25 * nr["sweep_cost"])
+    cost = sum(20 * r["environments"] + 2 * r["environments"] * r["tasks_per_environment"]
+               + 0.1 * r["environments"] * r["tasks_per_environment"]
+               * r["trajectories_per_task"] for r in rows)
+    assert nr["sweep_cost"] == pytest.approx(cost)
+    assert 0 < d["cost"] <= nr["budget"]
+    ran = {tuple(r[a] for a in AXES) for r in rows}
+    chosen = {tuple(r[a] for a in AXES) for r in d["runs"]}
+    grid = load_config()["sweep"]["axes"]
+    assert not chosen & ran
+    assert all(v in grid[a] for c in chosen for a, v in zip(AXES, c))
+    assert d["target_sd_after"] < d["target_sd_before"]
+    assert 0 < d["regret_after"] < d["regret_before"]
+    assert d["target"]["objective"] == "regret"
+    with open(staging / nr["file"], newline="") as fh:
+        assert len(list(csv.DictReader(fh))) == len(d["runs"])
+
+
+def test_the_section_says_what_the_batch_buys_against_the_rules(step):
+    nr, _, _ = step
+    doc = Document("t")
+    next_runs_section(doc, nr)
+    text = doc.to_markdown()
+    assert "5b. What to run next" in text and "random:" in text and "cheapest:" in text
+    assert f"{nr['design']['n_runs']} runs" in text
+    doc = Document("t")
+    next_runs_section(doc, {"enabled": False})
+    assert "disabled" in doc.to_markdown()
+
+
+def test_next_runs_config_is_checked_before_any_work():
+    cfg = copy.deepcopy(load_config())
+    cfg["next_runs"]["method"] = "best"
+    with pytest.raises(ValueError, match=r"next_runs\.method must be one of auto"):
+        validate(cfg)
+    cfg["next_runs"] = {"enabled": True, "budget_share": 0.0, "method": "auto"}
+    with pytest.raises(ValueError, match=r"next_runs\.budget_share must be > 0"):
+        validate(cfg)
+
+
+def test_the_section_says_when_no_runs_can_identify_the_fit():
+    # The quick report's sweep fits a step-like trajectories term: the section must say why
+    # its numbers are dashes instead of printing a failed design as if it were one.
+    from rlscale.optimize._design import UNIDENTIFIABLE
+
+    d = {"target": {"source": "frontier"}, "method": "bayes-v", "status": "failed",
+         "n_runs": 1, "cost": 10.0, "n_laws": 16, "regret_before": None,
+         "regret_after": None, "target_sd_before": None, "target_sd_after": None,
+         "notes": [UNIDENTIFIABLE], "message": "greedy", "runs": [
+             {"environments": 1.0, "tasks_per_environment": 1.0,
+              "trajectories_per_task": 2.0, "runs": 1, "run_cost": 10.0}]}
+    nr = {"enabled": True, "budget_share": 0.25, "budget": 20.0, "cost": "E", "design": d,
+          "compare": {"random": {"regret_after": None}}, "file": "next-runs.csv"}
+    doc = Document("t")
+    next_runs_section(doc, nr)
+    text = doc.to_markdown()
+    assert "Not even every configuration of the grid identifies the fitted law" in text
+    assert "not certified" in text
