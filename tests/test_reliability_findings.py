@@ -167,3 +167,43 @@ def test_plan_uncertainty_with_open_upper_bounds_and_a_large_centre():
     assert u.n_skipped == 0
     for lo, hi in u.eta_intervals.values():
         assert 1.0 <= lo <= hi < math.inf
+
+
+# -- issue 27's context axis, found by the final reliability run ---------------------------
+
+CONTEXT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def test_comparing_context_plans_is_time_bounded():
+    # Unit costs make every count 1..B an option over a table of B cells: time grows as B².
+    # `infer-plan --q 0.9,0.5 --q-full 0.95,0.9 --budget 100000 --context-levels 1,...,1024`
+    # ran past the CLI fuzz's 10 s (minutes: 4 DPs plus a bisection of ~50 more).
+    turns = [th.ContextTurn(0.9, 0.95, 0.5, levels=CONTEXT_LEVELS),
+             th.ContextTurn(0.5, 0.9, 0.5, levels=CONTEXT_LEVELS)]
+    start = time.process_time()
+    with pytest.raises(ValueError, match=r"budget=100000 with 2 turns and 11 context levels "
+                                         r"needs 4 exact plan\(s\) predicted to take about "
+                                         r".* s on one core \(> 10 s\)"):
+        opt.compare_context_plans(turns, 100_000)
+    with pytest.raises(ValueError, match=r"needs 1 exact plan\(s\) predicted"):
+        opt.context_plan(turns, 100_000)
+    assert time.process_time() - start < 1.0  # refused before any work
+    # A comparison is now about two DPs, not 4 + 3·log2(B): this one took ~1.2 s.
+    start = time.process_time()
+    opt.compare_context_plans(turns, 4000)
+    assert time.process_time() - start < 5.0
+
+
+def test_context_eta_from_the_joint_table_matches_a_scan_of_fresh_plans():
+    # η is now read off the joint DP's table instead of a bisection of fresh plans: check it
+    # against the least budget found by solving every budget afresh.
+    turns = [th.ContextTurn(0.1, 0.9, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+             th.ContextTurn(0.5, 0.6, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+             th.ContextTurn(0.3, 0.8, 1.2, base_cost=2, context_cost=0.3, levels=(1, 2, 16))]
+    for B in (9, 17, 40):
+        cmp = opt.compare_context_plans(turns, B)
+        for m, eta in cmp.eta.items():
+            need = next(b for b in range(7, B + 1)
+                        if opt.context_plan(turns, b).success
+                        >= cmp.plans[m].success * (1 - 1e-12))
+            assert eta == B / need, (B, m)
