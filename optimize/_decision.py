@@ -322,6 +322,12 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     problem = AllocationProblem(neutral_law(fit.law.axes), cost, bounds, substitute)
     trust, notes = trust_bounds(problem, fit.data_range, extrapolation)
     bases = baseline_allocations(problem, budget, centre)
+    # baseline_allocations reads the variables it needs; a key beyond them is a typo the
+    # user should hear of (--centre E=8,k=8,K=2 was taken without a word, issue 22).
+    extra = sorted(str(k) for k in set(centre) - set(problem.variables))
+    if extra:
+        raise ValueError(f"centre names {extra}, not decision variables of the cost "
+                         f"(variables: {problem.variables})")
     if baseline not in {f"{v} only" for v in problem.variables} | {PROPORTIONAL}:
         raise ValueError(f"baseline must be 'proportional' or '<variable> only' for one of "
                          f"{problem.variables}; got {baseline!r}")

@@ -169,23 +169,18 @@ def _pairs(text: str, what: str) -> dict[str, float]:
 
 
 def _read_pilot(path: str, columns: list[str]) -> dict[str, Any]:
-    """The named columns of a CSV (header row), as float arrays."""
-    import csv
-
+    """The named columns of a CSV (header row), as float arrays, read as ``rlscale fit``
+    reads its data: errors name the line and column, fields up to 1 MiB are read (a ragged
+    row was "'<' not supported between instances of 'NoneType' and 'str'", issue 22)."""
     import numpy as np
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows:
-        raise ValueError(f"--data {path} has no rows")
-    missing = [c for c in columns if c not in rows[0]]
-    if missing:
-        raise ValueError(f"--data {path} has no column(s) {missing}; it has "
-                         f"{sorted(rows[0])}")
+    from rlscale.commands.fit import read_columns
+
     try:
-        return {c: np.array([float(r[c]) for r in rows]) for c in columns}
+        read = read_columns(path, list(dict.fromkeys(columns)))  # --loss-column may be an axis
     except ValueError as exc:
-        raise ValueError(f"--data {path}: a value is not a number ({exc})") from None
+        raise ValueError(f"--data {exc}") from None
+    return {c: np.array(v) for c, v in read.items()}
 
 
 def _decide(args: argparse.Namespace, spec: Any) -> int:
