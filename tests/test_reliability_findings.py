@@ -207,3 +207,118 @@ def test_context_eta_from_the_joint_table_matches_a_scan_of_fresh_plans():
                         if opt.context_plan(turns, b).success
                         >= cmp.plans[m].success * (1 - 1e-12))
             assert eta == B / need, (B, m)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    # int(inf) in the level parser: an OverflowError traceback.
+    (["--context-levels", "1,inf"], "--context-levels must be whole numbers; got inf"),
+    (["--context-levels", "1e400"], "--context-levels must be whole numbers; got inf"),
+    (["--context-levels", "nan"], "--context-levels must be whole numbers; got nan"),
+    # A context option without --context-levels was ignored (exit 0): +inf was "accepted".
+    (["--context-exponent", "+inf"], "--context-exponent applies with --context-levels only"),
+    (["--context-cost", "1"], "--context-cost applies with --context-levels only"),
+])
+def test_infer_plan_context_options_are_checked(argv, message, capsys):
+    from rlscale.cli import main
+
+    base = ["infer-plan", "--q", "0.9,0.5", "--budget", "20"]
+    if argv[0] == "--context-levels":
+        base += ["--q-full", "0.95,0.9"]
+    assert main([*base, *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_infer_plan_ground_refuses_context_options(capsys):
+    from rlscale.cli import main
+
+    # --ground trains a policy (~15 s) and ignored the context axis altogether.
+    assert main(["infer-plan", "--ground", "--quick", "--context-levels", "1,4"]) == 2
+    assert "--context-levels plans context per turn at a budget: not with --ground" in (
+        capsys.readouterr().err)
+
+
+# -- issue 29's decision from a pilot, found by probing the new CLI flags -------------------
+
+ALLOC_SPEC = """[law]
+family = "additive"
+floor = 0.15
+coefficients = { E = 2.0, k = 1.2 }
+exponents = { E = 0.45, k = 0.2 }
+[cost]
+expression = "100*E + k"
+[bounds]
+E = { min = 1, max = 500 }
+k = { min = 1 }
+"""
+
+
+def _pilot(tmp_path, edit=lambda rows: rows):
+    rows = [f"{e},{k},{0.15 + 2 * e**-0.45 + 1.2 * k**-0.2:.6f}"
+            for e in (1, 4, 16, 64) for k in (1, 4, 16, 64)]
+    (tmp_path / "spec.toml").write_text(ALLOC_SPEC)
+    (tmp_path / "pilot.csv").write_text("E,k,loss\n" + "\n".join(edit(rows)) + "\n")
+    return ["allocate", str(tmp_path / "spec.toml"), "--budget", "200", "--data",
+            str(tmp_path / "pilot.csv"), "--bootstrap", "20"]
+
+
+def test_a_ragged_pilot_row_names_its_line(tmp_path, capsys):
+    from rlscale.cli import main
+
+    # Was "'<' not supported between instances of 'NoneType' and 'str'".
+    argv = _pilot(tmp_path, lambda rows: [rows[0], "4,1", *rows[2:]])
+    assert main([*argv, "--centre", "E=10,k=10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pilot.csv, line 3: column 'loss' is not a number: ''" in err
+
+
+def test_a_centre_naming_no_decision_variable_is_refused(tmp_path, capsys):
+    from rlscale.cli import main
+
+    # K=2 (a typo of k, or a variable of another spec) was dropped without a word.
+    assert main([*_pilot(tmp_path), "--centre", "E=10,k=10,K=2"]) == 2
+    assert ("centre names ['K'], not decision variables of the cost (variables: ['E', 'k'])"
+            in capsys.readouterr().err)
+
+
+def test_a_loss_near_float64s_end_is_named_not_a_fallback_on_a_zero(tmp_path, capsys):
+    from rlscale.cli import main
+
+    # A pilot loss of 1e308 overflowed the fission copy (a RuntimeWarning on stderr) and the
+    # recommendation fell back to the baseline "because data['loss']=0", a value never given.
+    argv = _pilot(tmp_path, lambda rows: [rows[0], "4,1,1e308", *rows[2:]])
+    assert main([*argv, "--centre", "E=10,k=10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("data['loss'] has 1e+308 at index 1: its fission copies "
+                                     "y·exp(τZ) and y·exp(−Z/τ)") in err, err
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e200, 1e300])
+def test_a_law_fit_does_not_depend_on_the_loss_units(scale):
+    # The start's normal equations square 1/y: losses ~1e-160 overflowed (RuntimeWarnings)
+    # and ~1e200 underflowed to LinAlgError "Singular matrix" (a traceback), though the law
+    # is the same in any unit.
+    E, k = np.repeat([1.0, 4, 16, 64], 4), np.tile([1.0, 4, 16, 64], 4)
+    loss = 0.15 + 2 * E**-0.45 + 1.2 * k**-0.2
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fit = opt.fit_law({"E": E, "k": k, "loss": loss * scale}, axes=["E", "k"])
+    assert fit.success
+    assert fit.law.exponents == pytest.approx({"E": 0.45, "k": 0.2}, rel=1e-4)
+    assert fit.law.floor == pytest.approx(0.15 * scale, rel=1e-3)
+
+
+def test_a_subnormal_point_leaves_no_warning_on_the_terminal():
+    # One loss of 5e-324 among losses ~1: log(0) of an underflowed start (RuntimeWarnings,
+    # then "the Huber objective is not finite"); now the robust fit sets it aside.
+    E, k = np.repeat([1.0, 4, 16, 64], 4), np.tile([1.0, 4, 16, 64], 4)
+    loss = 0.15 + 2 * E**-0.45 + 1.2 * k**-0.2
+    loss[3] = 5e-324
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fit = opt.fit_law({"E": E, "k": k, "loss": loss}, axes=["E", "k"])
+    assert fit.law.exponents == pytest.approx({"E": 0.45, "k": 0.2}, rel=1e-2)
