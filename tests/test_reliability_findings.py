@@ -322,3 +322,30 @@ def test_a_subnormal_point_leaves_no_warning_on_the_terminal():
         warnings.simplefilter("error", RuntimeWarning)
         fit = opt.fit_law({"E": E, "k": k, "loss": loss}, axes=["E", "k"])
     assert fit.law.exponents == pytest.approx({"E": 0.45, "k": 0.2}, rel=1e-2)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    # Each was ignored (exit 0): the pilot's options without --data, --hold with it.
+    (["--probability", "nan"], "--probability belongs with --data"),
+    (["--seed", "3"], "--seed belongs with --data"),
+    (["--method", "plug-in"], "--method belongs with --data"),
+    (["--bootstrap", "50"], "--bootstrap belongs with --data"),
+    (["--data", "PILOT", "--centre", "E=10,k=10", "--hold", "E=1"],
+     "--hold compares plans of the spec's law at one budget; not with --data"),
+])
+def test_allocate_options_are_never_silently_ignored(extra, message, tmp_path, capsys):
+    from rlscale.cli import main
+
+    argv = _pilot(tmp_path)[:4]
+    extra = [str(tmp_path / "pilot.csv") if e == "PILOT" else e for e in extra]
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_infer_plan_bootstrap_applies_to_the_coverage_fit_only(capsys):
+    from rlscale.cli import main
+
+    # `infer-plan --q 0.9,0.5 --budget 20 --bootstrap -1` exited 0 (a case of the CLI fuzz).
+    assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20", "--bootstrap", "-1"]) == 2
+    assert "--bootstrap applies with --fit-coverage only" in capsys.readouterr().err

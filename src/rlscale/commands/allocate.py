@@ -53,22 +53,31 @@ def register(sub: Any) -> None:
     pilot.add_argument("--data", metavar="PILOT.csv", help="pilot sweep (CSV with a header: "
                        "the law's axes and --loss-column); fits the spec's law family and "
                        "recommends a plan or a baseline for --budget")
-    pilot.add_argument("--loss-column", dest="target_column", default="loss", metavar="COLUMN",
+    # The pilot's options default to None (their values in PILOT_DEFAULTS), so that one given
+    # without --data is refused rather than ignored (issue 22).
+    pilot.add_argument("--loss-column", dest="target_column", metavar="COLUMN",
                        help="the pilot's loss column (default: loss)")
     pilot.add_argument("--centre", metavar="VAR=VALUE,...", help="the pilot's reference "
                        "allocation (decision variables), from which the baselines scale")
-    pilot.add_argument("--method", choices=("bayes", "plug-in"), default="bayes",
+    pilot.add_argument("--method", choices=("bayes", "plug-in"),
                        help="the plan chosen on the selection copy (default: bayes)")
-    pilot.add_argument("--probability", type=float, default=0.95,
+    pilot.add_argument("--probability", type=float,
                        help="probability a departure from the baseline needs (default 0.95)")
-    pilot.add_argument("--default-baseline", default="proportional", metavar="NAME",
+    pilot.add_argument("--default-baseline", metavar="NAME",
                        help="'proportional' (default) or '<variable> only'")
-    pilot.add_argument("--bootstrap", type=int, default=200,
+    pilot.add_argument("--bootstrap", type=int,
                        help="bootstrap resamples per fission copy (default 200)")
     pilot.add_argument("--loss-range", metavar="LOW,HIGH",
                        help="the loss's range, e.g. 0,1 for 1 − success")
-    pilot.add_argument("--seed", type=int, default=0, help="seed of the split and bootstraps")
+    pilot.add_argument("--seed", type=int, help="seed of the split and bootstraps (default 0)")
     parser.set_defaults(func=_allocate)
+
+
+#: The pilot options' values when not given (``--flag``: (attribute, value)).
+PILOT_DEFAULTS = {"--loss-column": ("target_column", "loss"), "--method": ("method", "bayes"),
+                  "--probability": ("probability", 0.95),
+                  "--default-baseline": ("default_baseline", "proportional"),
+                  "--bootstrap": ("bootstrap", 200), "--seed": ("seed", 0)}
 
 
 #: Most budgets one ``--sweep`` solves (about ten minutes at ~50 ms a solve).
@@ -196,6 +205,12 @@ def _decide(args: argparse.Namespace, spec: Any) -> int:
     if spec.synthesis:
         raise ValueError("--data does not take a spec with [[synthesis]]: the decision "
                          "judges plans of the fitted law's own axes")
+    if args.hold:
+        raise ValueError("--hold compares plans of the spec's law at one budget; not with "
+                         "--data (the decision judges plans on the pilot)")
+    for name, value in PILOT_DEFAULTS.values():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     if not args.centre:
         raise ValueError("--data needs --centre, the pilot's reference allocation in the "
                          "decision variables (e.g. --centre E=8,t=4,k=8): the baselines "
@@ -254,8 +269,9 @@ def _allocate(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     if args.data:
         return _decide(args, spec)
-    pilot_only = [f for f, v in (("--centre", args.centre), ("--loss-range", args.loss_range))
-                  if v]
+    given = {"--centre": args.centre, "--loss-range": args.loss_range,
+             **{flag: getattr(args, name) for flag, (name, _) in PILOT_DEFAULTS.items()}}
+    pilot_only = [flag for flag, value in given.items() if value is not None]
     if pilot_only:
         raise ValueError(f"{pilot_only[0]} belongs with --data (deciding from a pilot sweep)")
     problem = spec.problem()

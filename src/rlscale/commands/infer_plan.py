@@ -67,7 +67,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--fit-coverage", metavar="DATA.csv",
                         help="fit c(k) = exp(a·k^b) to a CSV with columns samples,correct "
                         "(one row per problem); prints a, b with bootstrap intervals")
-    parser.add_argument("--bootstrap", type=int, default=200,
+    parser.add_argument("--bootstrap", type=int,
                         help="with --fit-coverage: bootstrap resamples (default 200)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--out", metavar="DIR",
@@ -133,6 +133,8 @@ def _run(args: argparse.Namespace) -> int:
                          f"{'--ground' if args.ground else '--fit-coverage'}")
     if context and args.context_levels is None:
         raise ValueError(f"{context[0]} applies with --context-levels only")
+    if args.bootstrap is not None and not args.fit_coverage:  # None by default (as above)
+        raise ValueError("--bootstrap applies with --fit-coverage only")
     if args.ground:
         from dataclasses import asdict, fields
 
@@ -172,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
             write_json_atomic(args.json, result)
         return 0
     if args.fit_coverage:
-        fit = _fit(args.fit_coverage, args.bootstrap)
+        fit = _fit(args.fit_coverage, 200 if args.bootstrap is None else args.bootstrap)
         if args.json:
             write_json_atomic(args.json, fit)
         return 0
