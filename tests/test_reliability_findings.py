@@ -349,3 +349,46 @@ def test_infer_plan_bootstrap_applies_to_the_coverage_fit_only(capsys):
     # `infer-plan --q 0.9,0.5 --budget 20 --bootstrap -1` exited 0 (a case of the CLI fuzz).
     assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20", "--bootstrap", "-1"]) == 2
     assert "--bootstrap applies with --fit-coverage only" in capsys.readouterr().err
+
+
+# -- issue 29's deployed efficiency and robust plans, found by probing their entries --------
+
+_B = np.geomspace(10.0, 400.0, 50)
+EVEN = opt.PlanPath("even", _B, {"E": _B / 2, "k": _B / 2}, {"E": _B / 2, "k": _B / 2}, _B)
+
+
+@pytest.mark.parametrize(("generating", "error", "match"), [
+    # A scalar was an IndexError; a wrong length was taken as is (eta=20, "at least").
+    (lambda v: 0.5, ValueError, r"one loss per allocation \(shape \(50,\)\); got shape \(\)"),
+    (lambda v: np.ones(3), ValueError, r"got shape \(3,\)"),
+    (lambda v: "x", TypeError, "the judging loss must return numbers; got str"),
+])
+def test_a_generating_callable_must_return_one_loss_per_allocation(generating, error, match):
+    with pytest.raises(error, match=match):
+        opt.deployed_efficiency(EVEN, generating, {"E": 10.0, "k": 190.0}, 200.0)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"costs": 1}, ValueError, r"needs one value per budget \(50\)"),  # AttributeError
+    ({"name": 3}, TypeError, "name must be a string"),
+    ({"budgets": list(_B)}, None, None),  # a list is an array of budgets, as documented
+    ({"values": [1.0]}, TypeError, "values must be a mapping"),
+    ({"effective": {"E": _B, "k": -_B}}, ValueError, r"effective\['k'\] must be > 0"),
+])
+def test_a_plan_path_checks_its_fields(kwargs, error, match):
+    fields = {"name": "even", "budgets": _B, "values": EVEN.values,
+              "effective": EVEN.effective, "costs": _B, **kwargs}
+    if error is None:
+        assert opt.PlanPath(**fields).budgets.dtype == np.float64
+        return
+    with pytest.raises(error, match=match):
+        opt.PlanPath(**fields)
+
+
+def test_robust_plan_refuses_laws_over_different_axes():
+    # A KeyError 't' from the law bank.
+    laws = [th.AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.5}),
+            th.AdditiveLaw(0.1, {"E": 1.0, "t": 1.0}, {"E": 0.5, "t": 0.5})]
+    with pytest.raises(ValueError, match=r"laws must share their axes: laws\[0\] has \['E', "
+                                         r"'k'\], laws\[1\] \['E', 't'\]"):
+        opt.robust_plan(laws, "E + k", 200.0)
