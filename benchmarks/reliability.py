@@ -1,7 +1,7 @@
 """Reliability: the counts issue 22's goals name, measured in one run.
 
     python -m benchmarks reliability [--kills 20] [--cli-cases 500] [--jobs 2]
-                                     [--skip api,cli,faults] [--json FILE]
+                                     [--skip api,cli,faults,sweeps] [--json FILE]
 
 1. **API fuzz.**  The contract suites (``tests/test_contracts_*.py``: every
    public callable of every ``__all__``, one hostile argument at a time, and
@@ -169,7 +169,7 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
             print(f"    {key}: {result.describe()}", flush=True)
 
 
-def faults(kills: int) -> dict[str, Any]:
+def faults(kills: int, sweeps: bool = True) -> dict[str, Any]:
     from benchmarks._faults import (
         file_size_limit,
         full_disk_command,
@@ -187,7 +187,7 @@ def faults(kills: int) -> dict[str, Any]:
     # -- sweeps, 1 and 2 workers
     spec = root / "spec.toml"
     spec.write_text(SWEEP_SPEC)
-    for jobs in ("1", "2"):
+    for jobs in ("1", "2") if sweeps else ():
         ref_out = root / f"sweep-ref-{jobs}" / "results.csv"
         ref_out.parent.mkdir()
         ref = run(rlscale_command("sweep", str(spec), "--out", str(ref_out), "--no-progress",
@@ -258,7 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=20, help="kills of each signal (20)")
     parser.add_argument("--cli-cases", type=int, default=500, help="CLI fuzz cases (500)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest workers, API fuzz (2)")
-    parser.add_argument("--skip", default="", help="comma list of api,cli,faults to skip")
+    parser.add_argument("--skip", default="", help="comma list of api,cli,faults to skip; "
+                        "sweeps skips the sweep kills of the faults (the report's alone take "
+                        "~1.5 report runs per kill)")
     parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
     args = parser.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
@@ -285,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {line}")
     if "faults" not in skip:
         print(f"3. Faults ({args.kills} kills of each signal per command) ...", flush=True)
-        results["faults"] = faults(args.kills)
+        results["faults"] = faults(args.kills, sweeps="sweeps" not in skip)
         for key, value in results["faults"].items():
             shown = {k: v for k, v in value.items() if k != "failures"} if isinstance(
                 value, dict) else value
