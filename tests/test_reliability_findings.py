@@ -392,3 +392,19 @@ def test_robust_plan_refuses_laws_over_different_axes():
     with pytest.raises(ValueError, match=r"laws must share their axes: laws\[0\] has \['E', "
                                          r"'k'\], laws\[1\] \['E', 't'\]"):
         opt.robust_plan(laws, "E + k", 200.0)
+
+
+def test_infer_plan_context_budget_inf_is_one_line(capsys):
+    from rlscale.cli import main
+
+    # The CLI fuzz's new context skeleton: int(inf) in the context path, a traceback.
+    assert main(["infer-plan", "--q", "0.9,0.5", "--q-full", "0.95,0.9", "--budget", "inf",
+                 "--context-levels", "1,4,16"]) == 2
+    assert "--budget must be finite and >= 0; got --budget=inf" in capsys.readouterr().err
+
+
+def test_memory_length_is_named_as_the_user_wrote_it():
+    # A sweep's `memory_length = 0` was refused as "length must be an integer ...".
+    with pytest.raises(ValueError, match=r"^memory_length must be an integer >= 1 and <= "
+                                         r"10000; got memory_length=0"):
+        sim.TrainConfig(env="memory", memory_length=0)

@@ -232,9 +232,12 @@ def _context(args: argparse.Namespace) -> int:
                          levels=tuple(levels), fpr=args.fpr,
                          fnr=args.fnr, failures=args.failures)
              for a, b, c in zip(q, full, costs)]
-    if args.budget != int(args.budget):
-        raise ValueError(f"--budget must be a whole number of sample units; got {args.budget:g}")
-    cmp = compare_context_plans(turns, int(args.budget))
+    from rlscale.theory._validation import check_scalar
+
+    budget = check_scalar("--budget", args.budget, low=0.0)  # int(inf) was an OverflowError
+    if budget != int(budget):
+        raise ValueError(f"--budget must be a whole number of sample units; got {budget:g}")
+    cmp = compare_context_plans(turns, int(budget))
     print(f"{'plan':>8} {'success':>9} {'cost':>8}  {'eta':>6}  "
           "context per turn / samples per turn")
     for name, plan in cmp.plans.items():
