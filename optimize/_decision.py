@@ -92,15 +92,20 @@ PLAN = "plan"
 
 def _columns(data: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
     """The needed columns of ``data`` (a mapping or DataFrame) as float arrays."""
-    if not hasattr(data, "__getitem__") or isinstance(data, str | bytes):
+    # A list has __getitem__ too: data["E"] on one was "list indices must be integers".
+    if not hasattr(data, "__getitem__") or isinstance(data, str | bytes | Sequence):
         raise TypeError(f"data must be a mapping of column name -> values; got "
                         f"{type(data).__name__}")
     out = {}
     for n in names:
         try:
-            out[n] = np.asarray(data[n], dtype=float).ravel()
+            column = data[n]
         except KeyError:
             raise ValueError(f"data has no column {n!r} (needed: {list(names)})") from None
+        try:
+            out[n] = np.asarray(column, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise TypeError(f"data[{n!r}] must hold numbers; got {column!r:.60}") from None
     return out
 
 
