@@ -30,6 +30,13 @@ __all__: list[str] = []
 def search(prep: Prepared, starts: Any, n_jobs: int) -> dict[str, Any]:
     """The optimum, warm starts for refits (it and distinct runner-ups), start counts."""
     obj, grid = prep.obj, prep.grid
+    # Typed before any comparison: starts=np.array([]) made `starts == "auto"` an array,
+    # and its truth value a ValueError naming nothing (the contract fuzz, issue 22).
+    if not (isinstance(starts, str) and starts in ("auto", "grid")):
+        if isinstance(starts, str):
+            raise ValueError(f"starts must be 'auto', 'grid' or a positive integer; got "
+                             f"starts={starts!r:.60}")
+        starts = check_positive_int("starts", starts)
     if starts == "auto" and obj.scale == 1.0:
         from rlscale.optimize._multistart import multistart
 

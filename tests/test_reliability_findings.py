@@ -408,3 +408,30 @@ def test_memory_length_is_named_as_the_user_wrote_it():
     with pytest.raises(ValueError, match=r"^memory_length must be an integer >= 1 and <= "
                                          r"10000; got memory_length=0"):
         sim.TrainConfig(env="memory", memory_length=0)
+
+
+# -- found once the wrong-type pass covered every optimize entry ------------------------------
+
+FIT_DATA = {"E": [1, 2, 4, 8, 16, 32.0], "loss": [1, 0.8, 0.7, 0.65, 0.62, 0.6]}
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    # The pass imported only _contract_cases_optimize, leaving test_contracts_optimize's own
+    # entries (allocate, fit_law, the context and decision names) out; once in, it found:
+    (lambda: opt.fit_law(FIT_DATA, axes=["E"], seed=object()), TypeError, "^seed must be"),
+    (lambda: opt.budget_to_reach(COVERAGE, 0.7, max_budget=b"\x00"), TypeError,
+     "^max_budget must be"),
+    (lambda: opt.kkt_residual(np.array([-1.0, -1.0]), [(0.0, np.array([1.0, 1.0]))],
+                              [object()]), TypeError, "^names must be a sequence of 1 labels"),
+    (lambda: opt.recommend([object()], "E + k", 100.0, {"E": 8.0, "k": 8.0}), TypeError,
+     "^data must be a mapping of column name -> values; got list"),
+    # And the hypothesis suite, drawing starts=np.array([]): "The truth value of an empty
+    # array is ambiguous" from `starts == "auto"`.
+    (lambda: opt.fit_law(FIT_DATA, axes=["E"], starts=np.array([])), TypeError,
+     "^starts must be an integer"),
+    (lambda: opt.fit_law(FIT_DATA, axes=["E"], starts="best"), ValueError,
+     "^starts must be 'auto', 'grid' or a positive integer; got starts='best'"),
+])
+def test_optimize_entries_refuse_wrong_types_naming_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
