@@ -435,3 +435,24 @@ FIT_DATA = {"E": [1, 2, 4, 8, 16, 32.0], "loss": [1, 0.8, 0.7, 0.65, 0.62, 0.6]}
 def test_optimize_entries_refuse_wrong_types_naming_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# -- the fault harness itself ---------------------------------------------------------------
+
+def test_sigint_faults_reach_a_child_of_a_process_that_ignores_sigint():
+    # Started from `nohup ... &`, the reliability benchmark ignored SIGINT, every command it
+    # ran inherited that, and the SIGINT faults measured nothing: reports "took inf s to
+    # stop", sweeps ran to the end and counted as resumed.
+    import signal
+    import sys
+
+    from benchmarks._faults import run
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        out = run([sys.executable, "-c", "import time; time.sleep(30)"], fault="SIGINT",
+                  at=1.0, timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert out.returncode != 0 and out.stop_seconds is not None and out.stop_seconds < 10
+    assert "KeyboardInterrupt" in out.stderr
