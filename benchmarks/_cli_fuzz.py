@@ -60,6 +60,9 @@ GOOD_SWEEP = ('design = "grid"\nseeds = [0]\n[axes]\nenvironments = [1, 2]\n'
               "[train]\nepochs = 1\ngrid_size = 4\neval_environments = 2\n")
 GOOD_DATA = "environments,loss\n1,0.5\n2,0.4\n4,0.33\n8,0.3\n16,0.28\n"
 GOOD_COVERAGE = "samples,correct\n10,3\n10,0\n10,9\n10,5\n"
+#: A pilot sweep of GOOD_ALLOC's law for ``allocate --data`` (issue 29's decision).
+GOOD_PILOT = "E,k,loss\n" + "".join(f"{e},{k},{0.15 + 2 * e**-0.45 + 1.2 * k**-0.2:.6f}\n"
+                                     for e in (1, 4, 16, 64) for k in (1, 4, 16, 64))
 
 #: Broken versions of each kind of input file (name -> content; None: do not create).
 BAD_FILES: dict[str, dict[str, str | bytes | None]] = {
@@ -121,7 +124,28 @@ BAD_FILES: dict[str, dict[str, str | bytes | None]] = {
 BAD_VALUES: dict[str, dict[str, list[str]]] = {
     "rlscale allocate": {"--sweep": ["a:b:c", "1e4:1e6", "1e6:1e4:5", "1e4:1e6:1e8",
                                      "1e4:1e6:2.5", "1e4:1e6:inf", "nan:1:3", ":", ""],
-                         "--budget": ["-1", "0", "1e308"], "--target": ["-1", "0"]},
+                         "--budget": ["-1", "0", "1e308"], "--target": ["-1", "0"],
+                         "--hold": ["", "E", "E=", "E=x", "E=nan", "E=inf", "E=-1", "Z=1",
+                                    "E=1e400", "=1", "E=1=2", "k=0"],
+                         # the pilot's options without --data
+                         "--centre": ["E=10,k=10"], "--loss-range": ["0,1"],
+                         "--probability": ["0.9"], "--seed": ["3"], "--bootstrap": ["50"],
+                         "--method": ["plug-in"], "--loss-column": ["loss"]},
+    # Issue 29's decision from a pilot and issue 27's context axis: their free-text flags.
+    "rlscale allocate --data": {
+        "--centre": ["", "E=10", "E=10,k=x", "E=10,k=nan", "E=10,k=-1", "E=10,k=10,K=2",
+                     "E=10,,k=10", "E=inf,k=1", "E=1e400,k=1", "=1"],
+        "--loss-column": ["", "nosuch", "loss,loss"],
+        "--default-baseline": ["", "nosuch", "K only", "only", "proportional "],
+        "--loss-range": ["1", "1,0", "0,nan", "x,y", "0,1,2", "0.5,0.5", "nan,nan"],
+        "--probability": ["0.5", "1", "nan"], "--bootstrap": ["0", "19", "100000"],
+        "--hold": ["E=1"], "--budget": ["1e6", "0", "-1"]},
+    "rlscale infer-plan --context-levels": {
+        "--context-levels": ["", "x", "0", "-1", "1,2,x", "nan", "inf", "1e400", "1,1", "1.5",
+                             "1e30", ",", "1,1e300"],
+        "--q-full": ["", "x", "1.5", "0.1,0.1", "nan", "0.95", "0.95,0.9,0.8", "0.8,0.4"],
+        "--budget": ["100000", "1e6", "20.5", "0"], "--sweep": ["10:100:3"],
+        "--fit-coverage": ["x.csv"]},
     "rlscale fit": {"--axes": ["", ",", "nosuchcolumn", "environments,environments"],
                     "--starts": ["zero", "-3", "0", "1e9", "2.5", "1000000000"],
                     "--floor": ["2,1", "x", "nan,1", "1"], "--p-max": ["x", "1,0", ""],
@@ -132,13 +156,16 @@ BAD_VALUES: dict[str, dict[str, list[str]]] = {
                            "--costs": ["0", "x", "1.5"], "--fpr": ["1.5", "-0.1"],
                            "--fnr": ["2"], "--budget": ["-1", "0.5", "1e300"],
                            "--sweep": ["a:b:c", "5:1:3"], "--bootstrap": ["-1"],
+                           "--q-full": ["0.95,0.9"], "--context-exponent": ["2"],
+                           "--context-cost": ["1"],
                            "--set": ["nonsense", "bogus=1", "trajectories_per_task=0"]},
     "rlscale plan-labels": {"--law": ["1,2", "nan,1,1", "a,b,c", "", "1,0,-1"],
                             "--price-m": ["-1", "0"], "--price-k": ["-1", "0"],
                             "--target": ["-1"], "--budget": ["-1", "0"]},
     "rlscale prove": {"names": ["no-such-proof", "../etc/passwd"]},
     "rlscale sweep": {"--jobs": ["0", "-1", "100000000"]},
-    "rlscale train": {"--set": ["nonsense", "bogus=1", "lr=nan", "lr=-1", "epochs=1e12",
+    "rlscale train": {"--env": ["", "x", "memory ", "Memory", "grid,memory"],
+                      "--set": ["nonsense", "bogus=1", "lr=nan", "lr=-1", "epochs=1e12",
                                 "grid_size=100000", "max_steps=1e9", "tasks_per_step=abc",
                                 "=1", "epochs=2.0", "seed=-1"],
                       "--environments": ["0", "1000000000"], "--algorithm": ["ppo", ""],
@@ -166,6 +193,7 @@ class Workspace:
         ws = cls(root)
         for name, text in {"alloc.toml": GOOD_ALLOC, "sweep.toml": GOOD_SWEEP,
                            "data.csv": GOOD_DATA, "coverage.csv": GOOD_COVERAGE,
+                           "pilot.csv": GOOD_PILOT,
                            "report.toml": "seed = 0\n"}.items():
             (root / name).write_text(text)
         (root / "foreign.csv").write_text("name,score\nalice,3\n")
@@ -188,13 +216,20 @@ class Workspace:
         return self.root / "bad" / f"{kind}-{label.replace(' ', '_')}"
 
     def skeletons(self) -> dict[str, list[str]]:
-        """A cheap valid command line per verb (the parser's ``prog``)."""
+        """A cheap valid command line per verb (the parser's ``prog``), and per use of a verb
+        whose options differ (``prog --flag``: the leaf is ``prog``'s)."""
         r = self.root
         return {
             "rlscale allocate": ["allocate", str(r / "alloc.toml"), "--budget", "1e6"],
+            "rlscale allocate --data": ["allocate", str(r / "alloc.toml"), "--budget", "200",
+                                        "--data", str(r / "pilot.csv"), "--centre",
+                                        "E=10,k=10", "--bootstrap", "20"],
             "rlscale fit": ["fit", str(r / "data.csv"), "--axes", "environments", "--starts",
                             "4", "--jobs", "1"],
             "rlscale infer-plan": ["infer-plan", "--q", "0.9,0.5", "--budget", "20"],
+            "rlscale infer-plan --context-levels": [
+                "infer-plan", "--q", "0.9,0.5", "--q-full", "0.95,0.9", "--budget", "20",
+                "--context-levels", "1,4,16", "--context-cost", "0.5"],
             "rlscale plan-labels": ["plan-labels", "--law", "1,0,1", "--price-m", "1",
                                     "--price-k", "1", "--target", "0.5"],
             "rlscale prove": ["prove", "--list"],
@@ -216,6 +251,7 @@ class Workspace:
         skeleton, or a flag) and the kinds of broken file that fit it."""
         return {
             "rlscale allocate": [("1", ("any", "toml", "alloc"))],
+            "rlscale allocate --data": [("--data", ("any", "csv"))],
             "rlscale fit": [("1", ("any", "csv"))],
             "rlscale infer-plan": [("--fit-coverage", ("any", "csv", "coverage"))],
             "rlscale report": [("--config", ("any", "toml", "report"))],
@@ -261,7 +297,7 @@ def cli_cases(ws: Workspace) -> st.SearchStrategy[list[str]]:
     slots = ws.file_slots()
     strategies = []
     for prog, base in sorted(skeletons.items()):
-        leaf = leaves[prog]
+        leaf = leaves[prog.split(" --")[0]]
         known = set(leaf._option_string_actions)
         unknown = st.from_regex(r"--[a-z][a-z0-9-]{0,14}", fullmatch=True).filter(
             lambda f, known=known: not any(o.startswith(f) for o in known))

@@ -185,10 +185,20 @@ def run(cmd: Sequence[str], *, fault: str | None = None, at: float = 0.0,
     env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
     start = time.monotonic()
     stop = None
+
+    def child() -> None:
+        # An ignored SIGINT is inherited through fork and exec, and Python then installs no
+        # KeyboardInterrupt handler: started from `nohup ... &` (a background job ignores
+        # SIGINT), every command ignored the Ctrl-C it was sent and the SIGINT faults
+        # measured nothing (report: "took inf s to stop", sweeps: ran to the end, "ok").
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if preexec is not None:
+            preexec()
+
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, stderr=err,
                                 stdin=subprocess.DEVNULL, start_new_session=True, cwd=cwd,
-                                env=env, preexec_fn=preexec)
+                                env=env, preexec_fn=child)
         try:
             if fault is not None:
                 with contextlib.suppress(subprocess.TimeoutExpired):

@@ -1,7 +1,7 @@
 """Reliability: the counts issue 22's goals name, measured in one run.
 
     python -m benchmarks reliability [--kills 20] [--cli-cases 500] [--jobs 2]
-                                     [--skip api,cli,faults] [--json FILE]
+                                     [--skip api,cli,faults,sweeps] [--json FILE]
 
 1. **API fuzz.**  The contract suites (``tests/test_contracts_*.py``: every
    public callable of every ``__all__``, one hostile argument at a time, and
@@ -147,11 +147,11 @@ def cli_fuzz(cases: int) -> dict[str, Any]:
 
 def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
            reference: dict[str, bytes], seconds: float, kills: int, seed: int,
-           previous: Path | None) -> None:
+           previous: Path | None, signals: tuple[str, ...] = ("SIGKILL", "SIGINT")) -> None:
     from benchmarks._faults import kill_and_rerun
 
     rng = random.Random(seed)
-    for fault in ("SIGKILL", "SIGINT"):
+    for fault in signals:
         key = f"{label} {fault}"
         entry = report.setdefault(key, {"kills": 0, "signalled": 0, "identical": 0,
                                         "previous_intact": 0, "failures": []})
@@ -166,10 +166,12 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
             entry["previous_intact"] += not result.previous_damaged
             if not result.ok:
                 entry["failures"].append(result.describe())
-            print(f"    {key}: {result.describe()}", flush=True)
+            landed = "" if result.killed.returncode != 0 else " (finished before the signal)"
+            print(f"    {key}: {result.describe()}{landed}", flush=True)
 
 
-def faults(kills: int) -> dict[str, Any]:
+def faults(kills: int, sweeps: bool = True,
+           signals: tuple[str, ...] = ("SIGKILL", "SIGINT")) -> dict[str, Any]:
     from benchmarks._faults import (
         file_size_limit,
         full_disk_command,
@@ -187,7 +189,7 @@ def faults(kills: int) -> dict[str, Any]:
     # -- sweeps, 1 and 2 workers
     spec = root / "spec.toml"
     spec.write_text(SWEEP_SPEC)
-    for jobs in ("1", "2"):
+    for jobs in ("1", "2") if sweeps else ():
         ref_out = root / f"sweep-ref-{jobs}" / "results.csv"
         ref_out.parent.mkdir()
         ref = run(rlscale_command("sweep", str(spec), "--out", str(ref_out), "--no-progress",
@@ -197,7 +199,7 @@ def faults(kills: int) -> dict[str, Any]:
         cmd = rlscale_command("sweep", str(spec), "--out", str(out), "--no-progress",
                               "--jobs", jobs)
         _kills(report, f"sweep --jobs {jobs}", cmd, out, snapshot(ref_out), ref.seconds, kills,
-               int(jobs), None)
+               int(jobs), None, signals)
     # -- the report, over a previous report holding a user's file
     previous = root / "previous" / "R"
     staging = open_staging(previous)
@@ -212,7 +214,6 @@ def faults(kills: int) -> dict[str, Any]:
     reference = snapshot(out)
     report["report --quick uninterrupted"] = {"seconds": round(ref.seconds, 1),
                                               "exit": ref.returncode}
-    _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous)
     # -- full disk and read-only: the previous report intact, one line
     checks = {}
     shutil.rmtree(out)
@@ -246,6 +247,11 @@ def faults(kills: int) -> dict[str, Any]:
                            "tests/test_faults_publish.py"], cwd=REPO, capture_output=True,
                           text=True)
     report["publish kill points"] = {"pytest": (test.stdout.strip().splitlines() or [""])[-1]}
+    print(f"  disk: {checks}\n  publish kill points: {report['publish kill points']}",
+          flush=True)
+    # Last: the longest part (~1.5 report runs a kill), each kill printed as it ends.
+    _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous,
+           signals)
     shutil.rmtree(root, ignore_errors=True)
     return report
 
@@ -258,7 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=20, help="kills of each signal (20)")
     parser.add_argument("--cli-cases", type=int, default=500, help="CLI fuzz cases (500)")
     parser.add_argument("--jobs", type=int, default=2, help="pytest workers, API fuzz (2)")
-    parser.add_argument("--skip", default="", help="comma list of api,cli,faults to skip")
+    parser.add_argument("--skip", default="", help="comma list of api,cli,faults to skip; "
+                        "sweeps skips the sweep kills of the faults (the report's alone take "
+                        "~1.5 report runs per kill)")
+    parser.add_argument("--signals", default="SIGKILL,SIGINT",
+                        help="comma list of the faults sent (SIGKILL,SIGINT)")
     parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
     args = parser.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
@@ -285,7 +295,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    {line}")
     if "faults" not in skip:
         print(f"3. Faults ({args.kills} kills of each signal per command) ...", flush=True)
-        results["faults"] = faults(args.kills)
+        signals = tuple(s for s in args.signals.split(",") if s)
+        if not signals or set(signals) - {"SIGKILL", "SIGINT"}:
+            parser.error(f"--signals must list SIGKILL and/or SIGINT; got {args.signals!r}")
+        results["faults"] = faults(args.kills, sweeps="sweeps" not in skip, signals=signals)
         for key, value in results["faults"].items():
             shown = {k: v for k, v in value.items() if k != "failures"} if isinstance(
                 value, dict) else value

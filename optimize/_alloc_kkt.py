@@ -118,7 +118,8 @@ def kkt_residual(grad: np.ndarray, constraints: Sequence[tuple[float, np.ndarray
                              f"{grad.shape}; got {gg.shape}")
         checked.append((g, gg))
     if names is not None and (isinstance(names, str | bytes) or not isinstance(names, Sequence)
-                              or len(names) != len(checked)):
+                              or len(names) != len(checked)
+                              or not all(isinstance(n, str) for n in names)):
         raise TypeError(f"names must be a sequence of {len(checked)} labels; got "
                         f"names={names!r:.60}")
     names = list(names) if names is not None else [f"c{i}" for i in range(len(checked))]

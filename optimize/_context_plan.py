@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.optimize._inference import MAX_PLAN_TABLE
+from rlscale.optimize._inference import MAX_PLAN_SECONDS, MAX_PLAN_TABLE
 from rlscale.theory._context import ContextTurn
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._validation import check_choice, check_scalar
@@ -132,33 +132,86 @@ def _check_context_turns(turns: Any) -> list[ContextTurn]:
     return turns
 
 
-def _context_options(turn: ContextTurn, rule: _Restriction, room: int
-                     ) -> list[tuple[int, int, int, np.ndarray]]:
-    """(level, unit cost, largest count, log p for counts 1..N) of each level allowed."""
+def _context_counts(turn: ContextTurn, rule: _Restriction, room: int
+                    ) -> list[tuple[int, int, int]]:
+    """(level, unit cost, largest count) of each level ``rule`` allows within ``room``."""
     levels = turn.levels if rule.every_level else turn.levels[:1]
     out = []
     for c in levels:
-        t = turn.at(c)
-        N = min(1, room // t.cost) if rule.one_candidate else room // t.cost
+        w = turn.cost(c)
+        N = min(1, room // w) if rule.one_candidate else room // w
         if N >= 1:
-            out.append((c, t.cost, N, t.log_success_range(1, N)))
+            out.append((c, w, N))
     return out
 
 
+def _rooms(turns: list[ContextTurn], B: int) -> list[int]:
+    """Per turn, the budget left when every other turn takes one candidate at its cheapest."""
+    smallest = [min(t.cost(c) for c in t.levels) for t in turns]
+    return [B - (sum(smallest) - s) for s in smallest]
+
+
+def _context_seconds(turns: list[ContextTurn], B: int, method: str) -> float:
+    """About how long the DP of ``method`` at budget ``B`` takes on one core (issue 22).
+
+    Measured (process time, this 2-core host at load ~9): ~3e-6 s per (level, count)
+    option -- the overhead of one vectorised update -- plus ~1e-9 s per budget cell it
+    updates (0.7 ns measured), ``N·(B+1) − w·N(N+1)/2`` cells for a level of unit cost
+    ``w`` and at most ``N`` candidates.  ``fixed`` solves one DP per common level, each
+    over fewer options than ``joint`` (a turn held at a level leaves less room), so it is
+    predicted as ``joint``.
+    """
+    rule = _RESTRICTIONS[method]
+    if rule.common_level:
+        rule = _RESTRICTIONS["joint"]
+    loops = cells = 0
+    for turn, room in zip(turns, _rooms(turns, B)):
+        for _, w, N in _context_counts(turn, rule, room):
+            loops += N
+            cells += N * (B + 1) - w * N * (N + 1) // 2
+    return 3e-6 * loops + 1e-9 * cells
+
+
+def _check_request(turns: Any, budget: Any, methods: Sequence[str]
+                   ) -> tuple[list[ContextTurn], int]:
+    """Valid turns and a whole budget whose plans fit the table and time bounds."""
+    turns = _check_context_turns(turns)
+    b = check_scalar("budget", budget, low=0.0)
+    if b != math.floor(b):
+        raise ValueError(f"budget must be a whole number of sample units; got budget={b:g}")
+    levels = max(len(t.levels) for t in turns)
+    if (len(turns) + 1) * (b + 1) * levels > MAX_PLAN_TABLE:
+        raise ValueError(f"budget={b:g} with {len(turns)} turns and {levels} context levels "
+                         f"needs tables of {(len(turns) + 1) * (b + 1) * levels:.3g} entries > "
+                         f"{MAX_PLAN_TABLE:.0e}; use a coarser sample unit")
+    B = int(b)
+    # Time is quadratic in the budget when a level costs one unit (every count 1..B is an
+    # option updating a table of B cells): 1e5 with 11 levels ran for minutes (issue 22).
+    predicted = sum(_context_seconds(turns, B, m) for m in methods)
+    if predicted > MAX_PLAN_SECONDS:
+        raise ValueError(f"budget={B} with {len(turns)} turns and {levels} context levels "
+                         f"needs {len(methods)} exact plan(s) predicted to take about "
+                         f"{predicted:.3g} s on one core (> {MAX_PLAN_SECONDS:g} s); lower "
+                         "budget, use a coarser sample unit (larger costs) or fewer levels")
+    return turns, B
+
+
 def _context_dp(turns: list[ContextTurn], B: int, rule: _Restriction
-                ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The exact grouped-knapsack DP of the module docstring (``None``: infeasible)."""
+                ) -> tuple[tuple[tuple[int, ...], tuple[int, ...]] | None, np.ndarray]:
+    """The exact grouped-knapsack DP of the module docstring: the plan at ``B`` (``None``:
+    infeasible) and the table ``f`` whose entry ``b`` is the optimal log success at budget
+    ``b`` (non-decreasing: what is affordable at ``b`` is affordable at ``b + 1``)."""
     smallest = [min(t.cost(c) for c in t.levels) for t in turns]
     if sum(smallest) > B:
-        return None
+        return None, np.full(B + 1, -np.inf)
     f = np.zeros(B + 1)
     choices = []
-    for i, turn in enumerate(turns):
-        room = B - (sum(smallest) - smallest[i])
+    for turn, room in zip(turns, _rooms(turns, B)):
         best = np.full(B + 1, -np.inf)
         arg_c = np.zeros(B + 1, dtype=np.int64)
         arg_n = np.zeros(B + 1, dtype=np.int64)
-        for c, w, N, logs in _context_options(turn, rule, room):
+        for c, w, N in _context_counts(turn, rule, room):
+            logs = turn.at(c).log_success_range(1, N)
             for n in range(1, N + 1):
                 cand = logs[n - 1] + f[: B + 1 - w * n]
                 view = best[w * n:]
@@ -169,14 +222,14 @@ def _context_dp(turns: list[ContextTurn], B: int, rule: _Restriction
         f = best
         choices.append((arg_c, arg_n))
     if not np.isfinite(f[B]):
-        return None
+        return None, f
     ctx, cnt, b = [], [], B
     for turn, (arg_c, arg_n) in zip(reversed(turns), reversed(choices)):
         c, n = int(arg_c[b]), int(arg_n[b])
         ctx.append(c)
         cnt.append(n)
         b -= turn.cost(c) * n
-    return tuple(reversed(ctx)), tuple(reversed(cnt))
+    return (tuple(reversed(ctx)), tuple(reversed(cnt))), f
 
 
 def context_plan(turns: Sequence[ContextTurn], budget: int,
@@ -198,17 +251,14 @@ def context_plan(turns: Sequence[ContextTurn], budget: int,
     >>> [round(context_plan(turns, 12, m).success, 4) for m in ("samples", "context", "fixed")]
     [0.2579, 0.4413, 0.6769]
     """
-    turns = _check_context_turns(turns)
-    b = check_scalar("budget", budget, low=0.0)
-    if b != math.floor(b):
-        raise ValueError(f"budget must be a whole number of sample units; got budget={b:g}")
     check_choice("method", method, CONTEXT_METHODS)
-    levels = max(len(t.levels) for t in turns)
-    if (len(turns) + 1) * (b + 1) * levels > MAX_PLAN_TABLE:
-        raise ValueError(f"budget={b:g} with {len(turns)} turns and {levels} context levels "
-                         f"needs tables of {(len(turns) + 1) * (b + 1) * levels:.3g} entries > "
-                         f"{MAX_PLAN_TABLE:.0e}; use a coarser sample unit")
-    B = int(b)
+    turns, B = _check_request(turns, budget, (method,))
+    return _solve(turns, B, method)[0]
+
+
+def _solve(turns: list[ContextTurn], B: int, method: str) -> tuple[ContextPlan, np.ndarray]:
+    """The plan of ``method`` at ``B`` and its DP's table of optimal log success by budget
+    (for ``fixed``, the table of its best level)."""
     rule = _RESTRICTIONS[method]
     if rule.common_level:
         common = sorted(set.intersection(*(set(t.levels) for t in turns)))
@@ -219,20 +269,20 @@ def context_plan(turns: Sequence[ContextTurn], budget: int,
         for c in common:
             fixed = [ContextTurn(t.q_one, t.q_full, t.exponent, t.base_cost, t.context_cost,
                                  (c,), t.fpr, t.fnr, t.failures) for t in turns]
-            found = _context_dp(fixed, B, _RESTRICTIONS["joint"])
+            found, f = _context_dp(fixed, B, _RESTRICTIONS["joint"])
             if found is not None:
                 plan = _context_evaluate(turns, *found, B, method)
-                if best is None or plan.log_success > best.log_success:
-                    best = plan
+                if best is None or plan.log_success > best[0].log_success:
+                    best = plan, f
         if best is None:
             raise InfeasibleError(f"budget {B} buys no common context level for every turn")
         return best
-    found = _context_dp(turns, B, rule)
+    found, f = _context_dp(turns, B, rule)
     if found is None:
         floor = sum(min(t.cost(c) for c in t.levels) for t in turns)
         raise InfeasibleError(f"budget {B} is below {floor}, the cost of one candidate at the "
                               f"smallest context for each of the {len(turns)} turns")
-    return _context_evaluate(turns, *found, B, method)
+    return _context_evaluate(turns, *found, B, method), f
 
 
 def _context_evaluate(turns: list[ContextTurn], ctx: tuple[int, ...], n: tuple[int, ...],
@@ -264,25 +314,21 @@ def compare_context_plans(turns: Sequence[ContextTurn], budget: int) -> ContextC
     'more samples: the best plan spends 20% of its budget on context beyond the smallest \
 window and 75% on extra samples'
     """
-    turns = _check_context_turns(turns)
-    plans = {m: context_plan(turns, budget, m) for m in CONTEXT_METHODS}
-    B = int(plans["joint"].budget)
+    turns, B = _check_request(turns, budget, CONTEXT_METHODS)
+    solved = {m: _solve(turns, B, m) for m in CONTEXT_METHODS}
+    plans = {m: plan for m, (plan, _) in solved.items()}
+    # The joint DP at B holds the optimum at every smaller budget too: the least budget
+    # reaching a restricted plan's success is a search of its table, not a bisection of
+    # fresh DPs (which made a comparison ~2·log2(B) plans).
+    joint = np.exp(solved["joint"][1])
+    lo = int(sum(min(t.cost(c) for c in t.levels) for t in turns))
     eta = {}
     for m in CONTEXT_METHODS[1:]:
         target = plans[m].success
         if target <= 0:
             eta[m] = math.inf
             continue
-        lo = int(sum(min(t.cost(c) for c in t.levels) for t in turns))
-        if context_plan(turns, lo).success >= target:
-            eta[m] = B / lo
-            continue
-        hi = B  # the joint plan at B is at least as good as any restriction
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if context_plan(turns, mid).success >= target * (1 - 1e-12):
-                hi = mid
-            else:
-                lo = mid
-        eta[m] = B / hi
+        # The joint plan at B is at least as good as any restriction: the search ends by B.
+        reach = np.flatnonzero(joint[lo:] >= target * (1 - 1e-12))
+        eta[m] = B / (lo + int(reach[0]) if reach.size else B)
     return ContextComparison(budget=B, plans=plans, eta=eta)

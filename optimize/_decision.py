@@ -92,15 +92,20 @@ PLAN = "plan"
 
 def _columns(data: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
     """The needed columns of ``data`` (a mapping or DataFrame) as float arrays."""
-    if not hasattr(data, "__getitem__") or isinstance(data, str | bytes):
+    # A list has __getitem__ too: data["E"] on one was "list indices must be integers".
+    if not hasattr(data, "__getitem__") or isinstance(data, str | bytes | Sequence):
         raise TypeError(f"data must be a mapping of column name -> values; got "
                         f"{type(data).__name__}")
     out = {}
     for n in names:
         try:
-            out[n] = np.asarray(data[n], dtype=float).ravel()
+            column = data[n]
         except KeyError:
             raise ValueError(f"data has no column {n!r} (needed: {list(names)})") from None
+        try:
+            out[n] = np.asarray(column, dtype=float).ravel()
+        except (TypeError, ValueError):
+            raise TypeError(f"data[{n!r}] must hold numbers; got {column!r:.60}") from None
     return out
 
 
@@ -322,6 +327,12 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     problem = AllocationProblem(neutral_law(fit.law.axes), cost, bounds, substitute)
     trust, notes = trust_bounds(problem, fit.data_range, extrapolation)
     bases = baseline_allocations(problem, budget, centre)
+    # baseline_allocations reads the variables it needs; a key beyond them is a typo the
+    # user should hear of (--centre E=8,k=8,K=2 was taken without a word, issue 22).
+    extra = sorted(str(k) for k in set(centre) - set(problem.variables))
+    if extra:
+        raise ValueError(f"centre names {extra}, not decision variables of the cost "
+                         f"(variables: {problem.variables})")
     if baseline not in {f"{v} only" for v in problem.variables} | {PROPORTIONAL}:
         raise ValueError(f"baseline must be 'proportional' or '<variable> only' for one of "
                          f"{problem.variables}; got {baseline!r}")

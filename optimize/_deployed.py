@@ -80,8 +80,22 @@ class PlanPath:
     costs: np.ndarray
 
     def __post_init__(self) -> None:
+        # Built by users too (a path of their own to judge), not only by recommend: costs=1
+        # was an AttributeError and a list of floats one too (issue 22).
+        from rlscale.theory._validation import check_mapping, check_real
+
+        def put(name: str, value: Any) -> None:
+            object.__setattr__(self, name, value)
+
+        if not isinstance(self.name, str):
+            raise TypeError(f"name must be a string; got name={self.name!r:.60}")
+        put("budgets", check_real("budgets", self.budgets, low=0.0, low_open=True))
+        put("costs", check_real("costs", self.costs, low=0.0))
+        for field in ("values", "effective"):
+            put(field, {k: check_real(f"{field}[{k!r}]", v, low=0.0, low_open=True)
+                        for k, v in check_mapping(field, getattr(self, field)).items()})
         n = self.budgets.size
-        if n == 0 or self.costs.shape != (n,) or any(
+        if n == 0 or self.budgets.shape != (n,) or self.costs.shape != (n,) or any(
                 np.shape(v) != (n,) for v in (*self.values.values(), *self.effective.values())):
             raise ValueError(f"a PlanPath needs one value per budget ({n}) for every variable, "
                              "axis and cost")
@@ -127,6 +141,10 @@ class LawBank:
         if not laws or not all(isinstance(b, Law) for b in laws):
             raise TypeError("a LawBank needs at least one rlscale law")
         self.axes = tuple(laws[0].axes)
+        for i, b in enumerate(laws):  # a law over other axes was a KeyError below
+            if sorted(b.axes) != sorted(self.axes):
+                raise ValueError(f"laws must share their axes: laws[0] has {list(self.axes)}, "
+                                 f"laws[{i}] {list(b.axes)}")
         terms = [b.reducible_posynomial().terms for b in laws]
         width = max(len(t) for t in terms)
         self.floor = np.array([float(b.floor) for b in laws])
@@ -165,7 +183,15 @@ def _evaluate(loss: LossFunction, effective: Mapping[str, np.ndarray]) -> np.nda
     else:
         raise TypeError(f"loss must be a rlscale law or a callable of the law's axis values; "
                         f"got {type(loss).__name__}")
-    out = np.asarray(out, dtype=float)
+    try:
+        out = np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"the judging loss must return numbers; got {type(out).__name__}"
+                        ) from None
+    shape = np.broadcast_shapes(*(np.shape(v) for v in effective.values()))
+    if out.shape != shape:  # a scalar was an IndexError; another length was taken as is
+        raise ValueError(f"the judging loss must return one loss per allocation (shape "
+                         f"{shape}); got shape {out.shape}")
     if not np.all(np.isfinite(out)):
         raise ValueError("the judging loss is not finite at some allocation of the path")
     return out

@@ -75,6 +75,16 @@ def fission(data: Mapping[str, Any], target: str, sigma: float, tau: float,
     y = check_real(f"data[{target!r}]", cols[target], low=0.0, low_open=True).ravel()
     z = sigma * rng.standard_normal(y.size)
     select, judge = dict(cols), dict(cols)
-    select[target] = y * np.exp(tau * z)
-    judge[target] = y * np.exp(-z / tau)
+    with np.errstate(over="ignore", under="ignore"):
+        select[target] = y * np.exp(tau * z)
+        judge[target] = y * np.exp(-z / tau)
+    # A loss near float64's ends (1e308) overflowed to inf or underflowed to 0 in a copy,
+    # and the copy's fit then failed on a value the user never gave (issue 22).
+    out = ~(np.isfinite(select[target]) & np.isfinite(judge[target])
+            & (select[target] > 0) & (judge[target] > 0))
+    if out.any():
+        i = int(np.flatnonzero(out)[0])
+        raise ValueError(f"data[{target!r}] has {y[i]:g} at index {i}: its fission copies "
+                         f"y·exp(τZ) and y·exp(−Z/τ), Z ~ N(0, σ²) with σ = {sigma:.3g}, leave "
+                         f"float64; check the data for extreme values or rescale {target!r}")
     return select, judge

@@ -61,7 +61,7 @@ from rlscale.optimize._fit_objective import (  # noqa: F401  (re-exported names)
 from rlscale.optimize._fit_result import FitResult
 from rlscale.optimize._fit_search import search
 from rlscale.theory._threads import blas_threads
-from rlscale.theory._validation import check_jobs, check_real, check_scalar
+from rlscale.theory._validation import check_jobs, check_positive_int, check_real, check_scalar
 
 __all__ = ["FitResult", "fit_law", "huber"]
 
@@ -232,6 +232,9 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
     """
     start_time = time.perf_counter()
     check_jobs("n_jobs", n_jobs)  # a bounded worker count (issue 22)
+    # Checked here, not where the bootstrap uses it: with bootstrap=0 a seed of any type
+    # was accepted silently (the wrong-type contract pass, issue 22).
+    check_positive_int("seed", seed, minimum=0, maximum=None)
     if _is_expression(law):  # a law written as an expression: the expression front end
         return _fit_expression_law(data, law, axes, target, delta=delta, reduction=reduction,
                                    starts=starts, bootstrap=bootstrap, confidence=confidence,

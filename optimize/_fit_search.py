@@ -30,8 +30,6 @@ __all__: list[str] = []
 def search(prep: Prepared, starts: Any, n_jobs: int) -> dict[str, Any]:
     """The optimum, warm starts for refits (it and distinct runner-ups), start counts."""
     obj, grid = prep.obj, prep.grid
-    if not isinstance(starts, str):  # an array compared with "auto" has no truth value
-        check_positive_int("starts", starts)
     if starts == "auto" and obj.scale == 1.0:
         from rlscale.optimize._multistart import multistart
 

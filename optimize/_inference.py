@@ -401,6 +401,8 @@ def budget_to_reach(turns: Sequence[Turn], target: float, how: str = "optimal",
     turns = _check_turns(turns)
     s = float(check_real("target", target, low=0.0, high=1.0, high_open=True))
     check_choice("how", how, (*_OPTIMAL_PLANS, *BASELINES))
+    # Read only when the doubling search reaches it: checked first (any type was accepted).
+    max_budget = check_positive_int("max_budget", max_budget)
     lo = sum(t.cost for t in turns)
     if _success_at(turns, lo, how) >= s:
         return lo

@@ -41,7 +41,6 @@ two- and three-axis sets in ``benchmarks/multistart_safety.py``.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,6 +118,7 @@ def projected_starts(fam, logx: np.ndarray, logy: np.ndarray, exponents: np.ndar
 
     Examples
     --------
+    >>> import math
     >>> from rlscale.optimize._fit_family import family
     >>> x = np.logspace(0, 3, 12)[:, None]
     >>> y = 0.5 + 3.0 * x[:, 0] ** -0.4
@@ -133,28 +133,40 @@ def projected_starts(fam, logx: np.ndarray, logy: np.ndarray, exponents: np.ndar
     3.0
     """
     T, n = exponents.shape
-    y = np.exp(logy)
     if fam.name == "multiplicative":
         X = np.column_stack([np.ones(logy.size), -logx])
         theta = np.linalg.lstsq(X, logy, rcond=None)[0]
         return np.clip(theta, lower, upper)[None, :]
+    # The projection is linear in the coefficients: it is solved for y / e^shift and the
+    # coefficients scaled back.  Relative residuals divide the basis by y and the normal
+    # equations square it: at y's own units, losses near 1e-160 overflowed float64 and
+    # near 1e200 underflowed to a singular matrix (issue 22).
+    shift = float(np.median(logy))
+    y = np.exp(logy - shift)
     fixed = log_floor is not None
     k = n + (not fixed)                                       # unknowns per tuple
     basis = np.empty((T, logy.size, k))
     if not fixed:
         basis[:, :, 0] = 1.0
     basis[:, :, k - n:] = np.exp(-exponents[:, None, :] * logx[None, :, :])
-    basis /= y[None, :, None]                                # relative residuals
-    M = np.matmul(basis.transpose(0, 2, 1), basis)
-    M += 1e-12 * np.einsum("tkk->t", M)[:, None, None] * np.eye(k)
-    # B^T (y - E)/y: with the floor free, E is a column and the target y/y = 1
-    rhs = (np.einsum("tpk,p->tk", basis, -np.expm1(log_floor - logy)) if fixed
-           else basis.sum(axis=1))
-    coef = np.linalg.solve(M, rhs[:, :, None])[:, :, 0]
-    coef = np.where(np.isfinite(coef) & (coef > 0), coef, 1e-6 * y.min())
-    if fixed:
-        coef = np.column_stack([np.full(T, math.exp(log_floor)), coef])
-    theta = np.column_stack([np.log(coef), exponents])
+    # A point ~1e150 times below the others still overflows the squares: such a start is
+    # not finite and is replaced below, without a warning on the user's terminal.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        basis /= y[None, :, None]                                # relative residuals
+        M = np.matmul(basis.transpose(0, 2, 1), basis)
+        M += 1e-12 * np.einsum("tkk->t", M)[:, None, None] * np.eye(k)
+        # B^T (y - E)/y: with the floor free, E is a column and the target y/y = 1
+        rhs = (np.einsum("tpk,p->tk", basis, -np.expm1(log_floor - logy)) if fixed
+               else basis.sum(axis=1))
+        try:
+            coef = np.linalg.solve(M, rhs[:, :, None])[:, :, 0]
+        except np.linalg.LinAlgError:  # one singular tuple fails the batch: all replaced
+            coef = np.full((T, k), np.nan)
+    coef = np.where(np.isfinite(coef) & (coef > 0), coef, max(1e-6 * y.min(), 1e-300))
+    log_coef = np.log(coef) + shift
+    if fixed:  # in logs: e^(log_floor - shift) can underflow to 0
+        log_coef = np.column_stack([np.full(T, float(log_floor)), log_coef])
+    theta = np.column_stack([log_coef, exponents])
     return np.clip(theta, lower, upper)
 
 

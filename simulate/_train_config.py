@@ -35,7 +35,7 @@ from rlscale.simulate._algorithms import OPTION_CHECKS, get_algorithm
 from rlscale.simulate._axes import AXES
 from rlscale.simulate._backbone import BACKBONES, MAX_CONTEXT
 from rlscale.simulate._gridworld import MAX_SIZE, MAX_STEPS, GridFamily, check_world_size
-from rlscale.simulate._memory import MemoryFamily
+from rlscale.simulate._memory import MAX_LENGTH, MemoryFamily
 from rlscale.simulate._value_iteration import MAX_DP_WORK
 from rlscale.theory._validation import check_positive_int, check_scalar
 
@@ -245,6 +245,8 @@ got algorithm='ppo'
             kind = ValueError if isinstance(self.env, str) else TypeError
             raise kind(f"env must be one of {', '.join(ENVS)}; got env={self.env!r}")
         count("context", maximum=MAX_CONTEXT)
+        # Under its own name: MemoryFamily's check said "length must be ..." (issue 22).
+        count("memory_length", maximum=MAX_LENGTH)
         count("eval_episodes", maximum=10**6)
         for field_name in _FAMILY_FIELDS["memory" if self.env == "grid" else "grid"]:
             default = next(f.default for f in fields(self) if f.name == field_name)

@@ -78,13 +78,23 @@ CASES = [
          names={"data": ("data", "column"), "budget": ("budget", "baseline", "design"),
                 "centre": ("centre", "baseline"), "cost": ("cost", "axis", "posynomial"),
                 "bounds": ("bounds", "baseline", "design")}),
+    # Users build paths of their own to judge (deployed_efficiency's input), so the
+    # constructor is an entry, not only a record (issue 22: costs=1 was an AttributeError).
+    Case("PlanPath", opt.PlanPath,
+         {"name": "even", "budgets": _B, "values": {"E": _B / 2, "k": _B / 2},
+          "effective": {"E": _B / 2, "k": _B / 2}, "costs": _B},
+         oracle=lambda p: _deployed_oracle(opt.deployed_efficiency(p, LAW, BASE, 200.0)),
+         names={"budgets": ("budgets", "budget", "ascending"),
+                "costs": ("costs", "cost", "budget"),
+                "values": ("values", "variable", "budget"),
+                "effective": ("effective", "axis", "budget")}),
     Case("PlanPath.at", _plan_path_at, {"i": 3}, names={"i": ("index", "i")}),
     Case("PlanPath.losses", _plan_path_losses, {"loss": LAW},
          names={"loss": ("loss", "law")}),
 ]
 
 #: Result records (fields only; their producers have entries).
-RECORDS = {"Comparison", "DeployedEfficiency", "PlanPath", "Recommendation", "RobustPlan"}
+RECORDS = {"Comparison", "DeployedEfficiency", "Recommendation", "RobustPlan"}
 
 NO_ARGUMENTS = {"RealisedEfficiency.estimable", "RealisedEfficiency.message",
                 "RealisedEfficiency.status", "RealisedEfficiency.success",

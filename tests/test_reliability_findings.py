@@ -167,3 +167,292 @@ def test_plan_uncertainty_with_open_upper_bounds_and_a_large_centre():
     assert u.n_skipped == 0
     for lo, hi in u.eta_intervals.values():
         assert 1.0 <= lo <= hi < math.inf
+
+
+# -- issue 27's context axis, found by the final reliability run ---------------------------
+
+CONTEXT_LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def test_comparing_context_plans_is_time_bounded():
+    # Unit costs make every count 1..B an option over a table of B cells: time grows as B².
+    # `infer-plan --q 0.9,0.5 --q-full 0.95,0.9 --budget 100000 --context-levels 1,...,1024`
+    # ran past the CLI fuzz's 10 s (minutes: 4 DPs plus a bisection of ~50 more).
+    turns = [th.ContextTurn(0.9, 0.95, 0.5, levels=CONTEXT_LEVELS),
+             th.ContextTurn(0.5, 0.9, 0.5, levels=CONTEXT_LEVELS)]
+    start = time.process_time()
+    with pytest.raises(ValueError, match=r"budget=100000 with 2 turns and 11 context levels "
+                                         r"needs 4 exact plan\(s\) predicted to take about "
+                                         r".* s on one core \(> 10 s\)"):
+        opt.compare_context_plans(turns, 100_000)
+    with pytest.raises(ValueError, match=r"needs 1 exact plan\(s\) predicted"):
+        opt.context_plan(turns, 100_000)
+    assert time.process_time() - start < 1.0  # refused before any work
+    # A comparison is now about two DPs, not 4 + 3·log2(B): this one took ~1.2 s.
+    start = time.process_time()
+    opt.compare_context_plans(turns, 4000)
+    assert time.process_time() - start < 5.0
+
+
+def test_context_eta_from_the_joint_table_matches_a_scan_of_fresh_plans():
+    # η is now read off the joint DP's table instead of a bisection of fresh plans: check it
+    # against the least budget found by solving every budget afresh.
+    turns = [th.ContextTurn(0.1, 0.9, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+             th.ContextTurn(0.5, 0.6, 0.7, context_cost=0.5, levels=(1, 4, 16)),
+             th.ContextTurn(0.3, 0.8, 1.2, base_cost=2, context_cost=0.3, levels=(1, 2, 16))]
+    for B in (9, 17, 40):
+        cmp = opt.compare_context_plans(turns, B)
+        for m, eta in cmp.eta.items():
+            need = next(b for b in range(7, B + 1)
+                        if opt.context_plan(turns, b).success
+                        >= cmp.plans[m].success * (1 - 1e-12))
+            assert eta == B / need, (B, m)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    # int(inf) in the level parser: an OverflowError traceback.
+    (["--context-levels", "1,inf"], "--context-levels must be whole numbers; got inf"),
+    (["--context-levels", "1e400"], "--context-levels must be whole numbers; got inf"),
+    (["--context-levels", "nan"], "--context-levels must be whole numbers; got nan"),
+    # A context option without --context-levels was ignored (exit 0): +inf was "accepted".
+    (["--context-exponent", "+inf"], "--context-exponent applies with --context-levels only"),
+    (["--context-cost", "1"], "--context-cost applies with --context-levels only"),
+])
+def test_infer_plan_context_options_are_checked(argv, message, capsys):
+    from rlscale.cli import main
+
+    base = ["infer-plan", "--q", "0.9,0.5", "--budget", "20"]
+    if argv[0] == "--context-levels":
+        base += ["--q-full", "0.95,0.9"]
+    assert main([*base, *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_infer_plan_ground_refuses_context_options(capsys):
+    from rlscale.cli import main
+
+    # --ground trains a policy (~15 s) and ignored the context axis altogether.
+    assert main(["infer-plan", "--ground", "--quick", "--context-levels", "1,4"]) == 2
+    assert "--context-levels plans context per turn at a budget: not with --ground" in (
+        capsys.readouterr().err)
+
+
+# -- issue 29's decision from a pilot, found by probing the new CLI flags -------------------
+
+ALLOC_SPEC = """[law]
+family = "additive"
+floor = 0.15
+coefficients = { E = 2.0, k = 1.2 }
+exponents = { E = 0.45, k = 0.2 }
+[cost]
+expression = "100*E + k"
+[bounds]
+E = { min = 1, max = 500 }
+k = { min = 1 }
+"""
+
+
+def _pilot(tmp_path, edit=lambda rows: rows):
+    rows = [f"{e},{k},{0.15 + 2 * e**-0.45 + 1.2 * k**-0.2:.6f}"
+            for e in (1, 4, 16, 64) for k in (1, 4, 16, 64)]
+    (tmp_path / "spec.toml").write_text(ALLOC_SPEC)
+    (tmp_path / "pilot.csv").write_text("E,k,loss\n" + "\n".join(edit(rows)) + "\n")
+    return ["allocate", str(tmp_path / "spec.toml"), "--budget", "200", "--data",
+            str(tmp_path / "pilot.csv"), "--bootstrap", "20"]
+
+
+def test_a_ragged_pilot_row_names_its_line(tmp_path, capsys):
+    from rlscale.cli import main
+
+    # Was "'<' not supported between instances of 'NoneType' and 'str'".
+    argv = _pilot(tmp_path, lambda rows: [rows[0], "4,1", *rows[2:]])
+    assert main([*argv, "--centre", "E=10,k=10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "pilot.csv, line 3: column 'loss' is not a number: ''" in err
+
+
+def test_a_centre_naming_no_decision_variable_is_refused(tmp_path, capsys):
+    from rlscale.cli import main
+
+    # K=2 (a typo of k, or a variable of another spec) was dropped without a word.
+    assert main([*_pilot(tmp_path), "--centre", "E=10,k=10,K=2"]) == 2
+    assert ("centre names ['K'], not decision variables of the cost (variables: ['E', 'k'])"
+            in capsys.readouterr().err)
+
+
+def test_a_loss_near_float64s_end_is_named_not_a_fallback_on_a_zero(tmp_path, capsys):
+    from rlscale.cli import main
+
+    # A pilot loss of 1e308 overflowed the fission copy (a RuntimeWarning on stderr) and the
+    # recommendation fell back to the baseline "because data['loss']=0", a value never given.
+    argv = _pilot(tmp_path, lambda rows: [rows[0], "4,1,1e308", *rows[2:]])
+    assert main([*argv, "--centre", "E=10,k=10"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("data['loss'] has 1e+308 at index 1: its fission copies "
+                                     "y·exp(τZ) and y·exp(−Z/τ)") in err, err
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e200, 1e300])
+def test_a_law_fit_does_not_depend_on_the_loss_units(scale):
+    # The start's normal equations square 1/y: losses ~1e-160 overflowed (RuntimeWarnings)
+    # and ~1e200 underflowed to LinAlgError "Singular matrix" (a traceback), though the law
+    # is the same in any unit.
+    E, k = np.repeat([1.0, 4, 16, 64], 4), np.tile([1.0, 4, 16, 64], 4)
+    loss = 0.15 + 2 * E**-0.45 + 1.2 * k**-0.2
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fit = opt.fit_law({"E": E, "k": k, "loss": loss * scale}, axes=["E", "k"])
+    assert fit.success
+    assert fit.law.exponents == pytest.approx({"E": 0.45, "k": 0.2}, rel=1e-4)
+    assert fit.law.floor == pytest.approx(0.15 * scale, rel=1e-3)
+
+
+def test_a_subnormal_point_leaves_no_warning_on_the_terminal():
+    # One loss of 5e-324 among losses ~1: log(0) of an underflowed start (RuntimeWarnings,
+    # then "the Huber objective is not finite"); now the robust fit sets it aside.
+    E, k = np.repeat([1.0, 4, 16, 64], 4), np.tile([1.0, 4, 16, 64], 4)
+    loss = 0.15 + 2 * E**-0.45 + 1.2 * k**-0.2
+    loss[3] = 5e-324
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        fit = opt.fit_law({"E": E, "k": k, "loss": loss}, axes=["E", "k"])
+    assert fit.law.exponents == pytest.approx({"E": 0.45, "k": 0.2}, rel=1e-2)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    # Each was ignored (exit 0): the pilot's options without --data, --hold with it.
+    (["--probability", "nan"], "--probability belongs with --data"),
+    (["--seed", "3"], "--seed belongs with --data"),
+    (["--method", "plug-in"], "--method belongs with --data"),
+    (["--bootstrap", "50"], "--bootstrap belongs with --data"),
+    (["--data", "PILOT", "--centre", "E=10,k=10", "--hold", "E=1"],
+     "--hold compares plans of the spec's law at one budget; not with --data"),
+])
+def test_allocate_options_are_never_silently_ignored(extra, message, tmp_path, capsys):
+    from rlscale.cli import main
+
+    argv = _pilot(tmp_path)[:4]
+    extra = [str(tmp_path / "pilot.csv") if e == "PILOT" else e for e in extra]
+    assert main([*argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err, err
+
+
+def test_infer_plan_bootstrap_applies_to_the_coverage_fit_only(capsys):
+    from rlscale.cli import main
+
+    # `infer-plan --q 0.9,0.5 --budget 20 --bootstrap -1` exited 0 (a case of the CLI fuzz).
+    assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20", "--bootstrap", "-1"]) == 2
+    assert "--bootstrap applies with --fit-coverage only" in capsys.readouterr().err
+
+
+# -- issue 29's deployed efficiency and robust plans, found by probing their entries --------
+
+_B = np.geomspace(10.0, 400.0, 50)
+EVEN = opt.PlanPath("even", _B, {"E": _B / 2, "k": _B / 2}, {"E": _B / 2, "k": _B / 2}, _B)
+
+
+@pytest.mark.parametrize(("generating", "error", "match"), [
+    # A scalar was an IndexError; a wrong length was taken as is (eta=20, "at least").
+    (lambda v: 0.5, ValueError, r"one loss per allocation \(shape \(50,\)\); got shape \(\)"),
+    (lambda v: np.ones(3), ValueError, r"got shape \(3,\)"),
+    (lambda v: "x", TypeError, "the judging loss must return numbers; got str"),
+])
+def test_a_generating_callable_must_return_one_loss_per_allocation(generating, error, match):
+    with pytest.raises(error, match=match):
+        opt.deployed_efficiency(EVEN, generating, {"E": 10.0, "k": 190.0}, 200.0)
+
+
+@pytest.mark.parametrize(("kwargs", "error", "match"), [
+    ({"costs": 1}, ValueError, r"needs one value per budget \(50\)"),  # AttributeError
+    ({"name": 3}, TypeError, "name must be a string"),
+    ({"budgets": list(_B)}, None, None),  # a list is an array of budgets, as documented
+    ({"values": [1.0]}, TypeError, "values must be a mapping"),
+    ({"effective": {"E": _B, "k": -_B}}, ValueError, r"effective\['k'\] must be > 0"),
+])
+def test_a_plan_path_checks_its_fields(kwargs, error, match):
+    fields = {"name": "even", "budgets": _B, "values": EVEN.values,
+              "effective": EVEN.effective, "costs": _B, **kwargs}
+    if error is None:
+        assert opt.PlanPath(**fields).budgets.dtype == np.float64
+        return
+    with pytest.raises(error, match=match):
+        opt.PlanPath(**fields)
+
+
+def test_robust_plan_refuses_laws_over_different_axes():
+    # A KeyError 't' from the law bank.
+    laws = [th.AdditiveLaw(0.1, {"E": 1.0, "k": 1.0}, {"E": 0.5, "k": 0.5}),
+            th.AdditiveLaw(0.1, {"E": 1.0, "t": 1.0}, {"E": 0.5, "t": 0.5})]
+    with pytest.raises(ValueError, match=r"laws must share their axes: laws\[0\] has \['E', "
+                                         r"'k'\], laws\[1\] \['E', 't'\]"):
+        opt.robust_plan(laws, "E + k", 200.0)
+
+
+def test_infer_plan_context_budget_inf_is_one_line(capsys):
+    from rlscale.cli import main
+
+    # The CLI fuzz's new context skeleton: int(inf) in the context path, a traceback.
+    assert main(["infer-plan", "--q", "0.9,0.5", "--q-full", "0.95,0.9", "--budget", "inf",
+                 "--context-levels", "1,4,16"]) == 2
+    assert "--budget must be finite and >= 0; got --budget=inf" in capsys.readouterr().err
+
+
+def test_memory_length_is_named_as_the_user_wrote_it():
+    # A sweep's `memory_length = 0` was refused as "length must be an integer ...".
+    with pytest.raises(ValueError, match=r"^memory_length must be an integer >= 1 and <= "
+                                         r"10000; got memory_length=0"):
+        sim.TrainConfig(env="memory", memory_length=0)
+
+
+# -- found once the wrong-type pass covered every optimize entry ------------------------------
+
+FIT_DATA = {"E": [1, 2, 4, 8, 16, 32.0], "loss": [1, 0.8, 0.7, 0.65, 0.62, 0.6]}
+
+
+@pytest.mark.parametrize(("call", "error", "match"), [
+    # The pass imported only _contract_cases_optimize, leaving test_contracts_optimize's own
+    # entries (allocate, fit_law, the context and decision names) out; once in, it found:
+    (lambda: opt.fit_law(FIT_DATA, axes=["E"], seed=object()), TypeError, "^seed must be"),
+    (lambda: opt.budget_to_reach(COVERAGE, 0.7, max_budget=b"\x00"), TypeError,
+     "^max_budget must be"),
+    (lambda: opt.kkt_residual(np.array([-1.0, -1.0]), [(0.0, np.array([1.0, 1.0]))],
+                              [object()]), TypeError, "^names must be a sequence of 1 labels"),
+    (lambda: opt.recommend([object()], "E + k", 100.0, {"E": 8.0, "k": 8.0}), TypeError,
+     "^data must be a mapping of column name -> values; got list"),
+    # And the hypothesis suite, drawing starts=np.array([]): "The truth value of an empty
+    # array is ambiguous" from `starts == "auto"`.
+    (lambda: opt.fit_law(FIT_DATA, axes=["E"], starts=np.array([])), TypeError,
+     "^starts must be an integer"),
+    (lambda: opt.fit_law(FIT_DATA, axes=["E"], starts="best"), ValueError,
+     "^starts must be 'auto', 'grid' or a positive integer; got starts='best'"),
+])
+def test_optimize_entries_refuse_wrong_types_naming_the_argument(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+# -- the fault harness itself ---------------------------------------------------------------
+
+def test_sigint_faults_reach_a_child_of_a_process_that_ignores_sigint():
+    # Started from `nohup ... &`, the reliability benchmark ignored SIGINT, every command it
+    # ran inherited that, and the SIGINT faults measured nothing: reports "took inf s to
+    # stop", sweeps ran to the end and counted as resumed.
+    import signal
+    import sys
+
+    from benchmarks._faults import run
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        out = run([sys.executable, "-c", "import time; time.sleep(30)"], fault="SIGINT",
+                  at=1.0, timeout=60)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert out.returncode != 0 and out.stop_seconds is not None and out.stop_seconds < 10
+    assert "KeyboardInterrupt" in out.stderr

@@ -68,22 +68,31 @@ def register(sub: Any) -> None:
     pilot.add_argument("--data", metavar="PILOT.csv", help="pilot sweep (CSV with a header: "
                        "the law's axes and --loss-column); fits the spec's law family and "
                        "recommends a plan or a baseline for --budget")
-    pilot.add_argument("--loss-column", dest="target_column", default="loss", metavar="COLUMN",
+    # The pilot's options default to None (their values in PILOT_DEFAULTS), so that one given
+    # without --data is refused rather than ignored (issue 22).
+    pilot.add_argument("--loss-column", dest="target_column", metavar="COLUMN",
                        help="the pilot's loss column (default: loss)")
     pilot.add_argument("--centre", metavar="VAR=VALUE,...", help="the pilot's reference "
                        "allocation (decision variables), from which the baselines scale")
-    pilot.add_argument("--method", choices=("bayes", "plug-in"), default="bayes",
+    pilot.add_argument("--method", choices=("bayes", "plug-in"),
                        help="the plan chosen on the selection copy (default: bayes)")
-    pilot.add_argument("--probability", type=float, default=0.95,
+    pilot.add_argument("--probability", type=float,
                        help="probability a departure from the baseline needs (default 0.95)")
-    pilot.add_argument("--default-baseline", default="proportional", metavar="NAME",
+    pilot.add_argument("--default-baseline", metavar="NAME",
                        help="'proportional' (default) or '<variable> only'")
-    pilot.add_argument("--bootstrap", type=int, default=200,
+    pilot.add_argument("--bootstrap", type=int,
                        help="bootstrap resamples per fission copy (default 200)")
     pilot.add_argument("--loss-range", metavar="LOW,HIGH",
                        help="the loss's range, e.g. 0,1 for 1 − success")
-    pilot.add_argument("--seed", type=int, default=0, help="seed of the split and bootstraps")
+    pilot.add_argument("--seed", type=int, help="seed of the split and bootstraps (default 0)")
     parser.set_defaults(func=_allocate)
+
+
+#: The pilot options' values when not given (``--flag``: (attribute, value)).
+PILOT_DEFAULTS = {"--loss-column": ("target_column", "loss"), "--method": ("method", "bayes"),
+                  "--probability": ("probability", 0.95),
+                  "--default-baseline": ("default_baseline", "proportional"),
+                  "--bootstrap": ("bootstrap", 200), "--seed": ("seed", 0)}
 
 
 #: Most budgets one ``--sweep`` solves (about ten minutes at ~50 ms a solve).
@@ -184,23 +193,18 @@ def _pairs(text: str, what: str) -> dict[str, float]:
 
 
 def _read_pilot(path: str, columns: list[str]) -> dict[str, Any]:
-    """The named columns of a CSV (header row), as float arrays."""
-    import csv
-
+    """The named columns of a CSV (header row), as float arrays, read as ``rlscale fit``
+    reads its data: errors name the line and column, fields up to 1 MiB are read (a ragged
+    row was "'<' not supported between instances of 'NoneType' and 'str'", issue 22)."""
     import numpy as np
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        rows = list(csv.DictReader(fh))
-    if not rows:
-        raise ValueError(f"--data {path} has no rows")
-    missing = [c for c in columns if c not in rows[0]]
-    if missing:
-        raise ValueError(f"--data {path} has no column(s) {missing}; it has "
-                         f"{sorted(rows[0])}")
+    from rlscale.commands.fit import read_columns
+
     try:
-        return {c: np.array([float(r[c]) for r in rows]) for c in columns}
+        read = read_columns(path, list(dict.fromkeys(columns)))  # --loss-column may be an axis
     except ValueError as exc:
-        raise ValueError(f"--data {path}: a value is not a number ({exc})") from None
+        raise ValueError(f"--data {exc}") from None
+    return {c: np.array(v) for c, v in read.items()}
 
 
 def _decide(args: argparse.Namespace, spec: Any) -> int:
@@ -216,6 +220,12 @@ def _decide(args: argparse.Namespace, spec: Any) -> int:
     if spec.synthesis:
         raise ValueError("--data does not take a spec with [[synthesis]]: the decision "
                          "judges plans of the fitted law's own axes")
+    if args.hold:
+        raise ValueError("--hold compares plans of the spec's law at one budget; not with "
+                         "--data (the decision judges plans on the pilot)")
+    for name, value in PILOT_DEFAULTS.values():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     if not args.centre:
         raise ValueError("--data needs --centre, the pilot's reference allocation in the "
                          "decision variables (e.g. --centre E=8,t=4,k=8): the baselines "
@@ -285,8 +295,9 @@ def _allocate(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec)
     if args.data:
         return _decide(args, spec)
-    pilot_only = [f for f, v in (("--centre", args.centre), ("--loss-range", args.loss_range))
-                  if v]
+    given = {"--centre": args.centre, "--loss-range": args.loss_range,
+             **{flag: getattr(args, name) for flag, (name, _) in PILOT_DEFAULTS.items()}}
+    pilot_only = [flag for flag, value in given.items() if value is not None]
     if pilot_only:
         raise ValueError(f"{pilot_only[0]} belongs with --data (deciding from a pilot sweep)")
     problem = spec.problem()

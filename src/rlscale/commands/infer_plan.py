@@ -19,6 +19,7 @@ Two uses:
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -46,10 +47,10 @@ def register(sub: Any) -> None:
                         "window; more context or more samples?)")
     parser.add_argument("--q-full", metavar="Q1,Q2,...",
                         help="with --context-levels: per-turn success with unlimited context")
-    parser.add_argument("--context-exponent", type=float, default=0.5,
+    parser.add_argument("--context-exponent", type=float,
                         help="with --context-levels: q(c) = q_full − (q_full − q)·c^(−γ); "
                         "γ (default 0.5)")
-    parser.add_argument("--context-cost", type=float, default=0.0,
+    parser.add_argument("--context-cost", type=float,
                         help="with --context-levels: sample units one candidate costs per unit "
                         "of context (beside --costs, default 0)")
     parser.add_argument("--budget", type=float, help="total budget in sample units")
@@ -66,7 +67,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--fit-coverage", metavar="DATA.csv",
                         help="fit c(k) = exp(a·k^b) to a CSV with columns samples,correct "
                         "(one row per problem); prints a, b with bootstrap intervals")
-    parser.add_argument("--bootstrap", type=int, default=200,
+    parser.add_argument("--bootstrap", type=int,
                         help="with --fit-coverage: bootstrap resamples (default 200)")
     parser.add_argument("--json", metavar="FILE", help="write the results as JSON")
     parser.add_argument("--out", metavar="DIR",
@@ -121,6 +122,19 @@ def _table(turns: list[Any], budgets: list[int]) -> tuple[str, list[Any]]:
 def _run(args: argparse.Namespace) -> int:
     from rlscale.files._atomic import write_json_atomic
 
+    # The context options are None by default, so that one given where it does nothing is
+    # refused, not ignored (issue 22's fuzz: --context-exponent +inf was accepted).
+    context = [flag for flag, value in (
+        ("--context-levels", args.context_levels), ("--q-full", args.q_full),
+        ("--context-exponent", args.context_exponent), ("--context-cost", args.context_cost))
+        if value is not None]
+    if context and (args.ground or args.fit_coverage):
+        raise ValueError(f"{context[0]} plans context per turn at a budget: not with "
+                         f"{'--ground' if args.ground else '--fit-coverage'}")
+    if context and args.context_levels is None:
+        raise ValueError(f"{context[0]} applies with --context-levels only")
+    if args.bootstrap is not None and not args.fit_coverage:  # None by default (as above)
+        raise ValueError("--bootstrap applies with --fit-coverage only")
     if args.ground:
         from dataclasses import asdict, fields
 
@@ -160,7 +174,7 @@ def _run(args: argparse.Namespace) -> int:
             write_json_atomic(args.json, result)
         return 0
     if args.fit_coverage:
-        fit = _fit(args.fit_coverage, args.bootstrap)
+        fit = _fit(args.fit_coverage, 200 if args.bootstrap is None else args.bootstrap)
         if args.json:
             write_json_atomic(args.json, fit)
         return 0
@@ -168,8 +182,6 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError("--set applies to --ground only")
     if args.context_levels is not None:
         return _context(args)
-    if args.q_full is not None:
-        raise ValueError("--q-full applies with --context-levels only")
     turns = _turns(args)
     if (args.budget is None) == (args.sweep is None):
         raise ValueError("give exactly one of --budget B or --sweep START:STOP:NUM")
@@ -211,16 +223,21 @@ def _context(args: argparse.Namespace) -> int:
         raise ValueError(f"--costs must have one entry per turn ({len(q)}); got {len(costs)}")
     levels = []
     for v in _floats("--context-levels", args.context_levels):
-        if v != int(v):
+        if not math.isfinite(v) or v != int(v):  # int(inf) is an OverflowError
             raise ValueError(f"--context-levels must be whole numbers; got {v:g}")
         levels.append(int(v))
-    turns = [ContextTurn(a, b, args.context_exponent, base_cost=c,
-                         context_cost=args.context_cost, levels=tuple(levels), fpr=args.fpr,
+    exponent = 0.5 if args.context_exponent is None else args.context_exponent
+    context_cost = 0.0 if args.context_cost is None else args.context_cost
+    turns = [ContextTurn(a, b, exponent, base_cost=c, context_cost=context_cost,
+                         levels=tuple(levels), fpr=args.fpr,
                          fnr=args.fnr, failures=args.failures)
              for a, b, c in zip(q, full, costs)]
-    if args.budget != int(args.budget):
-        raise ValueError(f"--budget must be a whole number of sample units; got {args.budget:g}")
-    cmp = compare_context_plans(turns, int(args.budget))
+    from rlscale.theory._validation import check_scalar
+
+    budget = check_scalar("--budget", args.budget, low=0.0)  # int(inf) was an OverflowError
+    if budget != int(budget):
+        raise ValueError(f"--budget must be a whole number of sample units; got {budget:g}")
+    cmp = compare_context_plans(turns, int(budget))
     print(f"{'plan':>8} {'success':>9} {'cost':>8}  {'eta':>6}  "
           "context per turn / samples per turn")
     for name, plan in cmp.plans.items():
