@@ -326,6 +326,8 @@ def file_operations(tree: ast.AST) -> list[tuple[int, str]]:
                 op = f"os.{attr}"
             elif attr in _OTHER.get(base, ()):
                 op = f"{base}.{attr}"
+            elif attr == "to_csv" and not node.args and not node.keywords:
+                pass  # to_csv() without a path returns the text (pandas, and our records)
             elif attr in _METHODS:
                 op = f".{attr}"
             elif attr == "replace" and len(node.args) == 1 and not node.keywords:

@@ -48,8 +48,15 @@ def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):
     grid = load_config()["sweep"]["axes"]
     assert not chosen & ran
     assert all(v in grid[a] for c in chosen for a, v in zip(AXES, c))
-    assert d["target_sd_after"] < d["target_sd_before"]
-    assert 0 < d["regret_after"] < d["regret_before"]
+    if d["target_sd_before"] is None:
+        # The sweep's fit puts its floor on the bound 0 (the fitting engine of issue 30 and
+        # the correlation fix of issue 24 moved it there): the observed runs do not identify
+        # the law, and the design must say so rather than print a number.
+        assert d["target_sd_after"] is None and d["regret_after"] is None
+        assert any("do not identify the law" in n for n in d["notes"])
+    else:
+        assert d["target_sd_after"] < d["target_sd_before"]
+        assert 0 < d["regret_after"] < d["regret_before"]
     assert d["target"]["objective"] == "regret"
     with open(staging / nr["file"], newline="") as fh:
         assert len(list(csv.DictReader(fh))) == len(d["runs"])
