@@ -306,8 +306,17 @@ def test_large_published_laws_reach_a_multistart_optimum(index) -> None:
 def test_weakly_identified_published_sets_are_flagged(index) -> None:
     law = LAWS[index]
     fit = fit_published(law, law.data())
-    assert fit.success
-    assert "not-identified" in {w.code for w in fit.warnings}
+    codes = {w.code for w in fit.warnings}
+    assert "not-identified" in codes
+    # The status is the returned point's: a polish that creeps along the flat ridge
+    # until the evaluation limit is not "converged" (it once inherited the status of
+    # the search before it, with nfev at the limit).
+    limit = max(500, 200 * len(fit.params))
+    assert fit.nfev <= limit
+    if fit.nfev == limit:
+        assert fit.status == "max_evaluations" and "iteration-limit" in codes
+    else:
+        assert fit.success
 
 
 def test_the_cli_fits_an_expression_with_its_options(tmp_path, capsys) -> None:
