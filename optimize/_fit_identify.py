@@ -60,6 +60,15 @@ COLLAPSE_SHARE = 0.5
 CORRELATION_LIMIT = 0.99
 
 
+def _column_norms(J: np.ndarray) -> np.ndarray:
+    """Euclidean norms of ``J``'s columns without overflow: each column is divided by
+    its largest magnitude first (a finite column of entries ~1e200, as a degenerate
+    limit gives, squared and summed directly overflows to inf with a RuntimeWarning)."""
+    big = np.max(np.abs(J), axis=0)
+    safe = np.where(big > 0, big, 1.0)
+    return big * np.sqrt(np.sum((J / safe) ** 2, axis=0))
+
+
 def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndarray | None:
     """``σ² (JᵀJ)⁻¹`` with ``σ² = RSS/(n − p)`` (``None`` when ``JᵀJ`` is singular or
     there are no degrees of freedom left).  ``J`` is the residuals' Jacobian in the
@@ -67,7 +76,7 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
     n = resid.size
     if n <= n_params or not np.all(np.isfinite(J)):
         return None
-    norms = np.linalg.norm(J, axis=0)
+    norms = _column_norms(J)
     if np.any(norms == 0):
         return None
     Js = J / norms
@@ -76,13 +85,15 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
         return None
     sigma2 = float(resid @ resid) / (n - n_params)
     inv = (Vt.T / sv ** 2) @ Vt
-    return sigma2 * inv / np.outer(norms, norms)
+    return sigma2 * inv / norms[:, None] / norms[None, :]  # no outer product: 1e200² overflows
 
 
 def condition(J: np.ndarray) -> float:
     """Condition number of ``J`` with unit-norm columns (``inf`` for a zero column)."""
-    norms = np.linalg.norm(J, axis=0)
-    if not np.all(np.isfinite(J)) or np.any(norms == 0):
+    if not np.all(np.isfinite(J)):
+        return math.inf
+    norms = _column_norms(J)
+    if np.any(norms == 0):
         return math.inf
     sv = np.linalg.svd(J / norms, compute_uv=False)
     return math.inf if sv[-1] <= 0 else float(sv[0] / sv[-1])

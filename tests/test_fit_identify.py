@@ -11,6 +11,7 @@ from rlscale.optimize import fit_expression, fit_law, star_design
 from rlscale.optimize._fit_identify import (
     COLLAPSE_RATIO,
     collapsed_warnings,
+    condition,
     interval_warnings,
     local_covariance,
 )
@@ -71,6 +72,23 @@ def test_local_covariance_is_sigma2_times_the_inverse_normal_matrix() -> None:
     np.testing.assert_allclose(cov, want, rtol=1e-9)
     assert local_covariance(np.column_stack([J[:, 0], J[:, 0]]), r, 2) is None
     assert local_covariance(J[:3], r[:3], 3) is None  # no degrees of freedom
+
+
+def test_a_finite_jacobian_column_near_overflow_neither_warns_nor_loses_the_others() -> None:
+    # A degenerate limit gives Jacobian entries ~1e200: their squares overflow, so a
+    # plain column norm was inf (with a RuntimeWarning) and the covariance was given up.
+    # Column scaling is exact, so the other parameters' block and the condition number
+    # are those of the unscaled matrix (numpy.linalg.inv on it).
+    rng = np.random.default_rng(1)
+    J0 = rng.normal(size=(30, 3))
+    r = rng.normal(size=30)
+    J = J0 * [1.0, 1.0, 1e200]
+    want = (r @ r) / 27 * np.linalg.inv(J0.T @ J0)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # 1e-400 may be 0
+        cov = local_covariance(J, r, 3)
+        kappa = condition(J)
+    np.testing.assert_allclose(cov[:2, :2], want[:2, :2], rtol=1e-9)
+    assert kappa == pytest.approx(condition(J0), rel=1e-9)
 
 
 def test_bootstrap_and_local_widths_agree_on_a_clean_design() -> None:
