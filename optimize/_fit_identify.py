@@ -61,12 +61,14 @@ CORRELATION_LIMIT = 0.99
 
 
 def _column_norms(J: np.ndarray) -> np.ndarray:
-    """Euclidean norms of ``J``'s columns without overflow: each column is divided by
-    its largest magnitude first (a finite column of entries ~1e200, as a degenerate
-    limit gives, squared and summed directly overflows to inf with a RuntimeWarning)."""
-    big = np.max(np.abs(J), axis=0)
-    safe = np.where(big > 0, big, 1.0)
-    return big * np.sqrt(np.sum((J / safe) ** 2, axis=0))
+    """Column norms of ``J``, ``inf`` where a column's squares pass the float range.
+
+    Such a column (entries ~1e200, as a degenerate limit gives) is a parameter whose
+    sensitivity is off any scale the data set: it is read as not identified (no local
+    covariance, condition ``inf``), as before, but without numpy's overflow warning
+    printed from inside a fit."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.linalg.norm(J, axis=0)
 
 
 def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndarray | None:
@@ -77,7 +79,7 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
     if n <= n_params or not np.all(np.isfinite(J)):
         return None
     norms = _column_norms(J)
-    if np.any(norms == 0):
+    if np.any(norms == 0) or not np.all(np.isfinite(norms)):
         return None
     Js = J / norms
     _, sv, Vt = np.linalg.svd(Js, full_matrices=False)  # (JᵀJ)⁻¹ = V S⁻² Vᵀ, no squaring
@@ -85,15 +87,13 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
         return None
     sigma2 = float(resid @ resid) / (n - n_params)
     inv = (Vt.T / sv ** 2) @ Vt
-    return sigma2 * inv / norms[:, None] / norms[None, :]  # no outer product: 1e200² overflows
+    return sigma2 * inv / np.outer(norms, norms)
 
 
 def condition(J: np.ndarray) -> float:
     """Condition number of ``J`` with unit-norm columns (``inf`` for a zero column)."""
-    if not np.all(np.isfinite(J)):
-        return math.inf
     norms = _column_norms(J)
-    if np.any(norms == 0):
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
         return math.inf
     sv = np.linalg.svd(J / norms, compute_uv=False)
     return math.inf if sv[-1] <= 0 else float(sv[0] / sv[-1])
