@@ -87,8 +87,9 @@ def _search(prob: ExpressionProblem, linear: list[int], loss: str, delta: float,
                       + [Basin(b.objective, final.rows(prob.theta(b.theta))[0], b.count)
                          for b in found.basins[1:]],
                       n_screened=found.n_screened, n_converged=found.n_converged,
-                      status=int(res.status[0]) if res.converged[0] or not found.converged
-                      else found.status, nfev=int(res.nfev[0]))
+                      # the status of the run whose point is returned: a polish that ran
+                      # out of evaluations is not converged because the search before was
+                      status=int(res.status[0]), nfev=int(res.nfev[0]))
         return found, final, len(theta)
     # The signed polish did not help: express the search optimum in the final rows.
     return (Found(theta=u0[0], objective=found.objective,

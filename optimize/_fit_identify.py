@@ -60,6 +60,17 @@ COLLAPSE_SHARE = 0.5
 CORRELATION_LIMIT = 0.99
 
 
+def _column_norms(J: np.ndarray) -> np.ndarray:
+    """Column norms of ``J``, ``inf`` where a column's squares pass the float range.
+
+    Such a column (entries ~1e200, as a degenerate limit gives) is a parameter whose
+    sensitivity is off any scale the data set: it is read as not identified (no local
+    covariance, condition ``inf``), as before, but without numpy's overflow warning
+    printed from inside a fit."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.linalg.norm(J, axis=0)
+
+
 def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndarray | None:
     """``σ² (JᵀJ)⁻¹`` with ``σ² = RSS/(n − p)`` (``None`` when ``JᵀJ`` is singular or
     there are no degrees of freedom left).  ``J`` is the residuals' Jacobian in the
@@ -67,8 +78,8 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
     n = resid.size
     if n <= n_params or not np.all(np.isfinite(J)):
         return None
-    norms = np.linalg.norm(J, axis=0)
-    if np.any(norms == 0):
+    norms = _column_norms(J)
+    if np.any(norms == 0) or not np.all(np.isfinite(norms)):
         return None
     Js = J / norms
     _, sv, Vt = np.linalg.svd(Js, full_matrices=False)  # (JᵀJ)⁻¹ = V S⁻² Vᵀ, no squaring
@@ -81,8 +92,8 @@ def local_covariance(J: np.ndarray, resid: np.ndarray, n_params: int) -> np.ndar
 
 def condition(J: np.ndarray) -> float:
     """Condition number of ``J`` with unit-norm columns (``inf`` for a zero column)."""
-    norms = np.linalg.norm(J, axis=0)
-    if not np.all(np.isfinite(J)) or np.any(norms == 0):
+    norms = _column_norms(J)
+    if not np.all(np.isfinite(norms)) or np.any(norms == 0):
         return math.inf
     sv = np.linalg.svd(J / norms, compute_uv=False)
     return math.inf if sv[-1] <= 0 else float(sv[0] / sv[-1])

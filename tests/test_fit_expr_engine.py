@@ -196,11 +196,13 @@ def test_fewer_runs_than_parameters_need_a_prior_and_get_honest_intervals() -> N
 def test_an_iteration_limit_that_is_hit_is_stated() -> None:
     N = np.geomspace(1e2, 1e6, 30)
     y = (0.8 + 20.0 * N ** -0.4) * np.exp(0.01 * np.random.default_rng(0).normal(size=30))
-    fit = fit_expression("E + A/N**alpha", {"N": N, "loss": y}, axes=["N"], max_nfev=10,
-                         refine=1, starts=8, holdout=0)
-    if fit.status == "max_evaluations":
-        assert not fit.success and "iteration-limit" in {w.code for w in fit.warnings}
-        assert "evaluation limit reached" in fit.message
+    # Four parameters in 10 evaluations: the limit is hit (the three-parameter law met
+    # xtol in exactly 10, which left this check conditional and never run).
+    fit = fit_expression("E + A/N**alpha + B*log(N)", {"N": N, "loss": y}, axes=["N"],
+                         max_nfev=10, refine=1, starts=8, holdout=0)
+    assert fit.status == "max_evaluations" and fit.nfev == 10
+    assert not fit.success and "iteration-limit" in {w.code for w in fit.warnings}
+    assert "evaluation limit reached" in fit.message
     full = fit_expression("E + A/N**alpha", {"N": N, "loss": y}, axes=["N"], holdout=0)
     assert full.success and full.nfev < max(500, 200 * 3)
 
@@ -306,8 +308,17 @@ def test_large_published_laws_reach_a_multistart_optimum(index) -> None:
 def test_weakly_identified_published_sets_are_flagged(index) -> None:
     law = LAWS[index]
     fit = fit_published(law, law.data())
-    assert fit.success
-    assert "not-identified" in {w.code for w in fit.warnings}
+    codes = {w.code for w in fit.warnings}
+    assert "not-identified" in codes
+    # The status is the returned point's: a polish that creeps along the flat ridge
+    # until the evaluation limit is not "converged" (it once inherited the status of
+    # the search before it, with nfev at the limit).
+    limit = max(500, 200 * len(fit.params))
+    assert fit.nfev <= limit
+    if fit.nfev == limit:
+        assert fit.status == "max_evaluations" and "iteration-limit" in codes
+    else:
+        assert fit.success
 
 
 def test_the_cli_fits_an_expression_with_its_options(tmp_path, capsys) -> None:

@@ -11,6 +11,7 @@ from rlscale.optimize import fit_expression, fit_law, star_design
 from rlscale.optimize._fit_identify import (
     COLLAPSE_RATIO,
     collapsed_warnings,
+    condition,
     interval_warnings,
     local_covariance,
 )
@@ -71,6 +72,19 @@ def test_local_covariance_is_sigma2_times_the_inverse_normal_matrix() -> None:
     np.testing.assert_allclose(cov, want, rtol=1e-9)
     assert local_covariance(np.column_stack([J[:, 0], J[:, 0]]), r, 2) is None
     assert local_covariance(J[:3], r[:3], 3) is None  # no degrees of freedom
+
+
+def test_a_jacobian_column_past_the_float_range_is_not_identified_and_silent() -> None:
+    # A degenerate limit gives finite Jacobian entries ~1e200 whose squares overflow:
+    # read as not identified (no covariance, infinite condition), with no numpy
+    # RuntimeWarning leaking out of the fit; a moderate column scale changes nothing.
+    rng = np.random.default_rng(1)
+    J0 = rng.normal(size=(30, 3))
+    r = rng.normal(size=30)
+    with np.errstate(all="raise"):
+        assert local_covariance(J0 * [1.0, 1.0, 1e200], r, 3) is None
+        assert condition(J0 * [1.0, 1.0, 1e200]) == float("inf")
+        assert condition(J0 * [1.0, 1.0, 1e5]) == pytest.approx(condition(J0), rel=1e-9)
 
 
 def test_bootstrap_and_local_widths_agree_on_a_clean_design() -> None:
