@@ -63,6 +63,8 @@ GOOD_COVERAGE = "samples,correct\n10,3\n10,0\n10,9\n10,5\n"
 #: A pilot sweep of GOOD_ALLOC's law for ``allocate --data`` (issue 29's decision).
 GOOD_PILOT = "E,k,loss\n" + "".join(f"{e},{k},{0.15 + 2 * e**-0.45 + 1.2 * k**-0.2:.6f}\n"
                                      for e in (1, 4, 16, 64) for k in (1, 4, 16, 64))
+#: Candidate runs for ``design`` (issue 23): GOOD_PILOT's axes between its levels.
+GOOD_POOL = "E,k\n" + "".join(f"{e},{k}\n" for e in (2, 8, 32, 128) for k in (2, 8, 32, 128))
 
 #: Broken versions of each kind of input file (name -> content; None: do not create).
 BAD_FILES: dict[str, dict[str, str | bytes | None]] = {
@@ -193,7 +195,7 @@ class Workspace:
         ws = cls(root)
         for name, text in {"alloc.toml": GOOD_ALLOC, "sweep.toml": GOOD_SWEEP,
                            "data.csv": GOOD_DATA, "coverage.csv": GOOD_COVERAGE,
-                           "pilot.csv": GOOD_PILOT,
+                           "pilot.csv": GOOD_PILOT, "pool.csv": GOOD_POOL,
                            "report.toml": "seed = 0\n"}.items():
             (root / name).write_text(text)
         (root / "foreign.csv").write_text("name,score\nalice,3\n")
@@ -224,6 +226,10 @@ class Workspace:
             "rlscale allocate --data": ["allocate", str(r / "alloc.toml"), "--budget", "200",
                                         "--data", str(r / "pilot.csv"), "--centre",
                                         "E=10,k=10", "--bootstrap", "20"],
+            "rlscale design": ["design", "--law", "additive", "--axes", "E,k", "--pool",
+                               str(r / "pool.csv"), "--cost", "E*k", "--budget", "300",
+                               "--observed", str(r / "pilot.csv"), "--target",
+                               "budget:100000", "--method", "cheapest", "--bootstrap", "20"],
             "rlscale fit": ["fit", str(r / "data.csv"), "--axes", "environments", "--starts",
                             "4", "--jobs", "1"],
             "rlscale infer-plan": ["infer-plan", "--q", "0.9,0.5", "--budget", "20"],
@@ -252,6 +258,7 @@ class Workspace:
         return {
             "rlscale allocate": [("1", ("any", "toml", "alloc"))],
             "rlscale allocate --data": [("--data", ("any", "csv"))],
+            "rlscale design": [("--pool", ("any", "csv")), ("--observed", ("any", "csv"))],
             "rlscale fit": [("1", ("any", "csv"))],
             "rlscale infer-plan": [("--fit-coverage", ("any", "csv", "coverage"))],
             "rlscale report": [("--config", ("any", "toml", "report"))],

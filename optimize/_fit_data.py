@@ -169,7 +169,7 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
         raise ValueError(f"loss must be 'huber' or 'squared'; got loss={loss!r:.40}")
     if isinstance(starts, str):
         if starts not in ("auto", "grid"):
-            raise ValueError(f"starts must be 'auto', 'grid' or a number of starts; "
+            raise ValueError(f"starts must be 'auto', 'grid' or a positive integer; "
                              f"got starts={starts!r:.40}")
     else:  # an array here would be compared elementwise below
         starts = check_positive_int("starts", starts)

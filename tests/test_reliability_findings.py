@@ -293,11 +293,12 @@ def test_a_loss_near_float64s_end_is_named_not_a_fallback_on_a_zero(tmp_path, ca
                                      "y·exp(τZ) and y·exp(−Z/τ)") in err, err
 
 
-@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e200, 1e300])
+@pytest.mark.parametrize("scale", [1e-250, 1e-160, 1e200, 1e250])
 def test_a_law_fit_does_not_depend_on_the_loss_units(scale):
     # The start's normal equations square 1/y: losses ~1e-160 overflowed (RuntimeWarnings)
     # and ~1e200 underflowed to LinAlgError "Singular matrix" (a traceback), though the law
-    # is the same in any unit.
+    # is the same in any unit.  (Issue 30's engine boxes the log floor and coefficients in
+    # ±690 so the fitted law always exists: a floor of 0.15e±300 lies outside the box.)
     E, k = np.repeat([1.0, 4, 16, 64], 4), np.tile([1.0, 4, 16, 64], 4)
     loss = 0.15 + 2 * E**-0.45 + 1.2 * k**-0.2
     import warnings
