@@ -9,23 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks._cli_fuzz import GOOD_ALLOC  # one good spec for the CLI suites
 from rlscale.cli import main
-
-GOOD_ALLOC = """
-[law]
-family = "additive"
-floor = 0.15
-coefficients = { E = 2.0, k = 1.2 }
-exponents = { E = 0.45, k = 0.2 }
-[cost]
-expression = "100*E + k"
-[bounds]
-E = { min = 1, max = 500 }
-k = { min = 1 }
-[baseline]
-scaled = "k"
-fixed = { E = 20 }
-"""
 
 ALLOC_SPECS = {
     "not toml": "[law\nfamily=",

@@ -20,6 +20,7 @@ import rlscale.optimize as opt
 import rlscale.proofs as pr
 import rlscale.simulate as sim
 import rlscale.theory as th
+from benchmarks._cli_fuzz import GOOD_ALLOC
 from rlscale.theory._validation import check_jobs, check_work
 
 COVERAGE = [th.Turn.with_coverage(q) for q in (0.9, 0.5, 0.1)]
@@ -240,17 +241,8 @@ def test_infer_plan_ground_refuses_context_options(capsys):
 
 # -- issue 29's decision from a pilot, found by probing the new CLI flags -------------------
 
-ALLOC_SPEC = """[law]
-family = "additive"
-floor = 0.15
-coefficients = { E = 2.0, k = 1.2 }
-exponents = { E = 0.45, k = 0.2 }
-[cost]
-expression = "100*E + k"
-[bounds]
-E = { min = 1, max = 500 }
-k = { min = 1 }
-"""
+# GOOD_ALLOC of the CLI fuzz without its [baseline] table
+ALLOC_SPEC = GOOD_ALLOC[:GOOD_ALLOC.index("[baseline]")]
 
 
 def _pilot(tmp_path, edit=lambda rows: rows):
