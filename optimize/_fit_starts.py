@@ -66,7 +66,8 @@ class Found:
     n_screened : int
         Starts refined in the screen.
     n_converged : int
-        Screened or polished runs that met a stopping rule.
+        Screened starts whose last run (the polish, where one ran) met a stopping
+        rule; at most ``n_screened``.
     status : int
         The engine's status of the run that found the best basin (0: it stopped at
         the evaluation limit).
@@ -167,7 +168,10 @@ def refine(solve: Solve, predict: Predict, starts: np.ndarray, lower: np.ndarray
         starts = starts[keep]
     res = solve(starts, "screen", None, None)
     theta, f = res.x, np.where(np.isfinite(res.cost), res.cost, np.inf)
-    n_screened, n_conv = len(starts), int(res.converged.sum())
+    n_screened = len(starts)
+    # One flag per screened start: a polished start's flag is its polish's, so a start counts
+    # once however many stages it went through (companions are extra points, not starts).
+    converged = np.asarray(res.converged, dtype=bool).copy()
     order = [int(j) for j in np.argsort(f, kind="stable") if np.isfinite(f[j])]
     basins: list[list] = []
     polished = 0
@@ -186,7 +190,7 @@ def refine(solve: Solve, predict: Predict, starts: np.ndarray, lower: np.ndarray
                 lo, hi = np.concatenate([lo, e_lo]), np.concatenate([hi, e_hi])
         out = solve(cands, "polish", lo, hi)
         polished += n_pick
-        n_conv += int(out.converged.sum())
+        converged[pick] = np.asarray(out.converged, dtype=bool)[:n_pick]
         best_before = basins[0][0] if basins else np.inf
         counts = np.arange(len(cands)) < n_pick  # companions do not count as agreement
         merge(basins, predict(out.x), out.x, out.cost, xtol, counts, out.status, out.nfev)
@@ -198,4 +202,4 @@ def refine(solve: Solve, predict: Predict, starts: np.ndarray, lower: np.ndarray
     best = basins[0]
     return Found(theta=best[1], objective=float(best[0]),
                  basins=[Basin(b[0], b[1], b[2]) for b in basins], n_screened=n_screened,
-                 n_converged=n_conv, status=best[4], nfev=best[5])
+                 n_converged=int(converged.sum()), status=best[4], nfev=best[5])

@@ -177,3 +177,12 @@ def test_full_grid_search_polishes_the_five_best_distinct_end_points(monkeypatch
     np.testing.assert_array_equal(seen[0], X[[0, 2, 4, 5, 6]])
     assert [r[0] for r in results] == [6.0, 7.0, 8.0, 9.0, 10.0]
     assert best == 6.0 and theta.tolist() == X[6].tolist() and n_conv == 4  # f > 1
+
+
+def test_a_start_counts_once_as_converged_however_many_stages_it_ran() -> None:
+    # 1e300 x (1 + 3 N^-0.5) once reported "9 of 5 refined starts met their stopping rule":
+    # screened and polished runs (and companions) were summed. Each start counts once.
+    x = np.logspace(1, 4, 12)
+    for scale in (1.0, 1e-280, 1e280):
+        fit = fit_law({"N": x, "loss": scale * (1 + 3 * x ** -0.5)}, axes=["N"], holdout=0)
+        assert 0 < fit.n_converged <= fit.n_starts, (scale, fit.message)
