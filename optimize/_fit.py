@@ -247,6 +247,7 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
     prep = prepare(data, law, axes, target, 1e-3 if delta is None else delta, reduction,
                    replicates, confidence, holdout, bootstrap, n_jobs, floor, p_max,
                    loss=loss, starts=starts)
+    _check_target_scale(prep.obj.logy, target, law)
     with blas_threads(1):  # small products in hot loops: one BLAS thread (issue 13)
         found = search(prep, starts, n_jobs)
         summary = _summarise(prep, found)
@@ -272,6 +273,36 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
         data_range={a: (float(x[:, i].min()), float(x[:, i].max()))
                     for i, a in enumerate(prep.axes)},
         floor_bounds=prep.floor_bounds)
+
+
+def _check_target_scale(logy: np.ndarray, target: Any, law: Any) -> None:
+    """Refuse a target the built-in families cannot represent.
+
+    The engine boxes every log floor and log coefficient in ``[-LOG_LIMIT, LOG_LIMIT]``
+    (``optimize/_lsq.py``: ``exp`` of either end is finite in float64). A law whose values lie
+    near or beyond ``e^±690`` (about ``1e±300``) needs a floor or coefficient outside that box:
+    the fit then "converges" onto the box's edge, a wrong law with a success status. The
+    families are homogeneous in their coefficients (the additive floor and coefficients, the
+    multiplicative coefficient scale with the target), so dividing the target by a constant
+    and multiplying the fitted floor and coefficients back is exact; that is the fix we name.
+    """
+    from rlscale.optimize._lsq import LOG_LIMIT
+
+    # The median, not the extremes: one outlying point (a loss of 5e-324 among losses ~1) is
+    # the robust loss's to set aside, but a law whose typical value lies outside the box
+    # cannot be represented.  10 nats of room: a floor somewhat below the values and a
+    # coefficient above them must still fit inside the box.
+    margin = LOG_LIMIT - 10.0
+    centre = float(np.median(logy))
+    if abs(centre) > margin:
+        what = "1/pass rate" if law == "pass_rate" else f"data[{target!r}]"
+        raise ValueError(
+            f"the median of {what} is e^{centre:.0f} (about 1e{centre / np.log(10):+.0f}), "
+            f"outside [e^-{margin:.0f}, e^{margin:.0f}] (about [{np.exp(-margin):.1e}, "
+            f"{np.exp(margin):.1e}]), where the {law} family's floor and coefficients are "
+            "representable; divide the target by a constant (e.g. its median) before "
+            "fitting and multiply the fitted floor and coefficients back (the law is "
+            "homogeneous in them)")
 
 
 def _fit_expression_law(data: Any, law: Any, axes: Any, target: Any, *, delta: Any,

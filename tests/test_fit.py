@@ -360,3 +360,23 @@ def test_huber_refuses_a_zero_or_negative_threshold() -> None:
         huber(np.array([0.1]), delta=0.0)
     with pytest.raises(ValueError, match="delta"):
         huber(np.array([0.1]), delta=-1.0)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_a_target_beyond_the_engines_box_is_refused_with_the_rescaling_fix(scale) -> None:
+    # Log floors and coefficients live in [-690, 690]; at 1e±300 the fit used to land on the
+    # box's edge (floor 2.2e-300, exponent 3905) and report success.
+    x = np.logspace(1, 4, 12)
+    with pytest.raises(ValueError, match=r"the median of data\['loss'\] is e\^.* outside "
+                                         r"\[e\^-680, e\^680\].*divide the target by a "
+                                         r"constant"):
+        fit_law({"N": x, "loss": scale * (1 + 3 * x ** -0.5)}, axes=["N"])
+
+
+@pytest.mark.parametrize("scale", [1e-290, 1e290])
+def test_a_target_inside_the_box_is_fitted_at_its_own_scale(scale) -> None:
+    # Within the box the fit is exact up to the scale: floor and coefficient scale with it.
+    x = np.logspace(1, 4, 12)
+    fit = fit_law({"N": x, "loss": scale * (1 + 3 * x ** -0.5)}, axes=["N"], holdout=0)
+    assert fit.params["floor"] / scale == pytest.approx(1.0, rel=1e-6)
+    assert fit.params["exponent[N]"] == pytest.approx(0.5, rel=1e-6)
