@@ -53,7 +53,7 @@ from rlscale.optimize._design_bayes import (
 from rlscale.optimize._design_criteria import Certificate, Information
 from rlscale.optimize._design_model import DesignModel
 from rlscale.optimize._design_pool import Pool, make_pool
-from rlscale.optimize._design_relax import relax
+from rlscale.optimize._design_relax import FIRST_ORDER, relax
 from rlscale.optimize._design_result import Design
 from rlscale.optimize._design_round import efficiency, round_design
 from rlscale.optimize._design_target import (
@@ -394,7 +394,11 @@ def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any 
     seed : int
         Seeds the random rules and the fit's bootstrap (same seed, same design).
     solver : str, optional
-        cvxpy solver for the relaxation (default Clarabel, then SCS).
+        How the relaxation is solved.  Default: the spectral projected gradient
+        (``"SPG"``, :mod:`rlscale.optimize._design_spg`), kept when its
+        Frank–Wolfe certificate says optimal, else cvxpy (Clarabel, then SCS).
+        ``"SPG"`` alone, or a cvxpy solver's name (``"CLARABEL"``, ``"SCS"``)
+        for the conic path alone.
 
     Returns
     -------
@@ -436,7 +440,7 @@ raise the budget to at least 1
     if solver is not None:
         from cvxpy import installed_solvers
 
-        solver = check_choice("solver", solver, installed_solvers())
+        solver = check_choice("solver", solver, (FIRST_ORDER, *installed_solvers()))
     if not isinstance(response, str):
         raise TypeError(f"response must be a column name; got {response!r:.60}")
     if target is not None and not isinstance(target, PlanTarget | FrontierTarget | Mapping

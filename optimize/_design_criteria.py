@@ -144,11 +144,13 @@ class Information:
         self.A = None if A is None else A * inv[None, :, None] * inv[None, None, :]
         # Per candidate and law: J_iᵀ J_i, flattened for the relaxation's affine map.
         self.F = np.einsum("snmp,snmq->snpq", self.J, self.J)
+        # Candidates first, laws and entries flattened: M(w) is one matrix-vector product.
+        self._Fw = np.ascontiguousarray(np.moveaxis(self.F, 1, 0).reshape(n, S * p * p))
 
     # -- matrices -------------------------------------------------------------------
     def matrix(self, w: np.ndarray) -> np.ndarray:
         """``M_s(w)`` for every law: shape ``(S, p, p)``."""
-        return self.M0 + np.einsum("n,snpq->spq", w, self.F)
+        return self.M0 + (w @ self._Fw).reshape(self.S, self.p, self.p)
 
     @staticmethod
     def inverse(M: np.ndarray) -> np.ndarray:
@@ -169,7 +171,7 @@ class Information:
         """``∂Φ/∂w_i`` for every candidate (averaged over laws), shape ``(n,)``."""
         P = self.inverse(self.matrix(w))
         Y = P if kind == "D" else P @ self.A @ P
-        return np.einsum("snmp,spq,snmq->n", self.J, Y, self.J) / self.S
+        return np.einsum("snmq,snmq->n", self.J @ Y[:, None], self.J) / self.S
 
     # -- whole runs ---------------------------------------------------------------
     def gains(self, kind: str, M: np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
@@ -182,7 +184,7 @@ class Information:
             q = np.einsum("skp,skp->sk", z, j)
             if kind == "D":
                 return np.mean(np.log1p(q), axis=0)
-            r = np.einsum("skp,spq,skq->sk", z, self.A, z)
+            r = np.einsum("skq,skq->sk", z @ self.A, z)
             return np.mean(r / (1.0 + q), axis=0)
         Z = J @ P[:, None]  # (S, k, m, p)
         Q = Z @ np.swapaxes(J, -1, -2)

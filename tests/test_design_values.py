@@ -380,10 +380,57 @@ def test_the_screened_relaxation_reaches_the_dense_one_and_names_its_solver(monk
     rng = np.random.default_rng(3)
     pool = {"N": np.exp(rng.uniform(0, 6, 120)), "D": np.exp(rng.uniform(0, 6, 120))}
     budget = 0.1 * float(np.sum(pool["N"] + pool["D"]))
-    dense = design(law, pool, budget, cost="N + D", method="d-optimal")
+    dense = design(law, pool, budget, cost="N + D", method="d-optimal", solver="CLARABEL")
     monkeypatch.setattr(relax, "MAX_DENSE", 40 * 25)  # 40 of 120 candidates per solve
-    screened = design(law, pool, budget, cost="N + D", method="d-optimal")
+    screened = design(law, pool, budget, cost="N + D", method="d-optimal", solver="CLARABEL")
     assert "screened candidates of 120" in screened.message  # columns were added: 40 -> 90
     assert "solved by CLARABEL" in screened.message or "solved by SCS" in screened.message
     assert screened.certificate.efficiency >= 1 - 1e-4
     assert screened.certificate.value == pytest.approx(dense.certificate.value, abs=1e-4)
+
+
+@pytest.mark.parametrize("method", ["d-optimal", "v-optimal", "bayes-v"])
+def test_first_order_relaxation_agrees_with_the_conic_solver(method):
+    # The default relaxation (SPG, no conic program) against cvxpy's Clarabel on the same
+    # problem: both certified, the same utility to the certificate's tolerance, and the
+    # same information matrix (the weights need not be unique, M at the optimum is for D).
+    from rlscale.optimize import PlanTarget
+
+    law = AdditiveLaw(0.3, {"N": 2.0, "D": 3.0}, {"N": 0.4, "D": 0.3})
+    rng = np.random.default_rng(5)
+    pool = {"N": np.exp(rng.uniform(0, 6, 150)), "D": np.exp(rng.uniform(0, 6, 150))}
+    budget = 0.1 * float(np.sum(pool["N"] + pool["D"]))
+    kw = {} if method == "d-optimal" else {"target": PlanTarget(30 * budget)}
+    if method == "bayes-v":
+        kw["laws"] = [AdditiveLaw(0.3, {"N": 2.0, "D": 3.0},
+                                  {"N": 0.4 * s, "D": 0.3 / s}) for s in (0.9, 0.95, 1.05, 1.1)]
+    first = design(law, pool, budget, cost="N + D", method=method, **kw)
+    conic = design(law, pool, budget, cost="N + D", method=method, solver="CLARABEL", **kw)
+    assert "solved by SPG" in first.message and "solved by CLARABEL" in conic.message
+    for d in (first, conic):
+        assert d.certificate.efficiency >= 1 - 1e-4
+    # each utility lies below the other's certified bound
+    assert first.certificate.value <= conic.certificate.bound + 1e-9
+    assert conic.certificate.value <= first.certificate.bound + 1e-9
+    scale = abs(conic.certificate.value) if method != "d-optimal" else 1.0
+    assert first.certificate.value == pytest.approx(conic.certificate.value, abs=2e-4 * scale)
+
+
+def test_capped_simplex_projection_against_a_quadratic_program():
+    from scipy.optimize import minimize
+
+    from rlscale.optimize._design_spg import project_capped_simplex
+
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        y = rng.normal(size=12)
+        ub = rng.uniform(0.05, 0.4, 12)
+        v = project_capped_simplex(y, ub)
+        ref = minimize(lambda z, y=y: 0.5 * np.sum((z - y) ** 2), np.full(12, 1 / 12),
+                       jac=lambda z, y=y: z - y, bounds=list(zip(np.zeros(12), ub)),
+                       constraints=[{"type": "eq", "fun": lambda z: z.sum() - 1,
+                                     "jac": lambda z: np.ones(12)}], method="SLSQP",
+                       options={"ftol": 1e-14, "maxiter": 500})
+        assert v.sum() == pytest.approx(1.0, abs=1e-12)
+        assert np.all(v >= 0) and np.all(v <= ub)
+        np.testing.assert_allclose(v, ref.x, atol=1e-7)
