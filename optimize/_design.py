@@ -46,12 +46,14 @@ import numpy as np
 
 from rlscale.optimize._design_bayes import (
     Ensemble,
+    bound_parameters,
     ensemble,
+    in_domain,
     law_axes,
     law_parameter_count,
 )
 from rlscale.optimize._design_criteria import Certificate, Information
-from rlscale.optimize._design_model import DesignModel
+from rlscale.optimize._design_model import DesignModel, ProfiledModel
 from rlscale.optimize._design_pool import Pool, make_pool
 from rlscale.optimize._design_relax import FIRST_ORDER, relax
 from rlscale.optimize._design_result import Design
@@ -466,10 +468,23 @@ raise the budget to at least 1
     ens = ensemble(law, axes=axes_, observed=pl.observed or None, response=response,
                    laws=laws, n_laws=n_laws, bootstrap=bootstrap, seed=seed, noise=noise,
                    delta=delta)
+    x_all = pl.x()
+    if pl.observed_x():
+        obs = pl.observed_x()
+        x_all = {a: np.concatenate([np.asarray(x_all[a], dtype=float),
+                                    np.asarray(obs[a], dtype=float)]) for a in x_all}
+    ens, dropped = in_domain(ens, x_all)
     chosen_method = _auto(ens, target) if method == "auto" else method
     robust = chosen_method.startswith("bayes")
     models = ens.models if robust or chosen_method in _NEEDS_NO_LAW else ens.models[:1]
-    notes: list[str] = []
+    notes: list[str] = [] if dropped is None else [dropped]
+    if models:
+        profiled = bound_parameters(ens, x_all)
+        if profiled:
+            models = [ProfiledModel(m, list(profiled)) for m in models]
+            notes.append("profiled out (held at the fitted value; the design and its "
+                         "uncertainties are for the other parameters given it): " + "; ".join(
+                             f"{k}: {v}" for k, v in profiled.items()))
     region = None
     if target is not None:
         if models or not isinstance(target, PlanTarget | FrontierTarget):

@@ -434,3 +434,50 @@ def test_capped_simplex_projection_against_a_quadratic_program():
         assert v.sum() == pytest.approx(1.0, abs=1e-12)
         assert np.all(v >= 0) and np.all(v <= ub)
         np.testing.assert_allclose(v, ref.x, atol=1e-7)
+
+
+def test_a_floor_on_its_bound_is_profiled_out_and_the_rest_designed_for():
+    # A pure power-law sum fitted by the additive family puts its floor at 0 (a bound).
+    # Before, its zero information made every uncertainty None; now the floor is held at
+    # its value, said in a note, and the sds are those of the other four parameters --
+    # checked here by finite differences of the law itself with the floor fixed.
+    from rlscale.optimize import PlanTarget, fit_law
+
+    rng = np.random.default_rng(0)
+    N, D = (g.ravel() for g in np.meshgrid(np.geomspace(1e6, 1e8, 4),
+                                             np.geomspace(1e7, 1e10, 4)))
+    y = (400 * N ** -0.34 + 2000 * D ** -0.28) * np.exp(0.01 * rng.standard_normal(N.size))
+    fit = fit_law({"N": N, "D": D, "loss": y}, axes=["N", "D"], holdout=0)
+    assert "floor-at-zero" in [w.code for w in fit.warnings]
+    Np, Dp = (g.ravel() for g in np.meshgrid(np.geomspace(1e6, 1e9, 8),
+                                               np.geomspace(1e7, 1e11, 8)))
+    budget = 0.05 * float(np.sum(6 * Np * Dp))
+    d = design(fit, {"N": Np, "D": Dp}, budget, PlanTarget(30 * budget), cost="6*N*D",
+               observed={"N": N, "D": D}, method="v-optimal")
+    assert any(n.startswith("profiled out") and "log floor" in n for n in d.notes)
+    assert d.sd_before is not None and d.sd_after is not None
+
+    floor, a, e = fit.law.floor, fit.law.coefficients, fit.law.exponents
+
+    def log_loss(theta, n, dd):
+        la_n, la_d, e_n, e_d = theta
+        return np.log(floor + np.exp(la_n) * n ** -e_n + np.exp(la_d) * dd ** -e_d)
+
+    theta = np.array([math.log(a["N"]), math.log(a["D"]), e["N"], e["D"]])
+
+    def jac(n, dd):
+        cols = []
+        for k in range(4):
+            h = np.zeros(4)
+            h[k] = 1e-6
+            cols.append((log_loss(theta + h, n, dd) - log_loss(theta - h, n, dd)) / 2e-6)
+        return np.column_stack(cols)
+
+    runs = np.repeat(np.arange(d.runs["N"].size), d.runs["runs"])
+    Jo, Jb = jac(N, D), jac(d.runs["N"][runs], d.runs["D"][runs])
+    pt = d.target.points
+    g = jac(np.asarray(pt["N"], float), np.asarray(pt["D"], float))
+    before = np.einsum("tp,pq,tq->t", g, np.linalg.inv(Jo.T @ Jo), g)
+    after = np.einsum("tp,pq,tq->t", g, np.linalg.inv(Jo.T @ Jo + Jb.T @ Jb), g)
+    np.testing.assert_allclose(np.asarray(d.sd_after) / np.asarray(d.sd_before),
+                               np.sqrt(after / before), rtol=1e-4)
