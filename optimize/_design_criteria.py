@@ -144,13 +144,16 @@ class Information:
         self.A = None if A is None else A * inv[None, :, None] * inv[None, None, :]
         # Per candidate and law: J_iᵀ J_i, flattened for the relaxation's affine map.
         self.F = np.einsum("snmp,snmq->snpq", self.J, self.J)
-        # Candidates first, laws and entries flattened: M(w) is one matrix-vector product.
-        self._Fw = np.ascontiguousarray(np.moveaxis(self.F, 1, 0).reshape(n, S * p * p))
+        # Rows (candidate, output) stacked per law: M(w) and the gradient are batched matrix
+        # products over S laws, not S·n small ones (memory-bound on F otherwise).
+        self._rows = np.ascontiguousarray(self.J.reshape(S, n * m, p))
 
     # -- matrices -------------------------------------------------------------------
     def matrix(self, w: np.ndarray) -> np.ndarray:
         """``M_s(w)`` for every law: shape ``(S, p, p)``."""
-        return self.M0 + (w @ self._Fw).reshape(self.S, self.p, self.p)
+        wr = np.repeat(np.asarray(w, dtype=float), self.m)
+        R = self._rows
+        return self.M0 + np.swapaxes(R * wr[None, :, None], -1, -2) @ R
 
     @staticmethod
     def inverse(M: np.ndarray) -> np.ndarray:
@@ -171,7 +174,13 @@ class Information:
         """``∂Φ/∂w_i`` for every candidate (averaged over laws), shape ``(n,)``."""
         P = self.inverse(self.matrix(w))
         Y = P if kind == "D" else P @ self.A @ P
-        return np.einsum("snmq,snmq->n", self.J @ Y[:, None], self.J) / self.S
+        return self.quadratic(Y) / self.S
+
+    def quadratic(self, Y: np.ndarray) -> np.ndarray:
+        """``Σ_s tr(Y_s J_siᵀ J_si)`` for every candidate (``Y``: ``(S, p, p)``), shape ``(n,)``."""
+        R = self._rows
+        q = np.einsum("srq,srq->sr", R @ Y, R)
+        return q.reshape(self.S, self.n, self.m).sum(axis=(0, 2))
 
     # -- whole runs ---------------------------------------------------------------
     def gains(self, kind: str, M: np.ndarray, among: np.ndarray | None = None) -> np.ndarray:

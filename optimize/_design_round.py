@@ -69,7 +69,7 @@ class Rounded:
 
 
 def _rank_deficient(info: Information, counts: np.ndarray) -> bool:
-    M = info.fixed + (counts.astype(float) @ info._Fw).reshape(info.S, info.p, info.p)
+    M = info.matrix(counts.astype(float)) - (info.M0 - info.fixed)
     eig = np.linalg.eigvalsh(M)
     return bool(np.any(eig[:, 0] <= 1e-9 * np.maximum(eig[:, -1], 1e-300)))
 

@@ -77,12 +77,10 @@ class _Objective:
 
     def __init__(self, info: Information, kind: str, scale: np.ndarray):
         self.info, self.kind, self.scale = info, kind, scale
-        # information per unit of share, flattened: M(v) is one matrix-vector product per law
-        self.F = info._Fw / scale[:, None]
 
     def __call__(self, v: np.ndarray, grad: bool = True) -> tuple[float, np.ndarray | None]:
         info = self.info
-        M = info.M0 + (v @ self.F).reshape(info.S, info.p, info.p)
+        M = info.matrix(v / self.scale)
         if self.kind == "D":
             sign, logdet = np.linalg.slogdet(M)
             if np.any(sign <= 0) or not np.all(np.isfinite(logdet)):
@@ -97,7 +95,7 @@ class _Objective:
         if not grad:
             return f, None
         Y = P if self.kind == "D" else P @ info.A @ P
-        g = np.einsum("snmq,snmq->n", info.J @ Y[:, None], info.J) / (info.S * self.scale)
+        g = info.quadratic(Y) / (info.S * self.scale)
         return f, g
 
 
