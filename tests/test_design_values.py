@@ -481,3 +481,39 @@ def test_a_floor_on_its_bound_is_profiled_out_and_the_rest_designed_for():
     after = np.einsum("tp,pq,tq->t", g, np.linalg.inv(Jo.T @ Jo + Jb.T @ Jb), g)
     np.testing.assert_allclose(np.asarray(d.sd_after) / np.asarray(d.sd_before),
                                np.sqrt(after / before), rtol=1e-4)
+
+
+def test_a_thirty_parameter_multi_output_law_on_thousands_of_candidates():
+    # Six domains, five parameters each (a loss per domain, every run measures all six):
+    # the relaxation is certified, and its weights satisfy the Kiefer-Wolfowitz
+    # condition with costs, recomputed here from the model's sensitivities alone:
+    # d_i/c_i = tr(M⁻¹ J_iᵀJ_i)/c_i is at most the support's ratio off the support.
+    laws, params, ranges = {}, {}, {}
+    for k in range(6):
+        laws[f"d{k}"] = f"E{k} + A{k}/N**a{k} + B{k}/D**b{k}"
+        params |= {f"E{k}": 1.5 + 0.1 * k, f"A{k}": 400.0 * (1 + 0.2 * k),
+                   f"a{k}": 0.3 + 0.02 * k, f"B{k}": 2000.0 * (1 + 0.1 * k),
+                   f"b{k}": 0.28 + 0.015 * k}
+        ranges |= {f"E{k}": (0.1, 10), f"A{k}": (1, 1e5), f"a{k}": (0.05, 2),
+                   f"B{k}": (1, 1e6), f"b{k}": (0.05, 2)}
+    model = MultiOutputModel(laws, params, axes=["N", "D"], ranges=ranges)
+    assert model.n_params == 30
+    rng = np.random.default_rng(0)
+    n = 2000
+    pool = {"N": np.exp(rng.uniform(math.log(1e6), math.log(1e9), n)),
+            "D": np.exp(rng.uniform(math.log(1e8), math.log(1e11), n))}
+    cost = 6 * pool["N"] * pool["D"]
+    budget = 0.05 * float(cost.sum())
+    d = design(model, pool, budget, cost="6*N*D", method="d-optimal", noise=0.02)
+    assert d.status == "optimal" and d.certificate.efficiency >= 1 - 1e-4
+    assert d.cost <= budget and set(d.runs["pool_row"]) <= set(range(n))
+    J = model.jacobian(pool)  # (n, 6, 30)
+    w = d.weights
+    M = np.einsum("i,imp,imq->pq", w, J, J)
+    ratio = np.einsum("imp,pq,imq->i", J, np.linalg.inv(M), J) / cost
+    frac = (w > 1e-6) & (w < 1 - 1e-6)
+    below = w < 1 - 1e-6
+    lam = float(w[frac] @ (ratio[frac] * cost[frac])) / float(w[frac] @ cost[frac])
+    assert ratio[below].max() <= lam * (1 + 1e-2)
+    # with caps, the candidates at their cap are those above the support's ratio
+    assert ratio[w >= 1 - 1e-6].min() >= lam * (1 - 1e-2)
