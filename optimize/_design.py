@@ -147,9 +147,11 @@ def _optimal(prob: _Problem, info: Information, kind: str, n_laws: int, what: st
     rounded = round_design(info, kind, cost, cap, budget, rel.weights,
                            start=prob.fixed_counts, bound=bound)
     eff = None if bound is None else efficiency(kind, rounded.value, bound, info.p)
-    if rel.weights is None:
+    if rel.weights is None or rel.certificate is None:
         return _Chosen(rounded.counts, "failed", False,
-                       f"{what}: {rel.message}; the batch is the greedy design, uncertified",
+                       f"{what}: {rel.message}; the batch is the "
+                       f"{'greedy design' if rel.weights is None else 'relaxation rounded'}, "
+                       "uncertified",
                        kind, rounded.value, None, None, None, n_laws)
     ok = rel.status == "optimal"
     msg = (f"{what}: {rel.message}; rounded to {int(rounded.counts.sum())} whole runs "

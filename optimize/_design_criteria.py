@@ -170,6 +170,22 @@ class Information:
             return float(np.mean(np.where(sign > 0, logdet, -np.inf)))
         return -float(np.mean(np.einsum("spq,sqp->s", self.A, self.inverse(M))))
 
+    def ridge_bound(self, w: np.ndarray, factor: float = 10.0, rel: float = 1e-2) -> bool:
+        """Whether the V criterion at ``w`` is set by the ridge, not by the runs.
+
+        With the ridge ``RIDGE·I`` and ``factor·RIDGE·I`` the target variance
+        should agree when the runs identify what the target needs; where it
+        moves by more than ``rel`` the target sees a direction no run informs,
+        and the variance (of order ``1/RIDGE``) and any gap relative to it mean
+        nothing.
+        """
+        if self.A is None:
+            return False
+        M = self.matrix(w)
+        v1 = -self.value_of("V", M)
+        v2 = -self.value_of("V", M + (factor - 1.0) * RIDGE * np.eye(self.p)[None])
+        return not (math.isfinite(v1) and abs(v1 - v2) <= rel * abs(v1))
+
     def gradient(self, kind: str, w: np.ndarray) -> np.ndarray:
         """``∂Φ/∂w_i`` for every candidate (averaged over laws), shape ``(n,)``."""
         P = self.inverse(self.matrix(w))

@@ -186,6 +186,14 @@ def relax(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budge
     first = None
     if solver is None or solver == FIRST_ORDER:
         first = _first_order(info, kind, cost, cap, budget, t0)
+        if kind == "V" and first.weights is not None and info.ridge_bound(first.weights):
+            # No solver can do better: the target sees a direction the pool's runs leave
+            # uninformed, and a "gap" relative to a ridge-sized variance certifies nothing.
+            return Relaxation(first.weights, "failed", "the V-optimal relaxation has no "
+                              "meaningful optimum: the target's variance is set by the "
+                              "regularising ridge, not by the runs (the runs cannot inform "
+                              "what the target depends on)", None, first.solver,
+                              first.candidates, time.process_time() - t0)
         if first.status == "optimal" or solver == FIRST_ORDER:
             return first
         solver = None  # uncertified: the conic path decides, and says so

@@ -517,3 +517,16 @@ def test_a_thirty_parameter_multi_output_law_on_thousands_of_candidates():
     assert ratio[below].max() <= lam * (1 + 1e-2)
     # with caps, the candidates at their cap are those above the support's ratio
     assert ratio[w >= 1 - 1e-6].min() >= lam * (1 - 1e-2)
+
+
+def test_a_target_no_run_informs_fails_instead_of_certifying_a_ridge_sized_variance():
+    # Every candidate at x = 4: the runs fix log c − α log 4 and nothing else, and the
+    # target at x = 100 depends on α alone as well.  Its variance is 1/ridge-sized; a
+    # relative gap against it would read "efficiency 1" (the quick report's section 5b
+    # printed "optimal" that way), so the design must fail and say why.
+    law = MultiplicativeLaw(2.0, {"x": 0.5})
+    d = design(law, {"x": [4.0, 4.0, 4.0], "cost": [1.0, 2.0, 3.0]}, 6.0, [{"x": 100.0}],
+               method="v-optimal", max_repeats=10, noise=0.02)
+    assert d.status == "failed" and not d.success and d.certificate is None
+    assert "set by the regularising ridge" in d.message
+    assert d.sd_after is None and d.cost <= 6.0
