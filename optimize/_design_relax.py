@@ -179,6 +179,19 @@ def _first_order(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray
     return Relaxation(w, status, msg, cert, FIRST_ORDER, info.n, time.process_time() - t0)
 
 
+def _ridge_set(info: Information, kind: str, rel: Relaxation) -> bool:
+    """V only: the target sees a direction the runs leave uninformed, so its variance is
+    of order 1/ridge and a gap relative to it certifies nothing."""
+    return kind == "V" and rel.weights is not None and info.ridge_bound(rel.weights)
+
+
+def _ridge_failure(rel: Relaxation, t0: float) -> Relaxation:
+    return Relaxation(rel.weights, "failed", "the V-optimal relaxation has no meaningful "
+                      "optimum: the target's variance is set by the regularising ridge, not by "
+                      "the runs (the runs cannot inform what the target depends on)", None,
+                      rel.solver, rel.candidates, time.process_time() - t0)
+
+
 def relax(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budget: float,
           solver: str | None = None) -> Relaxation:
     """Solve the relaxation (module docstring) and certify it on the whole pool."""
@@ -186,18 +199,14 @@ def relax(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budge
     first = None
     if solver is None or solver == FIRST_ORDER:
         first = _first_order(info, kind, cost, cap, budget, t0)
-        if kind == "V" and first.weights is not None and info.ridge_bound(first.weights):
-            # No solver can do better: the target sees a direction the pool's runs leave
-            # uninformed, and a "gap" relative to a ridge-sized variance certifies nothing.
-            return Relaxation(first.weights, "failed", "the V-optimal relaxation has no "
-                              "meaningful optimum: the target's variance is set by the "
-                              "regularising ridge, not by the runs (the runs cannot inform "
-                              "what the target depends on)", None, first.solver,
-                              first.candidates, time.process_time() - t0)
+        if _ridge_set(info, kind, first):
+            return _ridge_failure(first, t0)  # no solver can do better
         if first.status == "optimal" or solver == FIRST_ORDER:
             return first
         solver = None  # uncertified: the conic path decides, and says so
     rel = _conic(info, kind, cost, cap, budget, solver, t0)
+    if _ridge_set(info, kind, rel):
+        return _ridge_failure(rel, t0)
     if first is not None:
         better = rel.weights is None or rel.certificate.value < first.certificate.value
         if better:  # the conic path failed or did worse: keep the first-order weights

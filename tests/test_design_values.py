@@ -525,8 +525,9 @@ def test_a_target_no_run_informs_fails_instead_of_certifying_a_ridge_sized_varia
     # relative gap against it would read "efficiency 1" (the quick report's section 5b
     # printed "optimal" that way), so the design must fail and say why.
     law = MultiplicativeLaw(2.0, {"x": 0.5})
-    d = design(law, {"x": [4.0, 4.0, 4.0], "cost": [1.0, 2.0, 3.0]}, 6.0, [{"x": 100.0}],
-               method="v-optimal", max_repeats=10, noise=0.02)
-    assert d.status == "failed" and not d.success and d.certificate is None
-    assert "set by the regularising ridge" in d.message
-    assert d.sd_after is None and d.cost <= 6.0
+    for solver in (None, "CLARABEL"):
+        d = design(law, {"x": [4.0, 4.0, 4.0], "cost": [1.0, 2.0, 3.0]}, 6.0, [{"x": 100.0}],
+                   method="v-optimal", max_repeats=10, noise=0.02, solver=solver)
+        assert d.status == "failed" and not d.success and d.certificate is None
+        assert "set by the regularising ridge" in d.message
+        assert d.sd_after is None and d.cost <= 6.0
