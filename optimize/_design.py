@@ -46,14 +46,16 @@ import numpy as np
 
 from rlscale.optimize._design_bayes import (
     Ensemble,
+    bound_parameters,
     ensemble,
+    in_domain,
     law_axes,
     law_parameter_count,
 )
 from rlscale.optimize._design_criteria import Certificate, Information
-from rlscale.optimize._design_model import DesignModel
+from rlscale.optimize._design_model import DesignModel, ProfiledModel
 from rlscale.optimize._design_pool import Pool, make_pool
-from rlscale.optimize._design_relax import relax
+from rlscale.optimize._design_relax import FIRST_ORDER, relax
 from rlscale.optimize._design_result import Design
 from rlscale.optimize._design_round import efficiency, round_design
 from rlscale.optimize._design_target import (
@@ -145,9 +147,11 @@ def _optimal(prob: _Problem, info: Information, kind: str, n_laws: int, what: st
     rounded = round_design(info, kind, cost, cap, budget, rel.weights,
                            start=prob.fixed_counts, bound=bound)
     eff = None if bound is None else efficiency(kind, rounded.value, bound, info.p)
-    if rel.weights is None:
+    if rel.weights is None or rel.certificate is None:
         return _Chosen(rounded.counts, "failed", False,
-                       f"{what}: {rel.message}; the batch is the greedy design, uncertified",
+                       f"{what}: {rel.message}; the batch is the "
+                       f"{'greedy design' if rel.weights is None else 'relaxation rounded'}, "
+                       "uncertified",
                        kind, rounded.value, None, None, None, n_laws)
     ok = rel.status == "optimal"
     msg = (f"{what}: {rel.message}; rounded to {int(rounded.counts.sum())} whole runs "
@@ -394,7 +398,11 @@ def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any 
     seed : int
         Seeds the random rules and the fit's bootstrap (same seed, same design).
     solver : str, optional
-        cvxpy solver for the relaxation (default Clarabel, then SCS).
+        How the relaxation is solved.  Default: the spectral projected gradient
+        (``"SPG"``, :mod:`rlscale.optimize._design_spg`), kept when its
+        Frank–Wolfe certificate says optimal, else cvxpy (Clarabel, then SCS).
+        ``"SPG"`` alone, or a cvxpy solver's name (``"CLARABEL"``, ``"SCS"``)
+        for the conic path alone.
 
     Returns
     -------
@@ -436,7 +444,7 @@ raise the budget to at least 1
     if solver is not None:
         from cvxpy import installed_solvers
 
-        solver = check_choice("solver", solver, installed_solvers())
+        solver = check_choice("solver", solver, (FIRST_ORDER, *installed_solvers()))
     if not isinstance(response, str):
         raise TypeError(f"response must be a column name; got {response!r:.60}")
     if target is not None and not isinstance(target, PlanTarget | FrontierTarget | Mapping
@@ -462,10 +470,23 @@ raise the budget to at least 1
     ens = ensemble(law, axes=axes_, observed=pl.observed or None, response=response,
                    laws=laws, n_laws=n_laws, bootstrap=bootstrap, seed=seed, noise=noise,
                    delta=delta)
+    x_all = pl.x()
+    if pl.observed_x():
+        obs = pl.observed_x()
+        x_all = {a: np.concatenate([np.asarray(x_all[a], dtype=float),
+                                    np.asarray(obs[a], dtype=float)]) for a in x_all}
+    ens, dropped = in_domain(ens, x_all)
     chosen_method = _auto(ens, target) if method == "auto" else method
     robust = chosen_method.startswith("bayes")
     models = ens.models if robust or chosen_method in _NEEDS_NO_LAW else ens.models[:1]
-    notes: list[str] = []
+    notes: list[str] = [] if dropped is None else [dropped]
+    if models:
+        profiled = bound_parameters(ens, x_all)
+        if profiled:
+            models = [ProfiledModel(m, list(profiled)) for m in models]
+            notes.append("profiled out (held at the fitted value; the design and its "
+                         "uncertainties are for the other parameters given it): " + "; ".join(
+                             f"{k}: {v}" for k, v in profiled.items()))
     region = None
     if target is not None:
         if models or not isinstance(target, PlanTarget | FrontierTarget):

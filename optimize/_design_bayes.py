@@ -37,7 +37,14 @@ import numpy as np
 
 from rlscale.optimize._design_model import DesignModel, as_model, sample_models
 
-__all__ = ["Ensemble", "ensemble", "huber_factor", "law_axes", "law_parameter_count"]
+__all__ = ["Ensemble", "bound_parameters", "ensemble", "huber_factor", "in_domain", "law_axes",
+           "law_parameter_count"]
+
+#: Fit warnings that put a parameter on a bound of its domain (the fitters' codes).
+BOUND_CODES = frozenset({"floor-at-zero", "floor-at-bound", "p_max-at-bound",
+                         "exponent-at-bound", "coefficient-at-zero", "at-bound"})
+#: A sensitivity column this small against the largest is no information at all.
+ZERO_SENSITIVITY = 1e-12
 
 FAMILY_NAMES = ("additive", "multiplicative", "pass_rate")
 
@@ -209,3 +216,66 @@ def ensemble(law: Any, *, axes: Sequence[str], observed: Mapping[str, np.ndarray
                              f"{list(m.axes)}")
     src = "the given law" + (f" and {len(draws)} given draws" if draws else "")
     return Ensemble(point, draws, noise, None, src, delta)
+
+
+def _model_name(name: str, names: Sequence[str]) -> str | None:
+    """A fit's parameter name as the design model's coordinate (``floor`` -> ``log floor``)."""
+    for cand in (name, f"log {name}", "log floor" if name == "p_max" else None):
+        if cand is not None and cand in names:
+            return cand
+    return None
+
+
+def bound_parameters(ens: Ensemble, x: Mapping[str, np.ndarray]) -> dict[str, str]:
+    """Parameters to profile out of the design, each with why: ``{model name: reason}``.
+
+    A parameter the fit reports on a bound of its domain (its warnings with a
+    code in :data:`BOUND_CODES`), and one the point law does not depend on at
+    any row of ``x`` (the pool and the observed runs: a zero floor or
+    coefficient), has no local variance a batch could shrink; left in, its
+    zero information makes every uncertainty unbounded.
+    """
+    if ens.point is None:
+        return {}
+    names = ens.point.names
+    out: dict[str, str] = {}
+    for w in getattr(ens.fit, "warnings", ()) or ():
+        if w.code in BOUND_CODES:
+            for pname in w.parameters:
+                got = _model_name(pname, names)
+                if got is not None:
+                    out.setdefault(got, f"the fit has it on a bound ({w.code})")
+    J = np.abs(ens.point.jacobian(x)).max(axis=(0, 1))
+    top = float(J.max()) if J.size else 0.0
+    for i, nm in enumerate(names):
+        if J[i] <= ZERO_SENSITIVITY * top:
+            out.setdefault(nm, "the law does not depend on it at any pool or observed run")
+    if len(out) >= len(names):
+        return {}  # nothing would be left: let the unidentified path say so
+    return out
+
+
+def in_domain(ens: Ensemble, x: Mapping[str, np.ndarray]) -> tuple[Ensemble, str | None]:
+    """The ensemble without the draws that leave the law's domain at a row of ``x``.
+
+    A bootstrap law can put a prediction at 0 or below (a negative floor, say)
+    or overflow at some pool run, where its log sensitivities do not exist;
+    the criterion cannot be averaged over it.  Such draws are dropped, and the
+    note says how many and where the first one failed.  The point law is not
+    dropped: if it leaves its domain, the design fails on it with its message.
+    """
+    kept, first, bad = [], None, 0
+    for m in ens.draws:
+        try:
+            m.log_predict(x)
+            m.jacobian(x)
+        except ValueError as exc:
+            bad += 1
+            first = first or " ".join(str(exc).split())
+            continue
+        kept.append(m)
+    if not bad:
+        return ens, None
+    note = (f"{bad} of {len(ens.draws)} bootstrap laws leave the law's domain at a pool or "
+            f"observed run and were dropped from the ensemble (the first: {first[:160]})")
+    return Ensemble(ens.point, tuple(kept), ens.noise, ens.fit, ens.source, ens.delta), note

@@ -144,11 +144,16 @@ class Information:
         self.A = None if A is None else A * inv[None, :, None] * inv[None, None, :]
         # Per candidate and law: J_iᵀ J_i, flattened for the relaxation's affine map.
         self.F = np.einsum("snmp,snmq->snpq", self.J, self.J)
+        # Rows (candidate, output) stacked per law: M(w) and the gradient are batched matrix
+        # products over S laws, not S·n small ones (memory-bound on F otherwise).
+        self._rows = np.ascontiguousarray(self.J.reshape(S, n * m, p))
 
     # -- matrices -------------------------------------------------------------------
     def matrix(self, w: np.ndarray) -> np.ndarray:
         """``M_s(w)`` for every law: shape ``(S, p, p)``."""
-        return self.M0 + np.einsum("n,snpq->spq", w, self.F)
+        wr = np.repeat(np.asarray(w, dtype=float), self.m)
+        R = self._rows
+        return self.M0 + np.swapaxes(R * wr[None, :, None], -1, -2) @ R
 
     @staticmethod
     def inverse(M: np.ndarray) -> np.ndarray:
@@ -165,11 +170,33 @@ class Information:
             return float(np.mean(np.where(sign > 0, logdet, -np.inf)))
         return -float(np.mean(np.einsum("spq,sqp->s", self.A, self.inverse(M))))
 
+    def ridge_bound(self, w: np.ndarray, factor: float = 10.0, rel: float = 1e-2) -> bool:
+        """Whether the V criterion at ``w`` is set by the ridge, not by the runs.
+
+        With the ridge ``RIDGE·I`` and ``factor·RIDGE·I`` the target variance
+        should agree when the runs identify what the target needs; where it
+        moves by more than ``rel`` the target sees a direction no run informs,
+        and the variance (of order ``1/RIDGE``) and any gap relative to it mean
+        nothing.
+        """
+        if self.A is None:
+            return False
+        M = self.matrix(w)
+        v1 = -self.value_of("V", M)
+        v2 = -self.value_of("V", M + (factor - 1.0) * RIDGE * np.eye(self.p)[None])
+        return not (math.isfinite(v1) and abs(v1 - v2) <= rel * abs(v1))
+
     def gradient(self, kind: str, w: np.ndarray) -> np.ndarray:
         """``∂Φ/∂w_i`` for every candidate (averaged over laws), shape ``(n,)``."""
         P = self.inverse(self.matrix(w))
         Y = P if kind == "D" else P @ self.A @ P
-        return np.einsum("snmp,spq,snmq->n", self.J, Y, self.J) / self.S
+        return self.quadratic(Y) / self.S
+
+    def quadratic(self, Y: np.ndarray) -> np.ndarray:
+        """``Σ_s tr(Y_s J_siᵀ J_si)`` for every candidate (``Y``: ``(S, p, p)``), shape ``(n,)``."""
+        R = self._rows
+        q = np.einsum("srq,srq->sr", R @ Y, R)
+        return q.reshape(self.S, self.n, self.m).sum(axis=(0, 2))
 
     # -- whole runs ---------------------------------------------------------------
     def gains(self, kind: str, M: np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
@@ -182,7 +209,7 @@ class Information:
             q = np.einsum("skp,skp->sk", z, j)
             if kind == "D":
                 return np.mean(np.log1p(q), axis=0)
-            r = np.einsum("skp,spq,skq->sk", z, self.A, z)
+            r = np.einsum("skq,skq->sk", z @ self.A, z)
             return np.mean(r / (1.0 + q), axis=0)
         Z = J @ P[:, None]  # (S, k, m, p)
         Q = Z @ np.swapaxes(J, -1, -2)

@@ -55,8 +55,8 @@ from rlscale.theory._laws import AdditiveLaw, Law, MultiplicativeLaw, PassRateLa
 from rlscale.theory._posynomial import Posynomial
 from rlscale.theory._validation import check_mapping, check_scalar
 
-__all__ = ["DesignModel", "ExpressionModel", "FamilyModel", "MultiOutputModel",
-           "NumericModel", "as_model"]
+__all__ = ["DesignModel", "ExpressionModel", "FamilyModel", "MultiOutputModel", "NumericModel",
+           "ProfiledModel", "as_model"]
 
 
 def _columns(x: Mapping[str, Any], axes: Sequence[str]) -> np.ndarray:
@@ -656,6 +656,50 @@ class NumericModel(DesignModel):
 
 
 # -- conversion ----------------------------------------------------------------------
+
+class ProfiledModel(DesignModel):
+    """A model with some parameters held fixed: the sensitivities of the others only.
+
+    A fitted parameter on its bound (a floor at 0 or at a declared limit, an
+    exponent at 0) has no local variance to shrink and, at a zero floor or
+    coefficient, no sensitivity at all: its information is zero and the
+    whole matrix singular.  The design profiles it out -- it is treated as
+    known at its fitted value, the criteria and the reported uncertainties
+    are those of the remaining parameters given it (Pukelsheim 2006, §3.10:
+    the information for a parameter subsystem).
+
+    Examples
+    --------
+    >>> m = ProfiledModel(FamilyModel(AdditiveLaw(1.0, {"N": 2.0}, {"N": 0.5})), ["log floor"])
+    >>> m.names, m.jacobian({"N": [4.0]}).shape
+    (('log coefficient[N]', 'exponent[N]'), (1, 1, 2))
+    """
+
+    def __init__(self, model: DesignModel, fixed: Sequence[str]) -> None:
+        unknown = [f for f in fixed if f not in model.names]
+        if unknown:
+            raise ValueError(f"fixed names {unknown} are not parameters of the model "
+                             f"{list(model.names)}")
+        self.model = model
+        self.fixed = tuple(f for f in model.names if f in fixed)
+        self._keep = np.array([i for i, nm in enumerate(model.names) if nm not in fixed])
+        if self._keep.size == 0:
+            raise ValueError("every parameter is fixed: nothing left to design for")
+        self.axes, self.outputs = model.axes, model.outputs
+        self.names = tuple(model.names[i] for i in self._keep)
+        if hasattr(model, "weights"):
+            self.weights = model.weights
+
+    def log_predict(self, x: Mapping[str, Any]) -> np.ndarray:
+        return self.model.log_predict(x)
+
+    def jacobian(self, x: Mapping[str, Any]) -> np.ndarray:
+        return self.model.jacobian(x)[..., self._keep]
+
+    def plan(self, cost: Posynomial, budget: float,
+             bounds: Mapping[str, tuple[float, float]] | None = None) -> dict[str, float]:
+        return self.model.plan(cost, budget, bounds)
+
 
 def as_model(law: Any, name: str = "law") -> DesignModel:
     """The :class:`DesignModel` of a law, a bound expression law or a fit's point estimate.

@@ -1,4 +1,4 @@
-"""Convex relaxations of budgeted D- and V-optimal design, solved by cvxpy.
+"""Convex relaxations of budgeted D- and V-optimal design: first-order, or by cvxpy.
 
 With fractional runs ``w`` the best design under a budget is a convex program
 (Boyd & Vandenberghe 2004, §7.5.2; Kiefer 1974): for the criteria of
@@ -23,7 +23,16 @@ problem is solved again (column generation; at most :data:`MAX_ROUNDS`
 rounds).  The certificate is always computed on the full pool, so screening
 can cost time, never correctness of the bound.
 
-A solver that fails is reported (``status``, ``message``): the other
+**Solvers.**  By default (``solver=None`` or ``"SPG"``) the relaxation is
+solved by the spectral projected gradient of
+:mod:`rlscale.optimize._design_spg` on the whole pool -- no conic program,
+a few dozen ``O(S n m p²)`` iterations -- and accepted when its Frank–Wolfe
+certificate says optimal within :data:`CERTIFIED`.  Where it does not (and
+``solver`` was not ``"SPG"``), the conic path below runs: cvxpy, with the
+screening for large problems.  Naming a cvxpy solver (``"CLARABEL"``,
+``"SCS"``) runs only the conic path: the cross-check of the tests.
+
+A conic solver that fails is reported (``status``, ``message``): the other
 formulation and SCS are tried after Clarabel, and if all fail the relaxation
 returns no weights.  Whether a solution is optimal is decided by its
 certificate, not by the solver's status.
@@ -39,8 +48,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from rlscale.optimize._design_criteria import Certificate, Information
+from rlscale.optimize._design_spg import spg
 
-__all__ = ["Relaxation", "relax"]
+__all__ = ["FIRST_ORDER", "Relaxation", "relax"]
+
+#: The ``solver=`` name of the first-order method (:mod:`rlscale.optimize._design_spg`).
+FIRST_ORDER = "SPG"
 
 #: Dense entries ``S·n·p²`` of the affine map above which candidates are screened
 #: (Clarabel's KKT system couples every weight with every law's cone: measured 0.3 s
@@ -153,10 +166,62 @@ def _screen(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, bud
     return np.sort(np.argsort(-d, kind="stable")[:size])
 
 
+def _first_order(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray,
+                 budget: float, t0: float) -> Relaxation:
+    w, iterations, how = spg(info, kind, cost, cap, budget, tol=CERTIFIED / 10)
+    cert = info.certificate(kind, w, cost, cap, budget)
+    status = "optimal" if cert.efficiency >= 1.0 - CERTIFIED else "optimal_inaccurate"
+    msg = (f"{kind}-optimal relaxation solved by {FIRST_ORDER} (spectral projected gradient, "
+           f"{iterations} iterations: {how}); Frank-Wolfe gap {cert.gap:.3g} on the whole "
+           f"pool (efficiency >= {cert.efficiency:.6f})")
+    if cert.equivalence is not None and math.isfinite(cert.equivalence):
+        msg += f"; Kiefer-Wolfowitz ratio {cert.equivalence:.4f} (1 at the optimum)"
+    return Relaxation(w, status, msg, cert, FIRST_ORDER, info.n, time.process_time() - t0)
+
+
+def _ridge_set(info: Information, kind: str, rel: Relaxation) -> bool:
+    """V only: the target sees a direction the runs leave uninformed, so its variance is
+    of order 1/ridge and a gap relative to it certifies nothing."""
+    return kind == "V" and rel.weights is not None and info.ridge_bound(rel.weights)
+
+
+def _ridge_failure(rel: Relaxation, t0: float) -> Relaxation:
+    return Relaxation(rel.weights, "failed", "the V-optimal relaxation has no meaningful "
+                      "optimum: the target's variance is set by the regularising ridge, not by "
+                      "the runs (the runs cannot inform what the target depends on)", None,
+                      rel.solver, rel.candidates, time.process_time() - t0)
+
+
 def relax(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budget: float,
           solver: str | None = None) -> Relaxation:
     """Solve the relaxation (module docstring) and certify it on the whole pool."""
     t0 = time.process_time()
+    first = None
+    if solver is None or solver == FIRST_ORDER:
+        first = _first_order(info, kind, cost, cap, budget, t0)
+        if _ridge_set(info, kind, first):
+            return _ridge_failure(first, t0)  # no solver can do better
+        if first.status == "optimal" or solver == FIRST_ORDER:
+            return first
+        solver = None  # uncertified: the conic path decides, and says so
+    rel = _conic(info, kind, cost, cap, budget, solver, t0)
+    if _ridge_set(info, kind, rel):
+        return _ridge_failure(rel, t0)
+    if first is not None:
+        better = rel.weights is None or rel.certificate.value < first.certificate.value
+        if better:  # the conic path failed or did worse: keep the first-order weights
+            return Relaxation(first.weights, first.status, f"{first.message}; the conic path "
+                              f"did no better ({rel.message})", first.certificate,
+                              first.solver, first.candidates, time.process_time() - t0)
+        return Relaxation(rel.weights, rel.status, f"{rel.message}; after {FIRST_ORDER} was "
+                          f"not certified (efficiency >= {first.certificate.efficiency:.6f})",
+                          rel.certificate, rel.solver, rel.candidates, rel.seconds)
+    return rel
+
+
+def _conic(info: Information, kind: str, cost: np.ndarray, cap: np.ndarray, budget: float,
+           solver: str | None, t0: float) -> Relaxation:
+    """The cvxpy relaxation, screened and column-generated above :data:`MAX_DENSE`."""
     n, per = info.n, info.S * info.p * info.p
     if n * per <= MAX_DENSE:
         idx = np.arange(n)

@@ -69,7 +69,7 @@ class Rounded:
 
 
 def _rank_deficient(info: Information, counts: np.ndarray) -> bool:
-    M = info.fixed + np.einsum("n,snpq->spq", counts.astype(float), info.F)
+    M = info.matrix(counts.astype(float)) - (info.M0 - info.fixed)
     eig = np.linalg.eigvalsh(M)
     return bool(np.any(eig[:, 0] <= 1e-9 * np.maximum(eig[:, -1], 1e-300)))
 

@@ -221,3 +221,22 @@ def test_a_law_no_runs_of_the_pool_identify_is_said_so_not_given_an_uncertainty(
     assert got.sd_before is None and got.sd_after is None and got.target_sd_after is None
     assert UNIDENTIFIABLE in got.notes
     json.dumps(to_jsonable(got.as_dict()), allow_nan=False)
+
+
+def test_bootstrap_laws_that_leave_the_domain_at_a_pool_row_are_dropped_with_a_note():
+    # A draw with a negative floor predicts a negative loss at the large pool runs: its log
+    # sensitivities do not exist there.  It is dropped from the ensemble (with a note that
+    # counts it), and the design is the one over the draws that remain.
+    law = ExpressionLaw("E + A*N**-a", axes=["N"],
+                        params={"E": (-10, 10), "A": (1, 1e4), "a": (0.05, 2)})
+    point = law.bind(E=0.5, A=20.0, a=0.5)
+    good = [law.bind(E=0.5 * s, A=20.0, a=0.5 * s) for s in (0.9, 0.95, 1.05, 1.1)]
+    bad = law.bind(E=-0.5, A=20.0, a=0.5)  # 20/N^0.5 < 0.5 once N > 1600
+    pool = {"N": np.geomspace(1.0, 1e4, 30), "cost": np.geomspace(1.0, 1e4, 30)}
+    target = [{"N": 1e6}]
+    kw = {"method": "bayes-v", "allow_interior": False, "noise": 0.02}
+    with_bad = design(point, pool, 2000.0, target, laws=[*good, bad], **kw)
+    without = design(point, pool, 2000.0, target, laws=good, **kw)
+    assert any("1 of 5 bootstrap laws leave the law's domain" in n for n in with_bad.notes)
+    assert with_bad.n_laws == without.n_laws == 5
+    assert with_bad.runs["pool_row"].tolist() == without.runs["pool_row"].tolist()
