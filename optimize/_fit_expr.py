@@ -319,8 +319,10 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     rss = float(r @ r)
     tss = float(((fitted_y - fitted_y.mean()) ** 2).sum())
     k = p
-    sigma2 = max(rss / n_res, 1e-300)
-    loglik = -0.5 * n_res * (math.log(2 * math.pi * sigma2) + 1)
+    # One convention with fit_law's FitResult (optimize/_fit._summarise): n log(RSS/n) + 2k,
+    # the Gaussian -2 log-likelihood at the MLE variance without its constant n(log 2π + 1)
+    # (Burnham & Anderson 2002, §2.2).
+    ll_term = n_res * math.log(max(rss / n_res, 1e-300))
     stop = "converged" if found.converged else (
         "max_evaluations" if found.status == 0 else "not_converged")
     warnings = warnings_of(final, fitted, u, r, samples, intervals, method, se, conf, found,
@@ -338,7 +340,7 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     return ExpressionFit(
         law=laws[0], params=fitted, objective=objective,
         r2=1 - rss / tss if tss > 0 else math.nan, rmse_log=math.sqrt(rss / n_res),
-        aic=2 * k - 2 * loglik, bic=k * math.log(n_res) - 2 * loglik, intervals=intervals,
+        aic=ll_term + 2 * k, bic=ll_term + k * math.log(n_res), intervals=intervals,
         bootstrap_samples=samples, warnings=tuple(warnings), n_points=data_.n,
         n_starts=n_cand, success=stop == "converged", message=message, confidence=conf,
         seconds=time.perf_counter() - start_time,

@@ -34,7 +34,12 @@ class ExpressionFit:
     rmse_log : float
         Root mean squared residual (of ``log y``; of ``y`` for ``residuals="raw"``).
     aic, bic : float
-        From the Gaussian likelihood of the residuals.
+        ``n log(RSS/n) + 2k`` and ``n log(RSS/n) + k log n`` over the ``n`` residuals
+        (all outputs) and the ``k`` fitted parameters: -2 times the Gaussian
+        log-likelihood at its maximum-likelihood variance, less the constant
+        ``n (log 2π + 1)`` (Burnham & Anderson 2002, §2.2 and §6.4). The same convention
+        as :class:`FitResult`, so the two fitters' criteria compare for the same law
+        and data.
     intervals : dict
         Percentile bootstrap intervals, or the posterior's for a fit with a prior
         (:attr:`interval_method`); empty without either.

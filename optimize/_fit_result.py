@@ -42,7 +42,10 @@ class FitResult:
     rmse_log : float
         Root mean squared log residual.
     aic, bic : float
-        Gaussian-likelihood criteria on the log residuals.
+        ``n log(RSS/n) + 2k`` and ``n log(RSS/n) + k log n`` on the log residuals:
+        -2 times the Gaussian log-likelihood at its maximum-likelihood variance, less
+        the constant ``n (log 2π + 1)`` (Burnham & Anderson 2002, §2.2 and §6.4); ``k``
+        counts the law's parameters. The convention of :class:`ExpressionFit` too.
     residuals : numpy.ndarray
         ``log L_hat - log L`` per (aggregated) point.
     extrapolation : dict

@@ -19,6 +19,7 @@ from rlscale.report._document_efficiency import (
     realised_text,
 )
 from rlscale.report._next_runs import next_runs_section
+from rlscale.report._wording import ordering_text, synthetic_ratio_text
 
 __all__ = ["bounded", "build_document"]
 
@@ -99,12 +100,14 @@ def build_document(result) -> Document:
                 if k in fr["intervals"] else "—"] for k, v in fr["params"].items()])
     centre = ", ".join(f"{SUBSTITUTE[a]} = {v}" for a, v in fit["centre"].items())
     probs = fit.get("ordering_probability", {})
-    doc.paragraph("Impact ordering by elasticity −∂log(L − L∞)/∂log x at the sweep's centre "
-                  f"({centre}): " + " > ".join(
-                      f"{a} ({fit['elasticities'][a]:.3f})" for a in fit["impact_ordering"])
+    doc.paragraph("Elasticities −∂log(L − L∞)/∂log x at the sweep's centre "
+                  f"({centre}): " + ", ".join(
+                      f"{a} {fit['elasticities'][a]:.3f}" for a in fit["impact_ordering"])
                   + (". Share of bootstrap laws that agree with each pairwise order: "
                      + ", ".join(f"{k}: {_fmt(v)}" for k, v in probs.items()) if probs else "")
-                  + ".")
+                  + ". Impact ordering (a pair counts as ordered only when that share reaches "
+                  f"the report's confidence level, {fr['confidence']:g}): "
+                  + ordering_text(fit["impact_ordering"], probs, fr["confidence"]) + ".")
     doc.figure("fits.png", f"Per-axis fits: sweep points (IQM, {pct} CI), the fitted law with the "
                            "other axes at the centre, and its bootstrap band")
 
@@ -131,8 +134,10 @@ def build_document(result) -> Document:
         f"ρ = {syn['method']['rho']:g}, relative saturation {syn['method']['saturation']:g}) "
         f"predicts {ws['loss']:.4f} with {ws['values']['environments']:.3g} real and "
         f"{ws['values']['synthetic_environments']:.3g} synthetic environments. "
-        f"Critical synthetic-to-real ratio (closed form): {syn['critical_ratio']['ratio']:.3f}; "
-        f"ratio the solver picks: {syn['solver_ratio']:.3f}. Quality filter "
+        + synthetic_ratio_text(syn["critical_ratio"]["ratio"], syn["solver_ratio"],
+                               ws["values"]["environments"],
+                               syn["real_environments"])
+        + ". Quality filter "
         f"(Beta({cfg['synthesis']['quality_a']:g}, {cfg['synthesis']['quality_b']:g}) "
         f"quality): keep environments with quality ≥ "
         f"{syn['quality_filter']['threshold']:.3f} (acceptance "
@@ -331,8 +336,9 @@ def _summary(doc: Document, s, cfg) -> None:
     sw, fit = s["sweep"], s["fit"]
     items.append(f"Training data: held-out success between the untrained policy's "
                  f"{sw['untrained_success']:.3f} and the optimum's {sw['optimal_success']:.3f}; "
-                 "impact ordering at the sweep's centre: " + " > ".join(fit["impact_ordering"])
-                 + ".")
+                 "impact ordering at the sweep's centre: "
+                 + ordering_text(fit["impact_ordering"], fit.get("ordering_probability", {}),
+                                 fit["result"]["confidence"]) + ".")
     items.insert(0, decision_summary(eff, pct))
     strongest = eff["strongest"]
     for name, comp in eff["comparisons"].items():

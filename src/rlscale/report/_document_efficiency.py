@@ -13,12 +13,11 @@ __all__ = ["bounded", "decision_summary", "efficiency_section", "realised_text"]
 
 
 def bounded(value: float, eta_bound: str, cost: bool = False) -> str:
-    """``= x``, ``≥ x`` or ``≤ x``; a cost's bound is the opposite of η's."""
-    sign = {"exact": "=", "at least": "≥", "at most": "≤"}[eta_bound]
+    """``x`` (an estimate), ``≥ x`` or ``≤ x`` (a bound); a cost's bound is the opposite
+    of η's.  An estimate carries no sign: a bare "=" before a number read as a typo."""
+    sign = {"exact": "", "at least": "≥ ", "at most": "≤ "}[eta_bound]
     if cost:
-        sign = {"=": "", "≥": "≤ ", "≤": "> "}[sign]
-    else:
-        sign += " "
+        sign = {"": "", "≥ ": "≤ ", "≤ ": "> "}[sign]
     return f"{sign}{_fmt(value)}"
 
 
@@ -26,7 +25,8 @@ def realised_text(rl) -> str:
     """A realised η as the report prints it: bound, value and interval, or why not."""
     if rl["eta"] is None:
         return "cannot be estimated"
-    return (f"{bounded(rl['eta'], rl['bound'])} [{rl['interval'][0]:.3g}, "
+    tag = "" if rl["bound"] == "exact" else " (a bound)"
+    return (f"{bounded(rl['eta'], rl['bound'])}{tag} [{rl['interval'][0]:.3g}, "
             f"{rl['interval'][1]:.3g}]")
 
 
@@ -94,7 +94,11 @@ def efficiency_section(doc: Document, eff) -> None:
         "plan, is read off a monotone (isotonic) fit of the plan's held-out success where it "
         "reaches the baseline's, with an interval that resamples seeds and refits; when the "
         "path's success does not measurably rise with cost it cannot be estimated, and the "
-        "report says so instead of printing a number.")
+        "report says so instead of printing a number. '≤ x' marks a bound, not an estimate: "
+        "no point of the plan's measured path reaches the baseline's success, so the plan "
+        "would need more than the path's largest cost and η is at most x ('≥ x': the path's "
+        "cheapest point already beats the baseline); the interval then partly bounds η "
+        "too.")
     doc.table(["trained against", f"plan's η, judgement copy ({pct})",
                f"realised η ({pct})", "intervals agree", "baseline success",
                "plan − baseline at equal cost"], rows)
