@@ -66,7 +66,7 @@ AXES = ("E", "t", "k")
 #: Settings of the decision and of the plug-in comparison (fixed: part of each cell's key).
 SETTINGS = {"bootstrap_full": 200, "bootstrap": 100, "plan_laws": 40, "old_laws": 40,
             "probability": 0.95, "confidence": 0.9, "split": 2.0, "loss_range": [0.0, 1.0],
-            "version": 1}
+            "version": 2}
 
 
 # -- generators -------------------------------------------------------------------------------
@@ -270,8 +270,18 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
              baseline_allocations(problem, BUDGET, CENTRE).items()}
     budgets = path_budgets(problem, BUDGET)
 
-    def deployed(path: Any) -> dict[str, float]:
-        return {n: float(path_etas(path, [loss], v, c)[0][0]) for n, (v, c) in bases.items()}
+    def deployed(path: Any, what: str) -> dict[str, float] | None:
+        """η_deployed of ``path`` against each baseline; ``None`` where the truth is not
+        defined along it (a trainer path beyond the trained grid), said in
+        ``out["beyond_truth"][what]`` -- one such path must not stop the cell."""
+        try:
+            return {n: float(path_etas(path, [loss], v, c)[0][0])
+                    for n, (v, c) in bases.items()}
+        except ValueError as exc:
+            if getattr(loss, "domain", None) is None:  # an analytic truth: a real error
+                raise
+            out.setdefault("beyond_truth", {})[what] = str(exc)
+            return None
 
     # The plug-in plan and its old predicted η (the point law's own optimum per law).
     try:
@@ -282,7 +292,7 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
         boot = eta_bootstrap(point, laws, COST, BOUNDS, None, allocations=False)
         path = optimum_path(fit.law, COST, BOUNDS, None, budgets, BUDGET,
                              point.plan.values, "plug-in")
-        out["plug_in"] = {"values": point.plan.values, "eta_deployed": deployed(path),
+        out["plug_in"] = {"values": point.plan.values, "eta_deployed": deployed(path, "plug_in"),
                           "predicted": {n: float(r["eta"]) for n, r in point.baselines.items()},
                           "samples": {n: v.tolist() for n, v in boot["etas"].items()}}
     except (ValueError, RuntimeError, ArithmeticError) as exc:
@@ -293,11 +303,11 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
                     split=s["split"], loss_range=tuple(s["loss_range"]), seed=seed)
     r = {"choice": rec.choice, "status": rec.status, "departs": rec.departs,
          "strongest": rec.strongest, "steps": rec.steps, "reason": rec.reason,
-         "values": rec.values, "eta_deployed": deployed(rec.path),
+         "values": rec.values, "eta_deployed": deployed(rec.path, "recommend"),
          "comparisons": {n: c.as_dict() for n, c in rec.comparisons.items()}}
     if rec.candidate:
         r["candidate"] = {"values": rec.candidate["values"],
-                          "eta_deployed": deployed(rec.candidate["path"]),
+                          "eta_deployed": deployed(rec.candidate["path"], "candidate"),
                           "comparisons": {n: c.as_dict()
                                           for n, c in rec.candidate["comparisons"].items()}}
     out["recommend"] = r

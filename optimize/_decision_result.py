@@ -66,7 +66,7 @@ class Recommendation:
         The recommendation along budgets B/8 to 2B: what :func:`deployed_efficiency`
         judges.
     strongest : str
-        The strongest baseline (least expected loss on the selection copy).
+        The strongest baseline (least expected loss over the whole data's bootstrap laws).
     default : str
         The default baseline the sequence starts from.
     departs : bool
@@ -77,7 +77,9 @@ class Recommendation:
         The best plan found (``values``, ``path``, and its comparisons against the
         default and the strongest baseline), whether or not it was recommended.
     steps : list of dict
-        The fixed sequence: each step's ``frm``, ``to``, ``p_beats`` and ``taken``.
+        The fixed sequence: each step's ``frm``, ``to``, ``p_beats``, ``taken`` and ``on``
+        (the laws that judged it: ``"whole data"`` for the strongest baseline,
+        ``"judgement copy"`` for the plan).
     reason : str
         One sentence: why this recommendation.
     baselines : dict
@@ -86,7 +88,8 @@ class Recommendation:
         The chooser; the probability a step needs; the intervals' level; fission's ``τ``
         and the log-noise scale it used.
     n_laws : dict
-        Bootstrap laws used on each copy (``{"selection": …, "judgement": …}``).
+        Bootstrap laws used on the whole data and on each copy (``{"whole": …,
+        "selection": …, "judgement": …}``).
     notes : tuple of str
         Diagnostics: fit warnings of either copy, bounds narrowed to the pilot's range,
         skipped bootstrap laws.

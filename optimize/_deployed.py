@@ -170,7 +170,9 @@ class LawBank:
         logx = np.stack([np.log(np.asarray(effective[a], dtype=float)).ravel()
                          for a in self.axes], axis=-1)  # (points, axes)
         with np.errstate(over="ignore"):
-            t = self.log_c[:, None, :] + np.einsum("lta,pa->lpt", self.expo, logx)
+            # (points, axes) @ (laws, axes, terms) -> (laws, points, terms): a BLAS matrix
+            # product, 5x faster than the equivalent einsum (equal to the last bit or so).
+            t = self.log_c[:, None, :] + logx @ self.expo.transpose(0, 2, 1)
             return self.floor[:, None] + np.exp(t).sum(axis=-1)
 
 

@@ -115,3 +115,34 @@ def test_a_copy_that_cannot_be_fitted_falls_back_to_the_baseline(far_fit, monkey
     assert rec.status == "fallback" and not rec.success and rec.choice == "proportional"
     assert "could not be fitted" in rec.reason and "underflowed" in rec.reason
     assert rec.versus_strongest is None and rec.comparisons == {}
+
+
+# k is worth little: spending the whole budget on E ("E only", E = 92, k = 8) beats
+# proportional scaling (E = k = 50) by a wide margin: 0.226 against 0.290 in loss.
+E_ONLY = AdditiveLaw(0.2, {"E": 2.0, "k": 0.05}, {"E": 0.5, "k": 0.5})
+
+
+def test_the_strongest_baseline_is_named_and_judged_on_the_whole_datas_laws() -> None:
+    data = _pilot(E_ONLY, 2)
+    fit = fit_law(data, axes=["E", "k"], seed=2, n_jobs=1, bootstrap=60)
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, **FAST)
+    assert rec.strongest == "E only" and rec.n_laws["whole"] == len(fit.bootstrap_laws())
+    first = rec.steps[0]
+    assert (first["frm"], first["to"], first["on"]) == ("proportional", "E only", "whole data")
+    # Its probability, recomputed from the fit's own bootstrap laws at the two allocations
+    # (E only: the budget on E from the centre; proportional: E = k = 50).
+    e_only = {"E": np.array([92.0]), "k": np.array([8.0])}
+    prop = {"E": np.array([50.0]), "k": np.array([50.0])}
+    want = np.mean([b.loss(e_only)[0] < b.loss(prop)[0] for b in fit.bootstrap_laws()])
+    assert first["p_beats"] == pytest.approx(want, abs=1e-12) and first["taken"]
+    assert rec.departs and rec.choice in ("E only", "plan")
+    if len(rec.steps) > 1:  # the plan, judged on the judgement copy against E only
+        assert rec.steps[1]["on"] == "judgement copy" and rec.steps[1]["frm"] == "E only"
+
+
+def test_without_bootstrap_laws_in_fit_the_whole_data_is_bootstrapped_here() -> None:
+    data = _pilot(E_ONLY, 2)
+    fit = fit_law(data, axes=["E", "k"], seed=2, n_jobs=1, bootstrap=0)
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, **FAST)
+    assert 20 <= rec.n_laws["whole"] <= FAST["bootstrap"]
+    assert rec.strongest == "E only"

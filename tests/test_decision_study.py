@@ -124,3 +124,37 @@ def test_the_oracle_of_a_truth_measured_on_a_grid_stays_on_its_grid() -> None:
     low = path_budgets(study._problem(), study.BUDGET)[:1]
     np.testing.assert_allclose(study._oracle_path(Gridded(), low).values["E"],
                                study._oracle_path(far, low).values["E"], rtol=1e-5)
+
+
+def test_a_path_beyond_the_truth_is_recorded_and_left_out_not_fatal(tmp_path) -> None:
+    # A truth defined on a grid (the trainer's): far's law refusing E > 20.  The study's
+    # plans go past that at their top budgets; the data set is recorded as beyond the
+    # truth instead of stopping the cell, and the scores leave it out.
+    gen, far, _ = study._generator("far", tmp_path)
+
+    class Gridded:
+        def __init__(self) -> None:
+            self.domain = {"E": (1.0, 20.0), "t": (1.0, 64.0), "k": (2.0, 128.0)}
+
+        def __call__(self, v):
+            if np.any(np.asarray(v["E"]) > 20.0):
+                raise ValueError("outside the grid")
+            return far(v)
+
+    design, reps = study.pilots()["quick"]
+    data = gen.draw(design, reps, np.random.default_rng(3))
+    rec = study.one(gen, Gridded(), data, seed=3)
+    assert rec["beyond_truth"]["plug_in"] == "outside the grid"
+    assert rec["plug_in"]["eta_deployed"] is None
+    beyond = {w for w, why in rec["beyond_truth"].items() if why == "outside the grid"}
+    for what in beyond - {"plug_in"}:
+        owner = rec["recommend"] if what == "recommend" else rec["recommend"]["candidate"]
+        assert owner["eta_deployed"] is None
+    truth = {"strongest": "proportional",
+             "oracle_eta": {"proportional": 1.2, "E only": 1.1, "k only": 0.8, "t only": 0.9}}
+    s = score({"truth": truth, "records": {"0": rec}})
+    assert s["plug_n"] == 0 and s["n"] + s["beyond"] == 1 and s["failed"] == 0
+    # An analytic truth still raises: a ValueError there is a real error.
+    with pytest.raises(ValueError):
+        study.one(gen, lambda v: far(v) * np.where(np.asarray(v["E"]) > 20, np.nan, 1.0),
+                  data, seed=3)

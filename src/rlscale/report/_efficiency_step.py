@@ -54,13 +54,13 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     """The recommendation, and what the plan delivers when trained (η_deployed realised).
 
     The decision (:func:`rlscale.optimize.recommend`): the sweep is split by data
-    fission; the Bayes plan and the strongest of the simple baselines (E, t or k alone
-    from the sweep's centre, or all three in proportion, inside the allocation bounds)
-    are chosen on one copy, and judged on the other -- which the choice never saw -- in
-    the fixed sequence proportional → strongest → plan, each step only at probability
-    0.95.  Its η against each baseline (with the interval over the judgement copy's
-    bootstrap laws) estimates η_deployed, what the plan delivers under the law that
-    generates outcomes.
+    fission; the strongest of the simple baselines (E, t or k alone from the sweep's
+    centre, or all three in proportion, inside the allocation bounds) is named and judged
+    over the whole sweep's bootstrap laws, the Bayes plan is chosen on one copy and judged
+    on the other -- which its choice never saw -- in the fixed sequence proportional →
+    strongest → plan, each step only at probability 0.95.  Its η against each baseline
+    (with the interval over the judgement copy's bootstrap laws) estimates η_deployed,
+    what the plan delivers under the law that generates outcomes.
 
     Realised: each of two baselines (trajectories alone, the seed paper's comparison,
     and the strongest) is trained at its integer allocation; the best plan found (the
