@@ -75,8 +75,20 @@ def test_prose_quotes_what_the_plan_command_prints(ran) -> None:
 
 def test_prose_quotes_what_the_decision_prints(ran) -> None:
     _, outs = ran
-    m = re.search(r"η = (\S+) \[(\S+), (\S+)\]", outs[2])
-    assert m and "the plan beats" in outs[2], outs[2]
-    eta, lo, hi = (float(g) for g in m.groups())
-    prose = " ".join(PAGE.read_text().split())
-    assert f"η = {eta:.2f} [{lo:.2f}, {hi:.2f}]" in prose
+    out, prose = outs[2], " ".join(PAGE.read_text().split())
+    # The decision's first line: the recommendation and why the sequence stopped there.
+    first = out.splitlines()[0]
+    m = re.match(r"# use the baseline \((.+?)\): (.+?) beats (.+?) with probability only "
+                 r"(\S+) < 0\.95", first)
+    assert m, out
+    choice, to, frm, p = m.groups()
+    assert (f"{to} beats {frm} with probability only {p} < 0.95, so the recommendation is "
+            f'"use the baseline ({choice})"') in prose
+    # The best plan found, printed beside it, and quoted with its η against the baseline.
+    m = re.search(r"best plan found \(not recommended\): environments=(\S+), "
+                  r"trajectories=(\S+); against (.+?): eta (\S+) \[(\S+), (\S+)\], "
+                  r"P\(beats\) (\S+)$", out, re.M)
+    assert m, out
+    env, traj, against, eta, lo, hi, pb = m.groups()
+    assert (f"environments {env}, trajectories {traj}: η = {float(eta):.2f} "
+            f"[{float(lo):.2f}, {float(hi):.2f}] against {against}, P(beats) {pb}") in prose
