@@ -17,7 +17,9 @@
 3. **Faults.**  ``--kills`` SIGKILLs and as many SIGINTs of ``rlscale report
    --quick`` (over a previous report holding a user's file) and of ``rlscale
    sweep`` (1 and 2 workers), each at a random moment and rerun: reruns
-   identical to an uninterrupted run (timings aside), previous report intact,
+   identical to an uninterrupted run (timings aside), previous report intact or
+   the complete new one in its place (counted apart: ``left_previous``,
+   ``left_new``, ``left_neither``; for a report ``neither`` is a mixture),
    nothing left beside the output, no process outliving the command; every
    file operation of staging and publishing as a kill point; ``ulimit -f``, a
    full tmpfs and a read-only file system.
@@ -154,7 +156,8 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
     for fault in signals:
         key = f"{label} {fault}"
         entry = report.setdefault(key, {"kills": 0, "signalled": 0, "identical": 0,
-                                        "previous_intact": 0, "failures": []})
+                                        "previous_intact": 0, "left_previous": 0,
+                                        "left_new": 0, "left_neither": 0, "failures": []})
         for _ in range(kills):
             if previous is None and out.exists():
                 out.unlink()
@@ -164,6 +167,9 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
             entry["signalled"] += result.killed.returncode != 0
             entry["identical"] += not result.diff and result.rerun.returncode == 0
             entry["previous_intact"] += not result.previous_damaged
+            # Right after the signal: the previous output, the complete new one, or (a
+            # report: a failure; a sweep: a partial results file) neither.
+            entry[f"left_{result.after_kill}"] += 1
             if not result.ok:
                 entry["failures"].append(result.describe())
             landed = "" if result.killed.returncode != 0 else " (finished before the signal)"
