@@ -430,6 +430,37 @@ def test_optimize_entries_refuse_wrong_types_naming_the_argument(call, error, ma
         call()
 
 
+# -- recommend's contract case: rare draws, pinned as explicit examples ---------------------
+
+def _recommend_case():
+    from _contract_cases_decision import CASES
+
+    return next(c for c in CASES if c.name == "recommend")
+
+
+@pytest.mark.parametrize(("arg", "value", "error", "match"), [
+    # A plain array or a numpy scalar has __getitem__: data["E"] raised IndexError
+    # ("invalid index to scalar variable", "only integers, slices ...") from deep inside.
+    ("data", np.array([1.0]), TypeError, "^data must be a mapping .*; got ndarray"),
+    ("data", np.array([[1.0, 2.0]]), TypeError, "^data must be a mapping .*; got ndarray"),
+    ("data", np.array([]), TypeError, "^data must be a mapping .*; got ndarray"),
+    ("data", np.float32(1.0), TypeError, "^data must be a mapping .*; got float32"),
+    ("data", np.True_, TypeError, "^data must be a mapping .*; got bool"),
+    # A constant cost: every baseline ran to the bounds and the refusal blamed the budget.
+    ("cost", "1", ValueError, r"^cost='1' depends on no decision variable"),
+    # The shared interval check says `method`, which is recommend's chooser argument.
+    ("interval", 1.0, TypeError, "^interval: method must be one of"),
+    ("interval", "BC", ValueError, "^interval: method must be one of"),
+    # fission's overflow named the data and τ, not the argument that set τ.
+    ("split", 1e308, ValueError, r"split τ = 1e\+308, leave float64"),
+])
+def test_recommend_names_the_argument_on_the_contract_suites_rare_draws(arg, value, error,
+                                                                        match):
+    case = _recommend_case()
+    with pytest.raises(error, match=match):
+        case.call(**{**case.base, arg: value})
+
+
 # -- the fault harness itself ---------------------------------------------------------------
 
 def test_sigint_faults_reach_a_child_of_a_process_that_ignores_sigint():
