@@ -239,6 +239,78 @@ def test_infer_plan_ground_refuses_context_options(capsys):
         capsys.readouterr().err)
 
 
+COVERAGE_CSV = "samples,correct\n10,3\n10,0\n10,9\n10,5\n"
+
+
+@pytest.mark.parametrize(("use", "extra", "flag"), [
+    # Each was ignored without a word (exit 0): the user believed the verifier, the budget or
+    # the turns had been taken into account.
+    ("fit", ["--fpr", "0.1"], "--fpr"), ("fit", ["--fnr", "0.2"], "--fnr"),
+    ("fit", ["--failures", "retried"], "--failures"), ("fit", ["--budget", "20"], "--budget"),
+    ("fit", ["--q", "0.5"], "--q"), ("fit", ["--sweep", "2:9:3"], "--sweep"),
+    ("ground", ["--q", "0.5"], "--q"), ("ground", ["--budget", "20"], "--budget"),
+    ("ground", ["--fpr", "0.1"], "--fpr"), ("ground", ["--costs", "1"], "--costs"),
+    ("plan", ["--out", "x"], "--out"), ("plan", ["--quick"], "--quick"),
+    ("context", ["--quick"], "--quick"),
+])
+def test_infer_plan_refuses_an_option_its_use_does_not_read(use, extra, flag, tmp_path,
+                                                            capsys, monkeypatch):
+    from rlscale.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cov.csv").write_text(COVERAGE_CSV)
+    base = {"fit": ["--fit-coverage", "cov.csv", "--bootstrap", "20"],
+            "ground": ["--ground", "--quick"],  # refused before any training
+            "plan": ["--q", "0.9,0.5", "--budget", "20"],
+            "context": ["--q", "0.9,0.5", "--q-full", "0.95,0.9", "--budget", "20",
+                        "--context-levels", "1,4"]}[use]
+    started = time.process_time()
+    assert main(["infer-plan", *base, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"rlscale infer-plan: error: {flag} is "
+                                                    "not read with "), err
+    assert time.process_time() - started < 5.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cov.csv"]
+
+
+def test_every_infer_plan_option_is_read_by_some_use_and_the_plan_defaults_hold(capsys):
+    from rlscale.cli import build_parser, main
+    from rlscale.commands.infer_plan import USES
+
+    parser = build_parser()
+    leaf = parser._subparsers._group_actions[0].choices["infer-plan"]
+    dests = {a.dest for a in leaf._actions if a.option_strings and a.dest != "help"}
+    assert dests - {"debug"} <= set().union(*USES.values())
+    # --fpr/--fnr/--failures are None by default now (to tell "given" apart); the plan still
+    # gets 0, 0 and "terminal": the same table as with them written out.
+    assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20"]) == 0
+    implicit = capsys.readouterr().out
+    assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20", "--fpr", "0", "--fnr", "0",
+                 "--failures", "terminal"]) == 0
+    assert capsys.readouterr().out == implicit
+
+
+@pytest.mark.parametrize(("verb", "header"), [
+    ("fit", "E,E,loss"), ("allocate", "E,E,loss"), ("infer-plan", "samples,samples,correct"),
+])
+def test_a_repeated_header_column_is_named(verb, header, tmp_path, capsys):
+    from rlscale.cli import main
+
+    # csv.DictReader keeps the last of two same-named columns: a pilot E,E,loss was read as
+    # one E and reported as "no column 'k'", true but beside the point.
+    data = tmp_path / "data.csv"
+    data.write_text(header + "\n" + "".join(f"{i},{2 * i},{1 / i:.3f}\n" for i in (1, 2, 4)))
+    argv = {"fit": ["fit", str(data), "--axes", "E"],
+            "allocate": [*_pilot(tmp_path)[:-4], "--data", str(data), "--bootstrap", "20",
+                         "--centre", "E=10,k=10"],
+            "infer-plan": ["infer-plan", "--fit-coverage", str(data)]}[verb]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    column = header.split(",")[0]
+    assert err.count("\n") == 1 and (f"column {column!r} appears 2 times in the header"
+                                     in err), err
+
+
 # -- issue 29's decision from a pilot, found by probing the new CLI flags -------------------
 
 # GOOD_ALLOC of the CLI fuzz without its [baseline] table
