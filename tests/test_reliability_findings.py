@@ -533,6 +533,28 @@ def test_recommend_names_the_argument_on_the_contract_suites_rare_draws(arg, val
         case.call(**{**case.base, arg: value})
 
 
+def test_ctrl_c_while_the_cli_loads_is_one_line_not_a_traceback():
+    import subprocess
+    import sys
+
+    # The reliability run's SIGINTs at 0.1 s of `python -m rlscale sweep` landed while
+    # rlscale.cli was being imported, before main() catches KeyboardInterrupt: 3 of 20
+    # printed an importlib traceback.  Here the import itself raises it.
+    code = ("import builtins, runpy, sys\n"
+            "real = builtins.__import__\n"
+            "def imp(name, *a, **k):\n"
+            "    if name == 'rlscale.cli':\n"
+            "        raise KeyboardInterrupt\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = imp\n"
+            "sys.argv = ['rlscale', 'prove', '--list']\n"
+            "runpy.run_module('rlscale', run_name='__main__', alter_sys=True)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "rlscale: interrupted\n"
+
+
 # -- the fault harness itself ---------------------------------------------------------------
 
 def test_sigint_faults_reach_a_child_of_a_process_that_ignores_sigint():
