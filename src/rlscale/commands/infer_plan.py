@@ -145,6 +145,11 @@ def _use(args: argparse.Namespace) -> str:
     return "--context-levels" if args.context_levels is not None else "--q"
 
 
+def _flag(dest: str) -> str:
+    """The command-line spelling of the argparse ``dest``."""
+    return "--set" if dest == "settings" else "--" + dest.replace("_", "-")
+
+
 def _refuse_unread(args: argparse.Namespace) -> None:
     """Refuse the first option given that the selected use does not read."""
     use = _use(args)
@@ -154,9 +159,7 @@ def _refuse_unread(args: argparse.Namespace) -> None:
             continue
         if value is None or value is False or value == []:
             continue
-        flag = "--set" if dest == "settings" else "--" + dest.replace("_", "-")
-        shown = ", ".join(sorted("--set" if d == "settings" else "--" + d.replace("_", "-")
-                                 for d in reads))
+        flag, shown = _flag(dest), ", ".join(sorted(_flag(d) for d in reads))
         what = "the per-turn plan (--q)" if use == "--q" else use
         raise ValueError(f"{flag} is not read with {what} (that use reads {shown}); "
                          "drop it or choose the use it belongs to")
