@@ -108,12 +108,15 @@ BAD_FILES: dict[str, dict[str, str | bytes | None]] = {
         "field over 128 kB": "environments,loss\n1," + "7" * 200_000 + "\n2,0.4\n",
         "quote unclosed": 'environments,loss\n1,"0.5\n2,0.4\n',
         "nul": "environments,loss\n1,0.5\x00\n2,0.4\n",
+        # DictReader keeps the last of two same-named columns (issue 22: E,E,loss).
+        "header repeated": "environments,environments,loss\n1,2,0.5\n2,4,0.4\n",
     },
     "coverage": {
         "correct above samples": "samples,correct\n10,11\n10,3\n",
         "negative": "samples,correct\n-10,3\n10,3\n",
         "fractional": "samples,correct\n10.5,3\n10,3\n",
         "no rows": "samples,correct\n",
+        "header repeated": "samples,samples,correct\n10,10,3\n10,10,5\n",
     },
     "report": {
         "unknown key": "colour = 1\n", "seed float": "seed = 0.5\n", "seed 2.0": "seed = 2.0\n",
@@ -148,6 +151,11 @@ BAD_VALUES: dict[str, dict[str, list[str]]] = {
         "--q-full": ["", "x", "1.5", "0.1,0.1", "nan", "0.95", "0.95,0.9,0.8", "0.8,0.4"],
         "--budget": ["100000", "1e6", "20.5", "0"], "--sweep": ["10:100:3"],
         "--fit-coverage": ["x.csv"]},
+    # Options of the per-turn plan that the coverage fit does not read (refused, issue 22).
+    "rlscale infer-plan --fit-coverage": {
+        "--fpr": ["0.1"], "--fnr": ["0.1"], "--failures": ["retried"], "--q": ["0.5"],
+        "--costs": ["1"], "--budget": ["20"], "--sweep": ["2:9:3"], "--out": ["x"],
+        "--set": ["episodes=10"], "--context-levels": ["1,4"]},
     "rlscale fit": {"--axes": ["", ",", "nosuchcolumn", "environments,environments"],
                     "--starts": ["zero", "-3", "0", "1e9", "2.5", "1000000000"],
                     "--floor": ["2,1", "x", "nan,1", "1"], "--p-max": ["x", "1,0", ""],
@@ -159,7 +167,7 @@ BAD_VALUES: dict[str, dict[str, list[str]]] = {
                            "--fnr": ["2"], "--budget": ["-1", "0.5", "1e300"],
                            "--sweep": ["a:b:c", "5:1:3"], "--bootstrap": ["-1"],
                            "--q-full": ["0.95,0.9"], "--context-exponent": ["2"],
-                           "--context-cost": ["1"],
+                           "--context-cost": ["1"], "--out": ["x"],
                            "--set": ["nonsense", "bogus=1", "trajectories_per_task=0"]},
     "rlscale plan-labels": {"--law": ["1,2", "nan,1,1", "a,b,c", "", "1,0,-1"],
                             "--price-m": ["-1", "0"], "--price-k": ["-1", "0"],
@@ -233,6 +241,9 @@ class Workspace:
             "rlscale fit": ["fit", str(r / "data.csv"), "--axes", "environments", "--starts",
                             "4", "--jobs", "1"],
             "rlscale infer-plan": ["infer-plan", "--q", "0.9,0.5", "--budget", "20"],
+            "rlscale infer-plan --fit-coverage": ["infer-plan", "--fit-coverage",
+                                                  str(r / "coverage.csv"), "--bootstrap",
+                                                  "20"],
             "rlscale infer-plan --context-levels": [
                 "infer-plan", "--q", "0.9,0.5", "--q-full", "0.95,0.9", "--budget", "20",
                 "--context-levels", "1,4,16", "--context-cost", "0.5"],
@@ -261,6 +272,8 @@ class Workspace:
             "rlscale design": [("--pool", ("any", "csv")), ("--observed", ("any", "csv"))],
             "rlscale fit": [("1", ("any", "csv"))],
             "rlscale infer-plan": [("--fit-coverage", ("any", "csv", "coverage"))],
+            "rlscale infer-plan --fit-coverage": [("--fit-coverage",
+                                                   ("any", "csv", "coverage"))],
             "rlscale report": [("--config", ("any", "toml", "report"))],
             "rlscale sweep": [("1", ("any", "toml", "sweep"))],
         }

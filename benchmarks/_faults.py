@@ -290,6 +290,10 @@ class KillResult:
     previous_damaged: list[str]
     #: Names beside the output after the rerun (working names left behind).
     litter: list[str]
+    #: What the output held right after the interrupted run: "previous" (byte for byte
+    #: what was there before), "new" (the uninterrupted run's output, timings aside),
+    #: or "neither" (a mixture for a report; a partial result for a sweep).
+    after_kill: str = "neither"
 
     @property
     def ok(self) -> bool:
@@ -303,7 +307,8 @@ class KillResult:
         if self.diff:
             what.append(f"differs: {', '.join(self.diff[:5])}")
         if self.previous_damaged:
-            what.append(f"previous output damaged: {', '.join(self.previous_damaged[:5])}")
+            what.append(f"previous output damaged (neither the previous nor the new one): "
+                        f"{', '.join(self.previous_damaged[:5])}")
         if self.litter:
             what.append(f"left beside the output: {', '.join(self.litter)}")
         if self.rerun.returncode != 0:
@@ -314,7 +319,8 @@ class KillResult:
             what.append(f"traceback on {self.fault}: {self.killed.stderr[-300:]!r}")
         if (self.killed.stop_seconds or 0.0) > STOP_SECONDS:
             what.append(f"took {self.killed.stop_seconds:.1f} s to stop after SIGINT")
-        return f"{self.fault} at {self.at:.2f} s: " + ("ok" if self.ok else "; ".join(what))
+        return (f"{self.fault} at {self.at:.2f} s (left {self.after_kill}): "
+                + ("ok" if self.ok else "; ".join(what)))
 
 
 def kill_and_rerun(cmd: Sequence[str], out: Path, reference: dict[str, bytes],
@@ -324,7 +330,9 @@ def kill_and_rerun(cmd: Sequence[str], out: Path, reference: dict[str, bytes],
     and compare with ``reference`` (a :func:`snapshot` of an uninterrupted run).
 
     ``previous`` is a directory copied to ``out`` before the run (an older report the
-    run replaces); it must be intact after the interrupted run.
+    run replaces); after the interrupted run ``out`` must hold it intact or the
+    complete new output (a signal after the atomic publish), never a mixture.
+    Which of the two it held is :attr:`KillResult.after_kill`.
     """
     import shutil
 
@@ -335,8 +343,11 @@ def kill_and_rerun(cmd: Sequence[str], out: Path, reference: dict[str, bytes],
     before = snapshot(out, raw=True)
     killed = run(cmd, fault=fault, at=at, timeout=timeout)
     after = snapshot(out, raw=True)
-    # A run that finished before the signal has replaced the output: nothing to compare.
-    damaged = [] if previous is None or killed.returncode == 0 else differences(before, after)
+    after_kill = ("previous" if previous is not None and after == before else
+                  "new" if not differences(reference, snapshot(out)) else "neither")
+    # Only a report has a previous output to damage; the complete new one is no damage.
+    damaged = ([] if previous is None or after_kill != "neither"
+               else differences(before, after))
     rerun = run(cmd, timeout=timeout)
     return KillResult(fault, at, killed, rerun, differences(reference, snapshot(out)),
-                      damaged, beside(out))
+                      damaged, beside(out), after_kill)

@@ -1,7 +1,8 @@
 """Reliability: the counts issue 22's goals name, measured in one run.
 
     python -m benchmarks reliability [--kills 20] [--cli-cases 500] [--jobs 2]
-                                     [--skip api,cli,faults,sweeps] [--json FILE]
+                                     [--skip api,cli,faults,sweeps,disk]
+                                     [--signals SIGKILL,SIGINT] [--json FILE]
 
 1. **API fuzz.**  The contract suites (``tests/test_contracts_*.py``: every
    public callable of every ``__all__``, one hostile argument at a time, and
@@ -17,7 +18,9 @@
 3. **Faults.**  ``--kills`` SIGKILLs and as many SIGINTs of ``rlscale report
    --quick`` (over a previous report holding a user's file) and of ``rlscale
    sweep`` (1 and 2 workers), each at a random moment and rerun: reruns
-   identical to an uninterrupted run (timings aside), previous report intact,
+   identical to an uninterrupted run (timings aside), previous report intact or
+   the complete new one in its place (counted apart: ``left_previous``,
+   ``left_new``, ``left_neither``; for a report ``neither`` is a mixture),
    nothing left beside the output, no process outliving the command; every
    file operation of staging and publishing as a kill point; ``ulimit -f``, a
    full tmpfs and a read-only file system.
@@ -151,11 +154,14 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
     from benchmarks._faults import kill_and_rerun
 
     rng = random.Random(seed)
-    for fault in signals:
-        key = f"{label} {fault}"
-        entry = report.setdefault(key, {"kills": 0, "signalled": 0, "identical": 0,
-                                        "previous_intact": 0, "failures": []})
-        for _ in range(kills):
+    # The signals alternate, so that a run stopped early (a kill of the report costs ~1.5
+    # report runs) has measured each of them about as often.
+    for _ in range(kills):
+        for fault in signals:
+            key = f"{label} {fault}"
+            entry = report.setdefault(key, {"kills": 0, "signalled": 0, "identical": 0,
+                                            "previous_intact": 0, "left_previous": 0,
+                                            "left_new": 0, "left_neither": 0, "failures": []})
             if previous is None and out.exists():
                 out.unlink()
             at = rng.uniform(0.05, 0.95) * seconds
@@ -164,6 +170,9 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
             entry["signalled"] += result.killed.returncode != 0
             entry["identical"] += not result.diff and result.rerun.returncode == 0
             entry["previous_intact"] += not result.previous_damaged
+            # Right after the signal: the previous output, the complete new one, or (a
+            # report: a failure; a sweep: a partial results file) neither.
+            entry[f"left_{result.after_kill}"] += 1
             if not result.ok:
                 entry["failures"].append(result.describe())
             landed = "" if result.killed.returncode != 0 else " (finished before the signal)"
@@ -171,15 +180,9 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
 
 
 def faults(kills: int, sweeps: bool = True,
-           signals: tuple[str, ...] = ("SIGKILL", "SIGINT")) -> dict[str, Any]:
-    from benchmarks._faults import (
-        file_size_limit,
-        full_disk_command,
-        read_only_command,
-        rlscale_command,
-        run,
-        snapshot,
-    )
+           signals: tuple[str, ...] = ("SIGKILL", "SIGINT"), disk: bool = True
+           ) -> dict[str, Any]:
+    from benchmarks._faults import rlscale_command, run, snapshot
     from rlscale.files._atomic import write_text_atomic
     from rlscale.files._containment import OutputArea
     from rlscale.files._staging import open_staging, publish
@@ -215,6 +218,28 @@ def faults(kills: int, sweeps: bool = True,
     report["report --quick uninterrupted"] = {"seconds": round(ref.seconds, 1),
                                               "exit": ref.returncode}
     # -- full disk and read-only: the previous report intact, one line
+    if disk:
+        _disk_checks(report, root, previous, out, cmd)
+    # Last: the longest part (~1.5 report runs a kill), each kill printed as it ends.
+    _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous,
+           signals)
+    shutil.rmtree(root, ignore_errors=True)
+    return report
+
+
+def _disk_checks(report: dict[str, Any], root: Path, previous: Path, out: Path,
+                 cmd: list[str]) -> None:
+    """``ulimit -f``, a full tmpfs, a read-only file system; every file operation of
+    staging and publishing as a kill point."""
+    from benchmarks._faults import (
+        file_size_limit,
+        full_disk_command,
+        read_only_command,
+        rlscale_command,
+        run,
+        snapshot,
+    )
+
     checks = {}
     shutil.rmtree(out)
     shutil.copytree(previous, out)
@@ -249,11 +274,6 @@ def faults(kills: int, sweeps: bool = True,
     report["publish kill points"] = {"pytest": (test.stdout.strip().splitlines() or [""])[-1]}
     print(f"  disk: {checks}\n  publish kill points: {report['publish kill points']}",
           flush=True)
-    # Last: the longest part (~1.5 report runs a kill), each kill printed as it ends.
-    _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous,
-           signals)
-    shutil.rmtree(root, ignore_errors=True)
-    return report
 
 
 # ----------------------------------------------------------------------------- main
@@ -266,7 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="pytest workers, API fuzz (2)")
     parser.add_argument("--skip", default="", help="comma list of api,cli,faults to skip; "
                         "sweeps skips the sweep kills of the faults (the report's alone take "
-                        "~1.5 report runs per kill)")
+                        "~1.5 report runs per kill), disk the full-disk, read-only and "
+                        "publish kill-point checks")
     parser.add_argument("--signals", default="SIGKILL,SIGINT",
                         help="comma list of the faults sent (SIGKILL,SIGINT)")
     parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
@@ -298,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         signals = tuple(s for s in args.signals.split(",") if s)
         if not signals or set(signals) - {"SIGKILL", "SIGINT"}:
             parser.error(f"--signals must list SIGKILL and/or SIGINT; got {args.signals!r}")
-        results["faults"] = faults(args.kills, sweeps="sweeps" not in skip, signals=signals)
+        results["faults"] = faults(args.kills, sweeps="sweeps" not in skip, signals=signals,
+                                   disk="disk" not in skip)
         for key, value in results["faults"].items():
             shown = {k: v for k, v in value.items() if k != "failures"} if isinstance(
                 value, dict) else value

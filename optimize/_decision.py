@@ -115,6 +115,12 @@ def _columns(data: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
             column = data[n]
         except KeyError:
             raise ValueError(f"data has no column {n!r} (needed: {list(names)})") from None
+        except (IndexError, ValueError):
+            # A plain array or a numpy scalar has __getitem__ but no columns (issue 22,
+            # drawn by the contract suite: "invalid index to scalar variable").
+            raise TypeError(f"data must be a mapping of column name -> values (a dict, a "
+                            f"DataFrame or a structured array); got {type(data).__name__}"
+                            ) from None
         try:
             out[n] = np.asarray(column, dtype=float).ravel()
         except (TypeError, ValueError):
@@ -280,7 +286,11 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     trim = check_trim(trim)
     loss_range = check_loss_range(loss_range)
     extrapolation = check_scalar("extrapolation", extrapolation, low=1.0, allow_inf=True)
-    interval = check_interval_method(interval)
+    try:
+        interval = check_interval_method(interval)
+    except (TypeError, ValueError) as exc:
+        # The shared check calls it `method`, which recommend has for the chooser.
+        raise type(exc)(f"interval: {exc}") from None
     if interval == "BCa":
         raise ValueError("interval='BCa' needs jackknife values, which recommend does not "
                          "compute; use 'percentile', 'basic' or 'symmetric'")
@@ -338,6 +348,10 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     # not the fitted law (whose exponents the solver may not take): a neutral law carries
     # them.
     problem = AllocationProblem(neutral_law(fit.law.axes), cost, bounds, substitute)
+    if not set(problem.cost.axes) & set(problem.variables):
+        # cost="1": every baseline ran to the bounds and the refusal blamed the budget.
+        raise ValueError(f"cost={cost!r} depends on no decision variable "
+                         f"({problem.variables}): the budget cannot bound the allocation")
     trust, notes = trust_bounds(problem, fit.data_range, extrapolation)
     bases = baseline_allocations(problem, budget, centre)
     # baseline_allocations reads the variables it needs; a key beyond them is a typo the

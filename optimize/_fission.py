@@ -85,6 +85,7 @@ def fission(data: Mapping[str, Any], target: str, sigma: float, tau: float,
     if out.any():
         i = int(np.flatnonzero(out)[0])
         raise ValueError(f"data[{target!r}] has {y[i]:g} at index {i}: its fission copies "
-                         f"y·exp(τZ) and y·exp(−Z/τ), Z ~ N(0, σ²) with σ = {sigma:.3g}, leave "
-                         f"float64; check the data for extreme values or rescale {target!r}")
+                         f"y·exp(τZ) and y·exp(−Z/τ), Z ~ N(0, σ²) with σ = {sigma:.3g} and "
+                         f"split τ = {tau:g}, leave float64; check the data for extreme "
+                         f"values, rescale {target!r} or choose a split nearer 1")
     return select, judge

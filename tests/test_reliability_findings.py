@@ -239,6 +239,78 @@ def test_infer_plan_ground_refuses_context_options(capsys):
         capsys.readouterr().err)
 
 
+COVERAGE_CSV = "samples,correct\n10,3\n10,0\n10,9\n10,5\n"
+
+
+@pytest.mark.parametrize(("use", "extra", "flag"), [
+    # Each was ignored without a word (exit 0): the user believed the verifier, the budget or
+    # the turns had been taken into account.
+    ("fit", ["--fpr", "0.1"], "--fpr"), ("fit", ["--fnr", "0.2"], "--fnr"),
+    ("fit", ["--failures", "retried"], "--failures"), ("fit", ["--budget", "20"], "--budget"),
+    ("fit", ["--q", "0.5"], "--q"), ("fit", ["--sweep", "2:9:3"], "--sweep"),
+    ("ground", ["--q", "0.5"], "--q"), ("ground", ["--budget", "20"], "--budget"),
+    ("ground", ["--fpr", "0.1"], "--fpr"), ("ground", ["--costs", "1"], "--costs"),
+    ("plan", ["--out", "x"], "--out"), ("plan", ["--quick"], "--quick"),
+    ("context", ["--quick"], "--quick"),
+])
+def test_infer_plan_refuses_an_option_its_use_does_not_read(use, extra, flag, tmp_path,
+                                                            capsys, monkeypatch):
+    from rlscale.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cov.csv").write_text(COVERAGE_CSV)
+    base = {"fit": ["--fit-coverage", "cov.csv", "--bootstrap", "20"],
+            "ground": ["--ground", "--quick"],  # refused before any training
+            "plan": ["--q", "0.9,0.5", "--budget", "20"],
+            "context": ["--q", "0.9,0.5", "--q-full", "0.95,0.9", "--budget", "20",
+                        "--context-levels", "1,4"]}[use]
+    started = time.process_time()
+    assert main(["infer-plan", *base, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"rlscale infer-plan: error: {flag} is "
+                                                    "not read with "), err
+    assert time.process_time() - started < 5.0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cov.csv"]
+
+
+def test_every_infer_plan_option_is_read_by_some_use_and_the_plan_defaults_hold(capsys):
+    from rlscale.cli import build_parser, main
+    from rlscale.commands.infer_plan import USES
+
+    parser = build_parser()
+    leaf = parser._subparsers._group_actions[0].choices["infer-plan"]
+    dests = {a.dest for a in leaf._actions if a.option_strings and a.dest != "help"}
+    assert dests - {"debug"} <= set().union(*USES.values())
+    # --fpr/--fnr/--failures are None by default now (to tell "given" apart); the plan still
+    # gets 0, 0 and "terminal": the same table as with them written out.
+    assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20"]) == 0
+    implicit = capsys.readouterr().out
+    assert main(["infer-plan", "--q", "0.9,0.5", "--budget", "20", "--fpr", "0", "--fnr", "0",
+                 "--failures", "terminal"]) == 0
+    assert capsys.readouterr().out == implicit
+
+
+@pytest.mark.parametrize(("verb", "header"), [
+    ("fit", "E,E,loss"), ("allocate", "E,E,loss"), ("infer-plan", "samples,samples,correct"),
+])
+def test_a_repeated_header_column_is_named(verb, header, tmp_path, capsys):
+    from rlscale.cli import main
+
+    # csv.DictReader keeps the last of two same-named columns: a pilot E,E,loss was read as
+    # one E and reported as "no column 'k'", true but beside the point.
+    data = tmp_path / "data.csv"
+    data.write_text(header + "\n" + "".join(f"{i},{2 * i},{1 / i:.3f}\n" for i in (1, 2, 4)))
+    argv = {"fit": ["fit", str(data), "--axes", "E"],
+            "allocate": [*_pilot(tmp_path)[:-4], "--data", str(data), "--bootstrap", "20",
+                         "--centre", "E=10,k=10"],
+            "infer-plan": ["infer-plan", "--fit-coverage", str(data)]}[verb]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    column = header.split(",")[0]
+    assert err.count("\n") == 1 and (f"column {column!r} appears 2 times in the header"
+                                     in err), err
+
+
 # -- issue 29's decision from a pilot, found by probing the new CLI flags -------------------
 
 # GOOD_ALLOC of the CLI fuzz without its [baseline] table
@@ -428,6 +500,59 @@ FIT_DATA = {"E": [1, 2, 4, 8, 16, 32.0], "loss": [1, 0.8, 0.7, 0.65, 0.62, 0.6]}
 def test_optimize_entries_refuse_wrong_types_naming_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+# -- recommend's contract case: rare draws, pinned as explicit examples ---------------------
+
+def _recommend_case():
+    from _contract_cases_decision import CASES
+
+    return next(c for c in CASES if c.name == "recommend")
+
+
+@pytest.mark.parametrize(("arg", "value", "error", "match"), [
+    # A plain array or a numpy scalar has __getitem__: data["E"] raised IndexError
+    # ("invalid index to scalar variable", "only integers, slices ...") from deep inside.
+    ("data", np.array([1.0]), TypeError, "^data must be a mapping .*; got ndarray"),
+    ("data", np.array([[1.0, 2.0]]), TypeError, "^data must be a mapping .*; got ndarray"),
+    ("data", np.array([]), TypeError, "^data must be a mapping .*; got ndarray"),
+    ("data", np.float32(1.0), TypeError, "^data must be a mapping .*; got float32"),
+    ("data", np.True_, TypeError, "^data must be a mapping .*; got bool"),
+    # A constant cost: every baseline ran to the bounds and the refusal blamed the budget.
+    ("cost", "1", ValueError, r"^cost='1' depends on no decision variable"),
+    # The shared interval check says `method`, which is recommend's chooser argument.
+    ("interval", 1.0, TypeError, "^interval: method must be one of"),
+    ("interval", "BC", ValueError, "^interval: method must be one of"),
+    # fission's overflow named the data and τ, not the argument that set τ.
+    ("split", 1e308, ValueError, r"split τ = 1e\+308, leave float64"),
+])
+def test_recommend_names_the_argument_on_the_contract_suites_rare_draws(arg, value, error,
+                                                                        match):
+    case = _recommend_case()
+    with pytest.raises(error, match=match):
+        case.call(**{**case.base, arg: value})
+
+
+def test_ctrl_c_while_the_cli_loads_is_one_line_not_a_traceback():
+    import subprocess
+    import sys
+
+    # The reliability run's SIGINTs at 0.1 s of `python -m rlscale sweep` landed while
+    # rlscale.cli was being imported, before main() catches KeyboardInterrupt: 3 of 20
+    # printed an importlib traceback.  Here the import itself raises it.
+    code = ("import builtins, runpy, sys\n"
+            "real = builtins.__import__\n"
+            "def imp(name, *a, **k):\n"
+            "    if name == 'rlscale.cli':\n"
+            "        raise KeyboardInterrupt\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = imp\n"
+            "sys.argv = ['rlscale', 'prove', '--list']\n"
+            "runpy.run_module('rlscale', run_name='__main__', alter_sys=True)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert proc.stderr == "rlscale: interrupted\n"
 
 
 # -- the fault harness itself ---------------------------------------------------------------

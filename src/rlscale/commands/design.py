@@ -85,6 +85,9 @@ def read_table(path: str) -> dict[str, list[str]]:
         header = reader.fieldnames or []
         if not header:
             raise ValueError(f"{path}: no header row")
+        from rlscale.commands.fit import refuse_repeated_columns
+
+        refuse_repeated_columns(path, header)
         cols: dict[str, list[str]] = {h: [] for h in header}
         for line, row in enumerate(reader, start=2):
             if None in row:

@@ -98,6 +98,18 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=_fit)
 
 
+def refuse_repeated_columns(path: str, header: list[str]) -> None:
+    """Refuse a CSV header that names a column twice, naming it.
+
+    ``csv.DictReader`` keeps the last of two same-named columns: a pilot ``E,E,loss`` was
+    read as one ``E`` and then reported as "no column 'k'" (issue 22).
+    """
+    repeated = sorted({c for c in header if header.count(c) > 1})
+    if repeated:
+        raise ValueError(f"{path}: column {repeated[0]!r} appears {header.count(repeated[0])} "
+                         f"times in the header {header}; each column needs its own name")
+
+
 def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
     """The named numeric columns of a CSV; errors name the line and column."""
     import csv
@@ -108,6 +120,7 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
     with open(path, newline="", encoding="utf-8-sig") as fh, csv_field_limit(path):
         reader = csv.DictReader(fh)
         header = reader.fieldnames or []
+        refuse_repeated_columns(path, header)
         missing = [c for c in columns if c not in header]
         if missing:
             raise ValueError(f"{path}: no column {missing[0]!r}; columns: {header}")

@@ -35,12 +35,13 @@ def register(sub: Any) -> None:
                         help="per-turn probability that one candidate is correct")
     parser.add_argument("--costs", metavar="C1,C2,...",
                         help="per-turn cost of one candidate (whole numbers; default 1)")
-    parser.add_argument("--fpr", type=float, default=0.0,
+    parser.add_argument("--fpr", type=float,
                         help="verifier false-positive rate (default 0: perfect verifier)")
-    parser.add_argument("--fnr", type=float, default=0.0,
+    parser.add_argument("--fnr", type=float,
                         help="verifier false-negative rate (default 0)")
-    parser.add_argument("--failures", choices=("terminal", "retried"), default="terminal",
-                        help="a wrong commit ends the episode (terminal) or is retried")
+    parser.add_argument("--failures", choices=("terminal", "retried"),
+                        help="a wrong commit ends the episode (terminal, the default) or is "
+                        "retried")
     parser.add_argument("--context-levels", metavar="C1,C2,...",
                         help="context windows the harness can give each turn: plan a window and "
                         "a sample count per turn (--q is then the success at the smallest "
@@ -119,6 +120,51 @@ def _table(turns: list[Any], budgets: list[int]) -> tuple[str, list[Any]]:
     return "\n".join(lines), results
 
 
+#: The options each use reads (argparse dests), keyed by the flag that selects the use
+#: (``--q`` is the per-turn plan, the default use).  Any other option given is refused with
+#: one line naming it: ``--fpr`` with ``--fit-coverage`` or ``--budget`` with ``--ground``
+#: was ignored without a word (issue 22).  The defaults of the plan's options are None so
+#: that "given" can be told apart; :data:`PLAN_DEFAULTS` fills them in afterwards.
+USES: dict[str, frozenset[str]] = {
+    "--ground": frozenset({"ground", "quick", "settings", "out", "json"}),
+    "--fit-coverage": frozenset({"fit_coverage", "bootstrap", "json"}),
+    "--context-levels": frozenset({"q", "costs", "fpr", "fnr", "failures", "context_levels",
+                                   "q_full", "context_exponent", "context_cost", "budget",
+                                   "sweep", "json"}),
+    "--q": frozenset({"q", "costs", "fpr", "fnr", "failures", "budget", "sweep", "json"}),
+}
+PLAN_DEFAULTS = {"fpr": 0.0, "fnr": 0.0, "failures": "terminal"}
+
+
+def _use(args: argparse.Namespace) -> str:
+    """The use ``args`` select (a key of :data:`USES`)."""
+    if args.ground:
+        return "--ground"
+    if args.fit_coverage is not None:
+        return "--fit-coverage"
+    return "--context-levels" if args.context_levels is not None else "--q"
+
+
+def _flag(dest: str) -> str:
+    """The command-line spelling of the argparse ``dest``."""
+    return "--set" if dest == "settings" else "--" + dest.replace("_", "-")
+
+
+def _refuse_unread(args: argparse.Namespace) -> None:
+    """Refuse the first option given that the selected use does not read."""
+    use = _use(args)
+    reads = USES[use]
+    for dest, value in vars(args).items():
+        if dest in ("command", "func", "debug") or dest in reads:
+            continue
+        if value is None or value is False or value == []:
+            continue
+        flag, shown = _flag(dest), ", ".join(sorted(_flag(d) for d in reads))
+        what = "the per-turn plan (--q)" if use == "--q" else use
+        raise ValueError(f"{flag} is not read with {what} (that use reads {shown}); "
+                         "drop it or choose the use it belongs to")
+
+
 def _run(args: argparse.Namespace) -> int:
     from rlscale.files._atomic import write_json_atomic
 
@@ -135,6 +181,12 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"{context[0]} applies with --context-levels only")
     if args.bootstrap is not None and not args.fit_coverage:  # None by default (as above)
         raise ValueError("--bootstrap applies with --fit-coverage only")
+    if args.settings and not args.ground:  # as it always said
+        raise ValueError("--set applies to --ground only")
+    _refuse_unread(args)
+    for dest, default in PLAN_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, default)
     if args.ground:
         from dataclasses import asdict, fields
 
@@ -173,7 +225,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.json:
             write_json_atomic(args.json, result)
         return 0
-    if args.fit_coverage:
+    if args.fit_coverage is not None:
         fit = _fit(args.fit_coverage, 200 if args.bootstrap is None else args.bootstrap)
         if args.json:
             write_json_atomic(args.json, fit)
@@ -251,22 +303,13 @@ def _context(args: argparse.Namespace) -> int:
 
 
 def _fit(path: str, bootstrap: int) -> Any:
-    import csv
-
+    from rlscale.commands.fit import read_columns
     from rlscale.optimize import fit_coverage
 
-    with open(path, newline="") as handle:
-        reader = csv.DictReader(handle)
-        missing = {"samples", "correct"} - set(reader.fieldnames or ())
-        if missing:
-            raise ValueError(f"{path} needs columns samples and correct; missing "
-                             f"{', '.join(sorted(missing))}")
-        rows = list(reader)
-    try:
-        n = [float(r["samples"]) for r in rows]
-        c = [float(r["correct"]) for r in rows]
-    except (TypeError, ValueError):
-        raise ValueError(f"{path}: samples and correct must be numbers in every row") from None
+    # As `rlscale fit` reads its data: errors name the line and column, a repeated
+    # header name is refused, a spreadsheet's byte-order mark is not part of a name.
+    cols = read_columns(path, ["samples", "correct"])
+    n, c = cols["samples"], cols["correct"]
     fit = fit_coverage(n, c, bootstrap=bootstrap)
     interval = ("" if fit.a_interval is None else
                 f" [{fit.a_interval[0]:.4g}, {fit.a_interval[1]:.4g}]")

@@ -7,6 +7,9 @@
     Assemble an output directory (a report) in a hidden staging directory beside
     its destination and publish it by rename, never deleting what rlscale did not
     write.
+``_deferred``
+    Hold SIGINT and SIGTERM across a few renames and deliver them afterwards, so
+    an interrupted publish leaves the previous output or the new one, never both.
 """
 
 from __future__ import annotations

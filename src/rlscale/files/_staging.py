@@ -43,6 +43,13 @@ ever deleted (issue 10, §1):
    report at ``NAME``, the old one's clean-up is finished as :func:`publish`
    would have finished it.  A half-made staging directory
    (``.NAME.partial.new-PID-*``) of a dead run is removed.
+7. **Ctrl-C and ``kill`` wait for the renames** (issue 22).  :func:`publish`
+   runs under :func:`~rlscale.files._deferred.deferred_signals`: a SIGINT or
+   SIGTERM that arrives while it moves directories is delivered when it has
+   finished, so an interrupted command leaves the previous report or the
+   complete new one, never a mixture.  Any other exception between moving the
+   old report aside and moving the new one in (a full disk, a permission
+   changed meanwhile) puts the old report back before it propagates.
 
 Only :func:`check_destination`, :func:`open_staging`, :func:`close_staging`
 and :func:`publish` are meant for callers.
@@ -63,6 +70,7 @@ from pathlib import Path, PurePosixPath
 
 from rlscale.files._atomic import write_text_atomic
 from rlscale.files._containment import ContainmentError, OutputArea, _alive
+from rlscale.files._deferred import deferred_signals
 
 __all__ = ["LOCK", "MARKER", "OUTPUT_PATTERNS", "STAGING_MARKER", "PublishOutcome",
            "check_destination", "close_staging", "open_staging", "publish"]
@@ -328,12 +336,21 @@ def publish(staging: Path, out: Path) -> PublishOutcome:
     ``staging`` must hold the report's :data:`MARKER`; its ``files`` list is
     completed here from what ``staging`` holds.
 
+    A SIGINT or SIGTERM that arrives meanwhile is delivered when publishing has
+    finished (rule 7): ``KeyboardInterrupt`` is then raised with the new report in
+    place.
+
     Raises
     ------
     ValueError
         ``out`` is no longer absent, empty or an rlscale report; the report
         is left complete in ``staging`` and ``out`` is untouched.
     """
+    with deferred_signals():
+        return _publish(staging, out)
+
+
+def _publish(staging: Path, out: Path) -> PublishOutcome:
     outcome = PublishOutcome()
     area = OutputArea.directory(out)
     out = area.root
@@ -360,15 +377,22 @@ def publish(staging: Path, out: Path) -> PublishOutcome:
         area.move(old, out)
         raise ValueError(f"--out {out} changed while publishing and is not an rlscale report; "
                          f"it was left untouched ({hint})")
-    ours, outcome.refused = _manifest(area, old)
-    for rel in _foreign(old, ours):
-        target = staging / rel
-        if os.path.lexists(target):
-            continue  # name taken by the new report: stays in `old`, reported below
-        area.make_dir(target.parent)
-        area.move(old / rel, target)
-        outcome.kept.append(str(rel))
-    area.move(staging, out)
+    try:
+        ours, outcome.refused = _manifest(area, old)
+        for rel in _foreign(old, ours):
+            target = staging / rel
+            if os.path.lexists(target):
+                continue  # name taken by the new report: stays in `old`, reported below
+            area.make_dir(target.parent)
+            area.move(old / rel, target)
+            outcome.kept.append(str(rel))
+        area.move(staging, out)
+    except BaseException:
+        if not os.path.lexists(out):  # the new report is not in place: undo (rule 7)
+            # If putting back fails too, the next run's recovery does it (rule 6).
+            with contextlib.suppress(OSError, ContainmentError):
+                _put_back(area, old, staging)
+        raise
     area.remove_file(out / STAGING_MARKER, missing_ok=True)
     _retire(area, old, ours)
     if old.exists():
@@ -408,6 +432,29 @@ def _dead_working_names(area: OutputArea, kind: str) -> list[Path]:
     return [entry for _, entry in sorted(found)]
 
 
+def _put_back(area: OutputArea, old: Path, staging: Path) -> None:
+    """Undo a publish stopped before the new report was in place: the old report
+    ``old`` goes back to the output, with the user's files it had given the new
+    report in ``staging`` (those its manifest does not list)."""
+    new_files = (_read_json(staging / MARKER) or {}).get("files")
+    if isinstance(new_files, list) and staging.is_dir():
+        listed = {f for f in new_files if isinstance(f, str)}
+        for rel in sorted(_walk(staging)):
+            if str(rel) in listed or str(rel) in (LOCK, STAGING_MARKER) or (
+                    os.path.lexists(old / rel)):
+                continue
+            area.make_dir((old / rel).parent)
+            area.move(staging / rel, old / rel)
+            # The folders made for it in the staging directory are not the report's:
+            # left empty there, the next run would refuse them as foreign.
+            for parent in PurePosixPath(rel).parents:
+                if str(parent) == ".":
+                    break
+                with contextlib.suppress(OSError, ContainmentError):
+                    area.remove_dir(staging / parent)
+    area.move(old, area.root)
+
+
 def recover_interrupted(area: OutputArea, staging: Path) -> list[str]:
     """Finish or undo the publish of a run that was killed (rule 6); what was done.
 
@@ -420,18 +467,8 @@ def recover_interrupted(area: OutputArea, staging: Path) -> list[str]:
             done.append(f"removed the half-made staging directory {tmp.name}")
     for old in _dead_working_names(area, "old"):
         if (old / MARKER).is_file() and not os.path.lexists(out):
-            # Killed between moving the old report aside and moving the new one in: the
-            # old report goes back, with the user's files it had given the new one.
-            new_files = (_read_json(staging / MARKER) or {}).get("files")
-            if isinstance(new_files, list) and staging.is_dir():
-                listed = {f for f in new_files if isinstance(f, str)}
-                for rel in sorted(_walk(staging)):
-                    if str(rel) in listed or str(rel) in (LOCK, STAGING_MARKER) or (
-                            os.path.lexists(old / rel)):
-                        continue
-                    area.make_dir((old / rel).parent)
-                    area.move(staging / rel, old / rel)
-            area.move(old, out)
+            # Killed between moving the old report aside and moving the new one in.
+            _put_back(area, old, staging)
             done.append(f"put back the report {old.name} that an interrupted publish had "
                         "moved aside")
         elif os.path.lexists(out):
