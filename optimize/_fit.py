@@ -62,7 +62,13 @@ from rlscale.optimize._fit_registry import EXPRESSION, FrontEnd, front_end, is_e
 from rlscale.optimize._fit_result import FitResult
 from rlscale.optimize._fit_search import search
 from rlscale.theory._threads import blas_threads
-from rlscale.theory._validation import check_jobs, check_positive_int, check_real, check_scalar
+from rlscale.theory._validation import (
+    check_jobs,
+    check_positive_int,
+    check_real,
+    check_scalar,
+    seed_from,
+)
 
 __all__ = ["FitResult", "fit_law", "huber"]
 
@@ -102,7 +108,8 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
             holdout: float = 0.1, replicates: str = "keep", seed: int = 0,
             n_jobs: int = -1, progress: bool = False,
             floor: tuple[float, float] | None = None,
-            p_max: tuple[float, float] | None = None, **options: Any) -> Any:
+            p_max: tuple[float, float] | None = None, rng: Any = None,
+            **options: Any) -> Any:
     """Fit a scaling law to data with the Huber/L-BFGS-B method (approach 3).
 
     Parameters
@@ -165,6 +172,10 @@ expression string or ExpressionLaw
         replaced by their arithmetic mean target.
     seed : int
         Seed of the bootstrap's ``SeedSequence``; same seed, same intervals.
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
     n_jobs : int
         joblib workers for grid searches of 2,000 starts or more and for the
         ``reduction="mean"`` bootstrap (-1: all cores; results do not depend
@@ -230,6 +241,7 @@ expression string or ExpressionLaw
     check_jobs("n_jobs", n_jobs)  # a bounded worker count (issue 22)
     # Checked here, not where the bootstrap uses it: with bootstrap=0 a seed of any type
     # was accepted silently (the wrong-type contract pass, issue 22).
+    seed = seed_from(seed, rng)
     check_positive_int("seed", seed, minimum=0, maximum=None)
     front = front_end(law)  # the one dispatch on law= (a ValueError for an unknown name)
     if front.family is None and front is not EXPRESSION:
