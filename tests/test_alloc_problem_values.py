@@ -432,8 +432,13 @@ def test_budgets_and_sweeps_at_their_edges(capsys) -> None:
             prob.allocate(zero)
     prob.sweep([10.0, 20.0])
     assert capsys.readouterr().err == ""
-    with pytest.raises(ValueError, match="flat list"):
-        prob.frontier(np.array([[100.0, 1000.0]]))
+    closed = AllocationProblem(AdditiveLaw(0.2, {"E": 2.0, "K": 4.0}, {"E": 0.5, "K": 0.5}),
+                               "E*K", {"E": (1, 1e4), "K": (1, 1e4)})
+    for p in (prob, closed):  # the closed form's vectorised frontier takes flat arrays only
+        with pytest.raises(ValueError, match="flat list"):
+            p.frontier(np.array([[100.0, 1000.0]]))
+    flat = closed.frontier(np.array([100.0, 1000.0]))
+    assert flat.values["E"].tolist() == pytest.approx([5.0, math.sqrt(1000.0) / 2], rel=1e-13)
     f = prob.frontier([100.0, 1000.0])
     for i, b in enumerate((100.0, 1000.0)):
         ref = prob.allocate(b, round_integers=False)
