@@ -118,7 +118,22 @@ def _log_sum_exp_terms(theta: np.ndarray, logx: np.ndarray
     return zmax, w, s
 
 
-class _Additive:
+class _LossTarget:
+    """A family whose target column is the loss itself (the pass rate's is not)."""
+
+    target: ClassVar[str] = "loss"
+    target_high: ClassVar[float] = math.inf
+
+    def loss(self, y: np.ndarray) -> np.ndarray:
+        """The loss the objective fits: the target itself."""
+        return y
+
+    def target_value(self, law: Law, values: Mapping[str, Any]) -> Any:
+        """What the target column holds at ``values`` under ``law``: the loss."""
+        return law(values)
+
+
+class _Additive(_LossTarget):
     """``L = E + sum_i A_i x_i^-alpha_i``; ``theta = (log E, log A_i, alpha_i)``."""
 
     name: ClassVar[str] = "additive"
@@ -129,19 +144,9 @@ class _Additive:
     direction: ClassVar[int] = -1
     linear: ClassVar[bool] = False
     objective_form: ClassVar[str] = "additive"
-    target: ClassVar[str] = "loss"
-    target_high: ClassVar[float] = math.inf
     direction_fix: ClassVar[str] = (
         "an additive law falls with every axis: fit a loss (--target loss, 1 − success) or "
         "fit the rate with --law pass_rate")
-
-    def loss(self, y: np.ndarray) -> np.ndarray:
-        """The loss the objective fits: the target itself."""
-        return y
-
-    def target_value(self, law: Law, values: Mapping[str, Any]) -> Any:
-        """What the target column holds at ``values`` under ``law``: the loss."""
-        return law(values)
 
     def log_limit_bounds(self, pair: tuple[float, float]) -> tuple[float | None, float | None]:
         """L-BFGS-B bounds on ``e = log`` floor for ``floor=(low, high)`` (0/inf: open)."""
@@ -283,7 +288,7 @@ class _PassRate(_Additive):
                            {a: p[f"exponent[{a}]"] for a in axes})
 
 
-class _Multiplicative:
+class _Multiplicative(_LossTarget):
     """``L = C prod_i x_i^-alpha_i``; ``theta = (log C, alpha_i)``."""
 
     name: ClassVar[str] = "multiplicative"
@@ -293,19 +298,9 @@ class _Multiplicative:
     direction: ClassVar[int] = -1
     linear: ClassVar[bool] = True
     objective_form: ClassVar[str] = "multiplicative"
-    target: ClassVar[str] = "loss"
-    target_high: ClassVar[float] = math.inf
     direction_fix: ClassVar[str] = (
         "a multiplicative law falls with every axis: fit a loss (--target loss, 1 − success) "
         "or fit the rate with --law pass_rate")
-
-    def loss(self, y: np.ndarray) -> np.ndarray:
-        """The loss the objective fits: the target itself."""
-        return y
-
-    def target_value(self, law: Law, values: Mapping[str, Any]) -> Any:
-        """What the target column holds at ``values`` under ``law``: the loss."""
-        return law(values)
 
     def centred_jacobian(self, theta: np.ndarray, logx: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray]:
