@@ -244,16 +244,16 @@ expression string or ExpressionLaw
     seed = seed_from(seed, rng)
     check_positive_int("seed", seed, minimum=0, maximum=None)
     front = front_end(law)  # the one dispatch on law= (a ValueError for an unknown name)
-    if front.family is None and front is not EXPRESSION:
-        return _fit_curve_law(front, data, axes, target, delta=delta, reduction=reduction,
-                              starts=starts, bootstrap=bootstrap, confidence=confidence,
-                              replicates=replicates, seed=seed, floor=floor, p_max=p_max,
-                              options=options)
     if front is EXPRESSION:  # a law written as an expression: the expression front end
         return _fit_expression_law(data, law, axes, target, delta=delta, reduction=reduction,
                                    starts=starts, bootstrap=bootstrap, confidence=confidence,
                                    holdout=holdout, replicates=replicates, seed=seed,
                                    floor=floor, p_max=p_max, options=options)
+    if front.family is None:  # a curve of one axis: the sigmoid and Gao fits
+        return _fit_curve_law(front, data, axes, target, delta=delta, reduction=reduction,
+                              starts=starts, bootstrap=bootstrap, confidence=confidence,
+                              replicates=replicates, seed=seed, floor=floor, p_max=p_max,
+                              options=options)
     loss = options.pop("loss", "huber")
     if options:
         raise TypeError(f"fit_law got options {sorted(options)} that only expression laws "
