@@ -162,3 +162,22 @@ def test_each_rules_sampled_top_has_its_laws_support_and_mean(n: float) -> None:
     top = float(RULES["bon"].top(np.float64(n), 0.0))
     best = RULES["bon"].sample_top(rng, size, n, 0.0)
     assert abs(best.mean() - top) <= 6 * float(np.std(best)) / math.sqrt(size)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("m", [1e20, 1e30, 1e100])
+def test_the_best_pool_is_found_when_its_log_size_passes_40(name: str, m: float) -> None:
+    """Pools of e^40 and more (K* = log(M/τ²)-ish beyond 40): the gain found is the
+    maximum of the pool gain over a dense grid of 200,001 log sizes on [0, K* + 200]
+    (to 1e-12 from below, 1e-7 above — the grid's own resolution), so the search's cap
+    at K* + 40 and its ladder never cut the optimum off."""
+    from rlscale.theory._selection_rules import _kstar, log_noise_factor
+
+    rule = RULES[name]
+    mm, k, tau = np.array([m]), np.array([1e6]), np.array([1.0])
+    _, gain = rule.optimise(mm, k, tau)
+    kstar = float(_kstar(log_noise_factor(mm, tau))[0])
+    assert kstar > 40
+    grid = np.linspace(0.0, min(float(rule.log_pool_limit(k)[0]), kstar + 200.0), 200_001)
+    best = float(rule.pool_gain(grid, mm, tau, k).max())
+    assert best * (1 - 1e-12) <= float(gain[0]) <= best * (1 + 1e-7)
