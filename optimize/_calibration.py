@@ -44,7 +44,7 @@ from rlscale.optimize._eta_interval import (
     check_interval_method,
 )
 from rlscale.theory._laws import Law
-from rlscale.theory._validation import check_positive_int, check_scalar
+from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["EtaCalibration", "calibrate_eta", "star_design"]
 
@@ -284,7 +284,8 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
                   substitute: Mapping[str, Any] | None = None, baseline: str = "k only",
                   method: str = DEFAULT_METHOD, n_datasets: int = 200, bootstrap: int = 200,
                   plan_laws: int = 40, confidence: float = 0.9, seed: int = 0,
-                  jackknife: bool = False, progress: bool = False) -> EtaCalibration:
+                  jackknife: bool = False, progress: bool = False,
+                  rng: Any = None) -> EtaCalibration:
     """Coverage of the predicted-η intervals on synthetic sweeps, every method and baseline.
 
     Each data set is drawn as ``loss = L(x)·exp(noise·ε)`` at the design's
@@ -321,6 +322,10 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
         fit (2 to 1e4; n_datasets x bootstrap at most 1e6 refits); laws
         carried into each plan (2 to 1000); the nominal level; the seed of
         everything (an integer >= 0).
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
     jackknife : bool
         Also refit each data set with each design point (all its replicates)
         left out, for the BCa acceleration (one refit per design point: the
@@ -367,7 +372,8 @@ def calibrate_eta(law: Law, cost: str, budget: float, centre: Mapping[str, float
     plan_laws = check_positive_int("plan_laws", plan_laws, minimum=2, maximum=MAX_PLAN_LAWS)
     confidence = check_scalar("confidence", confidence, low=0.0, high=1.0, low_open=True,
                               high_open=True)
-    seed = check_positive_int("seed", seed, minimum=0, maximum=2**63 - MAX_DATASETS)
+    seed = check_positive_int("seed", seed_from(seed, rng), minimum=0,
+                              maximum=2**63 - MAX_DATASETS)
     design = _check_design(design, law.axes)
     if len(design) * replicates > MAX_ROWS:
         raise ValueError(f"design of {len(design)} points x replicates={replicates} exceeds "

@@ -83,6 +83,7 @@ from rlscale.optimize._decision_result import Comparison, Recommendation
 from rlscale.optimize._deployed import LawBank, PlanPath, path_etas
 from rlscale.optimize._eta_interval import bootstrap_interval, check_interval_method
 from rlscale.optimize._fission import fission, noise_scale
+from rlscale.optimize._fit_family import FAMILIES, family
 from rlscale.optimize._robust_plan import (
     check_loss_range,
     check_trim,
@@ -102,6 +103,11 @@ PLAN = "plan"
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+def _is_rate(name: str) -> bool:
+    """A built-in family whose target rises to a ceiling (a pass rate): not a loss to split."""
+    return name in FAMILIES and family(name).limit == "ceiling"
+
 
 def _columns(data: Any, names: Sequence[str]) -> dict[str, np.ndarray]:
     """The needed columns of ``data`` (a mapping or DataFrame) as float arrays."""
@@ -319,7 +325,7 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     for key in ("data", "law", "axes", "target", "bootstrap", "seed", "n_jobs", "confidence"):
         if key in options:
             raise ValueError(f"fit_options must not set {key!r}: recommend sets it")
-    if isinstance(law, str) and law == "pass_rate":
+    if isinstance(law, str) and _is_rate(law):
         raise ValueError("recommend splits a positive loss; fit the pass rate's loss "
                          "1/success with law='additive', or 1 − success as the target")
     if fit is None:
@@ -332,7 +338,7 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     axes = list(fit.axes if axes is None else axes)
     if sorted(axes) != sorted(fit.axes):
         raise ValueError(f"axes={axes} must be the axes of fit ({list(fit.axes)})")
-    if fit.law.family == "pass_rate":
+    if _is_rate(fit.law.family):
         raise ValueError("fit is a pass-rate fit; recommend splits a positive loss: fit "
                          "1 − success (or 1/success) as the loss with law='additive'")
     cols = _columns(data, [*axes, target])
@@ -343,7 +349,7 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     # The copies are fitted with the family of the whole-data fit (an expression law stays
     # the expression it was given as).
     law_name = law if isinstance(law, ExpressionLaw) or (
-        isinstance(law, str) and law not in ("additive", "multiplicative")) else fit.law.family
+        isinstance(law, str) and law not in FAMILIES) else fit.law.family
     # The baselines, the substitution and the trust region need the cost, bounds and axes,
     # not the fitted law (whose exponents the solver may not take): a neutral law carries
     # them.

@@ -66,7 +66,13 @@ from rlscale.optimize._design_target import (
     target_matrix,
     target_sd,
 )
-from rlscale.theory._validation import check_bool, check_choice, check_positive_int, check_scalar
+from rlscale.theory._validation import (
+    check_bool,
+    check_choice,
+    check_positive_int,
+    check_scalar,
+    seed_from,
+)
 
 __all__ = ["METHODS", "design"]
 
@@ -341,7 +347,7 @@ def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any 
            method: str = "auto", laws: Sequence[Any] | None = None, n_laws: int = 16,
            bootstrap: int = 100, noise: float | None = None, delta: float = 1e-3,
            max_repeats: int = 1, allow_interior: bool = False, seed: int = 0,
-           solver: str | None = None) -> Design:
+           solver: str | None = None, rng: Any = None) -> Design:
     """Choose the runs to make within a budget so that the fitted law extrapolates well.
 
     Parameters
@@ -397,6 +403,10 @@ def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any 
         Accept a target inside the pool's range (design for interpolation).
     seed : int
         Seeds the random rules and the fit's bootstrap (same seed, same design).
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
     solver : str, optional
         How the relaxation is solved.  Default: the spectral projected gradient
         (``"SPG"``, :mod:`rlscale.optimize._design_spg`), kept when its
@@ -437,8 +447,8 @@ raise the budget to at least 1
     t0 = time.process_time()
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
     method, max_repeats, n_laws, bootstrap, seed, noise = check_options(
-        method=method, max_repeats=max_repeats, n_laws=n_laws, bootstrap=bootstrap, seed=seed,
-        noise=noise, axes=axes)
+        method=method, max_repeats=max_repeats, n_laws=n_laws, bootstrap=bootstrap,
+        seed=seed_from(seed, rng), noise=noise, axes=axes)
     allow_interior = check_bool("allow_interior", allow_interior)
     delta = check_scalar("delta", delta, low=0.0, low_open=True)
     if solver is not None:

@@ -120,15 +120,14 @@ def law_axes(law: Any, axes: Sequence[str] | None) -> tuple[str, ...]:
 def law_parameter_count(law: Any, axes: Sequence[str]) -> int:
     """How many parameters ``law`` has (for the affordable-runs check)."""
     from rlscale.optimize._fit_expr import ExpressionFit
+    from rlscale.optimize._fit_family import FAMILIES, family
     from rlscale.optimize._fit_result import FitResult
     from rlscale.theory._expr import ExpressionLaw
 
     d = len(axes)
     if isinstance(law, str):
-        if law in ("additive", "pass_rate"):
-            return 1 + 2 * d
-        if law == "multiplicative":
-            return 1 + d
+        if law in FAMILIES:
+            return family(law).n_params(d)
         return len(ExpressionLaw(law, list(axes)).params)
     if isinstance(law, ExpressionLaw):
         return len(law.params)

@@ -233,6 +233,7 @@ class Designer:
                 return as_model(point), list(draws), noise
             return out, None, None
         from rlscale.optimize._fit import fit_law
+        from rlscale.optimize._fit_family import FAMILIES
         from rlscale.theory._expr import BoundLaw, ExpressionLaw
 
         law = self.law
@@ -240,7 +241,7 @@ class Designer:
             law = law.law  # a bound expression: refit its expression
         elif not isinstance(law, str | ExpressionLaw):
             law = getattr(law, "family", None)  # a law with values: refit its family
-            if law not in ("additive", "multiplicative", "pass_rate"):
+            if law not in FAMILIES:
                 raise TypeError(f"the Designer refits with fit_law, which cannot fit "
                                 f"{type(self.law).__name__}: pass fit=callable")
         y = self._responses[0]

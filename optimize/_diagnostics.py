@@ -50,6 +50,8 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.optimize._fit_family import family
+
 __all__ = ["FitWarning", "check_direction", "design_warnings", "fit_warnings", "range_warnings"]
 
 #: VIF above which an axis is called collinear.  A VIF of v multiplies the variance of
@@ -143,16 +145,11 @@ def check_direction(x: np.ndarray, y: np.ndarray, law: str, target: str) -> None
     if y.size < 4 or np.ptp(scale) == 0 or np.ptp(y) == 0:
         return
     rho = _spearman(scale, y)
-    if law == "pass_rate" and rho <= -DIRECTION_RHO:
+    fam = family(law)
+    if fam.direction * rho <= -DIRECTION_RHO:  # clearly the opposite sign of the law's
         raise ValueError(
-            f"target {target!r} falls as the axes grow (Spearman ρ = {rho:.2f} with the total "
-            f"log scale) but a pass-rate law rises: fit a success rate (--target success) "
-            f"or fit this loss with --law additive")
-    if law != "pass_rate" and rho >= DIRECTION_RHO:
-        raise ValueError(
-            f"target {target!r} rises as the axes grow (Spearman ρ = {rho:.2f} with the total "
-            f"log scale) but an {law} law falls with every axis: fit a loss (--target loss, "
-            f"1 − success) or fit the rate with --law pass_rate")
+            f"target {target!r} {'rises' if rho > 0 else 'falls'} as the axes grow (Spearman "
+            f"ρ = {rho:.2f} with the total log scale) but {fam.direction_fix}")
 
 
 def _average_ranks(v: np.ndarray) -> np.ndarray:
@@ -308,40 +305,9 @@ def range_warnings(data_range: Mapping[str, tuple[float, float]],
 
 
 # --------------------------------------------------------------------------- the fit
-def _jacobian(family: str, theta: np.ndarray, logx: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
-    """d(log prediction)/d(parameters) at the optimum, and the centres ``c_i`` used.
-
-    Each coefficient is taken at its axis's information-weighted centre,
-    ``log a_i − α_i c_i`` with ``c_i = Σ w_i² log x_i / Σ w_i²`` (``w_i`` the
-    term's share of the prediction, the column of ``log a_i``): this makes the
-    columns of ``log a_i`` and ``α_i`` orthogonal, so their correlation is what
-    the design leaves, not the arbitrary unit of ``x`` (at ``N ~ 1e9``, ``log
-    a_i`` and ``α_i`` are otherwise collinear by construction).
-    """
-    n = logx.shape[1]
-    if family == "additive":
-        z = np.column_stack([np.full(logx.shape[0], theta[0]),
-                             theta[1:1 + n] - theta[1 + n:] * logx])
-        w = np.exp(z - z.max(axis=1, keepdims=True))
-        w /= w.sum(axis=1, keepdims=True)
-        wt = w[:, 1:] ** 2
-        c = (wt * logx).sum(axis=0) / np.maximum(wt.sum(axis=0), 1e-300)
-        return np.column_stack([w[:, :1], w[:, 1:], -w[:, 1:] * (logx - c)]), c
-    c = logx.mean(axis=0)
-    return np.column_stack([np.ones(logx.shape[0]), -(logx - c)]), c
-
-
-def _natural_names(family: str, law: str, axes: Sequence[str]) -> list[str]:
-    if family == "additive":
-        return ["p_max" if law == "pass_rate" else "floor",
-                *(f"coefficient[{a}]" for a in axes), *(f"exponent[{a}]" for a in axes)]
-    return ["coefficient", *(f"exponent[{a}]" for a in axes)]
-
-
 def _floor_warnings(law: str, params: Mapping[str, float], y_min: float, target: str,
                     bounds: tuple[float, float] | None) -> list[FitWarning]:
-    if law == "pass_rate":
+    if family(law).limit == "ceiling":
         p_max = params["p_max"]
         lo, hi = bounds if bounds is not None else (0.0, 1.0)
         at = [b for b in (lo, hi) if b > 0 and abs(p_max / b - 1) <= BOUND_MARGIN]
@@ -390,8 +356,8 @@ def _exponent_warnings(law: str, params: Mapping[str, float], x: np.ndarray,
                 f"check that the design varies {a}; with collinear axes see collinear-axes",
                 parameters=(name,), axes=(a,)))
             continue
-        if law == "multiplicative":
-            continue  # a pure power law is resolved by any two values
+        if family(law).linear:
+            continue  # a pure power law (linear in log space) is resolved by any two values
         values = np.unique(x[:, i])
         if values.size < 3:
             out.append(FitWarning(
@@ -420,10 +386,9 @@ def _natural_se(law: str, theta: np.ndarray, logx: np.ndarray, axes: Sequence[st
     """Local standard errors of the natural parameters: ``σ² (JᵀJ)⁻¹`` in the fitter's
     log parameters (``σ² = RSS/(n − p)``), carried to the natural ones by the delta
     method (``G cov Gᵀ``, ``G`` their Jacobian by central differences)."""
-    from rlscale.optimize._fit_family import family as _family
     from rlscale.optimize._fit_identify import local_covariance
 
-    fam = _family(law)
+    fam = family(law)
     J = fam.predict(np.asarray(theta, float)[None, :], logx, jac=True)[1][0]
     cov = local_covariance(J, np.asarray(residuals, float), J.shape[1])
     if cov is None:
@@ -469,7 +434,7 @@ def _local_correlation(jac: np.ndarray) -> np.ndarray:
     return np.clip(corr, -1.0, 1.0)
 
 
-def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
+def fit_warnings(*, law: str, theta: np.ndarray, x: np.ndarray,
                  y_min: float, target: str, params: Mapping[str, float],
                  axes: Sequence[str], samples: np.ndarray | None,
                  intervals: Mapping[str, tuple[float, float]],
@@ -485,10 +450,12 @@ def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
     the ``collapsed-interval`` check compares the bootstrap with).
     """
     logx = np.log(x)
+    fam = family(law)
     out = _floor_warnings(law, params, y_min, target, floor_bounds)
-    if family == "additive":
+    if fam.limit is not None:  # a sum of terms and the limit: a term can vanish
         n = len(axes)
-        loss_min = y_min if law != "pass_rate" else 1.0  # smallest 1/p is >= 1
+        # a loss falls to its floor, >= 0; a rate's loss 1/p to 1/p_max >= 1
+        loss_min = 1.0 if fam.limit == "ceiling" else y_min
         for i, a in enumerate(axes):
             top = math.exp(theta[1 + i] - theta[1 + n + i] * logx[:, i].min())
             if top < BOUND_MARGIN * loss_min:
@@ -526,12 +493,12 @@ def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
                              confidence=confidence, source="bootstrap", touches=touches)
     # Correlated estimates: bootstrap correlation, else the local (J^T J)^-1 one.
     corr, source = None, ""
-    jac, centres = _jacobian(family, theta, logx)
+    jac, centres = fam.centred_jacobian(theta, logx)
     centre = dict(zip(axes, centres))
     if samples is not None and len(samples) >= 20:
         cols = np.array([np.log(np.maximum(samples[:, j], 1e-300)) if not nm.startswith(
             "exponent") else samples[:, j] for j, nm in enumerate(names)]).T
-        for j, nm in enumerate(names):  # coefficients at the data's centre, as in _jacobian
+        for j, nm in enumerate(names):  # coefficients at the data's centre, as in centred_jacobian
             if nm.startswith("coefficient["):
                 cols[:, j] -= samples[:, names.index(f"exponent[{nm[12:-1]}]")] * centre[nm[12:-1]]
             elif nm == "coefficient":
@@ -558,14 +525,14 @@ def fit_warnings(*, law: str, family: str, theta: np.ndarray, x: np.ndarray,
         corr = _local_correlation(jac)
         source = "local (JᵀJ)⁻¹"
     if corr is not None:
-        fitted_names = _natural_names(family, law, axes)
+        fitted_names = fam.names(axes)
         pairs = []
         for i in range(len(fitted_names)):
             for j in range(i + 1, len(fitted_names)):
                 a, b = fitted_names[i], fitted_names[j]
                 if a.startswith("coefficient[") and b == f"exponent[{a[12:-1]}]":
                     continue  # one term's own trade-off: judged by its interval (not-identified)
-                limit = FLOOR_CORRELATION_LIMIT if i == 0 and family == "additive" else (
+                limit = FLOOR_CORRELATION_LIMIT if i == 0 and fam.limit is not None else (
                     CORRELATION_LIMIT)
                 if abs(corr[i, j]) > limit:
                     pairs.append((fitted_names[i], fitted_names[j], corr[i, j]))

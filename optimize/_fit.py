@@ -49,7 +49,7 @@ from rlscale.optimize._diagnostics import (
     design_warnings,
     fit_warnings,
 )
-from rlscale.optimize._fit_data import LAWS, Prepared, prepare
+from rlscale.optimize._fit_data import LAWS, Prepared, prepare  # noqa: F401  (LAWS: re-exported)
 from rlscale.optimize._fit_family import GRID, family  # noqa: F401  (GRID: re-exported)
 from rlscale.optimize._fit_objective import (  # noqa: F401  (re-exported names)
     MAX_BATCH_CELLS,
@@ -58,10 +58,17 @@ from rlscale.optimize._fit_objective import (  # noqa: F401  (re-exported names)
     grid_stage,
     minimise,
 )
+from rlscale.optimize._fit_registry import EXPRESSION, FrontEnd, front_end, is_expression
 from rlscale.optimize._fit_result import FitResult
 from rlscale.optimize._fit_search import search
 from rlscale.theory._threads import blas_threads
-from rlscale.theory._validation import check_jobs, check_positive_int, check_real, check_scalar
+from rlscale.theory._validation import (
+    check_jobs,
+    check_positive_int,
+    check_real,
+    check_scalar,
+    seed_from,
+)
 
 __all__ = ["FitResult", "fit_law", "huber"]
 
@@ -91,20 +98,8 @@ def huber(r: Any, delta: float = 1e-3) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 def _is_expression(law: Any) -> bool:
-    """An ExpressionLaw, a string that is not a family name but an expression, or a list
-    of them (one per target).
-
-    Imports nothing: an ExpressionLaw can exist only once its module (and sympy) is
-    loaded, so a built-in family's fit does not pay sympy's import (issue 24).
-    """
-    import sys
-
-    if isinstance(law, list | tuple) and law:
-        return all(_is_expression(item) for item in law)
-    if isinstance(law, str):
-        return law not in LAWS and not law.isidentifier()
-    module = sys.modules.get("rlscale.theory._expr")
-    return module is not None and isinstance(law, module.ExpressionLaw)
+    """Kept for callers of the old name: :func:`rlscale.optimize._fit_registry.is_expression`."""
+    return is_expression(law)
 
 
 def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
@@ -113,7 +108,8 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
             holdout: float = 0.1, replicates: str = "keep", seed: int = 0,
             n_jobs: int = -1, progress: bool = False,
             floor: tuple[float, float] | None = None,
-            p_max: tuple[float, float] | None = None, **options: Any) -> Any:
+            p_max: tuple[float, float] | None = None, rng: Any = None,
+            **options: Any) -> Any:
     """Fit a scaling law to data with the Huber/L-BFGS-B method (approach 3).
 
     Parameters
@@ -121,9 +117,16 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
     data : mapping of column name -> 1-d array
         E.g. a dict of numpy arrays or a pandas DataFrame.  Extra columns are
         ignored.
-    law : {"additive", "multiplicative", "pass_rate"}, expression string or ExpressionLaw
-        The family.  ``"pass_rate"`` fits a success rate in ``(0, 1]`` through
-        its loss ``1/p`` and returns a :class:`~rlscale.theory.PassRateLaw`.
+    law : {"additive", "multiplicative", "pass_rate", "sigmoid", "gao_bon", "gao_rl"}, \
+expression string or ExpressionLaw
+        The family (every name is a front end of
+        :mod:`rlscale.optimize._fit_registry`).  ``"pass_rate"`` fits a success rate in
+        ``(0, 1]`` through its loss ``1/p`` and returns a
+        :class:`~rlscale.theory.PassRateLaw`.  ``"sigmoid"`` (one axis: compute)
+        returns :func:`~rlscale.optimize.fit_sigmoid`'s fit and ``"gao_bon"`` /
+        ``"gao_rl"`` (one axis: KL) :func:`~rlscale.optimize.fit_gao`'s, with
+        ``bootstrap``, ``confidence`` and ``seed`` passed on (``holdout``,
+        ``n_jobs`` and ``progress`` are not used; the other options are refused).
         A law written as an expression (``"E + A/N**alpha"``, a
         :class:`~rlscale.theory.ExpressionLaw`, or a list of them, one per
         target) is fitted by :func:`~rlscale.optimize.fit_expression` with the
@@ -169,6 +172,10 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
         replaced by their arithmetic mean target.
     seed : int
         Seed of the bootstrap's ``SeedSequence``; same seed, same intervals.
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
     n_jobs : int
         joblib workers for grid searches of 2,000 starts or more and for the
         ``reduction="mean"`` bootstrap (-1: all cores; results do not depend
@@ -234,12 +241,19 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
     check_jobs("n_jobs", n_jobs)  # a bounded worker count (issue 22)
     # Checked here, not where the bootstrap uses it: with bootstrap=0 a seed of any type
     # was accepted silently (the wrong-type contract pass, issue 22).
+    seed = seed_from(seed, rng)
     check_positive_int("seed", seed, minimum=0, maximum=None)
-    if _is_expression(law):  # a law written as an expression: the expression front end
+    front = front_end(law)  # the one dispatch on law= (a ValueError for an unknown name)
+    if front is EXPRESSION:  # a law written as an expression: the expression front end
         return _fit_expression_law(data, law, axes, target, delta=delta, reduction=reduction,
                                    starts=starts, bootstrap=bootstrap, confidence=confidence,
                                    holdout=holdout, replicates=replicates, seed=seed,
                                    floor=floor, p_max=p_max, options=options)
+    if front.family is None:  # a curve of one axis: the sigmoid and Gao fits
+        return _fit_curve_law(front, data, axes, target, delta=delta, reduction=reduction,
+                              starts=starts, bootstrap=bootstrap, confidence=confidence,
+                              replicates=replicates, seed=seed, floor=floor, p_max=p_max,
+                              options=options)
     loss = options.pop("loss", "huber")
     if options:
         raise TypeError(f"fit_law got options {sorted(options)} that only expression laws "
@@ -256,7 +270,7 @@ def fit_law(data: Any, law: Any = "additive", axes: Sequence[str] | None = None,
                                         seed, n_jobs, progress, list(summary["params"]))
     warnings = design_warnings(prep.x, prep.axes)
     warnings += fit_warnings(
-        law=prep.law, family=prep.obj.family, theta=found["theta"], x=prep.x,
+        law=prep.law, theta=found["theta"], x=prep.x,
         y_min=prep.y_min, target=target, params=summary["params"], axes=prep.axes,
         samples=samples, intervals=intervals, floor_bounds=prep.floor_bounds,
         collinear=[a for w in warnings for a in w.axes], residuals=summary["residuals"],
@@ -333,6 +347,39 @@ def _fit_expression_law(data: Any, law: Any, axes: Any, target: Any, *, delta: A
     return fit_expression(law, data, axes=axes, target=target, delta=delta, starts=starts,
                           bootstrap=bootstrap, confidence=confidence, seed=seed,
                           holdout=holdout, **options)
+
+
+def _fit_curve_law(front: FrontEnd, data: Any, axes: Any, target: Any, *, delta: Any,
+                   reduction: str, starts: Any, bootstrap: int, confidence: float,
+                   replicates: str, seed: int, floor: Any, p_max: Any,
+                   options: dict[str, Any]) -> Any:
+    """``fit_law`` on a curve front end (sigmoid, Gao): one axis against the target, the
+    options of the approach-3 fitter refused by name rather than ignored."""
+    given = {"delta": (delta, None), "reduction": (reduction, "sum"),
+             "starts": (starts, "auto"), "replicates": (replicates, "keep"),
+             "floor": (floor, None), "p_max": (p_max, None)}
+    refused = sorted([k for k, (v, default) in given.items()
+                      if (v is not None if default is None else
+                          not isinstance(v, str) or v != default)] + list(options))
+    if refused:
+        raise ValueError(f"law={front.name!r} is a curve fit ({front.summary}); it takes "
+                         f"bootstrap, confidence and seed, not {refused}")
+    if (axes is None or isinstance(axes, str) or not isinstance(axes, Sequence)
+            or len(axes) != 1 or not isinstance(axes[0], str)):
+        raise ValueError(f"law={front.name!r} fits one axis column against the target; "
+                         f"got axes={axes!r:.80}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a column name (str); got target={target!r:.60}")
+    cols = []
+    for role, name in (("axes", axes[0]), ("target", target)):
+        try:
+            cols.append(np.asarray(data[name], dtype=float))
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            keys = list(data.keys()) if hasattr(data, "keys") else "?"
+            raise ValueError(f"data has no numeric column {name!r} (named by {role}="
+                             f"{name!r}); columns: {keys}") from exc
+    return front.function()(*cols, **front.fixed, bootstrap=bootstrap, confidence=confidence,
+                            rng=seed)
 
 
 def _summarise(prep: Prepared, found: dict[str, Any]) -> dict[str, Any]:

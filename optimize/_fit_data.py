@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._diagnostics import check_direction
-from rlscale.optimize._fit_family import family
+from rlscale.optimize._fit_family import FAMILIES, family
 from rlscale.optimize._fit_objective import MAX_FIT_WORK, Objective
 from rlscale.optimize._lsq import LOG_LIMIT
 from rlscale.theory._laws import _check_axes
@@ -61,13 +61,16 @@ def aggregate(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def limit_bounds(law: str, floor: Any, p_max: Any) -> tuple[float, float] | None:
-    """Validate ``floor=(low, high)`` / ``p_max=(low, high)``; the pair for the law."""
+    """Validate ``floor=(low, high)`` / ``p_max=(low, high)``; the pair for the law.
+
+    Each keyword bounds the limit its family declares (:attr:`Family.limit_name`)."""
     if floor is not None and p_max is not None:
         raise ValueError("pass floor= (additive laws) or p_max= (pass-rate laws), not both")
-    if floor is not None and law != "additive":
+    own = family(law).limit_name
+    if floor is not None and own != "floor":
         raise ValueError(f"floor=(low, high) bounds an additive law's floor; law={law!r} "
-                         f"{'has p_max= instead' if law == 'pass_rate' else 'has no floor'}")
-    if p_max is not None and law != "pass_rate":
+                         f"{f'has {own}= instead' if own else 'has no floor'}")
+    if p_max is not None and own != "p_max":
         raise ValueError(f"p_max=(low, high) bounds a pass-rate law; got law={law!r}")
     name, pair = ("floor", floor) if floor is not None else ("p_max", p_max)
     if pair is None:
@@ -86,13 +89,11 @@ def limit_bounds(law: str, floor: Any, p_max: Any) -> tuple[float, float] | None
 
 def log_floor_bounds(law: str, pair: tuple[float, float]) -> tuple[float | None, float | None]:
     """L-BFGS-B bounds on ``e = log`` of the loss floor (``1/p_max`` for pass rates)."""
-    low, high = pair
-    if law == "pass_rate":  # floor of 1/p is 1/p_max in [1/high, 1/low], and >= 1
-        return (max(0.0, -math.log(high)), -math.log(low))
-    return (math.log(low) if low > 0 else None, math.log(high) if math.isfinite(high) else None)
+    return family(law).log_limit_bounds(pair)
 
 
-LAWS = ("additive", "multiplicative", "pass_rate")
+#: The built-in families' names (the registry's, kept importable under this name).
+LAWS = tuple(FAMILIES)
 
 
 @dataclass(frozen=True)
@@ -179,19 +180,17 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
                          "the published Huber procedure")
     floor_bounds = limit_bounds(law, floor, p_max)
     x, y = columns(data, axes, target)
-    if law == "pass_rate" and np.any(y > 1):
-        bad = int(np.argmax(y > 1))
-        raise ValueError(f"a pass rate must be in (0, 1]; got data[{target!r}]={y[bad]:g} "
-                         f"at index {bad}")
+    fam = family(law)
+    if np.any(y > fam.target_high):
+        bad = int(np.argmax(y > fam.target_high))
+        raise ValueError(f"a {fam.target} must be in (0, {fam.target_high:g}]; got "
+                         f"data[{target!r}]={y[bad]:g} at index {bad}")
     check_direction(x, y, law, target)
     y_min = float(y.min())
     if replicates == "mean":
         x, y = aggregate(x, y)
-    if law == "pass_rate":
-        y = 1.0 / y
-    fam = family(law)
-    obj = Objective("multiplicative" if law == "multiplicative" else "additive", np.log(x),
-                    np.log(y), delta, reduction)
+    y = fam.loss(y)
+    obj = Objective(fam.objective_form, np.log(x), np.log(y), delta, reduction)
     k = obj.n_params
     if y.size <= k:
         raise ValueError(f"fitting a {len(axes)}-axis {law} law needs at least {k + 1} points "
@@ -199,7 +198,7 @@ def prepare(data: Any, law: Any, axes: Any, target: Any, delta: Any, reduction: 
     bounds = fam.bounds(len(axes))
     grid = fam.grid(len(axes))
     if floor_bounds is not None:
-        bounds[0] = log_floor_bounds(law, floor_bounds)
+        bounds[0] = fam.log_limit_bounds(floor_bounds)
         lo_e = -np.inf if bounds[0][0] is None else bounds[0][0]
         hi_e = np.inf if bounds[0][1] is None else bounds[0][1]
         # Clip the floor column; floors that clip to the same value give the same rows.

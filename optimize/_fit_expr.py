@@ -57,7 +57,7 @@ from rlscale.optimize._fit_expr_uncertainty import (
 from rlscale.optimize._lsq import STATUS
 from rlscale.theory._expr import ExpressionLaw
 from rlscale.theory._threads import blas_threads
-from rlscale.theory._validation import check_positive_int, check_scalar
+from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["ExpressionAllocation", "ExpressionFit", "allocate_expression", "fit_expression"]
 
@@ -173,7 +173,7 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
                    loss: str = "huber", residuals: str = "log", ranges: str = "bounds",
                    starts: str | int = "auto", max_nfev: int | None = None,
                    prior: Mapping[str, tuple[float, float]] | None = None,
-                   noise: float | None = None) -> ExpressionFit:
+                   noise: float | None = None, rng: Any = None) -> ExpressionFit:
     """Fit an expression law to data (the summed Huber loss on log residuals by default).
 
     Parameters
@@ -203,6 +203,10 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     confidence : float
     seed : int
         Seed of the bootstrap's ``SeedSequence`` (same seed, same intervals).
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
     holdout : float
         Fraction of the largest-scale runs (by the product of the axes) held out:
         the law refitted on the rest predicts them, ``extra["extrapolation"]``.
@@ -276,7 +280,7 @@ def fit_expression(law: ExpressionLaw | str | Sequence[ExpressionLaw | str],
     holdout = check_scalar("holdout", holdout, low=0.0, high=1.0, high_open=True)
     budget = AUTO_STARTS if starts == "auto" else check_positive_int(
         "starts", starts, maximum=10**6)
-    seed = check_positive_int("seed", seed, minimum=0, maximum=2**63)
+    seed = check_positive_int("seed", seed_from(seed, rng), minimum=0, maximum=2**63)
     data_ = validate_data(data, axes_all, targets, residuals)
     if delta is None:
         delta = 1e-3 if residuals == "log" else 1e-3 * max(float(np.median(np.abs(data_.y))),

@@ -16,7 +16,7 @@ import numpy as np
 
 from rlscale.optimize._fit_expr_result import ExpressionFit
 from rlscale.theory._expr import BoundLaw
-from rlscale.theory._validation import check_positive_int, check_scalar
+from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["ExpressionAllocation", "allocate_expression"]
 
@@ -64,8 +64,24 @@ class ExpressionAllocation:
 
 def allocate_expression(law: BoundLaw | ExpressionFit, cost: Any, budget: float,
                         bounds: Mapping[str, Any] | None = None, *,
-                        starts: int = 8, seed: int = 0) -> ExpressionAllocation:
+                        starts: int = 8, seed: int = 0, rng: Any = None
+                        ) -> ExpressionAllocation:
     """Minimise a fitted expression law under ``cost ≤ budget``.
+
+    Parameters
+    ----------
+    law : BoundLaw or ExpressionFit
+    cost : posynomial string or sympy expression
+    budget : float
+    bounds : mapping variable -> (low, high), optional
+    starts : int
+        Local solves from random starts when the law is not a geometric program.
+    seed : int
+        Seed of those starts.
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
 
     Examples
     --------
@@ -89,6 +105,7 @@ def allocate_expression(law: BoundLaw | ExpressionFit, cost: Any, budget: float,
                         f"{type(law).__name__}")
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
     starts = check_positive_int("starts", starts, maximum=1000)
+    seed = seed_from(seed, rng)
     poly_law = bound.to_law()
     if poly_law is not None:
         a = AllocationProblem(poly_law, cost, bounds).allocate(budget, round_integers=False)

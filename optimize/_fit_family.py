@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,6 +48,45 @@ GRID = {
 }
 
 Bounds = list[tuple[float | None, float | None]]
+
+
+@runtime_checkable
+class Family(Protocol):
+    """What a fit family declares about itself, so that no caller branches on its name.
+
+    The declared properties (class variables) are checked numerically for every
+    registered family by ``tests/test_fit_registry.py``: ``direction`` against
+    the sign of the law's slope, ``limit`` against its value at large scale,
+    ``linear`` against the second differences of ``predict`` in ``theta``.
+    """
+
+    #: the ``law=`` name (also :attr:`rlscale.theory.Law.family` of the laws it returns)
+    name: ClassVar[str]
+    #: ``"floor"``: the target falls to a floor ``>= 0``; ``"ceiling"``: it rises to a
+    #: ceiling ``<= 1``; ``None``: it falls to 0 (a pure power law)
+    limit: ClassVar[str | None]
+    #: the natural parameter holding that limit and ``fit_law``'s keyword bounding it
+    limit_name: ClassVar[str | None]
+    #: -1: the target falls as every axis grows; +1: it rises
+    direction: ClassVar[int]
+    #: ``log L_hat`` is linear in ``theta`` (a pure power law: two values of an axis
+    #: resolve its exponent)
+    linear: ClassVar[bool]
+    #: the family whose loss the objective minimises (a pass rate's is its loss ``1/p``)
+    objective_form: ClassVar[str]
+    #: what the target column holds, and its largest valid value
+    target: ClassVar[str]
+    target_high: ClassVar[float]
+    #: the end of the wrong-direction error: what the law does and the fix
+    direction_fix: ClassVar[str]
+
+    def n_params(self, n_axes: int) -> int: ...
+    def names(self, axes: Sequence[str]) -> list[str]: ...
+    def predict(self, theta: np.ndarray, logx: np.ndarray, jac: bool = False
+                ) -> tuple[np.ndarray, np.ndarray | None]: ...
+    def loss(self, y: np.ndarray) -> np.ndarray: ...
+    def target_value(self, law: Law, values: Mapping[str, Any]) -> Any: ...
+    def to_law(self, theta: np.ndarray, axes: Sequence[str]) -> Law: ...
 
 
 def _product(columns: Sequence[Sequence[float]]) -> np.ndarray:
@@ -78,12 +118,55 @@ def _log_sum_exp_terms(theta: np.ndarray, logx: np.ndarray
     return zmax, w, s
 
 
-class _Additive:
+class _LossTarget:
+    """A family whose target column is the loss itself (the pass rate's is not)."""
+
+    target: ClassVar[str] = "loss"
+    target_high: ClassVar[float] = math.inf
+
+    def loss(self, y: np.ndarray) -> np.ndarray:
+        """The loss the objective fits: the target itself."""
+        return y
+
+    def target_value(self, law: Law, values: Mapping[str, Any]) -> Any:
+        """What the target column holds at ``values`` under ``law``: the loss."""
+        return law(values)
+
+
+class _Additive(_LossTarget):
     """``L = E + sum_i A_i x_i^-alpha_i``; ``theta = (log E, log A_i, alpha_i)``."""
 
-    name = "additive"
+    name: ClassVar[str] = "additive"
     law_name = "additive"
     floor_name = "floor"
+    limit: ClassVar[str | None] = "floor"
+    limit_name: ClassVar[str | None] = "floor"
+    direction: ClassVar[int] = -1
+    linear: ClassVar[bool] = False
+    objective_form: ClassVar[str] = "additive"
+    direction_fix: ClassVar[str] = (
+        "an additive law falls with every axis: fit a loss (--target loss, 1 − success) or "
+        "fit the rate with --law pass_rate")
+
+    def log_limit_bounds(self, pair: tuple[float, float]) -> tuple[float | None, float | None]:
+        """L-BFGS-B bounds on ``e = log`` floor for ``floor=(low, high)`` (0/inf: open)."""
+        low, high = pair
+        return (math.log(low) if low > 0 else None,
+                math.log(high) if math.isfinite(high) else None)
+
+    def centred_jacobian(self, theta: np.ndarray, logx: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """``d log L_hat / d theta`` with each coefficient at its information-weighted
+        centre ``c_i = Σ w_i² log x_i / Σ w_i²`` (``w_i`` the term's share of the
+        prediction), and the centres (see ``_diagnostics``)."""
+        n = logx.shape[1]
+        z = np.column_stack([np.full(logx.shape[0], theta[0]),
+                             theta[1:1 + n] - theta[1 + n:] * logx])
+        w = np.exp(z - z.max(axis=1, keepdims=True))
+        w /= w.sum(axis=1, keepdims=True)
+        wt = w[:, 1:] ** 2
+        c = (wt * logx).sum(axis=0) / np.maximum(wt.sum(axis=0), 1e-300)
+        return np.column_stack([w[:, :1], w[:, 1:], -w[:, 1:] * (logx - c)]), c
 
     def n_params(self, n_axes: int) -> int:
         return 1 + 2 * n_axes
@@ -159,8 +242,30 @@ class _Additive:
 class _PassRate(_Additive):
     """``p = p_max / (1 + sum_i B_i x_i^-alpha_i)``, fitted as the additive loss ``1/p``."""
 
-    name = "pass_rate"
+    name: ClassVar[str] = "pass_rate"
     floor_name = "p_max"
+    limit: ClassVar[str | None] = "ceiling"
+    limit_name: ClassVar[str | None] = "p_max"
+    direction: ClassVar[int] = 1
+    target: ClassVar[str] = "pass rate"
+    target_high: ClassVar[float] = 1.0
+    direction_fix: ClassVar[str] = (
+        "a pass-rate law rises: fit a success rate (--target success) or fit this loss "
+        "with --law additive")
+
+    def loss(self, y: np.ndarray) -> np.ndarray:
+        """The loss the objective fits: ``1/p``."""
+        return 1.0 / y
+
+    def target_value(self, law: Law, values: Mapping[str, Any]) -> Any:
+        """What the target column holds at ``values`` under ``law``: the pass rate."""
+        return law.pass_rate(values)
+
+    def log_limit_bounds(self, pair: tuple[float, float]) -> tuple[float | None, float | None]:
+        """Bounds on ``log`` of the loss floor ``1/p_max`` for ``p_max=(low, high)``: the
+        floor is in ``[1/high, 1/low]``, and ``>= 1``."""
+        low, high = pair
+        return (max(0.0, -math.log(high)), -math.log(low))
 
     def grid(self, n_axes: int) -> np.ndarray:
         g = super().grid(n_axes)
@@ -183,11 +288,25 @@ class _PassRate(_Additive):
                            {a: p[f"exponent[{a}]"] for a in axes})
 
 
-class _Multiplicative:
+class _Multiplicative(_LossTarget):
     """``L = C prod_i x_i^-alpha_i``; ``theta = (log C, alpha_i)``."""
 
-    name = "multiplicative"
+    name: ClassVar[str] = "multiplicative"
     law_name = "multiplicative"
+    limit: ClassVar[str | None] = None
+    limit_name: ClassVar[str | None] = None
+    direction: ClassVar[int] = -1
+    linear: ClassVar[bool] = True
+    objective_form: ClassVar[str] = "multiplicative"
+    direction_fix: ClassVar[str] = (
+        "a multiplicative law falls with every axis: fit a loss (--target loss, 1 − success) "
+        "or fit the rate with --law pass_rate")
+
+    def centred_jacobian(self, theta: np.ndarray, logx: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """``d log L_hat / d theta`` with the coefficient at the data's mean ``log x``."""
+        c = logx.mean(axis=0)
+        return np.column_stack([np.ones(logx.shape[0]), -(logx - c)]), c
 
     def n_params(self, n_axes: int) -> int:
         return 1 + n_axes

@@ -84,8 +84,11 @@ class Objective:
 
     def bounds(self, floor_at_least_one: bool) -> list[tuple[float | None, float | None]]:
         """L-BFGS-B bounds: exponents >= 0, and ``log floor >= 0`` for pass rates."""
-        name = "pass_rate" if floor_at_least_one and self.family == "additive" else self.family
-        return _family(name).bounds(self.n_axes)
+        fam = _family(self.family)
+        bounds = fam.bounds(self.n_axes)
+        if floor_at_least_one and fam.limit is not None:  # a loss 1/p has floor 1/p_max >= 1
+            bounds[0] = (0.0, None)
+        return bounds
 
 
 def minimise(obj: Objective, starts: np.ndarray, bounds: list

@@ -176,7 +176,9 @@ def plot_fit(fit: Any, data: Any, *, at: Mapping[str, float] | None = None,
         "confidence", confidence, low=0.0, high=1.0, low_open=True, high_open=True)
     x, y = _columns(fit, data)
     point = _slice_point(fit, x, at)
-    pass_rate = fit.law.family == "pass_rate"
+    from rlscale.optimize._fit_family import family
+
+    direction = family(fit.law.family).direction
 
     try:
         from matplotlib.figure import Figure
@@ -186,7 +188,8 @@ def plot_fit(fit: Any, data: Any, *, at: Mapping[str, float] | None = None,
                           "'rlscale[plot]'") from exc
 
     pred_rows = np.asarray(fit.predict({a: x[:, j] for j, a in enumerate(fit.axes)}), float)
-    resid = np.log(y) - np.log(pred_rows) if pass_rate else np.log(pred_rows) - np.log(y)
+    # residuals of the fitted loss (a rate's loss is 1/p): log L_hat - log L
+    resid = -direction * (np.log(pred_rows) - np.log(y))
     uniq, mean, half, count = _groups(x, y, level)
     n_axes = len(fit.axes)
     fig = Figure(figsize=(4.2 * n_axes + 0.6, 6.0), layout="constrained")

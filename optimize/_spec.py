@@ -106,7 +106,7 @@ def _law(tab: Mapping[str, Any]) -> Law:
     for key, value in tab.items():
         if key != "family":
             _check_type(f"[law] {key}", value, schema[key])
-    if family == "variance_components" and "axes" in tab:
+    if "axes" in tab:  # only the variance-components schema names axes (checked above)
         from rlscale.theory._nested import VarianceComponentsLaw
 
         kwargs = {k: v for k, v in tab.items() if k != "family"}

@@ -12,7 +12,7 @@ import pytest
 
 from rlscale._errors import InfeasibleError
 from rlscale.optimize import AllocationProblem, allocate, min_cost
-from rlscale.optimize._alloc_kkt import ALLOCATE
+from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST
 from rlscale.theory import AdditiveLaw, MultiplicativeLaw, SynthesisMethod
 
 LAW = AdditiveLaw(0.2, {"E": 1.0, "K": 2.0}, {"E": 0.5, "K": 0.25})
@@ -362,3 +362,85 @@ def test_kkt_refuses_a_missing_or_impossible_constraint(kwargs, error, match) ->
         prob.kkt({"E": 1.0, "K": 1.0}, **kwargs)
     with pytest.raises(ValueError, match="missing"):
         prob.kkt({"E": 1.0}, budget=2.0)
+
+
+# ---------------------------------------------------------------- the fast path's route (issue 25)
+def _routes(monkeypatch) -> list[tuple[str, bool]]:
+    """Record each ``_fast`` test: the sense and whether the closed form's fast path was taken."""
+    seen: list[tuple[str, bool]] = []
+    real = AllocationProblem._fast
+
+    def recording(self, sense, method, low, high):
+        plan = real(self, sense, method, low, high)
+        seen.append((sense.name, plan is not None))
+        return plan
+
+    monkeypatch.setattr(AllocationProblem, "_fast", recording)
+    return seen
+
+
+def test_a_numpy_scalar_takes_the_route_of_a_float(monkeypatch) -> None:
+    """``min_cost(np.float64(2.2))`` and ``min_cost(2.2)`` both take the closed form's fast
+    path (issue 25: a ``type(x) is float`` test once sent numpy's scalar elsewhere), with
+    the same digits; likewise ``allocate``.  The value is the Lagrange optimum by hand:
+    L = 0.2 + 2/sqrt(E) + 4/sqrt(K) at cost E K = B has E dL/dE = K dL/dK, i.e.
+    E^-1/2 = 2 K^-1/2: K = 4E, so E = sqrt(B)/2, K = 2 sqrt(B) and
+    L = 0.2 + 4 sqrt(2) B^-1/4."""
+    law = AdditiveLaw(0.2, {"E": 2.0, "K": 4.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E*K", {"E": (1, 1e4), "K": (1, 1e4)})
+    seen = _routes(monkeypatch)
+    for sense, verb, x in (("min_cost", prob.min_cost, 2.2), ("allocate", prob.allocate, 400.0)):
+        plain = verb(x, round_integers=False)
+        numpy = verb(np.float64(x), round_integers=False)
+        assert seen == [(sense, True), (sense, True)]
+        seen.clear()
+        assert plain.values == numpy.values and plain.method == numpy.method == "closed_form"
+    a = prob.allocate(400.0, round_integers=False)
+    assert a.values["E"] == pytest.approx(10.0, rel=1e-13)
+    assert a.values["K"] == pytest.approx(40.0, rel=1e-13)
+    m = prob.min_cost(2.2, round_integers=False)  # the cost B with L(B) = 2.2
+    budget = (4 * math.sqrt(2) / (2.2 - 0.2)) ** 4
+    assert m.cost == pytest.approx(budget, rel=1e-12)
+
+
+def test_the_fast_interval_is_open_on_both_sides_of_target_minus_floor(monkeypatch) -> None:
+    """min_cost's fast path holds exactly for ``low < target - floor < high`` of the closed
+    plan: just inside either end it is taken, just outside it is not (and the general
+    solve still meets the bounds)."""
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 2.0}, {"E": 0.5, "K": 0.5})
+    bounds = {"E": (1, 1e4), "K": (1, 1e4)}
+    prob = AllocationProblem(law, "E*K", bounds)
+    plan = prob.state.closed_plan(MIN_COST)
+    assert plan.floor == 0.2
+    seen = _routes(monkeypatch)
+    for gap, inside in ((plan.low * (1 + 1e-6), True), (plan.low * (1 - 1e-6), False),
+                        (plan.high * (1 - 1e-6), True), (plan.high * (1 + 1e-6), False)):
+        seen.clear()
+        out = prob.min_cost(0.2 + gap, round_integers=False)
+        assert seen[0] == ("min_cost", inside), gap
+        assert all(lo * (1 - 1e-9) <= out.values[v] <= hi * (1 + 1e-9)
+                   for v, (lo, hi) in bounds.items())
+        assert out.loss == pytest.approx(0.2 + gap, rel=1e-9)
+
+
+def test_budgets_and_sweeps_at_their_edges(capsys) -> None:
+    """A budget of 0 is refused whatever its type; a sweep is silent unless asked; the
+    frontier's budget-by-budget path is continuous, as allocate(round_integers=False)."""
+    prob = AllocationProblem(LAW, "E + K")
+    for zero in (0, 0.0, np.float64(0.0), -1.0):
+        with pytest.raises(ValueError, match="budget"):
+            prob.allocate(zero)
+    prob.sweep([10.0, 20.0])
+    assert capsys.readouterr().err == ""
+    closed = AllocationProblem(AdditiveLaw(0.2, {"E": 2.0, "K": 4.0}, {"E": 0.5, "K": 0.5}),
+                               "E*K", {"E": (1, 1e4), "K": (1, 1e4)})
+    for p in (prob, closed):  # the closed form's vectorised frontier takes flat arrays only
+        with pytest.raises(ValueError, match="flat list"):
+            p.frontier(np.array([[100.0, 1000.0]]))
+    flat = closed.frontier(np.array([100.0, 1000.0]))
+    assert flat.values["E"].tolist() == pytest.approx([5.0, math.sqrt(1000.0) / 2], rel=1e-13)
+    f = prob.frontier([100.0, 1000.0])
+    for i, b in enumerate((100.0, 1000.0)):
+        ref = prob.allocate(b, round_integers=False)
+        assert f.values["E"][i] == pytest.approx(ref.values["E"], rel=1e-9)
+        assert f.values["E"][i] != round(f.values["E"][i])

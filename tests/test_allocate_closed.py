@@ -427,3 +427,27 @@ def test_one_and_four_variables_by_their_optimality_conditions(axes) -> None:
         b = prob.min_cost(a.loss, round_integers=False)
         assert b.cost == pytest.approx(budget, rel=1e-12) and b.kkt_residual <= 1e-12
         assert a.kkt_residual <= 1e-12 and a.success
+
+
+def test_the_general_closed_path_reports_the_loss_and_cost_of_its_values() -> None:
+    """Just outside the fast interval (its 1e-9 log margins) but inside the box, the closed
+    form is taken by the general path (``ClosedPlan.build``, terms from ``A u + b``); its
+    loss and cost are the law and the cost at its values, by hand: 0.2 + 2/sqrt(E) +
+    4/sqrt(K) and E K, with E = sqrt(B)/2, K = 2 sqrt(B) (the Lagrange optimum)."""
+    from rlscale.optimize import AllocationProblem
+    from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST
+    from rlscale.theory import AdditiveLaw
+
+    law = AdditiveLaw(0.2, {"E": 2.0, "K": 4.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E*K", {"E": (1, 1e4), "K": (1, 1e4)})
+    for sense, verb in ((ALLOCATE, prob.allocate), (MIN_COST, prob.min_cost)):
+        plan = prob.state.closed_plan(sense)
+        for gap in (plan.low * (1 - 1e-10), plan.high * (1 + 1e-10)):
+            out = verb(plan.floor + gap, round_integers=False)
+            e, k = out.values["E"], out.values["K"]
+            assert out.method == "closed_form"
+            assert k / e == pytest.approx(4.0, rel=1e-12)
+            assert out.loss == pytest.approx(0.2 + 2 / math.sqrt(e) + 4 / math.sqrt(k),
+                                             rel=1e-13)
+            assert out.cost == pytest.approx(e * k, rel=1e-13)
+            assert out.effective == pytest.approx({"E": e, "K": k}, rel=1e-13)

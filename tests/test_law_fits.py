@@ -14,6 +14,7 @@ from scipy.optimize import least_squares
 
 from rlscale.verification._law_fits import (
     CHI2_95,
+    MinLawFit,
     bootstrap_min_law,
     boundary_verdicts,
     fit_form,
@@ -412,3 +413,64 @@ def test_boundary_verdicts_pick_the_lowest_limit() -> None:
     got = boundary_verdicts(*cols[:5], ran_off=cols[5].astype(bool))
     assert got == ["b_inf", "k_only", "flat", "b_inf", "flat", "c_inf", "b_inf", "k_only",
                    "c_inf", "c_inf", "interior"]
+
+
+def test_k_only_and_flat_fits_predict_their_least_squares_limits() -> None:
+    """Issue 25: the ``k_only`` and ``flat`` verdicts predict with their closed-form limits,
+    ``s √K`` with ``s = Σ w y √K / Σ w K`` and the weighted mean ``Σ w y / Σ w`` (weighted
+    least squares by hand), not with the min law's end point; the verdicts are right on
+    data that is such a limit (plus a little noise for the √K one: a noisy constant is as
+    well fitted by a√(log M + b) with a large ``b``, which is ``c_inf``)."""
+    rng = np.random.default_rng(3)
+    Y = np.stack([0.7 * np.sqrt(K) + 0.01 * rng.standard_normal(K.size),
+                  np.full(K.size, 0.4)])
+    W = np.ones_like(Y)
+    W[0, ::7] = 0.0  # a weight of 0 leaves its point out of the limit's fit
+    starts = np.concatenate([np.broadcast_to(STARTS["min"], (2, 3, 3)),
+                             profile_start("min", LM, K, Y, W)[:, None, :]], axis=1)
+    fit = fit_form("min", starts, LM, K, Y, W, max_nfev=400)
+    law = min_law_closure(LM, K, Y, W, fit)
+    assert law.verdicts == ["k_only", "flat"]
+    s = np.sum(W[0] * Y[0] * np.sqrt(K)) / np.sum(W[0] * K)
+    mean = np.sum(W[1] * Y[1]) / np.sum(W[1])
+    k_new, lm_new = np.array([0.01, 1.0, 100.0]), np.log(np.array([3.0, 1e3, 1e7]))
+    if law.cost[0] > law.limit_cost[0]:
+        np.testing.assert_allclose(law.predict(0, lm_new, k_new), s * np.sqrt(k_new),
+                                   rtol=1e-12)
+    if law.cost[1] > law.limit_cost[1]:
+        np.testing.assert_allclose(law.predict(1, lm_new, k_new), np.full(3, mean), rtol=1e-12)
+    # With the limits' costs forced above the law's, each still predicts its limit.
+    forced = MinLawFit(law.x, law.cost + 1.0, law.status, law.verdicts, law.logm,
+                       law.plateau, law.sqrt_k, law.const, law.const_cost, law.limit_cost)
+    np.testing.assert_allclose(forced.predict(0, lm_new, k_new), s * np.sqrt(k_new),
+                               rtol=1e-12)
+    np.testing.assert_allclose(forced.predict(1, lm_new, k_new), np.full(3, mean), rtol=1e-12)
+    assert law.limit_cost[0] == pytest.approx(
+        0.5 * np.sum(W[0] * (Y[0] - s * np.sqrt(K)) ** 2), rel=1e-10)
+    assert law.limit_cost[1] == pytest.approx(0.5 * np.sum(W[1] * (Y[1] - mean) ** 2),
+                                              rel=1e-10)
+
+
+@pytest.mark.parametrize("where", ["kink", "midpoint"])
+def test_plateau_profile_grid_holds_the_kinks_and_their_midpoints(where: str) -> None:
+    """The plateau's profile grid is ``log C = −log K_j`` and the midpoints between them
+    (the docstring's grid): on exact data with its kink there, the start *is* the truth,
+    the scale solved in closed form (to rounding)."""
+    u = np.log(KS)
+    log_c = -u[4] if where == "kink" else -0.5 * (u[4] + u[5])
+    g = 1.3 * np.sqrt(np.minimum(1.0, np.exp(log_c) * K))
+    start = profile_start("plateau", LM, K, g[None, :], np.ones((1, LM.size)))[0]
+    assert start[1] == pytest.approx(log_c, abs=1e-12)
+    assert start[0] == pytest.approx(np.log(1.3), abs=1e-12)
+
+
+@pytest.mark.parametrize("share", [0.9, 0.7, 0.5, 0.3, 0.1])
+def test_sqrt_logm_profile_grid_holds_the_shares_of_the_log_m_range(share: float) -> None:
+    """``b`` of the profile grid includes ``−min log M − share·(range of log M)`` for the
+    docstring's shares: on exact data with that ``b`` the start is the truth."""
+    lo, hi = LM.min(), LM.max()
+    b = -lo - (hi - lo) * share
+    g = 0.8 * np.sqrt(np.maximum(LM + b, 0.0))
+    start = profile_start("sqrt_logm", LM, K, g[None, :], np.ones((1, LM.size)))[0]
+    assert start[1] == pytest.approx(b, abs=1e-12)
+    assert start[0] == pytest.approx(np.log(0.8), abs=1e-12)

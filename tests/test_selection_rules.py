@@ -7,6 +7,7 @@ forms) and the generic optimiser against a brute-force maximum over pools.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -139,3 +140,44 @@ def test_symbolic_names_load_on_first_use() -> None:
     assert "law" in dir(reward) and "gao_expr" in dir(reward)
     with pytest.raises(AttributeError, match="has no attribute 'nope'"):
         reward.nope  # noqa: B018
+
+
+@pytest.mark.parametrize("n", [7.5, 1e6, 1e300])
+def test_each_rules_sampled_top_has_its_laws_support_and_mean(n: float) -> None:
+    """``sample_top``: the quantilizer's draws lie above the 1 − 1/n quantile z_n and average
+    E[Z | Z > z_n] = n φ(z_n) (the truncated normal's mean, mpmath); best of n's draws
+    average E[max of n] (its top, checked against quadrature in test_seams); at n = 1e300
+    the log-space inversion answers (z_n ≈ 37.1).  200,000 draws: 6 standard errors."""
+    rng = np.random.default_rng(5)
+    size = 200_000
+    with mp.workdps(40):
+        guess = math.sqrt(2 * math.log(n))
+        # the upper 1/n quantile, solved in log space: log Φ(−z) = −log n
+        zq = mp.findroot(lambda x: mp.log(mp.ncdf(-x)) + mp.log(n), guess)
+        z, mean = float(zq), float(mp.mpf(n) * mp.npdf(zq))
+    draws = RULES["quantile"].sample_top(rng, size, n, 0.0)
+    assert np.all(np.isfinite(draws)) and draws.min() >= z * (1 - 1e-12)
+    var = max(float(np.var(draws)), 1e-30)
+    assert abs(draws.mean() - mean) <= 6 * math.sqrt(var / size), (draws.mean(), mean)
+    top = float(RULES["bon"].top(np.float64(n), 0.0))
+    best = RULES["bon"].sample_top(rng, size, n, 0.0)
+    assert abs(best.mean() - top) <= 6 * float(np.std(best)) / math.sqrt(size)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("m", [1e20, 1e30, 1e100])
+def test_the_best_pool_is_found_when_its_log_size_passes_40(name: str, m: float) -> None:
+    """Pools of e^40 and more (K* = log(M/τ²)-ish beyond 40): the gain found is the
+    maximum of the pool gain over a dense grid of 200,001 log sizes on [0, K* + 200]
+    (to 1e-12 from below, 1e-7 above — the grid's own resolution), so the search's cap
+    at K* + 40 and its ladder never cut the optimum off."""
+    from rlscale.theory._selection_rules import _kstar, log_noise_factor
+
+    rule = RULES[name]
+    mm, k, tau = np.array([m]), np.array([1e6]), np.array([1.0])
+    _, gain = rule.optimise(mm, k, tau)
+    kstar = float(_kstar(log_noise_factor(mm, tau))[0])
+    assert kstar > 40
+    grid = np.linspace(0.0, min(float(rule.log_pool_limit(k)[0]), kstar + 200.0), 200_001)
+    best = float(rule.pool_gain(grid, mm, tau, k).max())
+    assert best * (1 - 1e-12) <= float(gain[0]) <= best * (1 + 1e-7)

@@ -192,3 +192,84 @@ def test_the_fast_path_certifies_most_solves(monkeypatch: pytest.MonkeyPatch) ->
     eta_bootstrap(point, laws, COST, BOUNDS, SUB)
     assert calls[0] == 16 * 5
     assert misses[0] <= 4
+
+
+def _record(monkeypatch: pytest.MonkeyPatch) -> tuple[list, list]:
+    """Record every Newton solve (its free coordinates and start) and KKT evaluation."""
+    import rlscale.optimize._warm_newton as wn
+
+    solves, evals = [], [0]
+    real_newton, real_eqs = wn._damped_newton, wn._kkt_eqs
+
+    def newton(space, start, free, z0):
+        solves.append((tuple(int(i) for i in free), start.copy()))
+        return real_newton(space, start, free, z0)
+
+    def eqs(*args):
+        evals[0] += 1
+        return real_eqs(*args)
+
+    monkeypatch.setattr(wn, "_damped_newton", newton)
+    monkeypatch.setattr(wn, "_kkt_eqs", eqs)
+    return solves, evals
+
+
+def test_the_fast_path_is_newton_and_converges_quadratically(monkeypatch) -> None:
+    """The fast path observed directly (issue 25): from the optimum one KKT evaluation and
+    one Newton solve return it; from a neighbouring law's optimum full Newton steps reach
+    it in a handful (measured 5–7; quadratic convergence from 1e-1 to 1e-15 needs ~5, a
+    damped or over-long step takes tens), every coordinate free."""
+    solves, evals = _record(monkeypatch)
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        pb = _problem(_law(rng))
+        start = _problem(_law(rng)).allocate(1000.0, round_integers=False).values
+        gp = pb.allocate(1000.0, round_integers=False)
+        solves.clear()
+        evals[0] = 0
+        assert warm_allocate(pb, 1000.0, gp.values) is not None
+        assert evals[0] == 1 and [s[0] for s in solves] == [(0, 1, 2)]
+        solves.clear()
+        evals[0] = 0
+        warm = warm_allocate(pb, 1000.0, start)
+        assert warm is not None and _rel(warm, gp.values) < 1e-10
+        assert [s[0] for s in solves] == [(0, 1, 2)] and evals[0] <= 9, evals[0]
+
+
+def test_a_bound_the_start_sits_on_is_held_then_released_by_its_multiplier(monkeypatch
+                                                                          ) -> None:
+    """The active-set loop observed: a start on t's lower bound holds t there; the
+    solution of that round has a negative bound multiplier, so the next round frees t
+    *from that solution* (the primal active-set step), not from the start again."""
+    solves, _ = _record(monkeypatch)
+    rng = np.random.default_rng(9)
+    pb = _problem(_law(rng))
+    gp = pb.allocate(300.0, round_integers=False)
+    start = {"E": gp.values["E"], "t": 1.0, "k": gp.values["k"]}
+    warm = warm_allocate(pb, 300.0, start)
+    assert warm is not None and _rel(warm, gp.values) < 1e-10
+    assert len(solves) == 2 and len(solves[0][0]) == 2 and len(solves[1][0]) == 3
+    (held,) = set(solves[1][0]) - set(solves[0][0])
+    first, second = solves[0][1], solves[1][1]
+    assert first[held] == second[held] == 0.0  # log of t's lower bound 1
+    assert np.max(np.abs(second - first)) > 0.1  # round 1's solution, not the start
+
+
+def test_a_start_within_the_tolerance_of_a_bound_holds_it(monkeypatch) -> None:
+    """A start on E's upper bound, exactly or 3e-9 inside it in log space (the tolerance
+    is 1e-9 · max(1, |log bound|) = 5.5e-9), first holds E at the bound; that active set
+    has no KKT point at this budget, so the loop starts again from the start with every
+    bound free, and ends at cvxpy's optimum.  2e-8 inside, E is free from the first round."""
+    solves, _ = _record(monkeypatch)
+    rng = np.random.default_rng(9)
+    pb = _problem(_law(rng))
+    gp = pb.allocate(1000.0, round_integers=False)
+    for offset, rounds in ((0.0, 2), (3e-9, 2), (2e-8, 1)):
+        solves.clear()
+        warm = warm_allocate(pb, 1000.0, {"E": 256.0 * math.exp(-offset), "t": 5.0, "k": 3.0})
+        assert warm is not None and _rel(warm, gp.values) < 1e-10
+        assert len(solves) == rounds and len(solves[-1][0]) == 3
+        if rounds == 2:
+            assert len(solves[0][0]) == 2
+            assert max(solves[0][1]) == math.log(256.0)  # held at the bound
+            assert max(solves[1][1]) == pytest.approx(math.log(256.0) - offset, abs=1e-15)

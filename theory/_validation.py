@@ -35,7 +35,7 @@ import numpy as np
 
 __all__ = ["MAX_COUNT", "MAX_JOBS", "check_bool", "check_choice", "check_finite_result",
            "check_jobs", "check_mapping", "check_path", "check_positive_int", "check_real",
-           "check_scalar", "check_work", "return_like"]
+           "check_scalar", "check_work", "return_like", "seed_from"]
 
 
 def _range_text(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
@@ -228,6 +228,43 @@ def check_positive_int(name: str, value: Any, *, minimum: int = 1,
 
 #: Most worker processes a ``jobs``/``n_jobs`` argument may ask for.
 MAX_JOBS = 1024
+
+
+#: Largest seed drawn from a Generator passed as ``rng=`` (room for ``seed + i`` offsets).
+SEED_DRAW = 2**62
+
+
+def seed_from(seed: Any, rng: Any, default: int = 0) -> Any:
+    """The seed of a verb that takes ``rng=`` (rlscale's one spelling) or ``seed=`` (kept).
+
+    ``rng`` is an integer seed or a :class:`numpy.random.Generator`; a Generator
+    is drawn from once (an integer below :data:`SEED_DRAW`), so the caller's
+    stream advances and the same generator state gives the same result.  With
+    ``rng`` left ``None`` the verb's ``seed`` is returned unchanged (it validates
+    it); giving both is a ``TypeError``.
+
+    Examples
+    --------
+    >>> seed_from(0, 7), seed_from(3, None)
+    (7, 3)
+    >>> seed_from(0, np.random.default_rng(1)) == seed_from(0, np.random.default_rng(1))
+    True
+    >>> seed_from(2, 5)
+    Traceback (most recent call last):
+    ...
+    TypeError: pass rng= or seed=, not both; got seed=2, rng=5
+    """
+    if rng is None:
+        return seed
+    if not (isinstance(seed, numbers.Integral) and not isinstance(seed, bool)
+            and seed == default):
+        raise TypeError(f"pass rng= or seed=, not both; got seed={seed!r:.40}, rng={rng!r:.40}")
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(SEED_DRAW))
+    if isinstance(rng, np.random.RandomState | np.random.SeedSequence | np.random.BitGenerator):
+        raise TypeError(f"rng must be an integer seed or a numpy.random.Generator; got "
+                        f"{type(rng).__name__} (wrap it: np.random.default_rng(...))")
+    return check_positive_int("rng", rng, minimum=0, maximum=None)  # an integer seed
 
 
 def check_jobs(name: str, value: Any) -> int:

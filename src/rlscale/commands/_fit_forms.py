@@ -16,37 +16,36 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-FORMS = ("sigmoid", "gao_bon", "gao_rl")
+if TYPE_CHECKING:
+    from rlscale.optimize._fit_registry import FrontEnd
 
-
-def run(args: argparse.Namespace, axes: list[str], columns: dict[str, list[float]]) -> int:
+def run(args: argparse.Namespace, front: FrontEnd, axes: list[str],
+        columns: dict[str, list[float]]) -> int:
+    """Fit ``front`` (a curve front end of the registry) and, where it has one, its audit."""
     import numpy as np
 
     from rlscale.files._atomic import to_jsonable, write_json_atomic
-    from rlscale.optimize import fit_gao, fit_sigmoid, sigmoid_audit
+    from rlscale.optimize import fit_law
 
     if len(axes) != 1:
-        raise ValueError(f"--law {args.law} takes one --axes column (compute or KL); "
+        raise ValueError(f"--law {front.name} takes one --axes column (compute or KL); "
                          f"got {axes}")
     x = np.asarray(columns[axes[0]], dtype=float)
     y = np.asarray(columns[args.target], dtype=float)
-    payload: dict[str, Any] = {"data": args.csv, "law": args.law, "x": axes[0],
+    payload: dict[str, Any] = {"data": args.csv, "law": front.name, "x": axes[0],
                                "target": args.target}
-    if args.law == "sigmoid":
-        if not 0.0 < args.holdout < 1.0:
-            raise ValueError(f"--holdout must be in (0, 1) for the sigmoid audit; "
-                             f"got {args.holdout!r}")
-        fit = fit_sigmoid(x, y, bootstrap=args.bootstrap, confidence=args.confidence,
-                          rng=args.seed)
-        audit = sigmoid_audit(x, y, fit_fraction=1.0 - args.holdout, bootstrap=args.bootstrap,
-                              confidence=args.confidence, rng=args.seed)
-        payload.update(fit=fit, audit=audit)
-    else:
-        fit = fit_gao(x, y, args.law[4:], bootstrap=args.bootstrap,
-                      confidence=args.confidence, rng=args.seed)
-        payload.update(fit=fit)
+    if front.audit is not None and not 0.0 < args.holdout < 1.0:
+        raise ValueError(f"--holdout must be in (0, 1) for the {front.name} audit; "
+                         f"got {args.holdout!r}")
+    fit = fit_law(columns, front.name, axes, args.target, bootstrap=args.bootstrap,
+                  confidence=args.confidence, seed=args.seed)
+    payload.update(fit=fit)
+    if front.audit is not None:
+        payload.update(audit=front.function("audit")(
+            x, y, fit_fraction=1.0 - args.holdout, bootstrap=args.bootstrap,
+            confidence=args.confidence, rng=args.seed))
     if not fit.success:
         print(f"warning [{fit.status}] {fit.message}", file=sys.stderr)
     json.dump(to_jsonable(payload), sys.stdout, indent=2, allow_nan=False)
@@ -54,12 +53,12 @@ def run(args: argparse.Namespace, axes: list[str], columns: dict[str, list[float
     if args.out:
         write_json_atomic(args.out, payload)
     if args.figure:
-        _figure(args.figure, args.law, x, y, payload)
+        _figure(args.figure, front, x, y, payload)
         print(f"wrote {args.figure}", file=sys.stderr)
     return 0
 
 
-def _figure(path: str, law: str, x: Any, y: Any, payload: dict[str, Any]) -> None:
+def _figure(path: str, front: FrontEnd, x: Any, y: Any, payload: dict[str, Any]) -> None:
     """Data, the fitted law; for the sigmoid also the power law and the held-out tail."""
     import io
 
@@ -76,7 +75,7 @@ def _figure(path: str, law: str, x: Any, y: Any, payload: dict[str, Any]) -> Non
 
     fig, ax = plt.subplots(figsize=(6, 4))
     grid = np.linspace(x.min(), x.max() * 1.05, 300)
-    if law == "sigmoid":
+    if "audit" in payload:  # the sigmoid: the fitted head, the held-out tail, both laws
         audit = payload["audit"]
         head = x <= audit.split
         ax.plot(x[head], y[head], "o", color="C0", ms=4, label="fitted points")
@@ -92,14 +91,12 @@ def _figure(path: str, law: str, x: Any, y: Any, payload: dict[str, Any]) -> Non
         ax.set_ylabel("held-out success")
         ax.set_title(f"extrapolation audit: tail RMSE sigmoid {audit.sigmoid_tail_rmse:.4f}, "
                      f"power law {audit.power_law_tail_rmse:.4f}", fontsize=8)
-    else:
-        from rlscale.theory.reward import gao_bon, gao_rl
-
+    else:  # a Gao form: the data and the fitted curve
         fit = payload["fit"]
         grid = np.linspace(0.0, max(x.max(), fit.peak.kl if fit.peak else 0.0) * 1.1, 300)
-        fn = gao_bon if law == "gao_bon" else gao_rl
+        fn = front.function("curve")
         ax.plot(x, y, "o", ms=4, label="data")
-        ax.plot(grid, fn(grid, fit.alpha, fit.beta), "-", label=f"{law} fit")
+        ax.plot(grid, fn(grid, fit.alpha, fit.beta), "-", label=f"{front.name} fit")
         if fit.peak is not None:
             ax.axvline(fit.peak.kl, color="0.6", lw=0.8, label=f"peak KL {fit.peak.kl:.3g}")
         ax.set_xlabel("KL")

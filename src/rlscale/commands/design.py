@@ -140,7 +140,9 @@ def parse_target(text: str | None, bounds: dict[str, tuple[float, float]],
 
 
 def _law(args: argparse.Namespace, axes: list[str]) -> Any:
-    if args.law in ("additive", "multiplicative", "pass_rate"):
+    from rlscale.optimize._fit_family import FAMILIES
+
+    if args.law in FAMILIES:
         if args.param:
             raise ValueError("--param declares an expression law's ranges; --law "
                              f"{args.law} is a built-in family")

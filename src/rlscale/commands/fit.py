@@ -29,6 +29,8 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
+    from rlscale.optimize._fit_registry import FRONT_ENDS, STARTS_HELP
+
     parser = sub.add_parser(
         "fit",
         help="fit a per-axis scaling law to a CSV (JSON out)",
@@ -38,18 +40,13 @@ def register(sub: Any) -> None:
     parser.add_argument("csv", metavar="DATA.csv", help="CSV with a header row")
     parser.add_argument("--axes", required=True,
                         help="comma-separated axis columns, e.g. environments,tasks,trajectories")
-    parser.add_argument("--law", choices=("additive", "multiplicative", "pass_rate",
-                                          "sigmoid", "gao_bon", "gao_rl"),
-                        default="additive",
-                        help="law family (default additive; pass_rate for a success column; "
-                        "sigmoid: compute curve with extrapolation audit, one axis = compute; "
-                        "gao_bon/gao_rl: Gao et al. forms, one axis = KL)")
+    parser.add_argument("--law", choices=tuple(FRONT_ENDS), default=None,
+                        help="the law: " + "; ".join(f"{name}: {front.summary}" for name, front
+                                                     in FRONT_ENDS.items()))
     parser.add_argument("--target", default="loss", help="column to fit (default loss)")
     parser.add_argument("--replicates", choices=("keep", "mean"), default="keep",
                         help="rows with equal axis values: keep each (default) or average them")
-    parser.add_argument("--starts", default="auto",
-                        help="'grid' (every start of the Hoffmann grid), N (the N best grid "
-                        "points) or 'auto' (default: the full grid up to 5000 starts, else 1000)")
+    parser.add_argument("--starts", default="auto", help=STARTS_HELP)
     parser.add_argument("--bootstrap", type=int, default=0,
                         help="bootstrap resamples for confidence intervals (default 0; "
                         ">= 1000 for reporting)")
@@ -140,6 +137,7 @@ def read_columns(path: str, columns: list[str]) -> dict[str, list[float]]:
 
 def _fit(args: argparse.Namespace) -> int:
     from rlscale.optimize import fit_law
+    from rlscale.optimize._fit_registry import DEFAULT_LAW, front_end
 
     axes = [a.strip() for a in args.axes.split(",") if a.strip()]
     if not axes:
@@ -155,6 +153,8 @@ def _fit(args: argparse.Namespace) -> int:
     p_max = _pair("--p-max", args.p_max)
     if args.expr:
         return _fit_expr(args, axes, starts)
+    law = args.law or DEFAULT_LAW
+    front = front_end(law)
     for flag, value, default in (("--param", args.param, []), ("--prior", args.prior, []),
                                  ("--noise", args.noise, None),
                                  ("--max-nfev", args.max_nfev, None),
@@ -162,20 +162,23 @@ def _fit(args: argparse.Namespace) -> int:
                                  ("--residuals", args.residuals, "log")):
         if value != default:
             raise ValueError(f"{flag} is for expression laws (--expr); got it with "
-                             f"--law {args.law}")
+                             f"--law {law}")
     data = read_columns(args.csv, [*axes, args.target])
-    if args.law in ("sigmoid", "gao_bon", "gao_rl"):  # named RL laws (issue 15)
+    if front.family is None:  # a curve fit of one axis (issue 15's named RL laws)
         from rlscale.commands._fit_forms import run
 
         if args.plot:
             raise ValueError(f"--plot draws additive, multiplicative and pass-rate fits; "
-                             f"for --law {args.law} use --figure FILE.png")
-        return run(args, axes, data)
+                             f"for --law {law} use --figure FILE.png")
+        if starts != "auto":
+            raise ValueError(f"--starts is for the built-in families and expressions; "
+                             f"--law {law} has its own starts")
+        return run(args, front, axes, data)
     if args.plot:  # fail before the fit, not after it
         from rlscale._optional import require
 
         require("matplotlib", extra="plot", purpose="fit plots (--plot)")
-    result = fit_law(data, law=args.law, axes=axes, target=args.target, starts=starts,
+    result = fit_law(data, law=law, axes=axes, target=args.target, starts=starts,
                      bootstrap=args.bootstrap, confidence=args.confidence,
                      holdout=args.holdout, replicates=args.replicates, seed=args.seed,
                      n_jobs=args.jobs, progress=args.bootstrap > 0, floor=floor, p_max=p_max,
@@ -194,7 +197,7 @@ def _fit_expr(args: argparse.Namespace, axes: list[str], starts: str | int) -> i
     if args.plot:
         raise ValueError("--plot draws built-in law fits (--law additive, multiplicative, "
                          "pass_rate); an --expr fit has no plot yet")
-    if args.law != "additive" or args.floor or args.p_max or args.replicates != "keep":
+    if args.law is not None or args.floor or args.p_max or args.replicates != "keep":
         raise ValueError("--expr replaces --law; --floor/--p-max/--replicates are for the "
                          "built-in laws (declare a range with --param NAME=LOW,HIGH)")
     targets = [t.strip() for t in args.target.split(",") if t.strip()]
