@@ -309,9 +309,10 @@ def _check_target_scale(logy: np.ndarray, target: Any, law: Any) -> None:
     margin = LOG_LIMIT - 10.0
     centre = float(np.median(logy))
     if abs(centre) > margin:
-        what = "1/pass rate" if law == "pass_rate" else f"data[{target!r}]"
+        # ``logy`` is the engine's target: the loss, or 1/pass rate for a ceiling family.
         raise ValueError(
-            f"the median of {what} is e^{centre:.0f} (about 1e{centre / np.log(10):+.0f}), "
+            f"the median of data[{target!r}] (its inverse for a pass rate) is "
+            f"e^{centre:.0f} (about 1e{centre / np.log(10):+.0f}), "
             f"outside [e^-{margin:.0f}, e^{margin:.0f}] (about [{np.exp(-margin):.1e}, "
             f"{np.exp(margin):.1e}]), where the {law} family's floor and coefficients are "
             "representable; divide the target by a constant (e.g. its median) before "

@@ -367,7 +367,8 @@ def test_a_target_beyond_the_engines_box_is_refused_with_the_rescaling_fix(scale
     # Log floors and coefficients live in [-690, 690]; at 1e±300 the fit used to land on the
     # box's edge (floor 2.2e-300, exponent 3905) and report success.
     x = np.logspace(1, 4, 12)
-    with pytest.raises(ValueError, match=r"the median of data\['loss'\] is e\^.* outside "
+    with pytest.raises(ValueError, match=r"the median of data\['loss'\] \(its inverse for a pass "
+                                         r"rate\) is e\^.* outside "
                                          r"\[e\^-680, e\^680\].*divide the target by a "
                                          r"constant"):
         fit_law({"N": x, "loss": scale * (1 + 3 * x ** -0.5)}, axes=["N"])
