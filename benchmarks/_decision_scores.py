@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RULES", "figure", "reliability", "report", "rescore_rule", "score", "validity"]
+__all__ = ["RULES", "figure", "recalibration", "reliability", "report", "rescore_rule", "score",
+           "validity"]
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -93,13 +94,9 @@ def score(state: dict[str, Any]) -> dict[str, Any]:
         "cpu_seconds": sum(r.get("cpu_seconds", 0.0) for r in state["records"].values())}
 
 
-def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, Any]]:
-    """P(beats the strongest baseline) of each data set's best plan against the truth, binned.
-
-    Every data set contributes its candidate plan (recommended or not): the stated
-    probability that it beats the strongest baseline and whether its η_deployed against
-    that baseline exceeds 1.
-    """
+def _stated(states: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each data set's candidate plan: stated P(beats the strongest baseline), and whether
+    its η_deployed against that baseline exceeds 1."""
     p, y = [], []
     for st in states:
         for r in st["records"].values():
@@ -109,7 +106,68 @@ def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, 
             name = r["recommend"]["strongest"]
             p.append(c["comparisons"][name]["p_beats"])
             y.append(c["eta_deployed"][name] > 1.0)
-    p, y = np.array(p), np.array(y)
+    return np.array(p, dtype=float), np.array(y, dtype=bool)
+
+
+def _calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error: the count-weighted mean |observed − stated| over bins."""
+    j = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum(abs(y[j == b].mean() - p[j == b].mean()) * np.sum(j == b)
+                     for b in range(bins) if np.any(j == b)) / max(p.size, 1))
+
+
+def recalibration(states: dict[Any, dict[str, Any]], clip: float = 0.005) -> dict[Any, Any]:
+    """Would a recalibration of P(beats) learnt from other generators hold on a new one?
+
+    The map ``Φ(a + c·Φ⁻¹(P))`` (Platt scaling on the probit scale; ``a = 0`` is a normal
+    prior on the gain centred at no gain) is fitted by maximum likelihood to every cell but
+    one and scored on the held-out cell (leave one cell out).  ``P`` is clipped into
+    ``[clip, 1 − clip]`` before ``Φ⁻¹``.  Returns, per held-out cell, its calibration error
+    stated and recalibrated, the map's ``(a, c)``, and the pooled errors.
+    """
+    from scipy.optimize import minimize
+    from scipy.stats import norm
+
+    data = {k: _stated([st]) for k, st in states.items()}
+    data = {k: (norm.ppf(np.clip(p, clip, 1 - clip)), y, p) for k, (p, y) in data.items()
+            if p.size}
+
+    def fit(z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        def nll(th: np.ndarray) -> float:
+            q = np.clip(norm.cdf(th[0] + th[1] * z), 1e-12, 1 - 1e-12)
+            return -float(np.sum(np.where(y, np.log(q), np.log1p(-q))))
+        return minimize(nll, np.array([0.0, 1.0]), method="Nelder-Mead").x
+
+    out: dict[Any, Any] = {}
+    q_all, y_all, p_all = [], [], []
+    for k, (z, y, p) in data.items():
+        rest = [v for j, v in data.items() if j != k]
+        if not rest:
+            continue
+        th = fit(np.concatenate([v[0] for v in rest]), np.concatenate([v[1] for v in rest]))
+        q = norm.cdf(th[0] + th[1] * z)
+        out[k] = {"n": int(y.size), "stated": _calibration_error(p, y),
+                  "recalibrated": _calibration_error(q, y), "a": float(th[0]),
+                  "c": float(th[1])}
+        q_all.append(q)
+        y_all.append(y)
+        p_all.append(p)
+    if q_all:
+        y = np.concatenate(y_all)
+        out["pooled"] = {"n": int(y.size),
+                         "stated": _calibration_error(np.concatenate(p_all), y),
+                         "recalibrated": _calibration_error(np.concatenate(q_all), y)}
+    return out
+
+
+def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, Any]]:
+    """P(beats the strongest baseline) of each data set's best plan against the truth, binned.
+
+    Every data set contributes its candidate plan (recommended or not): the stated
+    probability that it beats the strongest baseline and whether its η_deployed against
+    that baseline exceeds 1.
+    """
+    p, y = _stated(states)
     edges = np.linspace(0.0, 1.0, bins + 1)
     out = []
     for j in range(bins):
@@ -204,16 +262,7 @@ def validity(states: list[dict[str, Any]], levels: tuple[float, ...] = (0.8, 0.9
     not beat the strongest baseline, a stated ``P ≥ p`` occurs at most ``1 − p`` of the
     time.  Returns, per level, the count among those candidates and their number.
     """
-    p, y = [], []
-    for st in states:
-        for r in st["records"].values():
-            c = r.get("recommend", {}).get("candidate")
-            if not c or c["eta_deployed"] is None:
-                continue
-            name = r["recommend"]["strongest"]
-            p.append(c["comparisons"][name]["p_beats"])
-            y.append(c["eta_deployed"][name] > 1.0)
-    p, y = np.array(p), np.array(y, dtype=bool)
+    p, y = _stated(states)
     null = p[~y]
     return {"n": int(null.size), "n_beats": int(y.sum()),
             "levels": {lv: int(np.sum(null >= lv)) for lv in levels}}
@@ -278,6 +327,17 @@ def report(states: dict[tuple[str, str], dict[str, Any]]) -> str:
             cells.append(f"{k / v['n']:.3f} [{lo:.3f}, {hi:.3f}]")
         lines.append(f"| {label} | {v['n']} ({v['n'] + v['n_beats']}) | " + " | ".join(cells)
                      + " |")
+    cal = recalibration(states)
+    if "pooled" in cal:
+        lines += ["", "A recalibration Φ(a + c·Φ⁻¹(P)) learnt from the other cells, scored on each "
+                  "held-out cell (calibration error: count-weighted mean |observed − stated| "
+                  "over 10 bins):", "", "| held-out cell | n | a, c (fitted without it) | "
+                  "error stated | error recalibrated |", "|---|---|---|---|---|"]
+        for k, v in cal.items():
+            label = "pooled" if k == "pooled" else "/".join(k)
+            fitted = "—" if k == "pooled" else f"{v['a']:.2f}, {v['c']:.2f}"
+            lines.append(f"| {label} | {v['n']} | {fitted} | {v['stated']:.3f} | "
+                         f"{v['recalibrated']:.3f} |")
     lines += ["", "The same data sets under other rules (RULES; paired: η_dep vs the truly "
               "strongest baseline, changed / better / worse than the recorded rule):", "",
               "| generator | pilot | rule | n (unscored) | η_dep ≥ 1 vs strongest [Wilson 95 %] | "

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 import benchmarks.decision_study as study
-from benchmarks._decision_scores import reliability, rescore_rule, score, validity
+from benchmarks._decision_scores import (
+    _calibration_error,
+    recalibration,
+    reliability,
+    rescore_rule,
+    score,
+    validity,
+)
 from benchmarks._trainer_truth import GRID, GRID_SEEDS, TrainerTruth
 
 
@@ -120,6 +127,36 @@ def test_validity_counts_stated_p_among_plans_that_do_not_beat() -> None:
     v = validity([state])
     assert (v["n"], v["n_beats"]) == (3, 1)
     assert v["levels"] == {0.8: 2, 0.9: 1, 0.95: 1}
+
+
+def test_calibration_error_by_hand() -> None:
+    p = np.array([0.05, 0.05, 0.95, 0.95, 0.95, 0.95])
+    y = np.array([False, True, True, True, True, False])
+    # bins: {0.05: observed 0.5, n 2}, {0.95: observed 0.75, n 4}
+    assert _calibration_error(p, y) == pytest.approx((2 * 0.45 + 4 * 0.2) / 6)
+
+
+def test_recalibration_recovers_a_known_probit_map_from_other_cells() -> None:
+    from scipy.stats import norm
+
+    # Three cells whose outcomes follow P(beats) = Φ(−0.4 + 0.5·Φ⁻¹(stated)): stated P is
+    # over-confident, and the map learnt from two cells must recover it on the third.
+    rng = np.random.default_rng(5)
+
+    def cell() -> dict:
+        stated = rng.uniform(0.01, 0.99, 4000)
+        truth = rng.uniform(size=stated.size) < norm.cdf(-0.4 + 0.5 * norm.ppf(stated))
+        return {"records": {str(i): {"recommend": {"strongest": "proportional", "candidate": {
+            "eta_deployed": {"proportional": 1.1 if t else 0.9},
+            "comparisons": {"proportional": {"p_beats": float(q)}}}}}
+            for i, (q, t) in enumerate(zip(stated, truth, strict=True))}}
+
+    cal = recalibration({("a", "x"): cell(), ("b", "x"): cell(), ("c", "x"): cell()})
+    for k in (("a", "x"), ("b", "x"), ("c", "x")):
+        assert cal[k]["a"] == pytest.approx(-0.4, abs=0.08)
+        assert cal[k]["c"] == pytest.approx(0.5, abs=0.06)
+        assert cal[k]["recalibrated"] < 0.03 < 0.1 < cal[k]["stated"]
+    assert cal["pooled"]["n"] == 12000
 
 
 def test_trainer_truth_interpolates_in_logs_and_refuses_untrained_cells() -> None:
