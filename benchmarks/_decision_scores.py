@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["figure", "reliability", "report", "score"]
+__all__ = ["RULES", "figure", "recalibration", "reliability", "report", "rescore_rule", "score",
+           "validity"]
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -93,13 +94,9 @@ def score(state: dict[str, Any]) -> dict[str, Any]:
         "cpu_seconds": sum(r.get("cpu_seconds", 0.0) for r in state["records"].values())}
 
 
-def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, Any]]:
-    """P(beats the strongest baseline) of each data set's best plan against the truth, binned.
-
-    Every data set contributes its candidate plan (recommended or not): the stated
-    probability that it beats the strongest baseline and whether its η_deployed against
-    that baseline exceeds 1.
-    """
+def _stated(states: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Each data set's candidate plan: stated P(beats the strongest baseline), and whether
+    its η_deployed against that baseline exceeds 1."""
     p, y = [], []
     for st in states:
         for r in st["records"].values():
@@ -109,7 +106,68 @@ def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, 
             name = r["recommend"]["strongest"]
             p.append(c["comparisons"][name]["p_beats"])
             y.append(c["eta_deployed"][name] > 1.0)
-    p, y = np.array(p), np.array(y)
+    return np.array(p, dtype=float), np.array(y, dtype=bool)
+
+
+def _calibration_error(p: np.ndarray, y: np.ndarray, bins: int = 10) -> float:
+    """Expected calibration error: the count-weighted mean |observed − stated| over bins."""
+    j = np.minimum((p * bins).astype(int), bins - 1)
+    return float(sum(abs(y[j == b].mean() - p[j == b].mean()) * np.sum(j == b)
+                     for b in range(bins) if np.any(j == b)) / max(p.size, 1))
+
+
+def recalibration(states: dict[Any, dict[str, Any]], clip: float = 0.005) -> dict[Any, Any]:
+    """Would a recalibration of P(beats) learnt from other generators hold on a new one?
+
+    The map ``Φ(a + c·Φ⁻¹(P))`` (Platt scaling on the probit scale; ``a = 0`` is a normal
+    prior on the gain centred at no gain) is fitted by maximum likelihood to every cell but
+    one and scored on the held-out cell (leave one cell out).  ``P`` is clipped into
+    ``[clip, 1 − clip]`` before ``Φ⁻¹``.  Returns, per held-out cell, its calibration error
+    stated and recalibrated, the map's ``(a, c)``, and the pooled errors.
+    """
+    from scipy.optimize import minimize
+    from scipy.stats import norm
+
+    data = {k: _stated([st]) for k, st in states.items()}
+    data = {k: (norm.ppf(np.clip(p, clip, 1 - clip)), y, p) for k, (p, y) in data.items()
+            if p.size}
+
+    def fit(z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        def nll(th: np.ndarray) -> float:
+            q = np.clip(norm.cdf(th[0] + th[1] * z), 1e-12, 1 - 1e-12)
+            return -float(np.sum(np.where(y, np.log(q), np.log1p(-q))))
+        return minimize(nll, np.array([0.0, 1.0]), method="Nelder-Mead").x
+
+    out: dict[Any, Any] = {}
+    q_all, y_all, p_all = [], [], []
+    for k, (z, y, p) in data.items():
+        rest = [v for j, v in data.items() if j != k]
+        if not rest:
+            continue
+        th = fit(np.concatenate([v[0] for v in rest]), np.concatenate([v[1] for v in rest]))
+        q = norm.cdf(th[0] + th[1] * z)
+        out[k] = {"n": int(y.size), "stated": _calibration_error(p, y),
+                  "recalibrated": _calibration_error(q, y), "a": float(th[0]),
+                  "c": float(th[1])}
+        q_all.append(q)
+        y_all.append(y)
+        p_all.append(p)
+    if q_all:
+        y = np.concatenate(y_all)
+        out["pooled"] = {"n": int(y.size),
+                         "stated": _calibration_error(np.concatenate(p_all), y),
+                         "recalibrated": _calibration_error(np.concatenate(q_all), y)}
+    return out
+
+
+def reliability(states: list[dict[str, Any]], bins: int = 10) -> list[dict[str, Any]]:
+    """P(beats the strongest baseline) of each data set's best plan against the truth, binned.
+
+    Every data set contributes its candidate plan (recommended or not): the stated
+    probability that it beats the strongest baseline and whether its η_deployed against
+    that baseline exceeds 1.
+    """
+    p, y = _stated(states)
     edges = np.linspace(0.0, 1.0, bins + 1)
     out = []
     for j in range(bins):
@@ -126,6 +184,88 @@ def _share(s: dict[str, Any], key: str) -> str:
     """Median η_dep − 1 over oracle η − 1 against proportional (the issue's 80 % goal)."""
     gain = s["oracle"]["proportional"] - 1.0
     return f"{(s[key] - 1.0) / gain:.2f}" if gain > 0 else "—"
+
+
+# -- the rule, rescored on the records -------------------------------------------------------
+#: Alternative decision rules, applied to what a record holds (the candidate plan's
+#: P(beats) against every baseline on the judgement copy, and the whole-data step to the
+#: strongest baseline): ``"sequence"`` is what recommend does (default → strongest → plan),
+#: ``"iut"`` the intersection-union test (the plan when it beats *every* baseline on the
+#: judgement copy, Berger 1982; else the strongest baseline when the whole data give it
+#: the step, else the default), ``"either"`` the plan when either of the two would take it.
+RULES = ("sequence", "iut", "either")
+
+
+def _rule_choice(rc: dict[str, Any], rule: str, probability: float) -> str:
+    if rule == "sequence" or "candidate" not in rc:  # a fallback is the default everywhere
+        return rc["choice"]
+    iut = all(c["p_beats"] >= probability for c in rc["candidate"]["comparisons"].values())
+    if rule == "either":
+        return "plan" if iut else rc["choice"]
+    first = rc["steps"][0] if rc["steps"] else None
+    baseline = first["to"] if first and first["to"] != "plan" and first["taken"] else None
+    default = first["frm"] if first else rc["choice"]
+    return "plan" if iut else (baseline or default)
+
+
+def rescore_rule(state: dict[str, Any], rule: str) -> dict[str, Any]:
+    """A cell's figures under ``rule`` (:data:`RULES`), paired with the recorded rule's.
+
+    The same data sets and the same P's: only the choice differs.  A baseline's η_deployed
+    is the same on every data set (its path does not depend on the data); it is read from
+    a record that recommended it, and a data set whose new choice no record of the cell
+    recommended is counted in ``unscored``.
+    """
+    truth = state["truth"]
+    star = truth["strongest"]
+    probability = state["key"]["probability"]
+    base_eta = {}
+    for r in state["records"].values():
+        rc = r.get("recommend")
+        if rc and rc["choice"] != "plan" and rc["eta_deployed"] is not None:
+            base_eta[rc["choice"]] = rc["eta_deployed"]
+    new_star, old_star, new_prop, choices = [], [], [], []
+    unscored = 0
+    for r in state["records"].values():
+        rc = r.get("recommend")
+        if not rc or rc["eta_deployed"] is None:
+            continue
+        choice = _rule_choice(rc, rule, probability)
+        eta = rc["candidate"]["eta_deployed"] if choice == "plan" else base_eta.get(choice)
+        if eta is None:
+            unscored += 1
+            continue
+        new_star.append(eta[star])
+        new_prop.append(eta["proportional"])
+        old_star.append(rc["eta_deployed"][star])
+        choices.append(choice)
+    new_star, old_star = np.array(new_star), np.array(old_star)
+    n = len(choices)
+    ok = int(np.sum(new_star >= 1 - 1e-9))
+    return {"rule": rule, "n": n, "unscored": unscored, "ok": ok,
+            "ok_wilson": _wilson(ok, n),
+            "departs": float(np.mean([c != "proportional" for c in choices])) if n else 0.0,
+            "plan": float(np.mean([c == "plan" for c in choices])) if n else 0.0,
+            "median_eta_prop": float(np.median(new_prop)) if n else math.nan,
+            "oracle": truth["oracle_eta"],
+            "changed": int(np.sum(np.abs(new_star - old_star) > 1e-12)),
+            "better": int(np.sum(new_star > old_star + 1e-12)),
+            "worse": int(np.sum(new_star < old_star - 1e-12))}
+
+
+def validity(states: list[dict[str, Any]], levels: tuple[float, ...] = (0.8, 0.9, 0.95)
+             ) -> dict[str, Any]:
+    """P(beats) read as a one-sided confidence: is it valid where the plan does *not* beat?
+
+    A bootstrap P(beats) is one minus a one-sided p-value for "the plan is no better than
+    the baseline"; what recommend's guard relies on is that among candidates that truly do
+    not beat the strongest baseline, a stated ``P ≥ p`` occurs at most ``1 − p`` of the
+    time.  Returns, per level, the count among those candidates and their number.
+    """
+    p, y = _stated(states)
+    null = p[~y]
+    return {"n": int(null.size), "n_beats": int(y.sum()),
+            "levels": {lv: int(np.sum(null >= lv)) for lv in levels}}
 
 
 def report(states: dict[tuple[str, str], dict[str, Any]]) -> str:
@@ -171,6 +311,49 @@ def report(states: dict[tuple[str, str], dict[str, Any]]) -> str:
     for b in rel:
         lines.append(f"| [{b['low']:.1f}, {b['high']:.1f}) | {b['n']} | {b['stated']:.3f} | "
                      f"{b['observed']:.3f} [{b['wilson'][0]:.3f}, {b['wilson'][1]:.3f}] |")
+    lines += ["", "P(beats) as a one-sided confidence: among the candidate plans that truly do "
+              "not beat the strongest baseline, the share with stated P ≥ p (valid when at most "
+              "1 − p):", "", "| cells | candidates truly not better (of all) | "
+              + " | ".join(f"P ≥ {lv:g} [Wilson 95 %]" for lv in (0.8, 0.9, 0.95)) + " |",
+              "|---|---|---|---|---|"]
+    for label, group in [(f"{g}/{p}", [st]) for (g, p), st in states.items()] + \
+            [("all", list(states.values()))]:
+        v = validity(group)
+        if not v["n"]:
+            continue
+        cells = []
+        for k in v["levels"].values():
+            lo, hi = _wilson(k, v["n"])
+            cells.append(f"{k / v['n']:.3f} [{lo:.3f}, {hi:.3f}]")
+        lines.append(f"| {label} | {v['n']} ({v['n'] + v['n_beats']}) | " + " | ".join(cells)
+                     + " |")
+    cal = recalibration(states)
+    if "pooled" in cal:
+        lines += ["", "A recalibration Φ(a + c·Φ⁻¹(P)) learnt from the other cells, scored on each "
+                  "held-out cell (calibration error: count-weighted mean |observed − stated| "
+                  "over 10 bins):", "", "| held-out cell | n | a, c (fitted without it) | "
+                  "error stated | error recalibrated |", "|---|---|---|---|---|"]
+        for k, v in cal.items():
+            label = "pooled" if k == "pooled" else "/".join(k)
+            fitted = "—" if k == "pooled" else f"{v['a']:.2f}, {v['c']:.2f}"
+            lines.append(f"| {label} | {v['n']} | {fitted} | {v['stated']:.3f} | "
+                         f"{v['recalibrated']:.3f} |")
+    lines += ["", "The same data sets under other rules (RULES; paired: η_dep vs the truly "
+              "strongest baseline, changed / better / worse than the recorded rule):", "",
+              "| generator | pilot | rule | n (unscored) | η_dep ≥ 1 vs strongest [Wilson 95 %] | "
+              "departs (to the plan) | median η_dep vs proportional | share of the oracle gain "
+              "| changed / better / worse |", "|---|---|---|---|---|---|---|---|---|"]
+    for (g, p), st in states.items():
+        for rule in RULES:
+            s = rescore_rule(st, rule)
+            if not s["n"]:
+                continue
+            lo, hi = s["ok_wilson"]
+            lines.append(
+                f"| {g} | {p} | {rule} | {s['n']} ({s['unscored']}) | {s['ok'] / s['n']:.3f} "
+                f"[{lo:.3f}, {hi:.3f}] | {s['departs']:.2f} ({s['plan']:.2f}) | "
+                f"{s['median_eta_prop']:.3f} | {_share(s, 'median_eta_prop')} | "
+                f"{s['changed']} / {s['better']} / {s['worse']} |")
     return "\n".join(lines)
 
 

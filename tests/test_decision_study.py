@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 import benchmarks.decision_study as study
-from benchmarks._decision_scores import reliability, score
+from benchmarks._decision_scores import (
+    _calibration_error,
+    recalibration,
+    reliability,
+    rescore_rule,
+    score,
+    validity,
+)
 from benchmarks._trainer_truth import GRID, GRID_SEEDS, TrainerTruth
 
 
@@ -72,6 +79,84 @@ def test_score_counts_by_hand() -> None:
     assert s["departs"] == pytest.approx(2 / 3) and s["plan"] == pytest.approx(2 / 3)
     bins = {(b["low"], b["n"], b["observed"]) for b in reliability([state])}
     assert (0.9, 2, 0.5) in {(round(lo, 1), n, o) for lo, n, o in bins}
+
+
+def test_other_rules_rescored_on_the_same_records_by_hand() -> None:
+    # Truly strongest: E only.  Each record: the recorded choice, the whole-data step to the
+    # strongest baseline, the candidate's P(beats) against each baseline and its η_dep.
+    def rec(choice, step_taken, p_e, p_prop, cand_eta_e):
+        base = {"E only": {"E only": 1.0, "proportional": 1.4},
+                "proportional": {"E only": 0.7, "proportional": 1.0}}
+        eta = {"E only": cand_eta_e, "proportional": 1.4 * cand_eta_e}
+        return {"recommend": {
+            "choice": choice, "departs": choice != "proportional", "strongest": "E only",
+            "steps": [{"frm": "proportional", "to": "E only", "taken": step_taken}],
+            "eta_deployed": eta if choice == "plan" else base[choice],
+            "candidate": {"eta_deployed": eta, "comparisons": {
+                "E only": {"p_beats": p_e}, "proportional": {"p_beats": p_prop}}}}}
+
+    state = {"key": {"probability": 0.95},
+             "truth": {"strongest": "E only",
+                       "oracle_eta": {"E only": 1.2, "proportional": 1.6}},
+             "records": {
+                 # the sequence stopped at proportional; the plan beats both: IUT takes it
+                 "0": rec("proportional", False, 0.97, 0.99, 1.1),
+                 # the sequence took the plan over E only, but it does not beat proportional
+                 # at 0.95 on the judgement copy: IUT falls back to E only
+                 "1": rec("plan", True, 0.96, 0.90, 0.9),
+                 # both rules agree: E only
+                 "2": rec("E only", True, 0.2, 0.99, 0.8)}}
+    seq, iut, either = (rescore_rule(state, r) for r in ("sequence", "iut", "either"))
+    # recorded: proportional (0.7 against E only), the plan (0.9), E only (1): one holds
+    assert (seq["n"], seq["ok"], seq["changed"]) == (3, 1, 0)
+    assert (iut["ok"], iut["changed"], iut["better"], iut["worse"]) == (3, 2, 2, 0)
+    assert iut["plan"] == pytest.approx(1 / 3) and iut["departs"] == pytest.approx(1.0)
+    # "either": the plan where either rule takes it (records 0 and 1), E only in 2
+    assert (either["ok"], either["changed"], either["better"]) == (2, 1, 1)
+    assert either["median_eta_prop"] == pytest.approx(1.4)
+
+
+def test_validity_counts_stated_p_among_plans_that_do_not_beat() -> None:
+    def rec(p, eta):
+        return {"recommend": {"strongest": "proportional", "candidate": {
+            "eta_deployed": {"proportional": eta},
+            "comparisons": {"proportional": {"p_beats": p}}}}}
+
+    state = {"records": {"0": rec(0.97, 0.9), "1": rec(0.85, 0.99), "2": rec(0.2, 0.95),
+                         "3": rec(0.99, 1.1)}}
+    v = validity([state])
+    assert (v["n"], v["n_beats"]) == (3, 1)
+    assert v["levels"] == {0.8: 2, 0.9: 1, 0.95: 1}
+
+
+def test_calibration_error_by_hand() -> None:
+    p = np.array([0.05, 0.05, 0.95, 0.95, 0.95, 0.95])
+    y = np.array([False, True, True, True, True, False])
+    # bins: {0.05: observed 0.5, n 2}, {0.95: observed 0.75, n 4}
+    assert _calibration_error(p, y) == pytest.approx((2 * 0.45 + 4 * 0.2) / 6)
+
+
+def test_recalibration_recovers_a_known_probit_map_from_other_cells() -> None:
+    from scipy.stats import norm
+
+    # Three cells whose outcomes follow P(beats) = Φ(−0.4 + 0.5·Φ⁻¹(stated)): stated P is
+    # over-confident, and the map learnt from two cells must recover it on the third.
+    rng = np.random.default_rng(5)
+
+    def cell() -> dict:
+        stated = rng.uniform(0.01, 0.99, 4000)
+        truth = rng.uniform(size=stated.size) < norm.cdf(-0.4 + 0.5 * norm.ppf(stated))
+        return {"records": {str(i): {"recommend": {"strongest": "proportional", "candidate": {
+            "eta_deployed": {"proportional": 1.1 if t else 0.9},
+            "comparisons": {"proportional": {"p_beats": float(q)}}}}}
+            for i, (q, t) in enumerate(zip(stated, truth, strict=True))}}
+
+    cal = recalibration({("a", "x"): cell(), ("b", "x"): cell(), ("c", "x"): cell()})
+    for k in (("a", "x"), ("b", "x"), ("c", "x")):
+        assert cal[k]["a"] == pytest.approx(-0.4, abs=0.08)
+        assert cal[k]["c"] == pytest.approx(0.5, abs=0.06)
+        assert cal[k]["recalibrated"] < 0.03 < 0.1 < cal[k]["stated"]
+    assert cal["pooled"]["n"] == 12000
 
 
 def test_trainer_truth_interpolates_in_logs_and_refuses_untrained_cells() -> None:
