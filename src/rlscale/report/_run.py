@@ -334,8 +334,9 @@ def _run_independent(labels: list[str], config: dict[str, Any], staging: Path
 
 #: Libraries both processes of the report import (the chain's fit and figures, and the
 #: side's steps): loaded before the fork, the side process shares them instead of paying
-#: their import again (about 1.7 CPU s: scipy 0.8, matplotlib 0.5, sympy 0.4).
-SHARED_IMPORTS = ("scipy.optimize", "scipy.special", "scipy.stats", "sympy")
+#: their import again (about 1.7 CPU s: scipy 0.8, matplotlib 0.5, sympy 0.4; cvxpy 0.1,
+#: which the allocation and the inference plan's relaxation both import).
+SHARED_IMPORTS = ("scipy.optimize", "scipy.special", "scipy.stats", "sympy", "cvxpy")
 
 
 def _start_method() -> str:
