@@ -12,7 +12,9 @@ import pytest
 from rlscale._document import Document
 from rlscale.optimize import fit_law
 from rlscale.report._config import AXES, load_config, validate
+from rlscale.report._config_tree import ReportConfig
 from rlscale.report._next_runs import next_runs_section, next_runs_step
+from rlscale.report._outcomes import Inputs
 from rlscale.report._steps import Shared
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,10 +29,9 @@ def step(tmp_path_factory):
         "loss": np.array([r["loss"] for r in rows])}
     shared = Shared()
     shared.fit = fit_law(data, axes=list(AXES), bootstrap=100, seed=0)
-    sections = {"sweep": {"rows": rows}}
     staging = tmp_path_factory.mktemp("staging")
-    next_runs_step(load_config(), staging, sections, shared, False)
-    return sections["next_runs"], staging, rows
+    inputs = Inputs(staging, resources=shared, earlier={"sweep": {"rows": rows}})
+    return next_runs_step(ReportConfig.load(), inputs).as_dict(), staging, rows
 
 
 def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):

@@ -22,6 +22,9 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.report._config_tree import ReportConfig
+from rlscale.report._outcomes import Inputs, Section
+
 __all__ = ["check_config", "next_runs_section", "next_runs_step"]
 
 #: What the report compares its batch against (same budget, same linearisation).
@@ -39,59 +42,59 @@ def check_config(cfg: dict[str, Any]) -> None:
                          f"{cfg['method']!r}")
 
 
-def _pool(config: dict[str, Any]) -> dict[str, np.ndarray]:
+def _pool(cfg: ReportConfig) -> dict[str, np.ndarray]:
     from rlscale.report._config import AXES
 
-    values = [np.asarray(config["sweep"]["axes"][a], dtype=float) for a in AXES]
+    values = [np.asarray(cfg.sweep.axes[a], dtype=float) for a in AXES]
     mesh = np.meshgrid(*values, indexing="ij")
     return {a: m.ravel() for a, m in zip(AXES, mesh)}
 
 
-def _cost(config: dict[str, Any]) -> str:
-    c = config["costs"]
+def _cost(cfg: ReportConfig) -> str:
+    c = cfg.costs
     e, t, k = "environments", "tasks_per_environment", "trajectories_per_task"
-    return (f"{c['environment']!r}*{e} + {c['task']!r}*{e}*{t} + "
-            f"{c['trajectory']!r}*{e}*{t}*{k}")
+    return (f"{c.environment!r}*{e} + {c.task!r}*{e}*{t} + "
+            f"{c.trajectory!r}*{e}*{t}*{k}")
 
 
-def next_runs_step(config, staging, sections, shared, progress) -> None:
+def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     from rlscale.files._atomic import write_text_atomic
     from rlscale.optimize import FrontierTarget, design
-    from rlscale.report._config import AXES, SUBSTITUTE, nested_bounds
+    from rlscale.report._config import AXES, SUBSTITUTE
 
-    cfg = config["next_runs"]
-    if not cfg["enabled"]:
-        sections["next_runs"] = {"enabled": False}
-        return
-    rows = sections["sweep"]["rows"]
+    nr = cfg.next_runs
+    if not nr.enabled:
+        return Section("next_runs", {"enabled": False})
+    rows = inputs.earlier["sweep"]["rows"]
     observed = {a: np.array([r[a] for r in rows], dtype=float) for a in AXES}
     from rlscale.theory import parse_posynomial
 
     # What the sweep cost under the report's unit costs (each seed is a run).
-    spent = float(np.sum(parse_posynomial(_cost(config)).evaluate(observed)))
-    budget = cfg["budget_share"] * spent
-    alloc = config["allocation"]
-    bounds = {a: nested_bounds(config)[SUBSTITUTE[a]] for a in AXES}
-    target = FrontierTarget(alloc["budget"], alloc["budgets"][1], 3, bounds,
+    cost = _cost(cfg)
+    spent = float(np.sum(parse_posynomial(cost).evaluate(observed)))
+    budget = nr.budget_share * spent
+    alloc = cfg.allocation
+    nested = alloc.nested_bounds()
+    bounds = {a: nested[SUBSTITUTE[a]] for a in AXES}
+    target = FrontierTarget(alloc.budget, alloc.budget_grid()[1], 3, bounds,
                             objective="regret")
-    common = {"cost": _cost(config), "observed": observed, "seed": config["seed"]}
+    common = {"cost": cost, "observed": observed, "seed": cfg.seed}
     out: dict[str, Any] = {"enabled": True, "budget": budget, "sweep_cost": spent,
-                           "budget_share": cfg["budget_share"], "cost": common["cost"]}
+                           "budget_share": nr.budget_share, "cost": cost}
+    fit = inputs.resources.fit
     try:
-        chosen = design(shared.fit, _pool(config), budget, target, method=cfg["method"],
-                        **common)
+        chosen = design(fit, _pool(cfg), budget, target, method=nr.method, **common)
     except ValueError as exc:  # e.g. every candidate already run: say so, not fail
-        sections["next_runs"] = {**out, "error": " ".join(str(exc).split())}
-        return
+        return Section("next_runs", {**out, "error": " ".join(str(exc).split())})
     compare = {}
     for rule in RULES:
-        d = design(shared.fit, _pool(config), budget, target, method=rule, **common)
+        d = design(fit, _pool(cfg), budget, target, method=rule, **common)
         compare[rule] = {"n_runs": d.n_runs, "cost": d.cost,
                          "target_sd_after": d.target_sd_after,
                          "regret_after": d.regret_after}
-    write_text_atomic(staging / "next-runs.csv", chosen.to_csv())
-    sections["next_runs"] = {**out, "design": chosen.as_dict(), "compare": compare,
-                             "file": "next-runs.csv"}
+    write_text_atomic(inputs.staging / "next-runs.csv", chosen.to_csv())
+    return Section("next_runs", {**out, "design": chosen.as_dict(), "compare": compare,
+                                 "file": "next-runs.csv"})
 
 
 def _g(v: Any) -> str:
