@@ -14,8 +14,7 @@ from rlscale.optimize import fit_law
 from rlscale.report._config import AXES, load_config, validate
 from rlscale.report._config_tree import ReportConfig
 from rlscale.report._next_runs import next_runs_section, next_runs_step
-from rlscale.report._outcomes import Inputs
-from rlscale.report._steps import Shared
+from rlscale.report._outcomes import FitOutcome, Inputs, SweepOutcome
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,10 +26,13 @@ def step(tmp_path_factory):
                 for r in csv.DictReader(fh)]
     data = {a: np.array([r[a] for r in rows]) for a in AXES} | {
         "loss": np.array([r["loss"] for r in rows])}
-    shared = Shared()
-    shared.fit = fit_law(data, axes=list(AXES), bootstrap=100, seed=0)
+    fit = FitOutcome(result=fit_law(data, axes=list(AXES), bootstrap=100, seed=0),
+                     centre={}, floor_min=0.0, elasticities={}, impact_ordering=(),
+                     ordering_probability={})
+    sweep = SweepOutcome(runs=len(rows), summary=(), rows=tuple(rows), seeds=1,
+                         untrained_success=0.0, optimal_success=1.0)
     staging = tmp_path_factory.mktemp("staging")
-    inputs = Inputs(staging, resources=shared, earlier={"sweep": {"rows": rows}})
+    inputs = Inputs(staging, sweep=sweep, fit=fit)
     return next_runs_step(ReportConfig.load(), inputs).as_dict(), staging, rows
 
 

@@ -23,20 +23,18 @@ def _decide(cfg: ReportConfig, inputs: Inputs) -> Any:
     """The report's recommendation (:func:`rlscale.optimize.recommend`) on the sweep."""
     from rlscale.optimize import recommend
 
-    rows = inputs.earlier["sweep"]["rows"]
-    data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in AXES}
-    data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
+    data = inputs.sweep.fit_data(AXES)
     f, eff_cfg = cfg.fit, cfg.efficiency
     base = cfg.sweep.base.point()
     return recommend(
         data, cfg.costs.text(), float(cfg.allocation.budget),
         {SUBSTITUTE[a]: float(base[a]) for a in AXES}, axes=list(AXES),
         bounds=cfg.allocation.nested_bounds(), substitute=SUBSTITUTE,
-        fit=inputs.resources.fit,
+        fit=inputs.fit.result,
         bootstrap=eff_cfg.decision_bootstrap, plan_laws=eff_cfg.plan_laws,
         probability=eff_cfg.probability, confidence=f.confidence,
         loss_range=(0.0, 1.0),  # loss = 1 − success
-        fit_options={"floor": (inputs.earlier["fit"]["floor_min"], math.inf),
+        fit_options={"floor": (inputs.fit.floor_min, math.inf),
                      "starts": f.starts},
         seed=cfg.seed)
 
@@ -83,10 +81,8 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     from rlscale.report._steps import _train_points
     from rlscale.simulate import iqm_ci, iqm_difference_ci
 
-    shared = inputs.resources
-    problem = shared.problem
-    fit = shared.fit
-    law = fit.law
+    problem = inputs.allocation.problem
+    law = inputs.fit.result.law
     base = cfg.sweep.base
     centre = {SUBSTITUTE[a]: float(v) for a, v in base.point().items()}
     fixed = {"E": float(base.environments), "t": float(base.tasks_per_environment)}
@@ -98,7 +94,7 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
     rec = _decide(cfg, inputs)
-    laws = shared.laws
+    laws = list(inputs.fit.laws)
     if len(laws) > eff_cfg.plan_laws:  # an evenly spaced subset, deterministic
         laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg.plan_laws).astype(int)]
     if len(laws) < 2:

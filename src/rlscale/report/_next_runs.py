@@ -65,8 +65,7 @@ def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     nr = cfg.next_runs
     if not nr.enabled:
         return Section("next_runs", {"enabled": False})
-    rows = inputs.earlier["sweep"]["rows"]
-    observed = {a: np.array([r[a] for r in rows], dtype=float) for a in AXES}
+    observed = {a: inputs.sweep.column(a) for a in AXES}
     from rlscale.theory import parse_posynomial
 
     # What the sweep cost under the report's unit costs (each seed is a run).
@@ -81,7 +80,7 @@ def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     common = {"cost": cost, "observed": observed, "seed": cfg.seed}
     out: dict[str, Any] = {"enabled": True, "budget": budget, "sweep_cost": spent,
                            "budget_share": nr.budget_share, "cost": cost}
-    fit = inputs.resources.fit
+    fit = inputs.fit.result
     try:
         chosen = design(fit, _pool(cfg), budget, target, method=nr.method, **common)
     except ValueError as exc:  # e.g. every candidate already run: say so, not fail

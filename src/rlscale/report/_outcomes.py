@@ -20,9 +20,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from rlscale.report._typed import plain
 
-__all__ = ["Inputs", "Outcome", "Resources", "Section"]
+__all__ = ["AllocationOutcome", "Band", "FitOutcome", "Inputs", "LawFitRow", "ModelRow",
+           "Outcome", "ProofRow", "ProofsOutcome", "ReportState", "Resources",
+           "RewardLawOutcome", "Section", "SweepOutcome", "SyntheticOutcome"]
 
 
 @dataclass
@@ -46,10 +50,6 @@ class Resources:
 
     run_ids: dict[Path, dict[str, None]] = field(default_factory=dict)
     jobs: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
-    #: Live objects of the law fit and the allocation, until those steps have outcomes.
-    fit: Any = None
-    laws: list[Any] = field(default_factory=list)
-    problem: Any = None
 
 
 class Outcome:
@@ -74,6 +74,167 @@ class Section:
 
 
 @dataclass(frozen=True)
+class LawFitRow:
+    """One (noise, method) group of the Gaussian model's law fit."""
+
+    noise: float
+    method: str
+    r2_min: float | None
+    r2_smooth: float | None
+    a: float
+    b: float
+    c: float
+    n_train: int
+    n_test: int
+    identified: Mapping[str, bool] | None = field(default=None, metadata={"optional": True})
+    identification: str | None = field(default=None, metadata={"optional": True})
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One model of the comparison (AIC, BIC, leave-one-regime-out RMSE)."""
+
+    model: str
+    formula: str
+    params: int
+    aic: float
+    bic: float
+    loro_rmse: float
+    rss: float
+    points: int
+
+
+@dataclass(frozen=True)
+class Band:
+    """The measured band of G/√min(log M, K) against the proved one."""
+
+    c_lo: float
+    c_hi: float
+    proved_c_lo: float
+    proved_c_hi: float
+    inside_proved: bool
+    per_method: Mapping[str, Any]
+    domain: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class RewardLawOutcome(Outcome):
+    """Step 1, the reward-optimisation law in the Gaussian selection model
+    (:class:`rlscale.verification._gaussian_reward_law.RewardLawReport`)."""
+
+    key: ClassVar[str] = "reward_law"
+    mode: str
+    seed: int | None
+    seconds: float
+    methods: tuple[str, ...]
+    r2: tuple[LawFitRow, ...]
+    band: Band
+    comparison: tuple[ModelRow, ...]
+    mc_check: Any
+    files: Mapping[str, str]
+    n_points: int
+
+
+@dataclass(frozen=True)
+class SweepOutcome(Outcome):
+    """Step 2, the trainer sweep.
+
+    ``rows`` are the runs as ``sweep.csv`` holds them and ``summary`` the IQM per
+    configuration (:func:`rlscale.sweep._run.summarise`): tables whose columns are the
+    trainer's (a new trainer field is a new column), read by column name.
+    """
+
+    key: ClassVar[str] = "sweep"
+    runs: int
+    summary: tuple[Mapping[str, Any], ...]
+    rows: tuple[Mapping[str, Any], ...]
+    seeds: int
+    untrained_success: float
+    optimal_success: float
+
+    def column(self, name: str) -> np.ndarray:
+        """One column of the runs, as floats."""
+        return np.array([r[name] for r in self.rows], dtype=float)
+
+    def fit_data(self, axes: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """The runs as :func:`rlscale.optimize.fit_law` data: each axis, and the loss."""
+        return {**{a: self.column(a) for a in axes}, "loss": self.column("loss")}
+
+
+@dataclass(frozen=True)
+class FitOutcome(Outcome):
+    """Step 3, the per-axis law: the fit, the elasticities at the sweep's centre and how
+    sure their ordering is (the share of bootstrap laws that order each pair so)."""
+
+    key: ClassVar[str] = "fit"
+    result: Any  # rlscale.optimize.FitResult; results.json holds its as_dict()
+    centre: Mapping[str, int]
+    floor_min: float
+    elasticities: Mapping[str, float]
+    impact_ordering: tuple[str, ...]
+    ordering_probability: Mapping[str, float | None]
+    #: ``result.bootstrap_laws()``, rebuilt once (step 3's band, step 5's uncertainty).
+    laws: tuple[Any, ...] = field(default=(), metadata={"plain": False}, compare=False)
+
+
+@dataclass(frozen=True)
+class SyntheticOutcome:
+    """Step 4's synthetic environments: with real ones capped, with and without a priced
+    generator, the critical synthetic-to-real ratio and the quality filter."""
+
+    method: Any  # rlscale.theory.SynthesisMethod
+    real_unit_cost: float
+    t: float
+    k: float
+    real_environments: float
+    real_only: Any  # rlscale.optimize.Allocation
+    with_synthetic: Any  # rlscale.optimize.Allocation
+    critical_ratio: Any  # the closed form's result (``ratio``, ``reason``)
+    solver_ratio: float
+    quality_filter: Any  # the filter's result (``threshold``, ``acceptance``)
+
+
+@dataclass(frozen=True)
+class AllocationOutcome(Outcome):
+    """Step 4, the compute-optimal allocation: the plan at the budget, the curve over
+    budgets and synthetic environments; ``problem`` is re-solved by step 5."""
+
+    key: ClassVar[str] = "allocation"
+    cost: str
+    budget: float
+    plan: Any  # rlscale.optimize.Allocation
+    curve: tuple[Any, ...]
+    synthetic: SyntheticOutcome
+    problem: Any = field(default=None, metadata={"plain": False}, compare=False)
+
+
+@dataclass(frozen=True)
+class ProofRow:
+    """One machine-checked derivation (:meth:`rlscale.proofs.ProofResult.as_dict`)."""
+
+    name: str
+    title: str
+    statement: str
+    passed: bool
+    seconds: float
+    counts: Mapping[str, int]
+    checked: Any
+    cited: Any
+    concerns: Any
+    steps: Any
+
+
+@dataclass(frozen=True)
+class ProofsOutcome(Outcome):
+    """Step 7, the machine-checked proofs (``all_hold`` absent when disabled)."""
+
+    key: ClassVar[str] = "proofs"
+    enabled: bool
+    results: tuple[ProofRow, ...]
+    all_hold: bool | None = field(default=None, metadata={"optional": True})
+
+
+@dataclass(frozen=True)
 class Inputs:
     """A step's inputs besides the configuration: where it writes, the runner's
     resources, and the outcomes of the steps before it that it may read.
@@ -84,10 +245,42 @@ class Inputs:
     staging: Path
     progress: bool = False
     resources: Resources = field(default_factory=Resources)
+    sweep: SweepOutcome | None = None
+    fit: FitOutcome | None = None
+    allocation: AllocationOutcome | None = None
     earlier: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def add(self, outcome: Any) -> Inputs:
         """These inputs with ``outcome`` available to the steps after it."""
         if isinstance(outcome, Section):
             return replace(self, earlier={**self.earlier, outcome.key: outcome.data})
+        if outcome.key not in _READ_BY_LATER_STEPS:  # the independent steps: read by none
+            return self
         return replace(self, **{outcome.key: outcome})
+
+
+#: The outcomes a later step reads (the fields of :class:`Inputs` that hold one).
+_READ_BY_LATER_STEPS = frozenset({"sweep", "fit", "allocation"})
+
+
+@dataclass(frozen=True)
+class ReportState:
+    """Every step's outcome, by section: what the document is rendered from and what
+    ``results.json`` holds (each field's ``as_dict()`` under its name).
+
+    Fields typed ``Any`` still hold a plain :class:`Section`.
+    """
+
+    reward_law: RewardLawOutcome
+    reward_law_trainer: Any
+    sweep: SweepOutcome
+    fit: FitOutcome
+    allocation: AllocationOutcome
+    efficiency: Any
+    next_runs: Any
+    inference: Any
+    proofs: ProofsOutcome
+
+    @classmethod
+    def of(cls, outcomes: list[Any]) -> ReportState:
+        return cls(**{o.key: o for o in outcomes})

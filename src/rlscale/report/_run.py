@@ -40,7 +40,7 @@ from rlscale.files._staging import (
 from rlscale.report._config import DEFAULTS, to_toml
 from rlscale.report._config_tree import ReportConfig, as_tree
 from rlscale.report._document import build_document
-from rlscale.report._outcomes import Inputs, Resources
+from rlscale.report._outcomes import Inputs, ReportState, Resources
 from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, prune_results
 
 __all__ = ["ReportResult", "run_report"]
@@ -56,8 +56,8 @@ class ReportResult:
     """Everything the report computed (``results.json`` is ``as_dict()``).
 
     ``config`` is the plain configuration (``results.json``'s ``config``), ``cfg``
-    the same as the frozen tree the steps read; ``outcomes`` holds each step's
-    outcome by its section's name, ``sections`` their plain data.
+    the same as the frozen tree the steps read; ``state`` holds each step's
+    outcome, ``sections`` their plain data.
     """
 
     out: Path
@@ -67,7 +67,7 @@ class ReportResult:
     #: What publishing kept of the directory it replaced (not in results.json).
     published: PublishOutcome | None = None
     cfg: ReportConfig | None = None
-    outcomes: dict[str, Any] = field(default_factory=dict)
+    state: ReportState | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"rlscale_report": 1, "seconds": self.seconds, "config": self.config,
@@ -182,10 +182,9 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         # Every process of the report (the side process and the workers included), from the
         # staging to here; the document and the publishing after it are not in it.
         result.sections["cpu_total"] = _cpu_seconds() - cpu_start
+        result.state = ReportState.of([outcomes[label] for label, _ in STEPS])
         for label, _ in STEPS:
-            outcome = outcomes[label]
-            result.outcomes[outcome.key] = outcome
-            result.sections[outcome.key] = outcome.as_dict()
+            result.sections[outcomes[label].key] = outcomes[label].as_dict()
         for csv_path, run_ids in resources.run_ids.items():
             prune_results(csv_path, run_ids)
         result.seconds = time.perf_counter() - start

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,19 @@ from rlscale.report._config_tree import ReportConfig
 from rlscale.report._efficiency_step import efficiency_step
 from rlscale.report._figures import figure_allocation, figure_fits
 from rlscale.report._next_runs import next_runs_step
-from rlscale.report._outcomes import Inputs, Resources, Section
+from rlscale.report._outcomes import (
+    AllocationOutcome,
+    FitOutcome,
+    Inputs,
+    ProofRow,
+    ProofsOutcome,
+    Resources,
+    RewardLawOutcome,
+    Section,
+    SweepOutcome,
+    SyntheticOutcome,
+)
+from rlscale.report._typed import build
 
 __all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "prune_results", "run_spec"]
 
@@ -31,14 +44,14 @@ Shared = Resources
 
 # -- 1. reward law -----------------------------------------------------------
 
-def reward_law_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def reward_law_step(cfg: ReportConfig, inputs: Inputs) -> RewardLawOutcome:
     from rlscale.verification._gaussian_reward_law import verify_reward_law
 
     rep = verify_reward_law(cfg.reward_law.mode, out=inputs.staging / "reward-law",
                             rng=cfg.seed, figures=cfg.figures, progress=False)
-    data = rep.as_dict()
-    data["files"] = {k: f"reward-law/{Path(v).name}" for k, v in data["files"].items()}
-    return Section("reward_law", data)
+    out = build(RewardLawOutcome, rep.as_dict())
+    # The files relative to the report (inside its reward-law/).
+    return replace(out, files={k: f"reward-law/{Path(v).name}" for k, v in out.files.items()})
 
 
 def reward_law_trainer_step(cfg: ReportConfig, inputs: Inputs) -> Section:
@@ -68,34 +81,33 @@ def _worker_jobs() -> int:
     return min(2, os.cpu_count() or 1)
 
 
-def sweep_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def sweep_step(cfg: ReportConfig, inputs: Inputs) -> SweepOutcome:
     from rlscale.sweep._run import parse_spec, summarise
 
     spec = parse_spec(cfg.sweep_spec())
     rows = run_spec(spec, inputs.staging / "sweep.csv", inputs.progress, inputs.resources)
-    return Section("sweep", {
-        "runs": len(rows), "summary": summarise(rows, confidence=cfg.fit.confidence),
-        "rows": rows, "seeds": len(cfg.sweep.seeds),
-        # Context for every success number: the untrained policy and the optimum.
-        "untrained_success": float(np.mean([r["untrained_success"] for r in rows])),
-        "optimal_success": float(np.mean([r["optimal_success"] for r in rows]))})
+    out = SweepOutcome(runs=len(rows), summary=tuple(summarise(rows,
+                                                               confidence=cfg.fit.confidence)),
+                       rows=tuple(rows), seeds=len(cfg.sweep.seeds),
+                       untrained_success=math.nan, optimal_success=math.nan)
+    # Context for every success number: the untrained policy and the optimum.
+    return replace(out, untrained_success=float(np.mean(out.column("untrained_success"))),
+                   optimal_success=float(np.mean(out.column("optimal_success"))))
 
 
-def fit_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def fit_step(cfg: ReportConfig, inputs: Inputs) -> FitOutcome:
     from rlscale.optimize import fit_law
 
-    rows = inputs.earlier["sweep"]["rows"]
-    data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in AXES}
-    data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
+    sweep = inputs.sweep
+    data = sweep.fit_data(AXES)
     f = cfg.fit
-    shared = inputs.resources
     # The held-out tasks' exact optimum (value iteration) bounds the law: no allocation can
     # push the loss below 1 − optimal success, so neither may the fitted floor.
-    floor_min = 1.0 - max(r["optimal_success"] for r in rows)
+    floor_min = 1.0 - float(np.max(sweep.column("optimal_success")))
     fit = fit_law(data, law=f.law, axes=list(AXES), target="loss",
                   bootstrap=f.bootstrap, confidence=f.confidence, starts=f.starts,
                   floor=(floor_min, math.inf), seed=cfg.seed,
-                  n_jobs=shared.jobs)
+                  n_jobs=inputs.resources.jobs)
     centre = cfg.sweep.base.point()
     elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
     ordering = sorted(elasticities, key=elasticities.get, reverse=True)
@@ -104,16 +116,14 @@ def fit_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     boot = [law.elasticities(centre) for law in laws]
     pairs = {f"{a} > {b}": (float(np.mean([e[a] > e[b] for e in boot])) if boot else None)
              for i, a in enumerate(ordering) for b in ordering[i + 1:]}
-    shared.fit, shared.laws = fit, laws
     if cfg.figures:
-        figure_fits(fit, inputs.earlier["sweep"]["summary"], cfg, inputs.staging / "fits.png",
-                    laws=laws)
-    return Section("fit", {"result": fit.as_dict(), "centre": centre, "floor_min": floor_min,
-                           "elasticities": elasticities, "impact_ordering": ordering,
-                           "ordering_probability": pairs})
+        figure_fits(fit, sweep.summary, cfg, inputs.staging / "fits.png", laws=laws)
+    return FitOutcome(result=fit, centre=centre, floor_min=floor_min, elasticities=elasticities,
+                      impact_ordering=tuple(ordering), ordering_probability=pairs,
+                      laws=tuple(laws))
 
 
-def allocation_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def allocation_step(cfg: ReportConfig, inputs: Inputs) -> AllocationOutcome:
     from scipy import stats
 
     from rlscale.optimize import AllocationProblem, allocate
@@ -123,8 +133,7 @@ def allocation_step(cfg: ReportConfig, inputs: Inputs) -> Section:
         optimal_filter_threshold,
     )
 
-    shared = inputs.resources
-    law = shared.fit.law
+    law = inputs.fit.result.law
     costs = cfg.costs
     cost = costs.text()
     problem = AllocationProblem(law, cost, cfg.allocation.nested_bounds(), substitute=SUBSTITUTE)
@@ -132,7 +141,6 @@ def allocation_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     plan = problem.allocate(budget)
     budgets = np.geomspace(*cfg.allocation.budget_grid())
     curve = problem.sweep(budgets)
-    shared.problem = problem
 
     # Synthetic environments while real ones are scarce.  At the plan's t*, k*
     # an environment costs its unit cost plus the training it carries, so the
@@ -160,17 +168,16 @@ def allocation_step(cfg: ReportConfig, inputs: Inputs) -> Section:
                                          train_cost=syn.train_cost)
     if cfg.figures:
         figure_allocation(curve, budgets, inputs.staging / "allocation.png")
-    return Section("allocation", {
-        "cost": cost, "budget": budget, "plan": plan.as_dict(),
-        "curve": [a.as_dict() for a in curve],
-        "synthetic": {
-            "method": method.as_dict(), "real_unit_cost": real_cost, "t": t_s, "k": k_s,
-            "real_environments": real_cap,
-            "real_only": real_only.as_dict(), "with_synthetic": with_syn.as_dict(),
-            "critical_ratio": critical.as_dict(), "solver_ratio": chosen_ratio,
-            "quality_filter": threshold.as_dict(),
-        },
-    })
+    for result in (plan, *curve, real_only, with_syn):
+        # Resolve what the results compute lazily now, before step 5 re-solves the problem
+        # (the values results.json holds are those of this step, as before).
+        result.as_dict()
+    synthetic = SyntheticOutcome(
+        method=method, real_unit_cost=real_cost, t=t_s, k=k_s, real_environments=real_cap,
+        real_only=real_only, with_synthetic=with_syn, critical_ratio=critical,
+        solver_ratio=chosen_ratio, quality_filter=threshold)
+    return AllocationOutcome(cost=cost, budget=budget, plan=plan, curve=tuple(curve),
+                             synthetic=synthetic, problem=problem)
 
 
 def _train_points(cfg: ReportConfig, inputs: Inputs, name: str, points: list[dict[str, int]],
@@ -250,14 +257,14 @@ def prune_results(path: Path, run_ids: dict[str, None]) -> None:
     write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
 
 
-def proofs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def proofs_step(cfg: ReportConfig, inputs: Inputs) -> ProofsOutcome:
     if not cfg.proofs.enabled:
-        return Section("proofs", {"enabled": False, "results": []})
+        return ProofsOutcome(enabled=False, results=())
     from rlscale.proofs import check_proofs
 
     results = check_proofs()
-    return Section("proofs", {"enabled": True, "all_hold": all(r.passed for r in results),
-                              "results": [r.as_dict() for r in results]})
+    return ProofsOutcome(enabled=True, all_hold=all(r.passed for r in results),
+                         results=tuple(build(ProofRow, r.as_dict()) for r in results))
 
 
 def inference_step(cfg: ReportConfig, inputs: Inputs) -> Section:

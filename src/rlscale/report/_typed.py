@@ -126,8 +126,9 @@ def _convert(tp: Any, value: Any, where: str) -> Any:
 def plain(obj: Any) -> Any:
     """The plain data of a typed mirror: dicts and lists, keys in field order.
 
-    Leaves (numbers, strings, numpy values, the library's own plain data) are
-    returned as they are, so ``results.json`` holds exactly what it held when
+    A library object with ``as_dict`` is written as its ``as_dict()``; other leaves
+    (numbers, strings, numpy values, the library's own plain data) are returned as
+    they are, so ``results.json`` holds exactly what it held when
     the steps wrote dicts.
     """
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -135,10 +136,20 @@ def plain(obj: Any) -> Any:
         for name, key, _, optional, is_plain in _schema(type(obj)):
             value = getattr(obj, name)
             if is_plain and not (optional and value is None):
-                out[key] = plain(value)
+                out[key] = _leaf(value)
         return out
+    return _leaf(obj)
+
+
+def _leaf(obj: Any) -> Any:
+    # A library result held live (a FitResult, an Allocation) is written as its own
+    # as_dict(), exactly as the steps wrote it before they kept the object.
+    if hasattr(obj, "as_dict") and not isinstance(obj, type):
+        return obj.as_dict()
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return plain(obj)
     if isinstance(obj, tuple):
-        return [plain(v) for v in obj]
+        return [_leaf(v) for v in obj]
     if isinstance(obj, FrozenDict):
-        return {k: plain(v) for k, v in obj.items()}
+        return {k: _leaf(v) for k, v in obj.items()}
     return obj
