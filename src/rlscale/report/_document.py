@@ -1,7 +1,9 @@
 """The report as a document: headings, paragraphs, tables and figures.
 
-Built from the plain-data sections alone (what ``results.json`` holds), so
-the document says nothing that is not in the results.
+Built from the report's state alone (:class:`~rlscale.report._outcomes.ReportState`: each
+step's outcome, whose ``as_dict()`` is what ``results.json`` holds), so the document says
+nothing that is not in the results; one renderer per section.  Sections whose step has no
+dataclass yet are still read from their plain data (``result.sections``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rlscale.report._next_runs import next_runs_section
 from rlscale.report._outcomes import (
     AllocationOutcome,
     FitOutcome,
+    InferenceOutcome,
     ProofsOutcome,
     ReportState,
     RewardLawOutcome,
@@ -53,7 +56,7 @@ def build_document(result) -> Document:
     efficiency_section(doc, s["efficiency"])
 
     next_runs_section(doc, s.get("next_runs", {"enabled": False}))  # issue 23
-    _inference(doc, s.get("inference", {"enabled": False}))
+    _inference(doc, result.state.inference)
 
     _proofs_section(doc, result.state.proofs)
     _caveats(doc, s, cfg, result.state)
@@ -446,40 +449,38 @@ def _caveats(doc: Document, s, cfg, state: ReportState) -> None:
     doc.paragraph(" ".join(f"({i}) {t.rstrip('.')}." for i, t in enumerate(out, 1)))
 
 
-def _inference(doc: Document, inf) -> None:
+def _inference(doc: Document, inf: InferenceOutcome) -> None:
     """Section 6: spending an inference budget across the turns of a multi-turn task."""
     doc.heading("6. Inference budget across turns")
-    if not inf["enabled"]:
+    if not inf.enabled:
         doc.paragraph("The inference-budget section was disabled in the configuration.")
         return
-    cfg = inf["config"]
+    cfg = inf.config
     doc.paragraph(
-        f"A policy trained on {cfg['environments']} key → door → goal environments "
-        f"({cfg['algorithm']}; held-out episode success {inf['train_success']:.3f}) solves a "
-        f"held-out job of {len(inf['q'])} turns (key, door, goal of {cfg['job_tasks']} tasks). "
+        f"A policy trained on {cfg.environments} key → door → goal environments "
+        f"({cfg.algorithm}; held-out episode success {inf.train_success:.3f}) solves a "
+        f"held-out job of {len(inf.q)} turns (key, door, goal of {cfg.job_tasks} tasks). "
         "At each turn it draws n candidates and a verifier keeps one; a failed turn ends the "
         "episode. Per-turn candidate success q (exact, on the finite MDP): "
-        + ", ".join(f"{v:.3f}" for v in inf["q"]) + ". Static plans fix n per turn in "
+        + ", ".join(f"{v:.3f}" for v in inf.q) + ". Static plans fix n per turn in "
         "advance (exact integer optimum); adaptive plans see each turn's outcome and the "
         "budget left (dynamic programming). Realised success: "
-        f"{cfg['episodes']} episodes with real policy rollouts, Wilson 95 % intervals. The "
-        f"noisy verifier has false-positive rate {cfg['fpr']:g} and false-negative rate "
-        f"{cfg['fnr']:g}.")
+        f"{cfg.episodes} episodes with real policy rollouts, Wilson 95 % intervals. The "
+        f"noisy verifier has false-positive rate {cfg.fpr:g} and false-negative rate "
+        f"{cfg.fnr:g}.")
     rows = []
-    for row in inf["rows"]:
-        best = row["best_baseline"]
-        cells = [row["verifier"], row["budget"]]
+    for row in inf.rows:
+        best = row.best_baseline
+        cells = [row.verifier, row.budget]
         for name in ("static", "adaptive", best):
-            r = row["plans"][name]
-            cells.append(f"{r['predicted']:.3f} / {r['realised']:.3f} "
-                         f"[{r['low']:.3f}, {r['high']:.3f}]")
-        cells += [best, f"{row['adaptivity_gain']:+.3f} / "
-                        f"{row['realised_adaptivity_gain']:+.3f}",
-                  f"{row['eta'][best]:.3g} / {row['realised_eta']:.3g}"]
+            r = row.plans.get(name)
+            cells.append(f"{r.predicted:.3f} / {r.realised:.3f} [{r.low:.3f}, {r.high:.3f}]")
+        cells += [best, f"{row.adaptivity_gain:+.3f} / {row.realised_adaptivity_gain:+.3f}",
+                  f"{row.eta.get(best):.3g} / {row.realised_eta:.3g}"]
         rows.append(cells)
     doc.table(["verifier", "budget", "static: predicted / realised",
                "adaptive: predicted / realised", "best baseline: predicted / realised",
                "best baseline", "value of adaptivity", "η vs best baseline"], rows)
-    for name in inf["files"]:
+    for name in inf.files:
         what = "success against budget" if "success" in name else "per-turn allocation"
         doc.figure(name, f"Inference budget: {what} ({name.rsplit('-', 1)[-1][:-4]} verifier)")

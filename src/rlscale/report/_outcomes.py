@@ -24,8 +24,9 @@ import numpy as np
 
 from rlscale.report._typed import plain
 
-__all__ = ["AllocationOutcome", "Band", "FitOutcome", "Inputs", "LawFitRow", "ModelRow",
-           "Outcome", "ProofRow", "ProofsOutcome", "ReportState", "Resources",
+__all__ = ["AllocationOutcome", "Band", "FitOutcome", "InferenceOutcome",
+           "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
+           "Outcome", "PlanSuccess", "ProofRow", "ProofsOutcome", "ReportState", "Resources",
            "RewardLawOutcome", "Section", "SweepOutcome", "SyntheticOutcome"]
 
 
@@ -235,6 +236,73 @@ class ProofsOutcome(Outcome):
 
 
 @dataclass(frozen=True)
+class InferenceSetup:
+    """The trained agent and the job of the inference-budget section
+    (:class:`rlscale.verification._inference_grounding.GroundingConfig`, as run)."""
+
+    environments: int
+    tasks_per_environment: int
+    trajectories_per_task: int
+    algorithm: str
+    epochs: int
+    seed: int
+    job_tasks: int
+    q_min: float
+    job_seed: int
+    budget_factors: tuple[float, ...]
+    fpr: float
+    fnr: float
+    episodes: int
+    mc_seed: int
+
+
+@dataclass(frozen=True)
+class PlanSuccess:
+    """One plan's success: predicted (exact) and realised (Monte Carlo, Wilson interval)."""
+
+    predicted: float
+    realised: float
+    low: float
+    high: float
+    mean_used: float
+
+
+@dataclass(frozen=True)
+class InferenceRow:
+    """One (verifier, budget) of the inference-budget table."""
+
+    verifier: str
+    budget: int
+    best_baseline: str
+    plans: Mapping[str, PlanSuccess]
+    static_n: Any
+    baseline_success: Mapping[str, Any]
+    success_ratio: float
+    eta: Mapping[str, float]
+    realised_eta: float
+    adaptivity_gain: float
+    realised_adaptivity_gain: float
+
+
+@dataclass(frozen=True)
+class InferenceOutcome(Outcome):
+    """Section 6, an inference budget spent across the turns of a multi-turn task
+    (every field but ``enabled`` absent when the section is disabled)."""
+
+    key: ClassVar[str] = "inference"
+    enabled: bool
+    config: InferenceSetup | None = field(default=None, metadata={"optional": True})
+    train_success: float | None = field(default=None, metadata={"optional": True})
+    q: tuple[float, ...] | None = field(default=None, metadata={"optional": True})
+    turn_labels: tuple[str, ...] | None = field(default=None, metadata={"optional": True})
+    budgets: tuple[int, ...] | None = field(default=None, metadata={"optional": True})
+    rows: tuple[InferenceRow, ...] | None = field(default=None, metadata={"optional": True})
+    curves: Any = field(default=None, metadata={"optional": True})
+    seconds: float | None = field(default=None, metadata={"optional": True})
+    files: tuple[str, ...] | None = field(default=None, metadata={"optional": True})
+
+
+@dataclass(frozen=True)
 class Inputs:
     """A step's inputs besides the configuration: where it writes, the runner's
     resources, and the outcomes of the steps before it that it may read.
@@ -278,7 +346,7 @@ class ReportState:
     allocation: AllocationOutcome
     efficiency: Any
     next_runs: Any
-    inference: Any
+    inference: InferenceOutcome
     proofs: ProofsOutcome
 
     @classmethod

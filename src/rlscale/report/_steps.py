@@ -25,6 +25,7 @@ from rlscale.report._next_runs import next_runs_step
 from rlscale.report._outcomes import (
     AllocationOutcome,
     FitOutcome,
+    InferenceOutcome,
     Inputs,
     ProofRow,
     ProofsOutcome,
@@ -267,14 +268,14 @@ def proofs_step(cfg: ReportConfig, inputs: Inputs) -> ProofsOutcome:
                          results=tuple(build(ProofRow, r.as_dict()) for r in results))
 
 
-def inference_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def inference_step(cfg: ReportConfig, inputs: Inputs) -> InferenceOutcome:
     """Inference-budget plans for a trained agent.
 
     (:mod:`rlscale.verification._inference_grounding`)
     """
     inf = cfg.inference
     if not inf.enabled:
-        return Section("inference", {"enabled": False})
+        return InferenceOutcome(enabled=False)
     from rlscale.verification._inference_grounding import (
         GroundingConfig,
         ground_inference,
@@ -286,7 +287,7 @@ def inference_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     result = ground_inference(grounding)
     files = ([Path(f).name for f in write_figures(result, inputs.staging)] if cfg.figures
              else [])
-    return Section("inference", {"enabled": True, **result.as_dict(), "files": files})
+    return build(InferenceOutcome, {"enabled": True, **result.as_dict(), "files": files})
 
 
 #: The steps in order, with the progress bar's labels.
