@@ -37,10 +37,10 @@ __all__ = ["bounded", "build_document"]
 
 
 def build_document(result) -> Document:
-    s, cfg = result.sections, result.config
+    s, tree = result.sections, result.cfg
     doc = Document("rlscale report")
-    doc.paragraph(f"rlscale {_version()} · {result.seconds:.0f} s · seed {cfg['seed']} · "
-                  f"reward-law grid '{cfg['reward_law']['mode']}' · every number is in "
+    doc.paragraph(f"rlscale {_version()} · {result.seconds:.0f} s · seed {tree.seed} · "
+                  f"reward-law grid '{tree.reward_law.mode}' · every number is in "
                   "results.json, the configuration in config.toml.")
     _summary(doc, s, result.state)
 
@@ -55,11 +55,11 @@ def build_document(result) -> Document:
 
     efficiency_section(doc, s["efficiency"])
 
-    next_runs_section(doc, s.get("next_runs", {"enabled": False}))  # issue 23
+    next_runs_section(doc, result.state.next_runs)  # issue 23
     _inference(doc, result.state.inference)
 
     _proofs_section(doc, result.state.proofs)
-    _caveats(doc, s, cfg, result.state)
+    _caveats(doc, s, tree, result.state)
     timings, cpu = s.get("timings", {}), s.get("cpu_timings", {})
 
     def _cpu(k: str) -> str:
@@ -70,7 +70,7 @@ def build_document(result) -> Document:
                   + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + "."
                   + ("" if total is None else f" CPU of all the report's processes: "
                                              f"{total:.1f} s."))
-    if not cfg.get("figures", True):  # --no-figures: no image was drawn, none is linked
+    if not tree.figures:  # --no-figures: no image was drawn, none is linked
         doc.blocks = [b for b in doc.blocks if b.kind != "figure"]
         doc.paragraph("Figures were not drawn (rlscale report --no-figures).")
     return doc
@@ -388,15 +388,15 @@ def _summary(doc: Document, s, state: ReportState) -> None:
     doc.paragraph(" ".join(f"({i}) {t}" for i, t in enumerate(items, 1)))
 
 
-def _caveats(doc: Document, s, cfg, state: ReportState) -> None:
+def _caveats(doc: Document, s, cfg: ReportConfig, state: ReportState) -> None:
     """Every diagnostic that limits what the numbers above can be trusted for."""
     out = []
     for w in state.fit.result.warnings:
         out.append(f"Fit [{w.code}]: {w.message}" + (f" Fix: {w.fix}" if w.fix else ""))
-    sweep_axes = cfg["sweep"]["axes"]
+    sweep_axes, base = cfg.sweep.axes, cfg.sweep.base.point()
     plan = state.allocation.plan.values
     for axis, var in SUBSTITUTE.items():
-        grid = sweep_axes.get(axis) or [cfg["sweep"]["base"][axis]]
+        grid = sweep_axes.get(axis) or [base.get(axis)]
         lo, hi = min(grid), max(grid)
         if not lo <= plan[var] <= hi:
             out.append(f"The plan extrapolates: {var} = {plan[var]:.3g} lies outside the "

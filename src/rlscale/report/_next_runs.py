@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from rlscale.report._config_tree import ReportConfig
-from rlscale.report._outcomes import Inputs, Section
+from rlscale.report._outcomes import Inputs, NextRunsOutcome
+from rlscale.report._typed import build
 
 __all__ = ["check_config", "next_runs_section", "next_runs_step"]
 
@@ -57,14 +58,14 @@ def _cost(cfg: ReportConfig) -> str:
             f"{c.trajectory!r}*{e}*{t}*{k}")
 
 
-def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> NextRunsOutcome:
     from rlscale.files._atomic import write_text_atomic
     from rlscale.optimize import FrontierTarget, design
     from rlscale.report._config import AXES, SUBSTITUTE
 
     nr = cfg.next_runs
     if not nr.enabled:
-        return Section("next_runs", {"enabled": False})
+        return NextRunsOutcome(enabled=False)
     observed = {a: inputs.sweep.column(a) for a in AXES}
     from rlscale.theory import parse_posynomial
 
@@ -84,7 +85,7 @@ def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     try:
         chosen = design(fit, _pool(cfg), budget, target, method=nr.method, **common)
     except ValueError as exc:  # e.g. every candidate already run: say so, not fail
-        return Section("next_runs", {**out, "error": " ".join(str(exc).split())})
+        return build(NextRunsOutcome, {**out, "error": " ".join(str(exc).split())})
     compare = {}
     for rule in RULES:
         d = design(fit, _pool(cfg), budget, target, method=rule, **common)
@@ -92,50 +93,51 @@ def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> Section:
                          "target_sd_after": d.target_sd_after,
                          "regret_after": d.regret_after}
     write_text_atomic(inputs.staging / "next-runs.csv", chosen.to_csv())
-    return Section("next_runs", {**out, "design": chosen.as_dict(), "compare": compare,
-                                 "file": "next-runs.csv"})
+    return build(NextRunsOutcome, {**out, "design": chosen.as_dict(), "compare": compare,
+                                   "file": "next-runs.csv"})
 
 
 def _g(v: Any) -> str:
     return "—" if v is None else f"{float(v):.3g}"
 
 
-def next_runs_section(doc: Any, nr: dict[str, Any]) -> None:
-    """Section 5b of the document, from the plain data of :func:`next_runs_step`."""
+def next_runs_section(doc: Any, nr: NextRunsOutcome) -> None:
+    """Section 5b of the document, from the outcome of :func:`next_runs_step`."""
     from rlscale.report._config import SUBSTITUTE
 
     doc.heading("5b. What to run next")
-    if not nr.get("enabled"):
+    if not nr.enabled:
         doc.paragraph("The pilot design step was disabled in the configuration.")
         return
-    if "error" in nr:
-        doc.paragraph(f"No batch was designed: {nr['error']}")
+    if nr.error is not None:
+        doc.paragraph(f"No batch was designed: {nr.error}")
         return
-    d = nr["design"]
+    d = nr.design
     doc.paragraph(
-        f"Which runs to buy next with {nr['budget_share']:.0%} of what the sweep cost "
-        f"(budget {nr['budget']:.4g} of cost {nr['cost']}), among the configurations of the "
+        f"Which runs to buy next with {nr.budget_share:.0%} of what the sweep cost "
+        f"(budget {nr.budget:.4g} of cost {nr.cost}), among the configurations of the "
         f"sweep's grid not run yet, so that the plans made from the fitted law lose least "
-        f"under the true law ({d['target']['source']}). Method {d['method']} "
-        f"({d['status']}): {d['n_runs']} runs costing {d['cost']:.4g}. The plans' expected "
-        f"regret (loss given up, linearised at the fit over {d['n_laws']} laws): "
-        f"{_g(d['regret_before'])} from the sweep alone, {_g(d['regret_after'])} with this "
+        f"under the true law ({d.target.source}). Method {d.method} "
+        f"({d.status}): {d.n_runs} runs costing {d.cost:.4g}. The plans' expected "
+        f"regret (loss given up, linearised at the fit over {d.n_laws} laws): "
+        f"{_g(d.regret_before)} from the sweep alone, {_g(d.regret_after)} with this "
         "batch; the same budget spent "
-        + ", ".join(f"{rule}: {_g(c['regret_after'])}" for rule, c in nr["compare"].items())
-        + f". The predicted sd of the plans' log loss goes from {_g(d['target_sd_before'])} "
-        f"to {_g(d['target_sd_after'])}. The runs are in {nr['file']}.")
-    if d["regret_after"] is None and d["target_sd_after"] is None:
+        + ", ".join(f"{rule}: {_g(c.regret_after)}" for rule, c in nr.compare.items())
+        + f". The predicted sd of the plans' log loss goes from {_g(d.target_sd_before)} "
+        f"to {_g(d.target_sd_after)}. The runs are in {nr.file}.")
+    if d.regret_after is None and d.target_sd_after is None:
         from rlscale.optimize._design import UNIDENTIFIABLE
 
         why = ("Not even every configuration of the grid identifies the fitted law"
-               if UNIDENTIFIABLE in d["notes"] else
+               if UNIDENTIFIABLE in d.notes else
                "This batch with the sweep does not identify the fitted law")
         doc.paragraph(
             f"{why} of section 3 (a term that acts as a step, or parameters that trade off "
             "exactly, make its information matrix singular), so no uncertainty can be stated "
             "(the dashes above) and the batch below is not certified: read it as runs that "
             "spread the budget, not as a design.")
-    cols = [c for c in d["runs"][0] if c in SUBSTITUTE] if d["runs"] else []
-    doc.table([SUBSTITUTE[c] for c in cols] + ["runs", "cost"],
-              [[r[c] for c in cols] + [r["runs"], r["run_cost"]] for r in d["runs"]])
-    doc.paragraph(d["message"])
+    # The batch is a table: the pool's axis columns, then the runs and their cost.
+    cols = [c for c in d.runs[0] if c in SUBSTITUTE] if d.runs else []
+    doc.table([SUBSTITUTE.get(c) for c in cols] + ["runs", "cost"],
+              [[r[c] for c in (*cols, "runs", "run_cost")] for r in d.runs])
+    doc.paragraph(d.message)

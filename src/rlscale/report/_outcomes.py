@@ -24,10 +24,11 @@ import numpy as np
 
 from rlscale.report._typed import plain
 
-__all__ = ["AllocationOutcome", "Band", "FitOutcome", "InferenceOutcome",
-           "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
-           "Outcome", "PlanSuccess", "ProofRow", "ProofsOutcome", "ReportState", "Resources",
-           "RewardLawOutcome", "Section", "SweepOutcome", "SyntheticOutcome"]
+__all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
+           "InferenceOutcome", "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
+           "NextRunsOutcome", "Outcome", "PlanSuccess", "ProofRow", "ProofsOutcome", "ReportState",
+           "Resources", "RewardLawOutcome", "RuleBatch", "Section", "SweepOutcome",
+           "SyntheticOutcome"]
 
 
 @dataclass
@@ -303,6 +304,77 @@ class InferenceOutcome(Outcome):
 
 
 @dataclass(frozen=True)
+class DesignTarget:
+    """Where the pilot batch should pin the law down (the design's target region)."""
+
+    source: str
+    objective: str
+    points: Any = field(default=None, metadata={"optional": True})
+    plans: Any = field(default=None, metadata={"optional": True})
+    inside_pool_range: Any = field(default=None, metadata={"optional": True})
+    notes: Any = field(default=None, metadata={"optional": True})
+
+
+@dataclass(frozen=True)
+class DesignData:
+    """The chosen batch (:meth:`rlscale.optimize.Design.as_dict`); ``runs`` is a table
+    whose columns are the pool's axes, ``runs`` and ``run_cost``."""
+
+    method: str
+    success: bool
+    status: str
+    message: str
+    budget: float
+    cost: float
+    n_runs: int
+    runs: tuple[Mapping[str, Any], ...]
+    target: DesignTarget | None
+    noise: float | None
+    sd_before: Any
+    sd_after: Any
+    target_sd_before: float | None
+    target_sd_after: float | None
+    regret_before: float | None
+    regret_after: float | None
+    criterion: str | None
+    value: float | None
+    certificate: Any
+    efficiency: float | None
+    n_laws: int
+    n_candidates: int
+    n_observed: int
+    notes: tuple[str, ...]
+    seconds: float
+
+
+@dataclass(frozen=True)
+class RuleBatch:
+    """What a simple rule (random, cheapest first) buys with the same budget."""
+
+    n_runs: int
+    cost: float
+    target_sd_after: float | None
+    regret_after: float | None
+
+
+@dataclass(frozen=True)
+class NextRunsOutcome(Outcome):
+    """Section 5b, what to run next (:mod:`rlscale.report._next_runs`): disabled
+    (``enabled`` only), refused (``error``) or a batch (``design``, ``compare``, ``file``)."""
+
+    key: ClassVar[str] = "next_runs"
+    enabled: bool
+    budget: float | None = field(default=None, metadata={"optional": True})
+    sweep_cost: float | None = field(default=None, metadata={"optional": True})
+    budget_share: float | None = field(default=None, metadata={"optional": True})
+    cost: str | None = field(default=None, metadata={"optional": True})
+    error: str | None = field(default=None, metadata={"optional": True})
+    design: DesignData | None = field(default=None, metadata={"optional": True})
+    compare: Mapping[str, RuleBatch] | None = field(default=None, metadata={"optional": True})
+    file: str | None = field(default=None, metadata={"optional": True})
+
+
+@dataclass(frozen=True)
 class Inputs:
     """A step's inputs besides the configuration: where it writes, the runner's
     resources, and the outcomes of the steps before it that it may read.
@@ -345,7 +417,7 @@ class ReportState:
     fit: FitOutcome
     allocation: AllocationOutcome
     efficiency: Any
-    next_runs: Any
+    next_runs: NextRunsOutcome
     inference: InferenceOutcome
     proofs: ProofsOutcome
 
