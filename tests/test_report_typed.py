@@ -107,3 +107,15 @@ def test_inputs_carry_the_outcomes_later_steps_read(tmp_path):
     inputs = Inputs(tmp_path).add(sweep).add(ProofsOutcome(enabled=False, results=()))
     assert inputs.sweep is sweep and inputs.fit is None
     assert inputs.add(Section("efficiency", {"a": 1})).earlier == {"efficiency": {"a": 1}}
+
+
+def test_run_report_takes_the_tree_as_its_config(tmp_path):
+    # The tree passes run_report's config check (a dict is checked for its sections); the
+    # foreign directory is then refused before any work, as with a dict.
+    from rlscale.report import run_report
+
+    (tmp_path / "notes.txt").write_text("keep me")
+    with pytest.raises(ValueError, match="is not an rlscale report"):
+        run_report(tmp_path, config=ReportConfig.load(quick=True), progress=False)
+    with pytest.raises(ValueError, match="config lacks the sections"):
+        run_report(tmp_path, config={"seed": 0}, progress=False)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from rlscale.report._typed import build, plain
@@ -205,9 +205,6 @@ class ReportConfig:
     def as_dict(self) -> dict[str, Any]:
         """The plain configuration (what :func:`rlscale.report.load_config` returns)."""
         return plain(self)
-
-    def without_figures(self) -> ReportConfig:
-        return replace(self, figures=False)
 
     def train_fields(self) -> dict[str, Any]:
         """The sweep's trainer fields with the report's unit costs (one cost model)."""

@@ -141,8 +141,8 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     out = Path(out).resolve()  # "--out ." has no name to stage beside
     check_destination(out)
     # Checked again (a dict may have been edited since load_config), and frozen.
-    cfg = as_tree(copy.deepcopy(config)) if config is not None else ReportConfig.load(
-        quick=quick)
+    cfg = (ReportConfig.load(quick=quick) if config is None
+           else as_tree(config if isinstance(config, ReportConfig) else copy.deepcopy(config)))
     if cfg.figures:  # without figures (--no-figures) the report needs no matplotlib
         require("matplotlib", extra="plot", purpose="report figures (or --no-figures)")
     start, cpu_start = time.perf_counter(), _cpu_seconds()
