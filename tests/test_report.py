@@ -199,12 +199,15 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
         return reports[-1][2]
 
     monkeypatch.setattr(tr, "verify_trainer_reward_law", spy)
-    config = load_config(quick=True)
-    sections: dict = {}
-    reward_law_trainer_step(config, tmp_path, sections, Shared(), False)
-    sec = sections["reward_law_trainer"]
+    from dataclasses import replace
+
+    from rlscale.report._config_tree import ReportConfig
+    from rlscale.report._outcomes import Inputs
+
+    config = ReportConfig.load(quick=True)
+    sec = reward_law_trainer_step(config, Inputs(tmp_path)).as_dict()
     (args, kwargs, rep), = reports  # one library call, with the report's seed and mode
-    assert args == ("quick",) and kwargs["rng"] == config["seed"]
+    assert args == ("quick",) and kwargs["rng"] == config.seed
     direct = json.loads(json.dumps(rep.as_dict()))
     assert sec["enabled"] and all(sec[k] == direct[k] for k in ("r2", "plan", "breaks"))
     for rel in sec["files"].values():  # relative to the report, inside its reward-law/
@@ -219,11 +222,12 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     for row in sec["r2"]:
         assert f"| {row['optimiser']} | {row['capacity']} |" in md
     assert "optimisation_only" in md and "KL per RL step" in md
-    config["reward_law_trainer"]["enabled"] = False
-    reward_law_trainer_step(config, tmp_path, sections, Shared(), False)
-    assert sections["reward_law_trainer"] == {"enabled": False}
+    config = replace(config, reward_law_trainer=replace(config.reward_law_trainer,
+                                                        enabled=False))
+    off = reward_law_trainer_step(config, Inputs(tmp_path)).as_dict()
+    assert off == {"enabled": False}
     doc = Document("t")
-    _trainer_law(doc, sections["reward_law_trainer"])
+    _trainer_law(doc, off)
     assert "disabled in the configuration" in doc.to_markdown()
 
 
@@ -399,11 +403,14 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
     nothing, and the run ids are recorded in point order."""
     import rlscale.sweep._pool as pool
     from rlscale.report._config import load_config
+    from rlscale.report._config_tree import as_tree
+    from rlscale.report._outcomes import Inputs
     from rlscale.report._steps import _train_points
     from rlscale.sweep._run import expand, parse_spec
 
     config = load_config(quick=True)
     config["sweep"]["train"] = {"epochs": 1, "grid_size": 4, "eval_environments": 2}
+    cfg = as_tree(config)
     trained: list[int] = []
     real = pool.execute
 
@@ -416,7 +423,8 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
     shared.jobs = 1
     points = [{"E": 1, "t": 2, "k": 2}, {"E": 1, "t": 2, "k": 2, "steps": 1},
               {"E": 1, "t": 2, "k": 2}]
-    rows = _train_points(config, tmp_path, shared, "eff", points, [0, 1], False)
+    inputs = Inputs(tmp_path, False, shared)
+    rows = _train_points(cfg, inputs, "eff", points, (0, 1))
     assert trained == [4]  # 3 points x 2 seeds, one of them twice
     assert [[r["seed"] for r in g] for g in rows] == [[0, 1]] * 3
     assert rows[0] == rows[2] and rows[1][0]["updates"] == 1
@@ -430,7 +438,7 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
             "unit_cost_trajectory": config["costs"]["trajectory"]}}))]
     assert [r["success"] for r in alone] == [r["success"] for r in rows[0]]
     assert [r["run_id"] for r in alone] == [r["run_id"] for r in rows[0]]
-    again = _train_points(config, tmp_path, shared, "eff", points, [0, 1], False)
+    again = _train_points(cfg, inputs, "eff", points, (0, 1))
     assert trained[-1] == 0 and again == rows
     assert list(shared.run_ids[tmp_path / "eff.csv"]) == [
         r["run_id"] for g in rows[:2] for r in g]
@@ -455,3 +463,17 @@ def test_quick_report_without_figures_needs_no_matplotlib(tmp_path: Path) -> Non
     assert "Figures were not drawn (rlscale report --no-figures)." in md
     assert json.loads((out / "results.json").read_text())["config"]["figures"] is False
     assert "recommendation: " in proc.stdout
+
+
+def test_quick_report_values_are_those_of_main_before_the_typed_report(
+        quick_report: Path) -> None:
+    # Issue 25: the report's steps and document moved to typed outcomes; results.json
+    # holds the same values, section by section (tests/_report_reference.py; timings aside).
+    from _report_reference import REFERENCE, digests
+
+    got = digests(json.loads((quick_report / "results.json").read_text()))
+    want = json.loads(REFERENCE.read_text())
+    assert list(got) == list(want)
+    changed = [k for k in want if got[k] != want[k]]
+    assert not changed, (f"results.json sections {changed} changed; "
+                         "python tests/_report_reference.py OLD NEW lists where")

@@ -12,8 +12,10 @@ import pytest
 from rlscale._document import Document
 from rlscale.optimize import fit_law
 from rlscale.report._config import AXES, load_config, validate
+from rlscale.report._config_tree import ReportConfig
 from rlscale.report._next_runs import next_runs_section, next_runs_step
-from rlscale.report._steps import Shared
+from rlscale.report._outcomes import FitOutcome, Inputs, NextRunsOutcome, SweepOutcome
+from rlscale.report._typed import build
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,16 +27,19 @@ def step(tmp_path_factory):
                 for r in csv.DictReader(fh)]
     data = {a: np.array([r[a] for r in rows]) for a in AXES} | {
         "loss": np.array([r["loss"] for r in rows])}
-    shared = Shared()
-    shared.fit = fit_law(data, axes=list(AXES), bootstrap=100, seed=0)
-    sections = {"sweep": {"rows": rows}}
+    fit = FitOutcome(result=fit_law(data, axes=list(AXES), bootstrap=100, seed=0),
+                     centre={}, floor_min=0.0, elasticities={}, impact_ordering=(),
+                     ordering_probability={})
+    sweep = SweepOutcome(runs=len(rows), summary=(), rows=tuple(rows), seeds=1,
+                         untrained_success=0.0, optimal_success=1.0)
     staging = tmp_path_factory.mktemp("staging")
-    next_runs_step(load_config(), staging, sections, shared, False)
-    return sections["next_runs"], staging, rows
+    inputs = Inputs(staging, sweep=sweep, fit=fit)
+    outcome = next_runs_step(ReportConfig.load(), inputs)
+    return outcome.as_dict(), staging, rows, outcome
 
 
 def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):
-    nr, staging, rows = step
+    nr, staging, rows, _ = step
     d = nr["design"]
     assert d["method"] == "bayes-v" and d["status"] == "optimal"
     assert nr["budget"] == pytest.approx(0.25 * nr["sweep_cost"])
@@ -63,14 +68,14 @@ def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):
 
 
 def test_the_section_says_what_the_batch_buys_against_the_rules(step):
-    nr, _, _ = step
+    nr, _, _, outcome = step
     doc = Document("t")
-    next_runs_section(doc, nr)
+    next_runs_section(doc, outcome)
     text = doc.to_markdown()
     assert "5b. What to run next" in text and "random:" in text and "cheapest:" in text
     assert f"{nr['design']['n_runs']} runs" in text
     doc = Document("t")
-    next_runs_section(doc, {"enabled": False})
+    next_runs_section(doc, NextRunsOutcome(enabled=False))
     assert "disabled" in doc.to_markdown()
 
 
@@ -89,16 +94,20 @@ def test_the_section_says_when_no_runs_can_identify_the_fit():
     # its numbers are dashes instead of printing a failed design as if it were one.
     from rlscale.optimize._design import UNIDENTIFIABLE
 
-    d = {"target": {"source": "frontier"}, "method": "bayes-v", "status": "failed",
-         "n_runs": 1, "cost": 10.0, "n_laws": 16, "regret_before": None,
-         "regret_after": None, "target_sd_before": None, "target_sd_after": None,
+    d = {"target": {"source": "frontier", "objective": "regret"}, "method": "bayes-v",
+         "success": False, "status": "failed", "budget": 20.0, "n_runs": 1, "cost": 10.0,
+         "n_laws": 16, "regret_before": None, "regret_after": None, "noise": None,
+         "sd_before": None, "sd_after": None, "target_sd_before": None,
+         "target_sd_after": None, "criterion": None, "value": None, "certificate": None,
+         "efficiency": None, "n_candidates": 1, "n_observed": 1, "seconds": 0.0,
          "notes": [UNIDENTIFIABLE], "message": "greedy", "runs": [
              {"environments": 1.0, "tasks_per_environment": 1.0,
               "trajectories_per_task": 2.0, "runs": 1, "run_cost": 10.0}]}
     nr = {"enabled": True, "budget_share": 0.25, "budget": 20.0, "cost": "E", "design": d,
-          "compare": {"random": {"regret_after": None}}, "file": "next-runs.csv"}
+          "compare": {"random": {"n_runs": 1, "cost": 10.0, "target_sd_after": None,
+                                 "regret_after": None}}, "file": "next-runs.csv"}
     doc = Document("t")
-    next_runs_section(doc, nr)
+    next_runs_section(doc, build(NextRunsOutcome, nr))
     text = doc.to_markdown()
     assert "Not even every configuration of the grid identifies the fitted law" in text
     assert "not certified" in text

@@ -45,9 +45,12 @@ rewritten.
 Modules
 -------
 ``_config``    defaults, ``--quick`` overrides, loading and validation
-``_steps``     the six steps, each a thin call into the library
+``_config_tree`` the checked configuration as a frozen tree (what the steps read)
+``_outcomes``  each step's frozen outcome, a step's ``Inputs``, the report's state
+``_typed``     typed mirrors of plain data: build (strict) and plain (results.json)
+``_steps``     the steps, each ``step(cfg, inputs) -> outcome``, a thin call into the library
 ``_figures``   the PNG figures (drawing only)
-``_document``  the Markdown/HTML document, built from the plain-data sections
+``_document``  the Markdown/HTML document, one renderer per section of the state
 ``_run``       :func:`run_report`: staging, the steps in order, publishing
 """
 

@@ -135,13 +135,20 @@ SUBSTITUTE = {"environments": "E", "tasks_per_environment": "t", "trajectories_p
 
 
 def cost_text(costs: dict[str, float]) -> str:
-    return (f"{costs['environment']!r}*E + {costs['task']!r}*E*t + "
-            f"{costs['trajectory']!r}*E*t*k")
+    """The cost posynomial of a plain ``[costs]`` table (:meth:`CostsConfig.text
+    <rlscale.report._config_tree.CostsConfig.text>`; for scripts holding the dict)."""
+    from rlscale.report._config_tree import CostsConfig
+    from rlscale.report._typed import build
+
+    return build(CostsConfig, costs).text()
 
 
 def nested_bounds(config: dict[str, Any]) -> dict[str, tuple[float, float]]:
-    b = config["allocation"]["bounds"]
-    return {"E": (1.0, b["E"]), "t": (1.0, b["t"]), "k": (2.0, b["k"])}
+    """The allocation bounds of a plain configuration (:meth:`AllocationConfig.nested_bounds
+    <rlscale.report._config_tree.AllocationConfig.nested_bounds>`)."""
+    from rlscale.report._config_tree import as_tree
+
+    return as_tree(config).allocation.nested_bounds()
 
 
 
@@ -225,7 +232,10 @@ def validate(config: dict[str, Any]) -> None:
     if config["reward_law_trainer"]["mode"] not in ("quick", "full"):
         raise ValueError(f"reward_law_trainer.mode must be 'quick' or 'full'; got "
                          f"{config['reward_law_trainer']['mode']!r}")
-    runs = expand(parse_spec({**config["sweep"], "train": train_fields(config)}))
+    costs = config["costs"]  # the tree's train_fields, before there is a tree
+    train = {**config["sweep"]["train"], "unit_cost_environment": costs["environment"],
+             "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
+    runs = expand(parse_spec({**config["sweep"], "train": train}))
     # Each exponent of the fitted law needs its axis to vary in the sweep.
     for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",
                                  "trajectories_per_task")):
@@ -326,9 +336,10 @@ def to_toml(config: dict[str, Any]) -> str:
 
 
 def train_fields(config) -> dict[str, Any]:
-    """The sweep's trainer fields with the report's unit costs (one cost model)."""
-    costs = config["costs"]
-    return {**config["sweep"]["train"], "unit_cost_environment": costs["environment"],
-            "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
+    """The sweep's trainer fields with the report's unit costs, from a plain configuration
+    (:meth:`ReportConfig.train_fields <rlscale.report._config_tree.ReportConfig.train_fields>`)."""
+    from rlscale.report._config_tree import as_tree
+
+    return as_tree(config).train_fields()
 
 

@@ -11,30 +11,32 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.report._config import AXES, SUBSTITUTE, cost_text, nested_bounds
+from rlscale.report._config import AXES, SUBSTITUTE
+from rlscale.report._config_tree import ReportConfig
 from rlscale.report._figures import figure_eta, figure_realised
+from rlscale.report._outcomes import Inputs, Section
 
 __all__ = ["efficiency_step"]
 
 
-def _decide(config, sections, shared) -> Any:
+def _decide(cfg: ReportConfig, inputs: Inputs) -> Any:
     """The report's recommendation (:func:`rlscale.optimize.recommend`) on the sweep."""
     from rlscale.optimize import recommend
 
-    rows = sections["sweep"]["rows"]
-    data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in AXES}
-    data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
-    f, eff_cfg = config["fit"], config["efficiency"]
-    base = config["sweep"]["base"]
+    data = inputs.sweep.fit_data(AXES)
+    f, eff_cfg = cfg.fit, cfg.efficiency
+    base = cfg.sweep.base.point()
     return recommend(
-        data, cost_text(config["costs"]), float(config["allocation"]["budget"]),
+        data, cfg.costs.text(), float(cfg.allocation.budget),
         {SUBSTITUTE[a]: float(base[a]) for a in AXES}, axes=list(AXES),
-        bounds=nested_bounds(config), substitute=SUBSTITUTE, fit=shared.fit,
-        bootstrap=eff_cfg["decision_bootstrap"], plan_laws=eff_cfg["plan_laws"],
-        probability=eff_cfg["probability"], confidence=f["confidence"],
+        bounds=cfg.allocation.nested_bounds(), substitute=SUBSTITUTE,
+        fit=inputs.fit.result,
+        bootstrap=eff_cfg.decision_bootstrap, plan_laws=eff_cfg.plan_laws,
+        probability=eff_cfg.probability, confidence=f.confidence,
         loss_range=(0.0, 1.0),  # loss = 1 − success
-        fit_options={"floor": (sections["fit"]["floor_min"], math.inf), "starts": f["starts"]},
-        seed=config["seed"])
+        fit_options={"floor": (inputs.fit.floor_min, math.inf),
+                     "starts": f.starts},
+        seed=cfg.seed)
 
 
 def _path_points(rec, targets: list[float]) -> list[dict[str, int]]:
@@ -50,7 +52,7 @@ def _path_points(rec, targets: list[float]) -> list[dict[str, int]]:
     return out
 
 
-def efficiency_step(config, staging, sections, shared, progress) -> None:
+def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     """The recommendation, and what the plan delivers when trained (η_deployed realised).
 
     The decision (:func:`rlscale.optimize.recommend`): the sweep is split by data
@@ -79,42 +81,39 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     from rlscale.report._steps import _train_points
     from rlscale.simulate import iqm_ci, iqm_difference_ci
 
-    problem = shared.problem
-    fit = shared.fit
-    law = fit.law
-    base = config["sweep"]["base"]
-    centre = {SUBSTITUTE[a]: float(base[a]) for a in AXES}
-    e_b, t_b = base["environments"], base["tasks_per_environment"]
-    fixed = {"E": float(e_b), "t": float(t_b)}
-    bounds = nested_bounds(config)
-    budget = float(config["allocation"]["budget"])
-    conf = config["fit"]["confidence"]
-    eff_cfg = config["efficiency"]
-    lo, hi, count = config["allocation"]["budgets"]
+    problem = inputs.allocation.problem
+    law = inputs.fit.result.law
+    base = cfg.sweep.base
+    centre = {SUBSTITUTE[a]: float(v) for a, v in base.point().items()}
+    fixed = {"E": float(base.environments), "t": float(base.tasks_per_environment)}
+    bounds = cfg.allocation.nested_bounds()
+    budget = float(cfg.allocation.budget)
+    conf = cfg.fit.confidence
+    eff_cfg = cfg.efficiency
+    lo, hi, count = cfg.allocation.budget_grid()
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
-    rec = _decide(config, sections, shared)
-    laws = shared.laws
-    if len(laws) > eff_cfg["plan_laws"]:  # an evenly spaced subset, deterministic
-        laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg["plan_laws"]).astype(int)]
+    rec = _decide(cfg, inputs)
+    laws = list(inputs.fit.laws)
+    if len(laws) > eff_cfg.plan_laws:  # an evenly spaced subset, deterministic
+        laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg.plan_laws).astype(int)]
     if len(laws) < 2:
         raise ValueError(f"the plan's uncertainty needs at least 2 usable bootstrap laws; the "
                          f"fit gave {len(laws)} (raise fit.bootstrap)")
-    unc = plan_uncertainty(law, laws, cost_text(config["costs"]), budget, centre, bounds,
+    unc = plan_uncertainty(law, laws, cfg.costs.text(), budget, centre, bounds,
                            substitute=SUBSTITUTE, confidence=conf, loss_range=(0.0, 1.0))
     point = unc.point
     strongest = rec.strongest
     compared = dict.fromkeys(["k only", strongest])
     candidate = rec.candidate.get("comparisons", {})
 
-    seeds = eff_cfg["seeds"]
+    seeds = eff_cfg.seeds
     trained: dict[str, Any] = {}
     lower = {"E": 1, "t": 1, "k": 2}
     arms = {name: {v: max(lower[v], math.floor(rec.baselines[name]["values"][v]
                                                * (1 + 1e-12))) for v in ("E", "t", "k")}
             for name in compared}
-    arm_rows = _train_points(config, staging, shared, "efficiency-baseline",
-                             list(arms.values()), seeds, progress)
+    arm_rows = _train_points(cfg, inputs, "efficiency-baseline", list(arms.values()), seeds)
     for (name, ints), rows in zip(arms.items(), arm_rows):
         trained[name] = {**ints, "cost": float(rows[0]["cost"]),
                          "successes": np.array([r["success"] for r in rows]),
@@ -123,14 +122,13 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     # The candidate plan is trained along its path: around the costs where the judgement
     # copy predicts it meets each baseline, at the budget, and at each baseline's cost.
     targets = [rec.baselines[n]["cost"] / max(candidate[n].eta, 1e-9) * f
-               for n in compared if n in candidate for f in eff_cfg["ladder"]]
+               for n in compared if n in candidate for f in eff_cfg.ladder]
     targets = sorted({*targets, budget, *(trained[n]["cost"] for n in compared)})
     pts = _path_points(rec, targets) if rec.candidate else []
     path = []
-    for pt, rows in zip(pts, _train_points(config, staging, shared, "efficiency-optimal", pts,
-                                           seeds, progress)):
+    for pt, rows in zip(pts, _train_points(cfg, inputs, "efficiency-optimal", pts, seeds)):
         succ = [r["success"] for r in rows]
-        ci = iqm_ci(succ, n_boot=2000, confidence=conf, rng=config["seed"])
+        ci = iqm_ci(succ, n_boot=2000, confidence=conf, rng=cfg.seed)
         path.append({"budget": float(rows[0]["cost"]), **pt, "cost": float(rows[0]["cost"]),
                      "env_steps": float(np.mean([r["env_steps"] for r in rows])),
                      "updates": int(rows[0]["updates"]),
@@ -146,26 +144,26 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
     equals = {name: min(path, key=lambda p, c=trained[name]["cost"]: abs(math.log(p["cost"] / c)))
               for name in compared}
     same_rows = dict(zip(compared, _train_points(
-        config, staging, shared, "efficiency-baseline",
+        cfg, inputs, "efficiency-baseline",
         [{**{v: trained[n][v] for v in ("E", "t", "k")}, "steps": equals[n]["updates"]}
-         for n in compared], seeds, progress)))
+         for n in compared], seeds)))
     comparisons = {}
     for name in compared:
         arm = trained[name]
-        base_ci = iqm_ci(arm["successes"], n_boot=2000, confidence=conf, rng=config["seed"])
+        base_ci = iqm_ci(arm["successes"], n_boot=2000, confidence=conf, rng=cfg.seed)
         real = realised_efficiency([p["cost"] for p in path], [p["successes"] for p in path],
                                    arm["cost"], arm["successes"], n_boot=2000, confidence=conf,
-                                   rng=config["seed"])
+                                   rng=cfg.seed)
         equal = equals[name]
         diff = iqm_difference_ci(equal["successes"], arm["successes"], n_boot=2000,
-                                 confidence=conf, rng=config["seed"])
+                                 confidence=conf, rng=cfg.seed)
         # Equal real compute: the same comparison with environment steps as the cost.
         by_steps = realised_efficiency([p["env_steps"] for p in path],
                                        [p["successes"] for p in path], arm["env_steps"],
                                        arm["successes"], n_boot=2000, confidence=conf,
-                                       rng=config["seed"])
+                                       rng=cfg.seed)
         same_diff = iqm_difference_ci(equal["successes"], [r["success"] for r in same_rows[name]],
-                                      n_boot=2000, confidence=conf, rng=config["seed"])
+                                      n_boot=2000, confidence=conf, rng=cfg.seed)
         c = candidate[name]
         comparisons[name] = {
             "baseline": {k: arm[k] for k in ("E", "t", "k", "cost")},
@@ -197,7 +195,7 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
         }
     k_only = comparisons["k only"]
     recd = rec.as_dict()
-    sections["efficiency"] = {
+    efficiency = {
         "confidence": conf,
         "strongest": strongest,
         "recommendation": {k: recd[k] for k in (
@@ -235,6 +233,7 @@ def efficiency_step(config, staging, sections, shared, progress) -> None:
             "eta_interval": k_only["realised"]["interval"], "note": k_only["realised"]["note"],
         },
     }
-    if config["figures"]:
-        figure_eta(curve.rows(), staging / "efficiency.png")
-        figure_realised(sections["efficiency"], staging / "realised.png")
+    if cfg.figures:
+        figure_eta(curve.rows(), inputs.staging / "efficiency.png")
+        figure_realised(efficiency, inputs.staging / "realised.png")
+    return Section("efficiency", efficiency)

@@ -57,15 +57,16 @@ def _band(laws, points, confidence: float):
     return np.percentile(preds, tail, axis=0), np.percentile(preds, 100 - tail, axis=0)
 
 
-def figure_fits(fit, summary, config, path: Path, laws=None) -> None:
+def figure_fits(fit, summary, cfg, path: Path, laws=None) -> None:
     """The sweep's per-axis data, the fitted law and its bootstrap band.
 
+    ``cfg`` is the report's :class:`~rlscale.report._config_tree.ReportConfig`;
     ``laws`` are ``fit.bootstrap_laws()`` when the caller has them already.
     """
     plt = pyplot()
 
     laws = fit.bootstrap_laws() if laws is None else laws
-    base = config["sweep"]["base"]
+    base = cfg.sweep.base.point()
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
     shown: list[float] = []  # the y-range: data, intervals and fitted curves, not the band
     for ax, knob in zip(axes, AXES):

@@ -37,9 +37,11 @@ from rlscale.files._staging import (
     open_staging,
     publish,
 )
-from rlscale.report._config import DEFAULTS, load_config, to_toml, validate
+from rlscale.report._config import DEFAULTS, to_toml
+from rlscale.report._config_tree import ReportConfig, as_tree
 from rlscale.report._document import build_document
-from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, Shared, prune_results
+from rlscale.report._outcomes import Inputs, ReportState, Resources
+from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, prune_results
 
 __all__ = ["ReportResult", "run_report"]
 
@@ -51,7 +53,12 @@ except ImportError:  # not on Windows: os.times below
 
 @dataclass
 class ReportResult:
-    """Everything the report computed (``results.json`` is ``as_dict()``)."""
+    """Everything the report computed (``results.json`` is ``as_dict()``).
+
+    ``config`` is the plain configuration (``results.json``'s ``config``), ``cfg``
+    the same as the frozen tree the steps read; ``state`` holds each step's
+    outcome, ``sections`` their plain data.
+    """
 
     out: Path
     config: dict[str, Any]
@@ -59,6 +66,8 @@ class ReportResult:
     seconds: float = 0.0
     #: What publishing kept of the directory it replaced (not in results.json).
     published: PublishOutcome | None = None
+    cfg: ReportConfig | None = None
+    state: ReportState | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"rlscale_report": 1, "seconds": self.seconds, "config": self.config,
@@ -83,7 +92,7 @@ class _Progress:
 
 
 def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
-               config: dict[str, Any] | None = None, quick: bool = False,
+               config: dict[str, Any] | ReportConfig | None = None, quick: bool = False,
                progress: bool = True) -> ReportResult:
     """Run every step and write the report to ``out``.
 
@@ -91,9 +100,10 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     ----------
     out : path
         Report directory (replaced only if it holds an rlscale report).
-    config : dict, optional
-        A configuration from :func:`load_config` (default: the built-ins,
-        with the ``--quick`` overrides when ``quick``).
+    config : dict or ReportConfig, optional
+        A configuration from :func:`load_config` or
+        :meth:`ReportConfig.load <rlscale.report._config_tree.ReportConfig.load>`
+        (default: the built-ins, with the ``--quick`` overrides when ``quick``).
     quick : bool
         Use the smaller built-in configuration (ignored with ``config``).
     progress : bool
@@ -123,16 +133,17 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     out = check_path("out", out)  # wrong types: a TypeError naming them (issue 22)
     check_bool("quick", quick)
     check_bool("progress", progress)
-    if config is not None:
+    if config is not None and not isinstance(config, ReportConfig):
         missing = sorted(set(DEFAULTS) - set(check_mapping("config", config)))
         if missing:
             raise ValueError(f"config lacks the sections {missing}; build it with "
                              "load_config (the defaults, a file's overrides)")
     out = Path(out).resolve()  # "--out ." has no name to stage beside
     check_destination(out)
-    config = copy.deepcopy(config) if config is not None else load_config(quick=quick)
-    validate(config)
-    if config["figures"]:  # without figures (--no-figures) the report needs no matplotlib
+    # Checked again (a dict may have been edited since load_config), and frozen.
+    cfg = (ReportConfig.load(quick=quick) if config is None
+           else as_tree(config if isinstance(config, ReportConfig) else copy.deepcopy(config)))
+    if cfg.figures:  # without figures (--no-figures) the report needs no matplotlib
         require("matplotlib", extra="plot", purpose="report figures (or --no-figures)")
     start, cpu_start = time.perf_counter(), _cpu_seconds()
     area = OutputArea.directory(out)  # every file the report writes stays in it
@@ -141,29 +152,28 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
     # training runs there, and the next run resumes them (runs are matched by
     # a hash of their full configuration, so a changed config re-trains).
     staging = open_staging(out)
-    result = ReportResult(out, config)
+    result = ReportResult(out, cfg.as_dict(), cfg=cfg)
     side = bar = None
     try:
-        side = _Side(config, staging)  # the independent steps, beside the others
+        side = _Side(cfg, staging)  # the independent steps, beside the others
         bar = _Progress(progress, total=len(STEPS))  # after the fork: its thread stays here
-        shared = Shared()
-        shared.jobs = _chain_jobs(side.pool is not None)
-        sections: dict[str, Any] = {}  # what the main process's steps read and write
+        resources = Resources(jobs=_chain_jobs(side.pool is not None))
+        inputs = Inputs(staging, progress, resources)  # grows with each outcome of the chain
         timings: dict[str, float] = {}
         cpu: dict[str, float] = {}
-        added: dict[str, dict[str, Any]] = {}
+        outcomes: dict[str, Any] = {}
         steps = dict(STEPS)
         # The chain first, then whichever independent steps the side process has not
         # claimed yet (so neither process idles while the other has work queued).
         chain = [label for label, _ in STEPS if not side.runs(label)]
         for label in itertools.chain(chain, side.leftovers()):  # leftovers: claimed lazily
             bar.step(label)
-            added[label], timings[label], cpu[label] = _run_step(
-                steps[label], config, staging, sections, shared, progress,
-                exclude=side.pids())
+            outcomes[label], timings[label], cpu[label] = _run_step(
+                steps[label], cfg, inputs, exclude=side.pids())
+            inputs = inputs.add(outcomes[label])
             bar.done()
-        for label, (side_sections, seconds, cpu_s) in side.results().items():
-            added[label], timings[label], cpu[label] = side_sections, seconds, cpu_s
+        for label, (outcome, seconds, cpu_s) in side.results().items():
+            outcomes[label], timings[label], cpu[label] = outcome, seconds, cpu_s
             bar.done()
         side.close()  # joined: its CPU is now this process's children's
         # results.json keeps the steps' order whichever process ran them.
@@ -172,16 +182,17 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
         # Every process of the report (the side process and the workers included), from the
         # staging to here; the document and the publishing after it are not in it.
         result.sections["cpu_total"] = _cpu_seconds() - cpu_start
+        result.state = ReportState.of([outcomes[label] for label, _ in STEPS])
         for label, _ in STEPS:
-            result.sections.update(added[label])
-        for csv_path, run_ids in shared.run_ids.items():
+            result.sections[outcomes[label].key] = outcomes[label].as_dict()
+        for csv_path, run_ids in resources.run_ids.items():
             prune_results(csv_path, run_ids)
         result.seconds = time.perf_counter() - start
         doc = build_document(result)
         write_text_atomic(staging / "index.md", doc.to_markdown(), root=area)
         write_text_atomic(staging / "index.html", doc.to_html(base=staging), root=area)
         write_json_atomic(staging / "results.json", result, root=area)
-        write_text_atomic(staging / "config.toml", to_toml(config), root=area)
+        write_text_atomic(staging / "config.toml", to_toml(result.config), root=area)
         result.published = publish(staging, out)
     finally:
         if side is not None:
@@ -259,21 +270,19 @@ def _proc_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
 
-def _run_step(step, config, staging, sections, shared, progress,
-              exclude: frozenset[int] = frozenset()
-              ) -> tuple[dict[str, Any], float, float]:
-    """Run one step; return the sections it added, its wall and its CPU seconds.
+def _run_step(step, cfg: ReportConfig, inputs: Inputs, exclude: frozenset[int] = frozenset()
+              ) -> tuple[Any, float, float]:
+    """Run one step; return its outcome, its wall and its CPU seconds.
 
     The CPU seconds (:func:`_cpu_seconds`) include the workers the step ran
     in (sweeps, bootstrap, the trainer's reward-law grid).
     """
-    before = set(sections)
     cpu0 = _cpu_seconds(exclude)
     t0 = time.perf_counter()
-    step(config, staging, sections, shared, progress)
+    outcome = step(cfg, inputs)
     seconds = time.perf_counter() - t0
     cpu = max(_cpu_seconds(exclude) - cpu0, 0.0)
-    return {k: v for k, v in sections.items() if k not in before}, seconds, cpu
+    return outcome, seconds, cpu
 
 
 #: In the side process: the counter of claimed independent steps (shared with the main process).
@@ -321,14 +330,13 @@ def _claim(claims: Any, total: int) -> int | None:
     return i
 
 
-def _run_independent(labels: list[str], config: dict[str, Any], staging: Path
-                     ) -> dict[str, tuple[dict[str, Any], float, float]]:
+def _run_independent(labels: list[str], cfg: ReportConfig, staging: Path
+                     ) -> dict[str, tuple[Any, float, float]]:
     """In the side process: claim and run independent steps until none is left."""
     steps = dict(STEPS)
-    sections: dict[str, Any] = {}
     out = {}
     while (i := _claim(_CLAIMS, len(labels))) is not None:
-        out[labels[i]] = _run_step(steps[labels[i]], config, staging, sections, Shared(), False)
+        out[labels[i]] = _run_step(steps[labels[i]], cfg, Inputs(staging))
     return out
 
 
@@ -373,7 +381,7 @@ class _Side:
     terminates it.
     """
 
-    def __init__(self, config: dict[str, Any], staging: Path) -> None:
+    def __init__(self, cfg: ReportConfig, staging: Path) -> None:
         self.labels = [label for label in SIDE_ORDER if label in INDEPENDENT]
         self.labels += [label for label, _ in STEPS
                         if label in INDEPENDENT and label not in self.labels]
@@ -383,7 +391,7 @@ class _Side:
 
             method = _start_method()
             if method == "fork":
-                _load_shared(config["figures"])
+                _load_shared(cfg.figures)
             ctx = multiprocessing.get_context(method)
             self.claims = ctx.Value("i", 0)
             from rlscale.sweep._lifetime import children_ignore_interrupts
@@ -392,7 +400,7 @@ class _Side:
                 self.pool = ctx.Pool(1, initializer=_init_side,
                                      initargs=(self.claims, os.getpid()))
             self.pending = self.pool.apply_async(_run_independent,
-                                                 (self.labels, config, staging))
+                                                 (self.labels, cfg, staging))
 
     def runs(self, label: str) -> bool:
         return self.pool is not None and label in self.labels
@@ -409,7 +417,7 @@ class _Side:
             return frozenset()
         return frozenset(p.pid for p in getattr(self.pool, "_pool", []) if p.pid is not None)
 
-    def results(self) -> dict[str, tuple[dict[str, Any], float, float]]:
+    def results(self) -> dict[str, tuple[Any, float, float]]:
         if self.pending is None:
             return {}
         out = self.pending.get()

@@ -1,91 +1,74 @@
-"""The report's steps: each calls the library and records plain data.
+"""The report's steps: each calls the library and returns its outcome.
 
-A step is ``step(config, staging, sections, shared, progress)``: it reads the
-configuration, writes its files into ``staging``, stores its plain-data
-section in ``sections[name]`` (what ``results.json`` holds) and hands the live
-objects later steps need through ``shared`` (a :class:`Shared`).
+A step is ``step(cfg, inputs) -> outcome`` (:mod:`rlscale.report._outcomes`): it
+reads the frozen configuration and the earlier steps' outcomes, writes its files
+into ``inputs.staging`` and returns what it found; the outcome's ``as_dict()`` is
+its ``results.json`` section.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from rlscale.files._atomic import write_text_atomic
-from rlscale.report._config import AXES, SUBSTITUTE, cost_text, nested_bounds, train_fields
+from rlscale.report._config import AXES, SUBSTITUTE
+from rlscale.report._config_tree import ReportConfig
 from rlscale.report._efficiency_step import efficiency_step
 from rlscale.report._figures import figure_allocation, figure_fits
 from rlscale.report._next_runs import next_runs_step
+from rlscale.report._outcomes import (
+    AllocationOutcome,
+    FitOutcome,
+    InferenceOutcome,
+    Inputs,
+    ProofRow,
+    ProofsOutcome,
+    Resources,
+    RewardLawOutcome,
+    Section,
+    SweepOutcome,
+    SyntheticOutcome,
+)
+from rlscale.report._typed import build
 
 __all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "prune_results", "run_spec"]
 
-
-@dataclass
-class Shared:
-    """Live objects one step hands to later ones (never written to ``results.json``).
-
-    Attributes
-    ----------
-    fit : rlscale.optimize.FitResult or None
-        The law fitted in step 3; steps 4 and 5 optimise and compare with it.
-    laws : list
-        ``fit.bootstrap_laws()``, rebuilt once (step 3's ordering and band,
-        step 5's plan uncertainty).
-    problem : rlscale.optimize.AllocationProblem or None
-        The compiled allocation problem of step 4, re-solved by step 5.
-    run_ids : dict
-        Per results file, the run ids this report asked for, in spec order:
-        runs of an interrupted report with another configuration are pruned
-        from the file before publishing.
-    jobs : int
-        Worker processes for the training sweeps and the law fit's bootstrap.
-        The report sets it to the cores its side process leaves free: on two
-        cores that is 1, and the sweeps run in the main process, because two
-        worker processes beside the side process only add their start-up,
-        imports and pickling (``trainer sweep`` 3.9 → 2.2 CPU s measured in
-        ``rlscale report --quick``) while the two cores are busy anyway.
-    """
-
-    fit: Any = None
-    laws: list[Any] = field(default_factory=list)
-    problem: Any = None
-    run_ids: dict[Path, dict[str, None]] = field(default_factory=dict)
-    jobs: int = field(default_factory=lambda: min(2, os.cpu_count() or 1))
+#: The runner's resources (the name earlier code and tests know).
+Shared = Resources
 
 
 # -- 1. reward law -----------------------------------------------------------
 
-def reward_law_step(config, staging, sections, shared, progress) -> None:
+def reward_law_step(cfg: ReportConfig, inputs: Inputs) -> RewardLawOutcome:
     from rlscale.verification._gaussian_reward_law import verify_reward_law
 
-    rep = verify_reward_law(config["reward_law"]["mode"], out=staging / "reward-law",
-                            rng=config["seed"], figures=config["figures"], progress=False)
-    data = rep.as_dict()
-    data["files"] = {k: f"reward-law/{Path(v).name}" for k, v in data["files"].items()}
-    sections["reward_law"] = data
+    rep = verify_reward_law(cfg.reward_law.mode, out=inputs.staging / "reward-law",
+                            rng=cfg.seed, figures=cfg.figures, progress=False)
+    out = build(RewardLawOutcome, rep.as_dict())
+    # The files relative to the report (inside its reward-law/).
+    return replace(out, files={k: f"reward-law/{Path(v).name}" for k, v in out.files.items()})
 
 
-def reward_law_trainer_step(config, staging, sections, shared, progress) -> None:
+def reward_law_trainer_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     """The reward law in the RL trainer (:mod:`rlscale.verification._trainer_reward_law`): its
     :class:`~rlscale.verification._trainer_reward_law.TrainerRewardLawReport`, as plain data."""
-    cfg = config["reward_law_trainer"]
-    if not cfg["enabled"]:
-        sections["reward_law_trainer"] = {"enabled": False}
-        return
+    if not cfg.reward_law_trainer.enabled:
+        return Section("reward_law_trainer", {"enabled": False})
     from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
-    rep = verify_trainer_reward_law(cfg["mode"], out=staging / "reward-law" / "trainer",
-                                    rng=config["seed"], figures=config["figures"],
-                                    progress=False,
+    rep = verify_trainer_reward_law(cfg.reward_law_trainer.mode,
+                                    out=inputs.staging / "reward-law" / "trainer",
+                                    rng=cfg.seed, figures=cfg.figures, progress=False,
                                     jobs=_worker_jobs())
     data = rep.as_dict()
     data["files"] = {k: f"reward-law/trainer/{Path(v).name}" for k, v in data["files"].items()}
-    sections["reward_law_trainer"] = {"enabled": True, **data}
+    return Section("reward_law_trainer", {"enabled": True, **data})
 
 
 def _worker_jobs() -> int:
@@ -99,34 +82,34 @@ def _worker_jobs() -> int:
     return min(2, os.cpu_count() or 1)
 
 
-def sweep_step(config, staging, sections, shared, progress) -> None:
+def sweep_step(cfg: ReportConfig, inputs: Inputs) -> SweepOutcome:
     from rlscale.sweep._run import parse_spec, summarise
 
-    spec = parse_spec({**config["sweep"], "train": train_fields(config)})
-    rows = run_spec(spec, staging / "sweep.csv", progress, shared)
-    sections["sweep"] = {
-        "runs": len(rows), "summary": summarise(rows, confidence=config["fit"]["confidence"]),
-        "rows": rows, "seeds": len(config["sweep"]["seeds"]),
-        # Context for every success number: the untrained policy and the optimum.
-        "untrained_success": float(np.mean([r["untrained_success"] for r in rows])),
-        "optimal_success": float(np.mean([r["optimal_success"] for r in rows]))}
+    spec = parse_spec(cfg.sweep_spec())
+    rows = run_spec(spec, inputs.staging / "sweep.csv", inputs.progress, inputs.resources)
+    out = SweepOutcome(runs=len(rows), summary=tuple(summarise(rows,
+                                                               confidence=cfg.fit.confidence)),
+                       rows=tuple(rows), seeds=len(cfg.sweep.seeds),
+                       untrained_success=math.nan, optimal_success=math.nan)
+    # Context for every success number: the untrained policy and the optimum.
+    return replace(out, untrained_success=float(np.mean(out.column("untrained_success"))),
+                   optimal_success=float(np.mean(out.column("optimal_success"))))
 
 
-def fit_step(config, staging, sections, shared, progress) -> None:
+def fit_step(cfg: ReportConfig, inputs: Inputs) -> FitOutcome:
     from rlscale.optimize import fit_law
 
-    rows = sections["sweep"]["rows"]
-    data = {axis: np.array([r[axis] for r in rows], dtype=float) for axis in AXES}
-    data["loss"] = np.array([r["loss"] for r in rows], dtype=float)
-    f = config["fit"]
+    sweep = inputs.sweep
+    data = sweep.fit_data(AXES)
+    f = cfg.fit
     # The held-out tasks' exact optimum (value iteration) bounds the law: no allocation can
     # push the loss below 1 − optimal success, so neither may the fitted floor.
-    floor_min = 1.0 - max(r["optimal_success"] for r in rows)
-    fit = fit_law(data, law=f["law"], axes=list(AXES), target="loss",
-                  bootstrap=f["bootstrap"], confidence=f["confidence"], starts=f["starts"],
-                  floor=(floor_min, math.inf), seed=config["seed"],
-                  n_jobs=shared.jobs)
-    centre = {axis: config["sweep"]["base"][axis] for axis in AXES}
+    floor_min = 1.0 - float(np.max(sweep.column("optimal_success")))
+    fit = fit_law(data, law=f.law, axes=list(AXES), target="loss",
+                  bootstrap=f.bootstrap, confidence=f.confidence, starts=f.starts,
+                  floor=(floor_min, math.inf), seed=cfg.seed,
+                  n_jobs=inputs.resources.jobs)
+    centre = cfg.sweep.base.point()
     elasticities = {k: float(v) for k, v in fit.law.elasticities(centre).items()}
     ordering = sorted(elasticities, key=elasticities.get, reverse=True)
     # How sure the ordering is: the share of bootstrap laws that order each pair so.
@@ -134,15 +117,14 @@ def fit_step(config, staging, sections, shared, progress) -> None:
     boot = [law.elasticities(centre) for law in laws]
     pairs = {f"{a} > {b}": (float(np.mean([e[a] > e[b] for e in boot])) if boot else None)
              for i, a in enumerate(ordering) for b in ordering[i + 1:]}
-    sections["fit"] = {"result": fit.as_dict(), "centre": centre, "floor_min": floor_min,
-                       "elasticities": elasticities, "impact_ordering": ordering,
-                       "ordering_probability": pairs}
-    shared.fit, shared.laws = fit, laws
-    if config["figures"]:
-        figure_fits(fit, sections["sweep"]["summary"], config, staging / "fits.png", laws=laws)
+    if cfg.figures:
+        figure_fits(fit, sweep.summary, cfg, inputs.staging / "fits.png", laws=laws)
+    return FitOutcome(result=fit, centre=centre, floor_min=floor_min, elasticities=elasticities,
+                      impact_ordering=tuple(ordering), ordering_probability=pairs,
+                      laws=tuple(laws))
 
 
-def allocation_step(config, staging, sections, shared, progress) -> None:
+def allocation_step(cfg: ReportConfig, inputs: Inputs) -> AllocationOutcome:
     from scipy import stats
 
     from rlscale.optimize import AllocationProblem, allocate
@@ -152,58 +134,55 @@ def allocation_step(config, staging, sections, shared, progress) -> None:
         optimal_filter_threshold,
     )
 
-    law = shared.fit.law
-    costs = config["costs"]
-    cost = cost_text(costs)
-    problem = AllocationProblem(law, cost, nested_bounds(config), substitute=SUBSTITUTE)
-    plan = problem.allocate(config["allocation"]["budget"])
-    lo, hi, count = config["allocation"]["budgets"]
-    budgets = np.geomspace(lo, hi, count)
+    law = inputs.fit.result.law
+    costs = cfg.costs
+    cost = costs.text()
+    problem = AllocationProblem(law, cost, cfg.allocation.nested_bounds(), substitute=SUBSTITUTE)
+    budget = cfg.allocation.budget
+    plan = problem.allocate(budget)
+    budgets = np.geomspace(*cfg.allocation.budget_grid())
     curve = problem.sweep(budgets)
-    shared.problem = problem
 
     # Synthetic environments while real ones are scarce.  At the plan's t*, k*
     # an environment costs its unit cost plus the training it carries, so the
     # law restricted to E is a one-axis additive law under a linear cost: the
     # form synthetic allocation takes (and the critical ratio's closed form).
-    syn = config["synthesis"]
-    budget = config["allocation"]["budget"]
-    real_cap = syn["real_environments"]
+    syn = cfg.synthesis
+    real_cap = syn.real_environments
     t_s, k_s = plan.values["t"], plan.values["k"]
-    carried = costs["task"] * t_s + costs["trajectory"] * t_s * k_s
+    carried = costs.task * t_s + costs.trajectory * t_s * k_s
     env_law = law.fix(tasks_per_environment=t_s, trajectories_per_task=k_s)
-    real_cost = costs["environment"] + carried
+    real_cost = costs.environment + carried
     linear = f"{real_cost!r}*environments"
-    method = SynthesisMethod("environments", unit_cost=syn["unit_cost"] + carried,
-                             rho=syn["rho"], saturation=syn["saturation"], kind="relative",
+    method = SynthesisMethod("environments", unit_cost=syn.unit_cost + carried,
+                             rho=syn.rho, saturation=syn.saturation, kind="relative",
                              name="synthetic_environments")
-    bounds = nested_bounds(config)
+    bounds = cfg.allocation.nested_bounds()
     bounds["E"] = (1.0, min(real_cap, bounds["E"][1]))
     real_only = AllocationProblem(law, cost, bounds, substitute=SUBSTITUTE).allocate(budget)
     with_syn = allocate(env_law, linear, budget, {"environments": (1.0, real_cap)},
                         synthesis=[method])
     critical = critical_synthetic_ratio(method, real_cost=real_cost)
     chosen_ratio = with_syn.values[method.name] / with_syn.values["environments"]
-    quality = stats.beta(syn["quality_a"], syn["quality_b"])
-    threshold = optimal_filter_threshold(quality, gen_cost=syn["gen_cost"],
-                                         train_cost=syn["train_cost"])
-    sections["allocation"] = {
-        "cost": cost, "budget": budget, "plan": plan.as_dict(),
-        "curve": [a.as_dict() for a in curve],
-        "synthetic": {
-            "method": method.as_dict(), "real_unit_cost": real_cost, "t": t_s, "k": k_s,
-            "real_environments": real_cap,
-            "real_only": real_only.as_dict(), "with_synthetic": with_syn.as_dict(),
-            "critical_ratio": critical.as_dict(), "solver_ratio": chosen_ratio,
-            "quality_filter": threshold.as_dict(),
-        },
-    }
-    if config["figures"]:
-        figure_allocation(curve, budgets, staging / "allocation.png")
+    quality = stats.beta(syn.quality_a, syn.quality_b)
+    threshold = optimal_filter_threshold(quality, gen_cost=syn.gen_cost,
+                                         train_cost=syn.train_cost)
+    if cfg.figures:
+        figure_allocation(curve, budgets, inputs.staging / "allocation.png")
+    for result in (plan, *curve, real_only, with_syn):
+        # Resolve what the results compute lazily now, before step 5 re-solves the problem
+        # (the values results.json holds are those of this step, as before).
+        result.as_dict()
+    synthetic = SyntheticOutcome(
+        method=method, real_unit_cost=real_cost, t=t_s, k=k_s, real_environments=real_cap,
+        real_only=real_only, with_synthetic=with_syn, critical_ratio=critical,
+        solver_ratio=chosen_ratio, quality_filter=threshold)
+    return AllocationOutcome(cost=cost, budget=budget, plan=plan, curve=tuple(curve),
+                             synthetic=synthetic, problem=problem)
 
 
-def _train_points(config, staging, shared, name: str, points: list[dict[str, int]],
-                  seeds: list[int], progress: bool, **train: Any) -> list[list[dict[str, Any]]]:
+def _train_points(cfg: ReportConfig, inputs: Inputs, name: str, points: list[dict[str, int]],
+                  seeds: tuple[int, ...], **train: Any) -> list[list[dict[str, Any]]]:
     """Train each of ``points`` (``{"E", "t", "k"}``) over ``seeds``: one sweep for them all.
 
     ``train`` overrides trainer fields for every point, a point's own ``"steps"``
@@ -218,12 +197,13 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
     from rlscale.sweep._pool import execute
     from rlscale.sweep._run import _render, expand, parse_spec, read_results
 
-    path = staging / f"{name}.csv"
+    shared = inputs.resources
+    path = inputs.staging / f"{name}.csv"
     runs = [expand(parse_spec({
         "design": "grid", "axes": {"environments": [p["E"]], "tasks_per_environment": [p["t"]],
                                    "trajectories_per_task": [p["k"]]},
-        "seeds": list(seeds), "algorithms": config["sweep"]["algorithms"][:1],
-        "train": {**train_fields(config), **train, **{k: p[k] for k in ("steps",) if k in p}}}))
+        "seeds": list(seeds), "algorithms": list(cfg.sweep.algorithms[:1]),
+        "train": {**cfg.train_fields(), **train, **{k: p[k] for k in ("steps",) if k in p}}}))
         for p in points]
     ids = shared.run_ids.setdefault(path, {})
     for group in runs:
@@ -236,7 +216,7 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
                     if r["run_id"] not in done}.values())
     from tqdm import tqdm
 
-    with tqdm(total=len(pending), desc=name, unit="run", disable=not progress) as bar:
+    with tqdm(total=len(pending), desc=name, unit="run", disable=not inputs.progress) as bar:
         # Shared.jobs: one worker fewer while the report's side process holds a core.
         for chunk in execute(pending, shared.jobs):
             rows.extend(chunk.rows)
@@ -246,7 +226,7 @@ def _train_points(config, staging, shared, name: str, points: list[dict[str, int
     return [[by_id[r["run_id"]] for r in group] for group in runs]
 
 
-def run_spec(spec, path: Path, progress: bool, shared: Shared) -> list[dict[str, Any]]:
+def run_spec(spec, path: Path, progress: bool, shared: Resources) -> list[dict[str, Any]]:
     """Run a sweep spec (resuming ``path``); return only this spec's rows.
 
     The run ids are recorded so that runs of an earlier, interrupted report
@@ -278,39 +258,36 @@ def prune_results(path: Path, run_ids: dict[str, None]) -> None:
     write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
 
 
-def proofs_step(config, staging, sections, shared, progress) -> None:
-    if not config["proofs"]["enabled"]:
-        sections["proofs"] = {"enabled": False, "results": []}
-        return
+def proofs_step(cfg: ReportConfig, inputs: Inputs) -> ProofsOutcome:
+    if not cfg.proofs.enabled:
+        return ProofsOutcome(enabled=False, results=())
     from rlscale.proofs import check_proofs
 
     results = check_proofs()
-    sections["proofs"] = {"enabled": True, "all_hold": all(r.passed for r in results),
-                          "results": [r.as_dict() for r in results]}
+    return ProofsOutcome(enabled=True, all_hold=all(r.passed for r in results),
+                         results=tuple(build(ProofRow, r.as_dict()) for r in results))
 
 
-def inference_step(config, staging, sections, shared, progress) -> None:
+def inference_step(cfg: ReportConfig, inputs: Inputs) -> InferenceOutcome:
     """Inference-budget plans for a trained agent.
 
     (:mod:`rlscale.verification._inference_grounding`)
     """
-    inf = config["inference"]
-    if not inf["enabled"]:
-        sections["inference"] = {"enabled": False}
-        return
+    inf = cfg.inference
+    if not inf.enabled:
+        return InferenceOutcome(enabled=False)
     from rlscale.verification._inference_grounding import (
         GroundingConfig,
         ground_inference,
         write_figures,
     )
 
-    cfg = GroundingConfig(environments=inf["environments"], epochs=inf["epochs"],
-                          job_tasks=inf["job_tasks"], episodes=inf["episodes"],
-                          seed=config["seed"])
-    result = ground_inference(cfg)
-    files = ([Path(f).name for f in write_figures(result, staging)] if config["figures"]
+    grounding = GroundingConfig(environments=inf.environments, epochs=inf.epochs,
+                                job_tasks=inf.job_tasks, episodes=inf.episodes, seed=cfg.seed)
+    result = ground_inference(grounding)
+    files = ([Path(f).name for f in write_figures(result, inputs.staging)] if cfg.figures
              else [])
-    sections["inference"] = {"enabled": True, **result.as_dict(), "files": files}
+    return build(InferenceOutcome, {"enabled": True, **result.as_dict(), "files": files})
 
 
 #: The steps in order, with the progress bar's labels.
