@@ -1,7 +1,7 @@
 """Pilot design grounded in the trainer: designed vs random/cheapest vs full-pool pilots.
 
     python -m benchmarks.design_trainer [--seeds 10] [--share 0.05] [--eval-seeds 3]
-        [--out FILE.json] [--summary]
+        [--out FILE.json] [--runs RUNS.json] [--summary]
 
 The pool is the grid ``E ∈ {1, 2, 4, 8, 16, 32}`` × ``t ∈ {1, 2, 4, 8, 16}`` ×
 ``k ∈ {2, 4, 8, 16, 32}`` of real runs of rlscale's numpy trainer
@@ -22,7 +22,14 @@ batches minimising the plan's expected regret), ``v-optimal`` (surface then
 one local batch aimed at the plan's loss), ``random``, ``cheapest``,
 ``cost-random``, and ``full`` (the whole pool, 100 % of its cost).  All
 trainer runs are cached in the output file, so a killed study resumes without
-retraining.
+retraining.  ``--runs`` keeps that cache in its own file, so studies at several
+shares share one set of trainer runs (the pool's runs and every deployed plan's).
+``--summary`` only summarises an existing study file.
+
+The deployed loss of a plan is judged against the **reference**: every distinct
+plan any arm of any seed made at that target budget, each trained with the same
+``--eval-seeds`` seeds; an arm's regret is its plan's loss minus the best
+reference plan's.
 """
 
 from __future__ import annotations
@@ -174,21 +181,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-seeds", type=int, default=3)
     parser.add_argument("--bootstrap", type=int, default=40)
     parser.add_argument("--out", default="design-trainer.json")
+    parser.add_argument("--runs", default=None,
+                        help="cache the trainer runs in this file instead of --out")
+    parser.add_argument("--summary", action="store_true",
+                        help="only summarise the study in --out (and --runs)")
     args = parser.parse_args(argv)
     from rlscale.files._atomic import write_json_atomic
 
     path = Path(args.out)
+    runs_path = Path(args.runs) if args.runs else None
     state = json.loads(path.read_text()) if path.exists() else {"runs": {}, "seeds": {}}
-    state.setdefault("meta", {"load_at_start": os.getloadavg(), "share": args.share})
+    if runs_path is not None:
+        state["runs"] = json.loads(runs_path.read_text()) if runs_path.exists() else {}
+    if args.summary:
+        summarise(state)
+        return 0
+    meta = state.setdefault("meta", {"load_at_start": os.getloadavg(), "share": args.share,
+                                     "bootstrap": args.bootstrap,
+                                     "eval_seeds": args.eval_seeds})
+    if meta["share"] != args.share:
+        parser.error(f"--share {args.share} differs from the study file's {meta['share']}: "
+                     "use another --out")
 
     def save() -> None:
-        write_json_atomic(path, state)
+        if runs_path is None:
+            write_json_atomic(path, state)
+        else:
+            write_json_atomic(runs_path, state["runs"])
+            write_json_atomic(path, {k: v for k, v in state.items() if k != "runs"})
 
     runs = Runs(state["runs"], save)
     for s in range(args.seeds):
         key = str(s)
         if key not in state["seeds"]:
+            t0, load0 = time.process_time(), os.getloadavg()[0]
             state["seeds"][key] = run_seed(s, runs, args.share, args.bootstrap)
+            state["seeds"][key]["cpu_s"] = time.process_time() - t0
+            state["seeds"][key]["load"] = (load0, os.getloadavg()[0])
             save()
         for r in state["seeds"][key]["arms"].values():
             if "plan" in r and "deployed" not in r:
