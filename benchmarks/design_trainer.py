@@ -3,6 +3,10 @@
     python -m benchmarks.design_trainer [--seeds 10] [--share 0.05] [--eval-seeds 3]
         [--out FILE.json] [--runs RUNS.json] [--summary]
 
+The summary (printed, and written beside ``--out`` as ``FILE-summary.json``)
+has every arm's deployed loss with its 90 % bootstrap interval over seeds and
+ours against every other arm paired over seeds.
+
 The pool is the grid ``E ∈ {1, 2, 4, 8, 16, 32}`` × ``t ∈ {1, 2, 4, 8, 16}`` ×
 ``k ∈ {2, 4, 8, 16, 32}`` of real runs of rlscale's numpy trainer
 (:func:`rlscale.simulate.train`, GRPO, the report's defaults) at the report's
@@ -117,8 +121,8 @@ def run_seed(s: int, runs: Runs, share: float, bootstrap: int) -> dict[str, Any]
     budget = share * full_cost
     target = PlanTarget(PLAN_FACTOR * budget, BOUNDS)
     regret_target = PlanTarget(PLAN_FACTOR * budget, BOUNDS, objective="regret")
-    out: dict[str, Any] = {}
-    for arm in ARMS:
+
+    def select(arm: str) -> np.ndarray:
         if arm == "full":
             idx = np.arange(n)
         elif arm in ("random", "cheapest", "cost-random"):
@@ -154,6 +158,17 @@ def run_seed(s: int, runs: Runs, share: float, bootstrap: int) -> dict[str, Any]
             ds.run(oracle)
             idx = np.array([rows[(int(e), int(t), int(k))] for e, t, k in zip(
                 ds.data["E"], ds.data["t"], ds.data["k"])])
+        return idx
+
+    out: dict[str, Any] = {}
+    for arm in ARMS:
+        try:
+            idx = select(arm)
+        except (ValueError, RuntimeError) as exc:
+            # A baseline's second stage can fail on its first fit (a step-like exponent
+            # leaves no plan to aim at): the arm buys nothing usable, and it is counted.
+            out[arm] = {"error": " ".join(str(exc).split())[:200], "stage": "design"}
+            continue
         obs = observe(idx)
         cost = float(np.sum(20 * obs["E"] + 2 * obs["E"] * obs["t"]
                             + 0.1 * obs["E"] * obs["t"] * obs["k"]))
@@ -193,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     state = json.loads(path.read_text()) if path.exists() else {"runs": {}, "seeds": {}}
     if runs_path is not None:
         state["runs"] = json.loads(runs_path.read_text()) if runs_path.exists() else {}
+    summary_path = path.with_name(path.stem + "-summary.json")
     if args.summary:
-        summarise(state)
+        write_json_atomic(summary_path, summarise(state))
         return 0
     meta = state.setdefault("meta", {"load_at_start": os.getloadavg(), "share": args.share,
                                      "bootstrap": args.bootstrap,
@@ -226,45 +242,79 @@ def main(argv: list[str] | None = None) -> int:
         print(f"seed {s}: " + ", ".join(
             f"{arm} {np.mean(r['deployed']):.4f}" if "deployed" in r else f"{arm} failed"
             for arm, r in state["seeds"][key]["arms"].items()), file=sys.stderr, flush=True)
-    summarise(state)
+    write_json_atomic(summary_path, summarise(state))
     return 0
 
 
+def _ci(x: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """90 % bootstrap interval of the mean of ``x`` (nan below two values)."""
+    if x.size < 2:
+        return (math.nan, math.nan)
+    b = np.array([np.mean(x[rng.integers(0, x.size, x.size)]) for _ in range(4000)])
+    return float(np.quantile(b, 0.05)), float(np.quantile(b, 0.95))
+
+
 def summarise(state: dict[str, Any]) -> dict[str, Any]:
-    """Deployed loss per arm (mean over study seeds, 90 % bootstrap interval), the full
-    pool's plan's interval, and ours against it and against the best baseline."""
+    """Deployed loss per arm (mean over study seeds, 90 % bootstrap interval), the regret
+    against the best plan of the reference, the full pool's plan's interval with ours
+    against it, and ours against every other arm paired over seeds."""
     rng = np.random.default_rng(0)
     seeds = sorted(state["seeds"], key=int)
+    arms = {s: state["seeds"][s]["arms"] for s in seeds}
 
-    def ci(x):
-        b = [np.mean(x[rng.integers(0, len(x), len(x))]) for _ in range(4000)]
-        return float(np.quantile(b, 0.05)), float(np.quantile(b, 0.95))
+    def deployed(s: str, arm: str) -> float:
+        r = arms[s].get(arm, {})
+        return float(np.mean(r["deployed"])) if "deployed" in r else math.nan
 
-    table = {}
+    # The reference: every distinct plan any arm made at this target budget, each trained
+    # with the same evaluation seeds; its best is the best deployed loss known there.
+    plans = {tuple(r["plan"].values()): float(np.mean(r["deployed"]))
+             for s in seeds for r in arms[s].values() if "deployed" in r}
+    best_plan = min(plans, key=plans.get) if plans else None
+    best = plans[best_plan] if plans else math.nan
+    table: dict[str, Any] = {"seeds": len(seeds), "reference_plans": len(plans),
+                             "best_plan": dict(zip(GRID, best_plan)) if plans else None,
+                             "best_loss": best, "arms": {}}
+    print(f"{len(seeds)} seeds; reference: {len(plans)} distinct plans, best "
+          f"{table['best_plan']} at loss {best:.4f}")
+    print("| arm | deployed loss [90 % CI] | regret vs best plan | failed | spent share |"
+          " distinct plans |")
+    print("|---|---|---|---|---|---|")
     for arm in ARMS:
-        dep = np.array([np.mean(state["seeds"][s]["arms"][arm]["deployed"]) for s in seeds
-                        if "deployed" in state["seeds"][s]["arms"][arm]])
-        failed = len(seeds) - dep.size
-        spent = np.mean([state["seeds"][s]["arms"][arm]["spent_share"] for s in seeds])
-        table[arm] = {"mean": float(dep.mean()) if dep.size else math.nan,
-                      "ci": ci(dep) if dep.size > 1 else (math.nan, math.nan),
-                      "failed": failed, "n": dep.size, "spent_share": float(spent)}
-        print(f"| {arm} | {table[arm]['mean']:.4f} [{table[arm]['ci'][0]:.4f}, "
-              f"{table[arm]['ci'][1]:.4f}] | {failed} | {spent:.3f} |")
-    base = [a for a in ("v-optimal", "random", "cheapest", "cost-random")
-            if math.isfinite(table[a]["mean"])]
-    best = min(base, key=lambda a: table[a]["mean"])
-    d = np.array([np.mean(state["seeds"][s]["arms"]["ours"]["deployed"])
-                  - np.mean(state["seeds"][s]["arms"][best]["deployed"]) for s in seeds
-                  if "deployed" in state["seeds"][s]["arms"]["ours"]
-                  and "deployed" in state["seeds"][s]["arms"][best]])
-    lo, hi = ci(d)
-    print(f"ours - {best} (deployed loss): {d.mean():+.4f} [{lo:+.4f}, {hi:+.4f}] over "
-          f"{d.size} seeds; ours lower in {np.mean(d < 0):.0%}")
-    f = table["full"]
-    print(f"full pool's plan: {f['mean']:.4f} [{f['ci'][0]:.4f}, {f['ci'][1]:.4f}]; ours "
-          f"{table['ours']['mean']:.4f} inside: "
-          f"{f['ci'][0] <= table['ours']['mean'] <= f['ci'][1]}")
+        dep = np.array([deployed(s, arm) for s in seeds])
+        ok = dep[np.isfinite(dep)]
+        spent = [arms[s][arm]["spent_share"] for s in seeds if "spent_share" in arms[s][arm]]
+        distinct = {tuple(arms[s][arm]["plan"].values()) for s in seeds
+                    if "plan" in arms[s][arm]}
+        row = {"n": int(ok.size), "failed": int(dep.size - ok.size),
+               "mean": float(ok.mean()) if ok.size else math.nan, "ci": _ci(ok, rng),
+               "regret": float(ok.mean() - best) if ok.size else math.nan,
+               "regret_ci": tuple(c - best for c in _ci(ok, rng)),
+               "spent_share": float(np.mean(spent)) if spent else math.nan,
+               "distinct_plans": len(distinct)}
+        table["arms"][arm] = row
+        print(f"| {arm} | {row['mean']:.4f} [{row['ci'][0]:.4f}, {row['ci'][1]:.4f}] | "
+              f"{row['regret']:+.4f} [{row['regret_ci'][0]:+.4f}, {row['regret_ci'][1]:+.4f}]"
+              f" | {row['failed']}/{len(seeds)} | {row['spent_share']:.3f} | {len(distinct)} |")
+    table["paired"] = {}
+    for other in ARMS[1:]:
+        d = np.array([deployed(s, "ours") - deployed(s, other) for s in seeds])
+        d = d[np.isfinite(d)]
+        lo, hi = _ci(d, rng)
+        table["paired"][other] = {"n": int(d.size), "mean": float(d.mean()) if d.size
+                                  else math.nan, "ci": (lo, hi),
+                                  "ours_lower": float(np.mean(d < 0)) if d.size else math.nan,
+                                  "ours_higher": float(np.mean(d > 0)) if d.size
+                                  else math.nan}
+        p = table["paired"][other]
+        print(f"ours - {other} (deployed loss): {p['mean']:+.4f} [{lo:+.4f}, {hi:+.4f}] over "
+              f"{d.size} paired seeds; ours lower in {p['ours_lower']:.0%}, higher in "
+              f"{p['ours_higher']:.0%}")
+    f, o = table["arms"]["full"], table["arms"]["ours"]
+    inside = bool(f["ci"][0] <= o["mean"] <= f["ci"][1]) if math.isfinite(o["mean"]) else False
+    table["goal"] = {"ours_mean_inside_full_ci": inside, "ours_spent_share": o["spent_share"]}
+    print(f"goal: ours {o['mean']:.4f} at {o['spent_share']:.1%} of the pool's cost; the full "
+          f"pool's plan {f['mean']:.4f} [{f['ci'][0]:.4f}, {f['ci'][1]:.4f}]; inside: {inside}")
     return table
 
 
