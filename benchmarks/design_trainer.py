@@ -215,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = state.setdefault("meta", {"load_at_start": os.getloadavg(), "share": args.share,
                                      "bootstrap": args.bootstrap,
                                      "eval_seeds": args.eval_seeds})
+    meta["eval_seeds"] = max(meta.get("eval_seeds", 0), args.eval_seeds)
     if meta["share"] != args.share:
         parser.error(f"--share {args.share} differs from the study file's {meta['share']}: "
                      "use another --out")
@@ -236,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
             state["seeds"][key]["load"] = (load0, os.getloadavg()[0])
             save()
         for r in state["seeds"][key]["arms"].values():
-            if "plan" in r and "deployed" not in r:
+            if "plan" in r and len(r.get("deployed", ())) < args.eval_seeds:
                 r["deployed"] = deploy(r["plan"], runs, args.eval_seeds)
                 save()
         print(f"seed {s}: " + ", ".join(
