@@ -444,3 +444,18 @@ def test_budgets_and_sweeps_at_their_edges(capsys) -> None:
         ref = prob.allocate(b, round_integers=False)
         assert f.values["E"][i] == pytest.approx(ref.values["E"], rel=1e-9)
         assert f.values["E"][i] != round(f.values["E"][i])
+
+
+def test_the_array_fast_paths_keep_the_10000_budget_limit() -> None:
+    """A float64 array skips the list checks in ``frontier`` and ``sweep``, but not the
+    limit the error message states: 10000 budgets are solved (each the hand optimum of
+    1/sqrt(E) + 1/sqrt(K) at E + K = B: E = K = B/2), 10001 are refused."""
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E + K")
+    budgets = np.geomspace(10.0, 1e6, 10_000)
+    f = prob.frontier(budgets)
+    np.testing.assert_allclose(f.values["E"], budgets / 2, rtol=1e-12)
+    np.testing.assert_allclose(f.values["K"], budgets / 2, rtol=1e-12)
+    for verb in (prob.frontier, prob.sweep):
+        with pytest.raises(ValueError, match=r"at most 10000 budgets; got shape \(10001,\)"):
+            verb(np.full(10_001, 100.0))
