@@ -295,3 +295,17 @@ def test_a_binding_lower_bound_is_held_by_its_positive_multiplier(monkeypatch) -
         assert warm is not None and _rel(warm, gp.values) < 1e-10
         assert warm["k"] == pytest.approx(16.0, rel=1e-14)
         assert len(solves) == rounds and len(solves[-1][0]) == 2  # k held in the last round
+
+
+def test_bounds_at_the_edge_of_the_domain() -> None:
+    """A target at the floor and a budget of 0 have no optimum: ``None`` (the caller's
+    checks name them), not an error from log(0); a budget below 1 is an ordinary one:
+    1/sqrt(E) + 1/sqrt(K) at E + K = B is least at E = K = B/2 (by symmetry and
+    convexity), here 0.25."""
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    pb = AllocationProblem(law, "E + K", {"E": (1e-3, 1e6), "K": (1e-3, 1e6)})
+    start = {"E": 0.3, "K": 0.2}
+    assert warm_min_cost(pb, 0.2, start) is None
+    assert warm_allocate(pb, 0.0, start) is None
+    warm = warm_allocate(pb, 0.5, start)
+    assert warm is not None and _rel(warm, {"E": 0.25, "K": 0.25}) < 1e-12
