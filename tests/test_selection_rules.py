@@ -202,3 +202,15 @@ def test_the_best_pool_just_inside_the_kl_limit_is_found(name: str) -> None:
     assert float(gain[0]) == pytest.approx(best, rel=1e-9)
     assert float(gain[0]) >= best * (1 - 1e-12)
     assert float(t[0]) == pytest.approx(t_star, abs=1e-3)
+
+
+@pytest.mark.parametrize(("n", "k"), [(7.5, 0.5), (7.5, 40.0), (1e300, 3.0), (1e300, 1e4)])
+def test_the_tilts_sampled_top_is_the_tilted_normal(n: float, k: float) -> None:
+    """Tilting N(0, 1) by e^{βs} gives N(β, 1); the budget spent is β²/2, so
+    β = sqrt(2 min(K, log n)) (the rule's KL is min(K, log n)).  200,000 draws: mean
+    within 6 standard errors of β, variance within 6 of 1 (its sd is sqrt(2/size))."""
+    size = 200_000
+    beta = math.sqrt(2.0 * min(k, math.log(n)))
+    draws = RULES["tilt"].sample_top(np.random.default_rng(8), size, n, k)
+    assert abs(draws.mean() - beta) <= 6 / math.sqrt(size)
+    assert abs(draws.var() - 1.0) <= 6 * math.sqrt(2.0 / size)
