@@ -126,7 +126,7 @@ from rlscale.optimize._robust_plan import (
 )
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
-from rlscale.theory._validation import check_choice, check_positive_int, check_scalar
+from rlscale.theory._validation import check_choice, check_positive_int, check_scalar, seed_from
 
 __all__ = ["METHODS", "recommend"]
 
@@ -235,7 +235,8 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
               split: float = 2.0, trim: float = 0.1,
               loss_range: tuple[float, float] | None = None, extrapolation: float = 2.0,
               interval: str = "percentile", fit: Any = None,
-              fit_options: Mapping[str, Any] | None = None, seed: int = 0) -> Recommendation:
+              fit_options: Mapping[str, Any] | None = None, seed: int = 0,
+              rng: Any = None) -> Recommendation:
     """How to spend ``budget``: a plan that beats the baseline once deployed, or the baseline.
 
     See the module docstring for the procedure and its justification.
@@ -289,6 +290,10 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
         scale); fitted here when absent.
     seed : int
         Seed of the split and of both bootstraps.
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness (every verb takes it): an
+        integer is the seed; a Generator is drawn from once for it.  ``seed=``
+        is kept and means the same as an integer ``rng=``; pass one of them.
 
     Returns
     -------
@@ -333,7 +338,7 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
     if interval == "BCa":
         raise ValueError("interval='BCa' needs jackknife values, which recommend does not "
                          "compute; use 'percentile', 'basic' or 'symmetric'")
-    seed = check_positive_int("seed", seed, minimum=0)
+    seed = check_positive_int("seed", seed_from(seed, rng), minimum=0)
     budget = check_scalar("budget", budget, low=0.0, low_open=True)
     if not isinstance(baseline, str):
         raise TypeError(f"baseline must be a baseline name (str); got {baseline!r:.60}")
@@ -355,7 +360,8 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
                              or not all(isinstance(a, str) for a in axes)):
         raise TypeError(f"axes must be a list of column names; got axes={axes!r:.60}")
     options = dict(fit_options or {})
-    for key in ("data", "law", "axes", "target", "bootstrap", "seed", "n_jobs", "confidence"):
+    for key in ("data", "law", "axes", "target", "bootstrap", "seed", "rng", "n_jobs",
+                "confidence"):
         if key in options:
             raise ValueError(f"fit_options must not set {key!r}: recommend sets it")
     if isinstance(law, str) and _is_rate(law):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,7 +42,7 @@ from rlscale.optimize._design_model import DesignModel, as_model
 from rlscale.optimize._design_pool import make_pool, table_columns
 from rlscale.optimize._design_result import Design
 from rlscale.optimize._design_target import FrontierTarget, PlanTarget, TargetError, _point_table
-from rlscale.theory._validation import check_positive_int, check_scalar
+from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["DesignStep", "Designer"]
 
@@ -119,6 +119,11 @@ class Designer:
         ``fit(data) -> FitResult | ExpressionFit | (DesignModel, [DesignModel], noise)``
         for laws ``fit_law`` does not fit (e.g. a multi-output law).
     seed : int
+        Seeds every batch's design and refit (same seed, same loop).
+    rng : int or numpy.random.Generator, optional
+        rlscale's one spelling of the randomness: an integer is ``seed``; a
+        Generator is drawn from once, here, and the draw is stored as ``seed``
+        (so the loop is reproducible from it).  Pass ``rng=`` or ``seed=``.
 
     Examples
     --------
@@ -156,18 +161,20 @@ class Designer:
     max_repeats: int = 1
     fit: Callable[[dict[str, np.ndarray]], FitOutcome] | None = None
     seed: int = 0
+    rng: InitVar[Any] = None
     history: list[DesignStep] = field(default_factory=list, init=False)
     stop_reason: str | None = field(default=None, init=False)
 
     #: Why the loop stopped.
     STOPS = ("budget", "tolerance", "min_gain", "batches")
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, rng: Any) -> None:
         self.budget = check_scalar("budget", self.budget, low=0.0, low_open=True)
         (self.method, self.max_repeats, self.n_laws, self.bootstrap, self.seed,
          self.noise) = check_options(method=self.method, max_repeats=self.max_repeats,
                                      n_laws=self.n_laws, bootstrap=self.bootstrap,
-                                     seed=self.seed, noise=self.noise, axes=self.axes)
+                                     seed=seed_from(self.seed, rng), noise=self.noise,
+                                     axes=self.axes)
         self.batches = check_positive_int("batches", self.batches, maximum=1000)
         self.initial = check_scalar("initial", self.initial, low=0.0, high=1.0, low_open=True)
         self.min_gain = check_scalar("min_gain", self.min_gain, low=0.0, high=1.0)

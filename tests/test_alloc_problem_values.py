@@ -444,3 +444,20 @@ def test_budgets_and_sweeps_at_their_edges(capsys) -> None:
         ref = prob.allocate(b, round_integers=False)
         assert f.values["E"][i] == pytest.approx(ref.values["E"], rel=1e-9)
         assert f.values["E"][i] != round(f.values["E"][i])
+
+
+def test_the_array_fast_paths_keep_the_10000_budget_limit() -> None:
+    """A float64 array skips the list checks in ``frontier`` (the closed form's fast path,
+    taken here) and ``sweep``, but not the limit the error message states: 10000 budgets
+    are solved (each the hand optimum of the numpy-scalar test below, E = sqrt(B)/2,
+    K = 2 sqrt(B)), 10001 are refused."""
+    law = AdditiveLaw(0.2, {"E": 2.0, "K": 4.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E*K", {"E": (1, 1e4), "K": (1, 1e4)})
+    budgets = np.geomspace(100.0, 1e6, 10_000)
+    f = prob.frontier(budgets)
+    assert set(f.method) == {"closed_form"}
+    np.testing.assert_allclose(f.values["E"], np.sqrt(budgets) / 2, rtol=1e-12)
+    np.testing.assert_allclose(f.values["K"], 2 * np.sqrt(budgets), rtol=1e-12)
+    for verb in (prob.frontier, prob.sweep):
+        with pytest.raises(ValueError, match=r"at most 10000 budgets; got shape \(10001,\)"):
+            verb(np.full(10_001, 400.0))

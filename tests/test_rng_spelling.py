@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import numpy as np
@@ -11,10 +12,6 @@ import pytest
 import rlscale.optimize as opt
 from rlscale.theory import AdditiveLaw, ExpressionLaw
 from rlscale.theory._validation import SEED_DRAW, seed_from
-
-#: Verbs keeping ``seed=`` alone, and why: recommend belongs to issue 29's module (left for
-#: its owner); Designer is a dataclass whose ``seed`` is a stored field of its state.
-KEPT = {"recommend", "Designer"}
 
 TRUTH = AdditiveLaw(1.5, {"N": 40.0}, {"N": 0.4})
 N = np.repeat(np.logspace(2, 5, 8), 2)
@@ -25,7 +22,7 @@ def test_every_optimize_verb_with_seed_takes_rng() -> None:
     missing = []
     for name in opt.__all__:
         fn = getattr(opt, name)
-        if name in KEPT or not callable(fn):
+        if not callable(fn):
             continue
         try:
             params = inspect.signature(fn).parameters
@@ -76,3 +73,45 @@ def test_fit_expression_and_allocate_expression_rng_is_seed() -> None:
     p = opt.allocate_expression(sig, "N + D", 200.0, seed=4)
     q = opt.allocate_expression(sig, "N + D", 200.0, rng=4)
     assert p.values == q.values
+
+
+def test_recommend_rng_is_seed() -> None:
+    truth = AdditiveLaw(0.2, {"E": 2.0, "k": 0.5}, {"E": 0.5, "k": 0.5})
+    grid = opt.star_design({"E": 8, "k": 8}, {"E": [1, 4, 16, 64], "k": [1, 4, 16, 64]})
+    x = {a: np.repeat([p[a] for p in grid], 3) for a in ("E", "k")}
+    data = {**x, "loss": truth.loss(x) * np.exp(
+        0.03 * np.random.default_rng(0).standard_normal(x["E"].size))}
+    args = (data, "E + k", 100.0, {"E": 8.0, "k": 8.0})
+    kw = {"bounds": {"E": (1, 1e4), "k": (1, 1e4)}, "bootstrap": 20, "plan_laws": 2}
+
+    def same(a, b) -> bool:  # the seed moves the split and both bootstraps' figures
+        def figures(r):
+            return r.choice, r.values, {k: (c.eta_interval, c.p_beats)
+                                        for k, c in r.comparisons.items()}
+        return figures(a) == figures(b)
+
+    by_seed = opt.recommend(*args, seed=5, **kw)
+    assert same(opt.recommend(*args, rng=5, **kw), by_seed)
+    drawn = int(np.random.default_rng(3).integers(SEED_DRAW))
+    assert same(opt.recommend(*args, rng=np.random.default_rng(3), **kw),
+                opt.recommend(*args, seed=drawn, **kw))
+    with pytest.raises(TypeError, match="not both"):
+        opt.recommend(*args, seed=1, rng=2, **kw)
+    with pytest.raises(ValueError, match="fit_options must not set 'rng'"):
+        opt.recommend(*args, fit_options={"rng": 1}, **kw)
+
+
+def test_designer_rng_is_stored_as_its_seed() -> None:
+    n, d = (g.ravel() for g in np.meshgrid(np.geomspace(1e7, 1e9, 4), np.geomspace(1e8, 1e10, 4)))
+    budget = 0.1 * float(np.sum(6 * n * d))
+    args = ("additive", {"N": n, "D": d}, budget, opt.PlanTarget(30 * budget))
+    kw = {"cost": "6*N*D", "axes": ["N", "D"]}
+    assert opt.Designer(*args, rng=7, **kw).seed == 7
+    gen = np.random.default_rng(4)
+    first, second = opt.Designer(*args, rng=gen, **kw), opt.Designer(*args, rng=gen, **kw)
+    assert first.seed == int(np.random.default_rng(4).integers(SEED_DRAW)) != second.seed
+    assert "rng" not in {f.name for f in dataclasses.fields(opt.Designer)}  # not state
+    with pytest.raises(TypeError, match="not both"):
+        opt.Designer(*args, seed=1, rng=2, **kw)
+    with pytest.raises(ValueError, match="rng"):
+        opt.Designer(*args, rng=-3, **kw)

@@ -273,3 +273,39 @@ def test_a_start_within_the_tolerance_of_a_bound_holds_it(monkeypatch) -> None:
             assert len(solves[0][0]) == 2
             assert max(solves[0][1]) == math.log(256.0)  # held at the bound
             assert max(solves[1][1]) == pytest.approx(math.log(256.0) - offset, abs=1e-15)
+
+
+def test_a_binding_lower_bound_is_held_by_its_positive_multiplier(monkeypatch) -> None:
+    """k's lower bound binds at this optimum (cvxpy's duals name ``k>=16``): from an
+    interior start k leaves its box, is fixed at 16, and the bound's multiplier
+    ``s_k = ∂f/∂p_k + λ ∂g/∂p_k`` comes out positive (the cost saved by less k outweighs
+    the loss it buys), so the point is certified, not released; from the optimum itself
+    (k already on the bound) one Newton solve over (E, t) returns it."""
+    solves, _ = _record(monkeypatch)
+    law = AdditiveLaw(0.26, {"environments": 0.5, "tasks_per_environment": 0.4,
+                             "trajectories_per_task": 0.02},
+                      {"environments": 0.5, "tasks_per_environment": 0.5,
+                       "trajectories_per_task": 0.3})
+    pb = _problem(law, {"E": (1.0, 256.0), "t": (1.0, 64.0), "k": (16.0, 128.0)})
+    gp = pb.allocate(1000.0, round_integers=False)
+    assert set(gp.duals) == {"budget", "k>=16"} and gp.duals["k>=16"] > 0
+    for start, rounds in (({"E": 3.0, "t": 3.0, "k": 40.0}, 2), (gp.values, 1)):
+        solves.clear()
+        warm = warm_allocate(pb, 1000.0, start)
+        assert warm is not None and _rel(warm, gp.values) < 1e-10
+        assert warm["k"] == pytest.approx(16.0, rel=1e-14)
+        assert len(solves) == rounds and len(solves[-1][0]) == 2  # k held in the last round
+
+
+def test_bounds_at_the_edge_of_the_domain() -> None:
+    """A target at the floor and a budget of 0 have no optimum: ``None`` (the caller's
+    checks name them), not an error from log(0); a budget below 1 is an ordinary one:
+    1/sqrt(E) + 1/sqrt(K) at E + K = B is least at E = K = B/2 (by symmetry and
+    convexity), here 0.25."""
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    pb = AllocationProblem(law, "E + K", {"E": (1e-3, 1e6), "K": (1e-3, 1e6)})
+    start = {"E": 0.3, "K": 0.2}
+    assert warm_min_cost(pb, 0.2, start) is None
+    assert warm_allocate(pb, 0.0, start) is None
+    warm = warm_allocate(pb, 0.5, start)
+    assert warm is not None and _rel(warm, {"E": 0.25, "K": 0.25}) < 1e-12
