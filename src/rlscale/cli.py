@@ -13,6 +13,7 @@ line on stderr with exit status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import difflib
 import importlib
@@ -20,11 +21,15 @@ import io
 import os
 import pkgutil
 import re
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from rlscale import __version__
 from rlscale._errors import RlscaleError
+from rlscale.files._deferred import deferred_signals
 
 __all__ = ["build_parser", "main"]
 
@@ -205,19 +210,91 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is not None and (isinstance(argv, str | bytes) or not isinstance(argv, Sequence)
                              or not all(isinstance(a, str) for a in argv)):
         raise TypeError(f"argv must be a sequence of strings or None; got {argv!r:.60}")
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    with _noting_ctrl_c() as interrupted:
+        try:
+            # Inside the guard: building the parser imports every verb and numpy (~0.3 s),
+            # and a Ctrl-C there was a traceback; it is held until the imports are done.
+            with deferred_signals((signal.SIGINT,)):
+                parser = build_parser()
+            args = parser.parse_args(argv)
+            return _run(args, interrupted)
+        except KeyboardInterrupt:
+            return _interrupted()
+        except Exception:
+            if interrupted():
+                return _interrupted()
+            raise
+
+
+def _interrupted() -> int:
+    sys.stderr.write("rlscale: interrupted\n")
+    return 130
+
+
+@contextlib.contextmanager
+def _noting_ctrl_c() -> Iterator[Callable[[], bool]]:
+    """Inside the block a Ctrl-C is noted, then raised as ``KeyboardInterrupt`` as ever;
+    yields a function that says whether one came.
+
+    Not every layer lets a ``KeyboardInterrupt`` through as one: numpy's C core turns
+    one that lands in its own ``import datetime`` into ``ImportError: PyCapsule_Import
+    could not import module "datetime"`` (30 lines; 8 of 100 SIGINTs of ``rlscale
+    --help`` at load 7, issue 22); one that lands in a weakref callback is printed as
+    "Exception ignored" and the command goes on.  Whatever error follows a Ctrl-C is
+    reported as the interruption it is, and a swallowed one is raised again.  A SIGINT
+    handler other than Python's default (an ignored SIGINT, an embedding program's
+    own) is left alone; outside the main thread, where Python runs no handler,
+    nothing is noted.
+    """
+    seen = [False]
+
+    def note(signum: int, frame: object) -> None:
+        seen[0] = True
+        raise KeyboardInterrupt
+
+    def unraisable(info: Any) -> None:
+        if issubclass(info.exc_type, KeyboardInterrupt):
+            # Raised where Python cannot propagate it (a weakref callback of importlib's
+            # module locks: "Exception ignored in: <function _get_module_lock...>", 1 of
+            # 100 SIGINTs of --help), it was printed and the command went on: raise it
+            # again in the main thread, once this hook has returned.
+            # Not from here: the handler would run inside this hook, which ignores it too.
+            # A real signal, to the main thread: it also wakes a blocking call there
+            # (_thread.interrupt_main does not; measured: a sleep ran on for its 20 s).
+            threading.Timer(0.01, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT)).start()
+        else:
+            hook(info)
+
+    installed = False
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        with contextlib.suppress(ValueError):  # not the main thread: nothing to note there
+            signal.signal(signal.SIGINT, note)
+            installed = True
+    hook = sys.unraisablehook
+    if installed:
+        sys.unraisablehook = unraisable
+    try:
+        yield lambda: seen[0]
+    finally:
+        if installed:
+            sys.unraisablehook = hook
+            if signal.getsignal(signal.SIGINT) is note:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _run(args: argparse.Namespace, interrupted: Callable[[], bool]) -> int:
+    """Run the verb ``args`` names; a user's error is one line on stderr, exit 2."""
     try:
         return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        sys.stderr.write("rlscale: interrupted\n")
-        return 130
     except BrokenPipeError:
         # The reader left (``rlscale prove --list | head``): not a user error.
         # Point stdout at /dev/null so the interpreter's final flush is silent.
         _silence_stdout()
         return 141  # 128 + SIGPIPE, as a shell reports a process the pipe killed
     except MemoryError:
+        if interrupted():
+            return _interrupted()
         if args.debug:
             raise
         sys.stderr.write(f"rlscale {args.command}: error: out of memory; the request is too "
@@ -225,6 +302,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "limits in the README)\n")
         return 2
     except (*_USER_ERRORS, csv.Error) as exc:
+        if interrupted():
+            return _interrupted()
         if args.debug:
             raise
         sys.stderr.write(f"rlscale {args.command}: error: {_one_line(exc)}\n")
