@@ -189,3 +189,33 @@ def test_an_ignored_sigint_stays_ignored():
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+SWEEP = ('design = "grid"\nseeds = [0, 1]\n[axes]\nenvironments = [2, 3]\n[train]\n'
+         "epochs = 2\neval_environments = 8\ngrid_size = 5\ntasks_per_step = 4\n")
+
+
+@pytest.mark.parametrize("entry", ["script", "module"])
+def test_ctrl_c_as_a_parallel_sweep_exits_is_one_line(tmp_path, entry):
+    # The sweep's table is printed and its file written; then the interpreter's exit hook
+    # joined loky's pool (1-4 s at load) and a Ctrl-C there printed "Exception ignored in:
+    # <module 'threading'>" with a traceback, exit 0 (6 of 6 at load 17).
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SWEEP)
+    out = tmp_path / "out" / "results.csv"
+    proc = subprocess.Popen([*_entry(entry), "sweep", str(spec), "--out", str(out),
+                             "--no-progress", "--jobs", "2"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    first = proc.stdout.readline()  # the table: the work is done, the exit begins
+    os.killpg(proc.pid, signal.SIGINT)
+    rest, err = proc.communicate(timeout=120)
+    assert first.split()[:2] == ["E", "t"], first + rest + err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    # The finished sweep's own line, then at most the interruption's (the signal may also
+    # come after Python has put the default action back: killed by SIGINT, no words).
+    lines = err.splitlines()
+    assert lines[0].endswith(f"runs in {out}")
+    assert lines[1:] in ([], ["rlscale: interrupted"])
+    assert proc.returncode in (130, -signal.SIGINT)
+    assert len(out.read_text().splitlines()) == 5  # header + 4 runs: complete
