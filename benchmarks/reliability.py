@@ -182,6 +182,9 @@ def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
                 result = kill_and_rerun(cmd, out, reference, fault, at, previous=previous)
                 if result.killed.returncode == 0:  # finished before the signal
                     entry["not_landed"] += 1
+                    if result.killed.traceback:  # or came as it exited: still a failure
+                        entry["tracebacks"] += 1
+                        entry["failures"].append(result.describe())
                     length[fault] = min(length[fault], result.killed.seconds)
                     print(f"    {key}: at {at:.2f} s, after the end ({result.killed.seconds:.1f}"
                           " s): drawn again", flush=True)
