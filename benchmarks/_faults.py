@@ -55,8 +55,14 @@ TIMING_COLUMNS = frozenset({"seconds"})
 _DURATION = re.compile(r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)? (?:s|ms|min)\b")
 
 
-def rlscale_command(*args: str) -> list[str]:
-    """``python -m rlscale ARGS`` with this interpreter."""
+def rlscale_command(*args: str, entry: str = "module") -> list[str]:
+    """``python -m rlscale ARGS`` with this interpreter, or (``entry="script"``) the
+    ``rlscale`` console script installed beside it, as a user runs it."""
+    if entry == "script":
+        script = Path(sys.executable).with_name("rlscale")
+        if not script.exists():
+            raise FileNotFoundError(f"no rlscale console script at {script}: pip install -e .")
+        return [str(script), *args]
     return [sys.executable, "-m", "rlscale", *args]
 
 

@@ -42,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,45 +151,78 @@ def cli_fuzz(cases: int) -> dict[str, Any]:
 
 def _kills(report: dict[str, Any], label: str, cmd: list[str], out: Path,
            reference: dict[str, bytes], seconds: float, kills: int, seed: int,
-           previous: Path | None, signals: tuple[str, ...] = ("SIGKILL", "SIGINT")) -> None:
+           previous: Path | None, signals: tuple[str, ...] = ("SIGKILL", "SIGINT"),
+           progress: Callable[[], None] = lambda: None) -> None:
+    """``kills`` signals of each kind that land while ``cmd`` runs, each rerun after.
+
+    The moment is drawn uniformly over ``seconds``, the measured length of an
+    uninterrupted run under the present load.  A signal that comes after the command
+    has finished measured nothing: it is counted (``not_landed``), the length is
+    replaced by that run's own (the load fell), and the moment is drawn again, at
+    most ``kills`` extra times per signal.
+    """
     from benchmarks._faults import kill_and_rerun
 
     rng = random.Random(seed)
+    length = dict.fromkeys(signals, seconds)
     # The signals alternate, so that a run stopped early (a kill of the report costs ~1.5
     # report runs) has measured each of them about as often.
     for _ in range(kills):
         for fault in signals:
             key = f"{label} {fault}"
-            entry = report.setdefault(key, {"kills": 0, "signalled": 0, "identical": 0,
-                                            "previous_intact": 0, "left_previous": 0,
-                                            "left_new": 0, "left_neither": 0, "failures": []})
-            if previous is None and out.exists():
-                out.unlink()
-            at = rng.uniform(0.05, 0.95) * seconds
-            result = kill_and_rerun(cmd, out, reference, fault, at, previous=previous)
+            entry = report.setdefault(key, {"kills": 0, "signalled": 0, "not_landed": 0,
+                                            "identical": 0, "previous_intact": 0,
+                                            "left_previous": 0, "left_new": 0,
+                                            "left_neither": 0, "tracebacks": 0,
+                                            "failures": [], "run_seconds": seconds})
+            for _attempt in range(kills + 1):
+                if previous is None and out.exists():
+                    out.unlink()
+                at = rng.uniform(0.0, 1.0) * length[fault]
+                result = kill_and_rerun(cmd, out, reference, fault, at, previous=previous)
+                if result.killed.returncode == 0:  # finished before the signal
+                    entry["not_landed"] += 1
+                    if result.killed.traceback:  # or came as it exited: still a failure
+                        entry["tracebacks"] += 1
+                        entry["failures"].append(result.describe())
+                    length[fault] = min(length[fault], result.killed.seconds)
+                    print(f"    {key}: at {at:.2f} s, after the end ({result.killed.seconds:.1f}"
+                          " s): drawn again", flush=True)
+                    continue
+                break
             entry["kills"] += 1
             entry["signalled"] += result.killed.returncode != 0
             entry["identical"] += not result.diff and result.rerun.returncode == 0
             entry["previous_intact"] += not result.previous_damaged
+            entry["tracebacks"] += result.killed.traceback or result.rerun.traceback
             # Right after the signal: the previous output, the complete new one, or (a
             # report: a failure; a sweep: a partial results file) neither.
             entry[f"left_{result.after_kill}"] += 1
+            entry["run_seconds"] = round(length[fault], 2)
             if not result.ok:
                 entry["failures"].append(result.describe())
             landed = "" if result.killed.returncode != 0 else " (finished before the signal)"
             print(f"    {key}: {result.describe()}{landed}", flush=True)
+            progress()
 
 
 def faults(kills: int, sweeps: bool = True,
-           signals: tuple[str, ...] = ("SIGKILL", "SIGINT"), disk: bool = True
+           signals: tuple[str, ...] = ("SIGKILL", "SIGINT"), disk: bool = True,
+           entry: str = "module", sweep_kills: int | None = None, report_kills: bool = True,
+           progress: Callable[[dict[str, Any]], None] = lambda report: None
            ) -> dict[str, Any]:
-    from benchmarks._faults import rlscale_command, run, snapshot
+    import functools
+
+    from benchmarks import _faults
+    from benchmarks._faults import run, snapshot
     from rlscale.files._atomic import write_text_atomic
     from rlscale.files._containment import OutputArea
     from rlscale.files._staging import open_staging, publish
 
+    rlscale_command = functools.partial(_faults.rlscale_command, entry=entry)
     root = Path(tempfile.mkdtemp(prefix="rlscale-faults-"))
-    report: dict[str, Any] = {}
+    report: dict[str, Any] = {"entry": entry}
+    step = functools.partial(progress, report)
     # -- sweeps, 1 and 2 workers
     spec = root / "spec.toml"
     spec.write_text(SWEEP_SPEC)
@@ -201,8 +235,13 @@ def faults(kills: int, sweeps: bool = True,
         out.parent.mkdir()
         cmd = rlscale_command("sweep", str(spec), "--out", str(out), "--no-progress",
                               "--jobs", jobs)
-        _kills(report, f"sweep --jobs {jobs}", cmd, out, snapshot(ref_out), ref.seconds, kills,
-               int(jobs), None, signals)
+        report[f"sweep --jobs {jobs} uninterrupted"] = {"seconds": round(ref.seconds, 2),
+                                                       "exit": ref.returncode}
+        _kills(report, f"sweep --jobs {jobs}", cmd, out, snapshot(ref_out), ref.seconds,
+               kills if sweep_kills is None else sweep_kills, int(jobs), None, signals, step)
+    if not report_kills and not disk:
+        shutil.rmtree(root, ignore_errors=True)
+        return report
     # -- the report, over a previous report holding a user's file
     previous = root / "previous" / "R"
     staging = open_staging(previous)
@@ -219,26 +258,31 @@ def faults(kills: int, sweeps: bool = True,
                                               "exit": ref.returncode}
     # -- full disk and read-only: the previous report intact, one line
     if disk:
-        _disk_checks(report, root, previous, out, cmd)
+        _disk_checks(report, root, previous, out, cmd, entry)
     # Last: the longest part (~1.5 report runs a kill), each kill printed as it ends.
-    _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous,
-           signals)
+    if report_kills:
+        _kills(report, "report --quick", cmd, out, reference, ref.seconds, kills, 22, previous,
+               signals, step)
     shutil.rmtree(root, ignore_errors=True)
     return report
 
 
 def _disk_checks(report: dict[str, Any], root: Path, previous: Path, out: Path,
-                 cmd: list[str]) -> None:
+                 cmd: list[str], entry: str = "module") -> None:
     """``ulimit -f``, a full tmpfs, a read-only file system; every file operation of
     staging and publishing as a kill point."""
+    import functools
+
+    from benchmarks import _faults
     from benchmarks._faults import (
         file_size_limit,
         full_disk_command,
         read_only_command,
-        rlscale_command,
         run,
         snapshot,
     )
+
+    rlscale_command = functools.partial(_faults.rlscale_command, entry=entry)
 
     checks = {}
     shutil.rmtree(out)
@@ -290,7 +334,15 @@ def main(argv: list[str] | None = None) -> int:
                         "publish kill-point checks")
     parser.add_argument("--signals", default="SIGKILL,SIGINT",
                         help="comma list of the faults sent (SIGKILL,SIGINT)")
-    parser.add_argument("--json", metavar="FILE", help="write the counts as JSON")
+    parser.add_argument("--json", metavar="FILE", help="write the counts as JSON (after "
+                        "every kill too, so a run stopped early keeps what it measured)")
+    parser.add_argument("--entry", choices=("module", "script"), default="module",
+                        help="run the commands as python -m rlscale (module) or as the "
+                        "installed rlscale console script (script)")
+    parser.add_argument("--sweep-kills", type=int, default=None,
+                        help="kills of each signal per sweep (default: --kills)")
+    parser.add_argument("--no-report-kills", action="store_true",
+                        help="leave out the report's kills (the sweeps' and disk checks stay)")
     args = parser.parse_args(argv)
     skip = {s for s in args.skip.split(",") if s}
     print(f"# reliability (issue 22): counts, not times; {_load()} at the start", flush=True)
@@ -319,8 +371,16 @@ def main(argv: list[str] | None = None) -> int:
         signals = tuple(s for s in args.signals.split(",") if s)
         if not signals or set(signals) - {"SIGKILL", "SIGINT"}:
             parser.error(f"--signals must list SIGKILL and/or SIGINT; got {args.signals!r}")
+        def progress(report: dict[str, Any]) -> None:
+            if args.json:
+                Path(args.json).write_text(json.dumps({**results, "faults": report,
+                                                       "partial": True}, indent=2,
+                                                      default=str) + "\n")
+
         results["faults"] = faults(args.kills, sweeps="sweeps" not in skip, signals=signals,
-                                   disk="disk" not in skip)
+                                   disk="disk" not in skip, entry=args.entry,
+                                   sweep_kills=args.sweep_kills,
+                                   report_kills=not args.no_report_kills, progress=progress)
         for key, value in results["faults"].items():
             shown = {k: v for k, v in value.items() if k != "failures"} if isinstance(
                 value, dict) else value

@@ -9,8 +9,14 @@ because ``theory`` is the one package every other may import.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+
+# Not `typing.TYPE_CHECKING`: every rlscale import, the ``rlscale`` command's first
+# included, runs this module before any handler of its own, and typing costs 3-11 ms
+# there, in which a Ctrl-C is a traceback (issue 22).  Type checkers read the name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Iterable, Mapping
+    from typing import Any
 
 __all__ = ["attach"]
 

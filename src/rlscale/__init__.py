@@ -23,13 +23,14 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rlscale._errors import InfeasibleError, RlscaleError, SolverError
 from rlscale.theory._lazy import attach
 
 __version__ = "0.1.0"
 
+# Not typing's: the ``rlscale`` command imports this package before it can catch a
+# Ctrl-C, so it imports no more than it must (issue 22).  Type checkers read the name.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from rlscale import optimize, proofs, simulate, theory  # noqa: F401
 
