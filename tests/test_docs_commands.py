@@ -7,11 +7,15 @@ its fence, a marker saying what happens to each of its commands::
     <!-- run: fast; slow; not-run: REASON -->  one entry per command, in order
     <!-- run: tested: PATH -->                 another check runs them (a test, .ci/run)
     <!-- run: fast | uses results.csv from docs/ground.md -->
+    <!-- run: fast; not-run: REASON | stand-in samples.csv -->
 
 ``fast`` commands run in the default (CI) run, ``slow`` ones under ``pytest -m slow``;
 ``not-run`` needs a reason (the test refuses one without), and
 ``tested`` names the file that runs the block.  ``uses FILE from PAGE`` copies a file
-another page's block writes (that block is run first, in its own folder).
+another page's block writes (that block is run first, in its own folder); ``stand-in FILE``
+writes, for a file the page leaves to the reader (``samples.csv``: "columns
+samples,correct"), a seeded one from a known law in the form the page describes
+(:data:`STAND_INS`).
 
 Every block runs in a temporary folder of its own, its commands in order, with
 ``examples/`` and ``benchmarks/`` the repository's (the docs name them relative to the
@@ -69,6 +73,7 @@ class Block:
     marker: str | None
     commands: tuple[Command, ...]
     uses: tuple[tuple[str, str], ...]   # (file, page)
+    stand_ins: tuple[str, ...]
     problems: tuple[str, ...]           # what is wrong with its marker
 
 
@@ -89,16 +94,18 @@ def _commands(lines: list[str], first: int) -> list[tuple[int, str]]:
 
 
 def _parse_marker(text: str, n: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]],
-                                               list[str]]:
+                                               list[str], list[str]]:
     problems: list[str] = []
     body, _, uses_text = text.partition("|")
-    uses = []
+    uses, stand_ins = [], []
     for part in filter(None, (p.strip() for p in uses_text.split(","))):
-        m = re.fullmatch(r"uses (\S+) from (\S+)", part)
-        if m is None:
-            problems.append(f"cannot read {part!r} (want 'uses FILE from PAGE')")
-        else:
+        if (m := re.fullmatch(r"uses (\S+) from (\S+)", part)) is not None:
             uses.append((m[1], m[2]))
+        elif (m := re.fullmatch(r"stand-in (\S+)", part)) is not None:
+            stand_ins.append(m[1])
+        else:
+            problems.append(f"cannot read {part!r} (want 'uses FILE from PAGE' or "
+                            "'stand-in FILE')")
     entries = []
     for part in (p.strip() for p in body.split(";")):
         m = ENTRY.match(part)
@@ -117,7 +124,7 @@ def _parse_marker(text: str, n: int) -> tuple[list[tuple[str, str]], list[tuple[
     elif len(entries) != n:
         problems.append(f"{len(entries)} entries for {n} commands (one, or one each)")
         entries = [("not-run", "marker unreadable")] * n
-    return entries, uses, problems
+    return entries, uses, stand_ins, problems
 
 
 def _blocks(path: Path) -> list[Block]:
@@ -137,14 +144,16 @@ def _blocks(path: Path) -> list[Block]:
                     marker = m[1]
                 k -= 1
             if marker is None:
-                entries, uses, problems = [("not-run", "no marker")] * len(cmds), [], [
-                    "no '<!-- run: ... -->' marker right above the fence"]
+                entries, uses, stand_ins, problems = (
+                    [("not-run", "no marker")] * len(cmds), [], [],
+                    ["no '<!-- run: ... -->' marker right above the fence"])
             else:
-                entries, uses, problems = _parse_marker(marker, len(cmds))
+                entries, uses, stand_ins, problems = _parse_marker(marker, len(cmds))
             commands = tuple(
                 Command(rel, ln, text, tuple(shlex.split(text, comments=True)), mode, reason)
                 for (ln, text), (mode, reason) in zip(cmds, entries, strict=True))
-            out.append(Block(rel, i + 1, marker, commands, tuple(uses), tuple(problems)))
+            out.append(Block(rel, i + 1, marker, commands, tuple(uses), tuple(stand_ins),
+                             tuple(problems)))
             i = j
         i += 1
     return out
@@ -176,6 +185,8 @@ def test_every_block_says_what_runs_it(block: Block) -> None:
             assert target.is_file(), f"{cmd.id}: {cmd.reason} does not exist"
             assert Path(cmd.page).name in target.read_text(), (
                 f"{cmd.id}: {cmd.reason} does not read {cmd.page}")
+    for file in block.stand_ins:
+        assert file in STAND_INS, f"{block.page}:{block.line}: no writer for stand-in {file}"
     for file, page in block.uses:
         assert any(file in c.text for b in _blocks(REPO / page) for c in b.commands), (
             f"{block.page}:{block.line}: no block of {page} writes {file}")
@@ -223,6 +234,31 @@ def test_every_module_not_run_knows_its_flags(cmd: Command) -> None:
 
 
 # --------------------------------------------------------------------------- running
+def _samples_csv(path: Path) -> None:
+    """Per-problem coverage data, columns samples,correct: 400 problems of 256 samples,
+    success rates from a Beta(0.3, 3) (the fit_coverage doctest's law)."""
+    import numpy as np
+
+    gen = np.random.default_rng(0)
+    correct = gen.binomial(256, gen.beta(0.3, 3.0, size=400))
+    path.write_text("samples,correct\n" + "".join(f"256,{c}\n" for c in correct))
+
+
+def _gold_csv(path: Path) -> None:
+    """Gold reward against KL, columns kl,gold: Gao et al.'s best-of-n form
+    d(α − βd), d = √KL, α = 1, β = 0.1, with 1 % noise, 3 seeds at 12 KL levels."""
+    import numpy as np
+
+    gen = np.random.default_rng(0)
+    kl = np.repeat(np.geomspace(0.05, 20.0, 12), 3)
+    d = np.sqrt(kl)
+    gold = d * (1.0 - 0.1 * d) + 0.01 * gen.standard_normal(kl.size)
+    rows = zip(kl.tolist(), gold.tolist(), strict=True)
+    path.write_text("kl,gold\n" + "".join(f"{k!r},{g!r}\n" for k, g in rows))
+
+
+#: Writers of the files a page leaves to the reader (``stand-in FILE`` in a marker).
+STAND_INS = {"samples.csv": _samples_csv, "gold.csv": _gold_csv}
 _RAN: dict[Command, subprocess.CompletedProcess] = {}
 _FOLDERS: dict[Block, Path] = {}
 
@@ -238,6 +274,8 @@ def _folder(block: Block, root: Path) -> Path:
         folder.mkdir()
         for name in LINKED:
             (folder / name).symlink_to(REPO / name)
+        for file in block.stand_ins:
+            STAND_INS[file](folder / file)
         for file, page in block.uses:
             source = next(c for b in _blocks(REPO / page) for c in b.commands
                           if file in c.text)
@@ -445,3 +483,11 @@ def test_plan_labels_per_step_is_what_verify_says(workspace: Path) -> None:
                                 "--price-step 5", workspace).stdout)
     assert (f"buys M = {out['M']:.0f} and {out['steps']:.1f} steps (K = {out['K']:.1f}, "
             f"predicted gain {out['gain']:.2f})") in _prose(page), out
+
+
+def test_gao_fit_of_the_stand_in_holds_its_law(workspace: Path) -> None:
+    """The stand-in gold.csv is d(1 − 0.1·d) with 1 % noise: the printed intervals hold it."""
+    fit = json.loads(_ran("docs/solve.md", "rlscale fit gold.csv --law gao_bon",
+                          workspace).stdout)["fit"]
+    assert fit["alpha_interval"][0] <= 1.0 <= fit["alpha_interval"][1], fit
+    assert fit["beta_interval"][0] <= 0.1 <= fit["beta_interval"][1], fit
