@@ -219,13 +219,12 @@ def _module(cmd: Command) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("cmd", [c for c in COMMANDS if _module(c) and c.mode == "not-run"],
+@pytest.mark.parametrize("cmd", [c for c in COMMANDS if c.mode == "not-run"
+                                 and _module(c) not in (None, "venv")],  # venv: the stdlib's
                          ids=lambda c: c.id)
 def test_every_module_not_run_knows_its_flags(cmd: Command) -> None:
     """A ``python -m`` example CI does not run still names a module and flags that exist."""
     module = _module(cmd)
-    if module == "venv":
-        pytest.skip("python -m venv: the standard library's")
     done = subprocess.run([sys.executable, "-m", module, "--help"], cwd=REPO,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, f"{cmd.id}: {module} --help failed\n{done.stderr[-2000:]}"
@@ -364,7 +363,7 @@ def test_ground_totals_fit_trips_the_warnings_the_page_lists(workspace: Path) ->
     # ill-conditioned Jacobian: each named in the page's sentence.
     assert {"collinear-axes", "floor-at-zero", "coefficient-at-zero", "correlated-estimates",
             "ill-conditioned"} <= codes, codes
-    assert all(f"`{c}`" in prose for c in ("collinear-axes",)), codes
+    assert "`collinear-axes`" in prose
     corr = re.search(r"floor and coefficient\[environments\] are correlated ([+-]\d\.\d+)",
                      done.stderr)
     assert corr and f"floor–environments correlation of {corr[1]}" in prose, done.stderr
@@ -394,8 +393,7 @@ def test_allocate_spec_prints_the_worked_example(workspace: Path) -> None:
 def test_allocate_sweep_writes_table_csv_json_png(workspace: Path) -> None:
     page = "docs/solve.md"
     cmd = _find(page, "rlscale allocate examples/allocate.toml --sweep")
-    assert "# table, CSV, JSON, PNG" in cmd.text or "table, CSV, JSON, PNG" in (
-        REPO / page).read_text()
+    assert cmd.text.endswith("# table, CSV, JSON, PNG"), cmd.text
     out = _run(cmd, workspace).stdout
     assert re.search(r"^\s+budget\s+loss", out, re.M), out
     suffixes = {p.suffix for p in (_folder(BLOCK_OF[cmd], workspace) / "plan").iterdir()}
