@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._laws import Law
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["DeployedEfficiency", "LawBank", "PlanPath", "deployed_efficiency", "path_etas"]
@@ -78,6 +79,10 @@ class PlanPath:
     values: dict[str, np.ndarray]
     effective: dict[str, np.ndarray]
     costs: np.ndarray
+
+    def __repr__(self) -> str:  # one screen, not every array in full (issue 24)
+        return compact_repr(self, title=f"{self.budgets.size} budgets from "
+                            f"{self.budgets[0]:.4g} to {self.budgets[-1]:.4g}")
 
     def __post_init__(self) -> None:
         # Built by users too (a path of their own to judge), not only by recommend: costs=1

@@ -42,6 +42,7 @@ from rlscale.optimize._design_model import DesignModel, as_model
 from rlscale.optimize._design_pool import make_pool, table_columns
 from rlscale.optimize._design_result import Design
 from rlscale.optimize._design_target import FrontierTarget, PlanTarget, TargetError, _point_table
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["DesignStep", "Designer"]
@@ -167,6 +168,14 @@ class Designer:
 
     #: Why the loop stopped.
     STOPS = ("budget", "tolerance", "min_gain", "batches")
+
+    def __repr__(self) -> str:  # one screen, not the pool and every batch in full (issue 24)
+        spent = getattr(self, "spent", 0.0)
+        return compact_repr(
+            self, ["law", "budget", "spent", "target", "cost", "axes", "response", "method",
+                   "batches", "tolerance", "min_gain", "history", "stop_reason"],
+            title=f"{len(self.history)} batches run, spent {spent:.4g} of {self.budget:.4g}, "
+                  f"stopped: {self.stop_reason}")
 
     def __post_init__(self, rng: Any) -> None:
         self.budget = check_scalar("budget", self.budget, low=0.0, low_open=True)

@@ -45,6 +45,7 @@ import numpy as np
 
 from rlscale.optimize._diagnostics import FitWarning
 from rlscale.optimize._lsq import outcome, solve
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._rl_forms import ComputeSigmoid
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -105,6 +106,10 @@ class SigmoidFit:
     message: str = ""
     warnings: tuple[FitWarning, ...] = ()
 
+    def __repr__(self) -> str:  # one screen, not the fitted points in full (issue 24)
+        return compact_repr(self, title=f"{self.status}, {self.compute.size} points, "
+                            f"{len(self.warnings)} warnings")
+
     def predict(self, compute: Any) -> float | np.ndarray:
         return self.law(compute)
 
@@ -149,6 +154,10 @@ class SigmoidAudit:
     tail_success: np.ndarray
     sigmoid_tail: np.ndarray
     power_law_tail: np.ndarray
+
+    def __repr__(self) -> str:  # one screen, not the tail arrays in full (issue 24)
+        return compact_repr(self, title=f"tail RMSE: sigmoid {self.sigmoid_tail_rmse:.4g}, "
+                            f"power law {self.power_law_tail_rmse:.4g}")
 
     @property
     def sigmoid_tail_rmse(self) -> float:

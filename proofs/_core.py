@@ -94,6 +94,7 @@ from rlscale.proofs._steps import (
     Step,
     StepResult,
 )
+from rlscale.theory._repr import compact_repr
 
 __all__ = [
     "CHECKERS",
@@ -131,6 +132,11 @@ class ProofResult:
     steps: tuple[StepResult, ...]
     seconds: float
     concerns: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # one screen, not every step's expressions (issue 24)
+        steps = ", ".join(f"{s.name} {s.status}" for s in self.steps)
+        return compact_repr(self, title=f"{'passed' if self.passed else 'NOT passed'}: "
+                            f"{self.counts_text()}", shown={"steps": f"({steps})"})
 
     @property
     def passed(self) -> bool:
@@ -209,6 +215,10 @@ class Proof:
     source: str = ""
     notes: str = ""
     guarantees: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:  # one screen, not every step's expressions (issue 24)
+        steps = ", ".join(f"{s.name} ({type(s).__name__})" for s in self.steps)
+        return compact_repr(self, title=f"{len(self.steps)} steps", shown={"steps": f"({steps})"})
 
     def __post_init__(self) -> None:
         _check_proof_fields(self)  # a TypeError naming the field (issue 22)

@@ -57,6 +57,7 @@ from rlscale.simulate._gridworld import (
     as_generator,
 )
 from rlscale.simulate._value_iteration import MAX_DP_WORK, _landing_parts
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._validation import check_bool, check_positive_int, check_real, check_work
 
 #: Landing rewards are bounded so that sums over a horizon and their squares stay finite.
@@ -97,6 +98,9 @@ class RewardWorld:
     features: np.ndarray
     horizon: int
     _tables: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+
+    def __repr__(self) -> str:  # one screen, not the feature tensor in full (issue 24)
+        return compact_repr(self, title=f"{self.n_tasks} tasks, horizon {self.horizon}")
 
     def __post_init__(self) -> None:
         _check_reward_fields(self)  # a TypeError/ValueError naming the field (issue 22)

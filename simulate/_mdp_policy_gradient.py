@@ -28,6 +28,7 @@ import numpy as np
 from rlscale.simulate._gold_reward import RewardWorld, check_reward_world
 from rlscale.simulate._gridworld import as_generator
 from rlscale.simulate._soft_vi import check_betas
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._validation import check_positive_int, check_scalar
 
 #: Most sampled transitions one call may ask for (steps·β·tasks·k·horizon), about a minute.
@@ -60,6 +61,10 @@ class PgResult:
     gold: np.ndarray
     policy: np.ndarray
     kl_trace: np.ndarray
+
+    def __repr__(self) -> str:  # one screen, not the policy tensor in full (issue 24)
+        return compact_repr(self, title=f"{self.kl.shape[0]} betas x {self.kl.shape[1]} tasks, "
+                            f"{self.kl_trace.shape[0]} updates")
 
 
 def kl_policy_gradient(rw: RewardWorld, proxy_land: Any, gold_land: Any, betas: Any, *,

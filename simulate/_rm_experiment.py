@@ -55,6 +55,7 @@ from rlscale.simulate._kl_frontier import frontier_gold
 from rlscale.simulate._mdp_policy_gradient import kl_policy_gradient
 from rlscale.simulate._reward_model import bt_labels, fit_bradley_terry
 from rlscale.simulate._soft_vi import check_betas, soft_optimum
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["CAPACITIES", "OPTIMISERS", "RmSetup", "comparison_labels", "comparison_pool",
@@ -89,6 +90,10 @@ class RmSetup:
     gold_weights: np.ndarray
     sd: float
     ref_gold: np.ndarray
+
+    def __repr__(self) -> str:  # one screen, not both worlds' arrays in full (issue 24)
+        return compact_repr(self, title=f"{self.opt.n_tasks} optimisation and "
+                            f"{self.rm.n_tasks} comparison environments")
 
 
 def make_rm_setup(n_opt: int, n_rm: int, rng: Any = 0) -> RmSetup:

@@ -36,6 +36,7 @@ from rlscale.simulate._gridworld import (
     as_generator,
 )
 from rlscale.simulate._value_iteration import optimal_success
+from rlscale.theory._repr import compact_repr
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["SyntheticWorld", "VerifierReport", "synthetic_world", "verify_world"]
@@ -48,6 +49,10 @@ class SyntheticWorld:
     world: GridWorld
     unsolvable: np.ndarray
     leaky: np.ndarray
+
+    def __repr__(self) -> str:  # one screen, not the world's arrays in full (issue 24)
+        return compact_repr(self, title=f"{int(self.defective.sum())} of "
+                            f"{self.defective.size} environments corrupted")
 
     @property
     def defective(self) -> np.ndarray:
@@ -62,6 +67,12 @@ class VerifierReport:
     keep: np.ndarray
     solvable: np.ndarray
     reward_clean: np.ndarray
+
+    def __repr__(self) -> str:  # one screen, not the world's arrays in full (issue 24)
+        d = self.as_dict()
+        return compact_repr(self, title=f"kept {d['kept']} of {d['environments']} environments "
+                            f"({d['unsolvable']} unsolvable, "
+                            f"{d['reward_hackable']} reward-hackable)")
 
     def as_dict(self) -> dict[str, Any]:
         return {"kept": int(self.keep.sum()), "environments": int(self.keep.size),
