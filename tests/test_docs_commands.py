@@ -256,8 +256,77 @@ def _gold_csv(path: Path) -> None:
     path.write_text("kl,gold\n" + "".join(f"{k!r},{g!r}\n" for k, g in rows))
 
 
+#: The report's design (docs/solve.md: cost 20E + 2Et + 0.1Etk, centre E, t, k = 8, 4, 8).
+_ALLOCATION_SPEC = """\
+[law]
+family = "additive"
+floor = 0.2
+coefficients = { E = 1.0, t = 1.0, k = 1.0 }
+exponents = { E = 0.5, t = 0.5, k = 0.5 }
+[cost]
+expression = "20*E + 2*E*t + 0.1*E*t*k"
+[bounds]
+E = { min = 1, max = 10000 }
+t = { min = 1, max = 10000 }
+k = { min = 1, max = 10000 }
+"""
+
+
+def _spec_toml(path: Path) -> None:
+    """An allocation spec over the report's design (its law's numbers are refitted from
+    ``--data``; the family, cost and bounds are what the command uses)."""
+    path.write_text(_ALLOCATION_SPEC)
+
+
+def _far(E, t, k):
+    """docs/solve.md's ``far`` generator: proportional scaling far from optimal."""
+    return 0.26 + 0.9 * E ** -0.5 + 0.1 * t ** -0.2 + 0.1 * k ** -0.2
+
+
+def _pilot_csv(path: Path) -> None:
+    """A star pilot around E, t, k = 8, 4, 8 (levels 1..32 per axis, 3 seeds a point) from
+    the ``far`` generator with 3 % log-normal noise, columns E,t,k,seed,loss."""
+    import numpy as np
+
+    gen = np.random.default_rng(0)
+    centre = {"E": 8, "t": 4, "k": 8}
+    points = [centre] + [{**centre, axis: v} for axis in centre
+                         for v in (1, 2, 4, 8, 16, 32) if v != centre[axis]]
+    rows = [f"{p['E']},{p['t']},{p['k']},{seed},"
+            f"{float(_far(**p) * np.exp(0.03 * gen.standard_normal()))!r}\n"
+            for p in points for seed in range(3)]
+    path.write_text("E,t,k,seed,loss\n" + "".join(rows))
+
+
+def _chinchilla(N, D):
+    """Hoffmann et al. (2022), approach 3: L = 1.69 + 406.4 N^-0.34 + 410.7 D^-0.28."""
+    return 1.69 + 406.4 * N ** -0.34 + 410.7 * D ** -0.28
+
+
+def _pool_csv(path: Path) -> None:
+    """A 10 x 10 grid of (N, D), 1e7..1e10 parameters by 1e9..1e12 tokens."""
+    import numpy as np
+
+    grid = [(float(n), float(d)) for n in np.geomspace(1e7, 1e10, 10)
+            for d in np.geomspace(1e9, 1e12, 10)]
+    path.write_text("N,D\n" + "".join(f"{n!r},{d!r}\n" for n, d in grid))
+
+
+def _runs_csv(path: Path) -> None:
+    """The pool's 16 cheapest corner runs, already made: the Chinchilla loss, 1 % noise."""
+    import numpy as np
+
+    gen = np.random.default_rng(1)
+    ns, ds = np.geomspace(1e7, 1e10, 10)[:4], np.geomspace(1e9, 1e12, 10)[:4]
+    rows = [f"{float(n)!r},{float(d)!r},"
+            f"{float(_chinchilla(n, d) * np.exp(0.01 * gen.standard_normal()))!r}\n"
+            for n in ns for d in ds]
+    path.write_text("N,D,loss\n" + "".join(rows))
+
+
 #: Writers of the files a page leaves to the reader (``stand-in FILE`` in a marker).
-STAND_INS = {"samples.csv": _samples_csv, "gold.csv": _gold_csv}
+STAND_INS = {"samples.csv": _samples_csv, "gold.csv": _gold_csv, "spec.toml": _spec_toml,
+             "pilot.csv": _pilot_csv, "pool.csv": _pool_csv, "runs.csv": _runs_csv}
 _RAN: dict[Command, subprocess.CompletedProcess] = {}
 _FOLDERS: dict[Block, Path] = {}
 
@@ -489,3 +558,29 @@ def test_gao_fit_of_the_stand_in_holds_its_law(workspace: Path) -> None:
                           workspace).stdout)["fit"]
     assert fit["alpha_interval"][0] <= 1.0 <= fit["alpha_interval"][1], fit
     assert fit["beta_interval"][0] <= 0.1 <= fit["beta_interval"][1], fit
+
+
+def test_the_stand_in_pilot_is_decided_as_the_page_says(workspace: Path) -> None:
+    """On the ``far`` pilot the decision names a baseline or plan with P(beats) and the
+    pilot-range notes the page describes, and judges against proportional."""
+    out = _ran("docs/solve.md", "rlscale allocate spec.toml --budget 1000 --data pilot.csv",
+               workspace).stdout
+    assert "proportional" in out and "P(beats)" in out, out
+    assert "2x the pilot's range" in out, out
+
+
+def test_the_stand_in_design_buys_pool_runs_within_its_budget(workspace: Path) -> None:
+    """``rlscale design``'s batch is made of the pool's own rows and costs at most the
+    budget (6·N·D summed, computed here from next.csv, not read from the command)."""
+    import csv
+
+    done = _ran("docs/solve.md", "rlscale design --law additive --axes N,D --pool pool.csv",
+                workspace)
+    folder = next(f for b, f in _FOLDERS.items() if b.page == "docs/solve.md"
+                  and any(c.text.startswith("rlscale design --law additive") for c in b.commands))
+    with open(folder / "pool.csv") as fh:
+        pool = {(float(r["N"]), float(r["D"])) for r in csv.DictReader(fh)}
+    with open(folder / "next.csv") as fh:
+        batch = [(float(r["N"]), float(r["D"])) for r in csv.DictReader(fh)]
+    assert batch and all(run in pool for run in batch), done.stderr
+    assert sum(6 * n * d for n, d in batch) <= 2e21 * (1 + 1e-12), done.stderr
