@@ -99,3 +99,31 @@ def test_library_dicts_are_mirrored_strictly(decision):
         Decision.of(dataclasses.replace(rec, n_laws={"whole": 1, "selection": 1}))
     with pytest.raises(TypeError, match=r"Candidate: unexpected key\(s\) \['score'\]"):
         Candidate.of({**rec.candidate, "score": 1.0})
+
+
+def test_a_fallback_recommendation_stops_the_step_before_any_training(
+        decision, tmp_path, monkeypatch):
+    # recommend falls back when the law cannot be fitted or judged: no plan to train. The
+    # step says why, instead of training the baselines and then finding no path.
+    from types import SimpleNamespace
+
+    import rlscale.report._efficiency_step as step
+    import rlscale.report._steps as steps
+    from rlscale.report._config_tree import ReportConfig
+    from rlscale.report._outcomes import Inputs
+
+    rec, _ = decision
+    reason = "use the baseline (proportional): too few usable bootstrap laws (3 ...)"
+    fallback = dataclasses.replace(rec, status="fallback", choice="proportional",
+                                   candidate={}, comparisons={}, steps=[], reason=reason)
+    monkeypatch.setattr(step, "_decide", lambda cfg, inputs: fallback)
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained without a plan")
+
+    monkeypatch.setattr(steps, "_train_points", no_training)
+    inputs = Inputs(tmp_path, allocation=SimpleNamespace(problem=None),
+                    fit=SimpleNamespace(result=SimpleNamespace(law=None)))
+    with pytest.raises(ValueError, match=r"no plan to train and judge: use the baseline "
+                                         r"\(proportional\): too few usable"):
+        step.efficiency_step(ReportConfig.load(quick=True), inputs)

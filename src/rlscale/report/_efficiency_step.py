@@ -43,7 +43,7 @@ from rlscale.report._typed import FrozenDict, build
 __all__ = ["efficiency_step"]
 
 #: The least integer allocation trained: one environment, one task, and two trajectories
-#: per task (a group-relative baseline needs two).
+#: per task (RLOO's leave-one-out baseline needs two; the allocation's k starts there too).
 LOWER = {"E": 1, "t": 1, "k": 2}
 
 
@@ -134,10 +134,12 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
     budget = float(cfg.allocation.budget)
     conf = cfg.fit.confidence
     eff_cfg = cfg.efficiency
+    rec = _decide(cfg, inputs)
+    if rec.status == "fallback":  # before any training: there is no plan to train
+        raise ValueError(f"the efficiency step has no plan to train and judge: {rec.reason}")
     lo, hi, count = cfg.allocation.budget_grid()
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
-    rec = _decide(cfg, inputs)
     laws = list(inputs.fit.laws)
     if len(laws) > eff_cfg.plan_laws:  # an evenly spaced subset, deterministic
         laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg.plan_laws).astype(int)]
