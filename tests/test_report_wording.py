@@ -58,8 +58,14 @@ def test_an_estimate_has_no_bare_equals_sign_and_a_bound_says_so() -> None:
     assert bounded(2.819, "exact") == "2.819"
     assert bounded(0.5039, "at most") == "≤ 0.5039"
     assert bounded(0.5039, "at least", cost=True) == "≤ 0.5039"
-    est = {"eta": 2.819, "bound": "exact", "interval": [2.49, 3.15]}
-    assert realised_text(est) == "2.819 [2.49, 3.15]"
-    bnd = {"eta": 0.5039, "bound": "at most", "interval": [0.504, 1.06]}
-    assert realised_text(bnd) == "≤ 0.5039 (a bound) [0.504, 1.06]"
-    assert realised_text({"eta": None}) == "cannot be estimated"
+    from rlscale.optimize import RealisedEfficiency
+
+    def realised(eta, bound, interval):
+        return RealisedEfficiency(eta=eta, bound=bound, interval=interval,
+                                  bounded_fraction=0.0, iso_cost=None, baseline_cost=1.0,
+                                  baseline_score=0.5, confidence=0.9, n_boot=100)
+
+    assert realised_text(realised(2.819, "exact", (2.49, 3.15))) == "2.819 [2.49, 3.15]"
+    assert (realised_text(realised(0.5039, "at most", (0.504, 1.06)))
+            == "≤ 0.5039 (a bound) [0.504, 1.06]")
+    assert realised_text(realised(None, "not estimable", None)) == "cannot be estimated"

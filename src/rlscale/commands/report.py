@@ -38,7 +38,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.no_figures:
         config["figures"] = False
     result = run_report(args.out, config=config, progress=not args.no_progress)
-    eff = result.sections["efficiency"]
+    eff = result.state.efficiency  # rlscale.report._outcomes_efficiency.EfficiencyOutcome
     print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")
     kept = result.published
     if kept is not None and kept.kept:
@@ -51,18 +51,18 @@ def _report(args: argparse.Namespace) -> int:
         # A forged or corrupt manifest of the replaced report: never followed (issue 22).
         print(f"ignored {len(kept.refused)} entr{'y' if len(kept.refused) == 1 else 'ies'} "
               f"of the old report's manifest: {'; '.join(kept.refused)}", file=sys.stderr)
-    pct = f"{round(eff['confidence'] * 100)} %"
-    print(f"recommendation: {eff['recommendation']['reason']}")
-    for name, comp in eff["comparisons"].items():
-        pred, real = comp["predicted"], comp["realised"]
-        role = "strongest baseline" if name == eff["strongest"] else "baseline"
-        if real["eta"] is None:
+    pct = f"{round(eff.confidence * 100)} %"
+    print(f"recommendation: {eff.recommendation.reason}")
+    for name, comp in eff.comparisons.items():
+        pred, real = comp.predicted, comp.realised
+        role = "strongest baseline" if name == eff.strongest else "baseline"
+        if real.eta is None:
             shown, verdict = "cannot be estimated", "nothing to agree with"
         else:
-            shown = (f"{bounded(real['eta'], real['bound'])} [{real['interval'][0]:.3g}, "
-                     f"{real['interval'][1]:.3g}]")
-            verdict = "they agree" if comp["intervals_overlap"] else "they do not overlap"
-        print(f"{role} {name}: the plan's η on the judgement copy {pred['eta']:.3g} "
-              f"[{pred['interval'][0]:.3g}, {pred['interval'][1]:.3g}] (P(beats) "
-              f"{pred['p_beats']:.2f}), realised η {shown} ({pct} intervals; {verdict})")
+            shown = (f"{bounded(real.eta, real.bound)} [{real.interval[0]:.3g}, "
+                     f"{real.interval[1]:.3g}]")
+            verdict = "they agree" if comp.intervals_overlap else "they do not overlap"
+        print(f"{role} {name}: the plan's η on the judgement copy {pred.eta:.3g} "
+              f"[{pred.interval[0]:.3g}, {pred.interval[1]:.3g}] (P(beats) "
+              f"{pred.p_beats:.2f}), realised η {shown} ({pct} intervals; {verdict})")
     return 0

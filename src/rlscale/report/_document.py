@@ -18,8 +18,9 @@ from rlscale.report._config_tree import ReportConfig
 from rlscale.report._document_efficiency import (
     bounded,
     decision_summary,
+    efficiency_caveats,
     efficiency_section,
-    realised_text,
+    eta_summary,
 )
 from rlscale.report._next_runs import next_runs_section
 from rlscale.report._outcomes import (
@@ -53,7 +54,7 @@ def build_document(result) -> Document:
 
     _allocation_section(doc, result.state.allocation, result.cfg)
 
-    efficiency_section(doc, s["efficiency"])
+    efficiency_section(doc, result.state.efficiency)
 
     next_runs_section(doc, result.state.next_runs)  # issue 23
     _inference(doc, result.state.inference)
@@ -332,8 +333,6 @@ def _plan_table(doc: Document, plan) -> None:
 
 def _summary(doc: Document, s, state: ReportState) -> None:
     """The headline numbers, with their intervals, before any detail."""
-    eff = s["efficiency"]
-    pct = f"{round(eff['confidence'] * 100)} %"
     doc.heading("Summary of findings")
     items = []
     band = state.reward_law.band
@@ -368,23 +367,8 @@ def _summary(doc: Document, s, state: ReportState) -> None:
                  "impact ordering at the sweep's centre: "
                  + ordering_text(fit.impact_ordering, fit.ordering_probability,
                                  fit.result.confidence) + ".")
-    items.insert(0, decision_summary(eff, pct))
-    strongest = eff["strongest"]
-    for name, comp in eff["comparisons"].items():
-        pred, rl = comp["predicted"], comp["realised"]
-        label = ("the strongest baseline" if name == strongest else "the seed paper's baseline")
-        if name == strongest and len(eff["comparisons"]) == 1:
-            label = "the strongest baseline, which is also the seed paper's"
-        if rl["eta"] is None:
-            verdict = ("realised η cannot be estimated (the trained plan's success does not "
-                       "measurably rise along its path), so nothing can agree with the "
-                       "prediction.")
-        else:
-            verdict = (f"realised {realised_text(rl)} ({pct} intervals) — the intervals "
-                       + ("agree." if comp["intervals_overlap"] else "do not overlap."))
-        items.append(
-            f"The plan's η against {label} ({name}): on the judgement copy {pred['eta']:.3g} "
-            f"[{pred['interval'][0]:.3g}, {pred['interval'][1]:.3g}]; {verdict}")
+    items.insert(0, decision_summary(state.efficiency))
+    items += eta_summary(state.efficiency)
     doc.paragraph(" ".join(f"({i}) {t}" for i, t in enumerate(items, 1)))
 
 
@@ -402,22 +386,7 @@ def _caveats(doc: Document, s, cfg: ReportConfig, state: ReportState) -> None:
             out.append(f"The plan extrapolates: {var} = {plan[var]:.3g} lies outside the "
                        f"sweep's range [{lo:g}, {hi:g}] for {axis}, where the law was not "
                        "measured.")
-    eff = s["efficiency"]
-    for name, row in eff["baselines"].items():
-        if row["note"]:
-            out.append(f"Baseline {name}: {row['note']}.")
-    for name, comp in eff["comparisons"].items():
-        if comp["realised"]["note"]:
-            out.append(f"Realised η against {name}: {comp['realised']['note']}.")
-    for note in eff["curve_notes"] + eff["plan"]["notes"]:
-        out.append(note)
-    for note in eff["recommendation"]["notes"]:
-        out.append(f"Recommendation: {note}")
-    out.append("The recommendation is judged on a fission copy of the sweep with "
-               f"{1 + 1 / eff['recommendation']['split'] ** 2:.2g}× the sweep's noise variance: "
-               "an advantage smaller than what that copy resolves is reported as no "
-               "detectable advantage, not as a gain (python -m benchmarks.decision_study "
-               "measures how often a recommendation pays off under known generating laws)")
+    out += efficiency_caveats(state.efficiency)
     tr = s.get("reward_law_trainer", {"enabled": False})
     if tr["enabled"]:
         out.append(
@@ -434,7 +403,7 @@ def _caveats(doc: Document, s, cfg: ReportConfig, state: ReportState) -> None:
                            f"[{-hi:.2f}, {-lo:.2f}]): the law predicted "
                            f"{q['predicted_gain']:.2f} for it and training gave "
                            f"{q['trained_gain']:.2f}")
-    seeds = len(eff["realised"]["seeds"])
+    seeds = len(state.efficiency.realised.seeds)
     sweep_seeds = state.sweep.seeds
     if seeds < 5 or sweep_seeds < 5:
         out.append(f"Intervals rest on {min(seeds, sweep_seeds)}–"

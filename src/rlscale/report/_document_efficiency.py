@@ -1,15 +1,22 @@
-"""The report's section 5 and the summary's first item: the recommendation, judged honestly.
+"""The report's section 5, and its items in the summary and the caveats: the
+recommendation, judged honestly, and what the plan delivers trained.
 
-Built from the plain-data efficiency section alone (what ``results.json`` holds), like the
-rest of the document (:mod:`rlscale.report._document`).
+Rendered from step 5's outcome alone
+(:class:`~rlscale.report._outcomes_efficiency.EfficiencyOutcome`, whose ``as_dict()`` is
+``results.json``'s ``efficiency``), like the rest of the document
+(:mod:`rlscale.report._document`).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from rlscale._document import Document
 from rlscale._document import format_value as _fmt
+from rlscale.report._outcomes_efficiency import VARIABLES, EfficiencyOutcome
 
-__all__ = ["bounded", "decision_summary", "efficiency_section", "realised_text"]
+__all__ = ["bounded", "decision_summary", "efficiency_caveats", "efficiency_section",
+           "eta_summary", "realised_text"]
 
 
 def bounded(value: float, eta_bound: str, cost: bool = False) -> str:
@@ -21,26 +28,35 @@ def bounded(value: float, eta_bound: str, cost: bool = False) -> str:
     return f"{sign}{_fmt(value)}"
 
 
-def realised_text(rl) -> str:
-    """A realised η as the report prints it: bound, value and interval, or why not."""
-    if rl["eta"] is None:
+def realised_text(rl: Any) -> str:
+    """A realised η (a :class:`~rlscale.optimize.RealisedEfficiency`) as the report prints
+    it: bound, value and interval, or why not."""
+    if rl.eta is None:
         return "cannot be estimated"
-    tag = "" if rl["bound"] == "exact" else " (a bound)"
-    return (f"{bounded(rl['eta'], rl['bound'])}{tag} [{rl['interval'][0]:.3g}, "
-            f"{rl['interval'][1]:.3g}]")
+    tag = "" if rl.bound == "exact" else " (a bound)"
+    return f"{bounded(rl.eta, rl.bound)}{tag} [{rl.interval[0]:.3g}, {rl.interval[1]:.3g}]"
 
 
-def efficiency_section(doc: Document, eff) -> None:
+def _percent(eff: EfficiencyOutcome) -> str:
+    return f"{round(eff.confidence * 100)} %"
+
+
+def _interval(value: float, interval: tuple[float, float], spec: str) -> str:
+    """``value [low, high]``, each formatted by ``spec``."""
+    return f"{value:{spec}} [{interval[0]:{spec}}, {interval[1]:{spec}}]"
+
+
+def efficiency_section(doc: Document, eff: EfficiencyOutcome) -> None:
     """Section 5: the recommendation, judged honestly, and what the plan delivers trained."""
-    pct = f"{round(eff['confidence'] * 100)} %"
-    rec, cand = eff["recommendation"], eff["candidate"]
-    real = eff["realised"]
+    pct = _percent(eff)
+    rec, cand = eff.recommendation, eff.candidate
+    real = eff.realised
     doc.heading("5. The recommendation and what it delivers")
     doc.paragraph(
-        f"What to run with the budget {real['budget']:g}, judged by what it delivers once "
+        f"What to run with the budget {real.budget:g}, judged by what it delivers once "
         "deployed (η_deployed: the plan chosen from the data, judged under the law that "
         "generates outcomes), not by the fit that chose it. The sweep is split by data "
-        f"fission (τ = {rec['split']:g}, log-noise scale {rec['sigma']:.3g}) into a selection "
+        f"fission (τ = {rec.split:g}, log-noise scale {rec.sigma:.3g}) into a selection "
         "and an independent judgement copy. The strongest of the simple baselines (E, t or "
         "k alone from the sweep's centre, or all three in proportion, inside the allocation "
         "bounds) is named over the whole sweep's bootstrap laws, which judge the step "
@@ -48,31 +64,28 @@ def efficiency_section(doc: Document, eff) -> None:
         "(least expected loss over that fit's bootstrap laws, each law's loss clipped to "
         "[0, 1] and the mean 10 % trimmed, so no law dominates), and the judgement copy, "
         "which that choice never saw, judges the step strongest → plan. Each step is taken "
-        f"only if it beats the current choice under at least {rec['probability']:.0%} of "
-        f"its laws ({rec['n_laws'].get('whole', 0)} whole-sweep laws, "
-        f"{rec['n_laws']['judgement']} judgement laws). η = B_baseline / B_plan is "
+        f"only if it beats the current choice under at least {rec.probability:.0%} of "
+        f"its laws ({rec.n_laws.whole} whole-sweep laws, "
+        f"{rec.n_laws.judgement} judgement laws). η = B_baseline / B_plan is "
         "the baseline's cost over the cost at which the plan's budget path reaches the "
         "baseline's loss.")
-    doc.paragraph(f"Recommendation: {rec['reason']}.")
-    v = rec["values"]
+    doc.paragraph(f"Recommendation: {rec.reason}.")
     doc.table(["recommended", "E", "t", "k", "status", "steps (P of each)"],
-              [[rec["choice"], v["E"], v["t"], v["k"], rec["status"],
-                "; ".join(f"{st['frm']} → {st['to']}: {st['p_beats']:.2f}"
-                          f"{'' if st['taken'] else ' (not taken)'}" for st in rec["steps"])]])
+              [[rec.choice, *(rec.values[x] for x in VARIABLES), rec.status,
+                "; ".join(f"{st.frm} → {st.to}: {st.p_beats:.2f}"
+                          f"{'' if st.taken else ' (not taken)'}" for st in rec.steps)]])
     rows = []
-    for name, b in eff["baselines"].items():
-        c = cand["comparisons"].get(name)
-        rows.append([name, b["values"]["E"], b["values"]["t"], b["values"]["k"], b["cost"],
-                     "—" if c is None else f"{c['eta']:.3g} [{c['eta_interval'][0]:.3g}, "
-                                           f"{c['eta_interval'][1]:.3g}]",
-                     "—" if c is None else f"{c['p_beats']:.2f}",
-                     "—" if c is None else f"{c['gain']:+.4f} [{c['gain_interval'][0]:+.4f}, "
-                                           f"{c['gain_interval'][1]:+.4f}]",
-                     f"{b['plug_in_eta']:.3g}", b["note"] or "—"])
-    cv = cand["values"] or {}
+    for name, b in eff.baselines.items():
+        c = cand.comparisons.get(name)
+        rows.append([name, *(b.values[x] for x in VARIABLES), b.cost,
+                     "—" if c is None else _interval(c.eta, c.eta_interval, ".3g"),
+                     "—" if c is None else f"{c.p_beats:.2f}",
+                     "—" if c is None else _interval(c.gain, c.gain_interval, "+.4f"),
+                     f"{b.plug_in_eta:.3g}", b.note or "—"])
+    cv = cand.values or {}
     doc.paragraph(
         "The best plan found (E, t, k = "
-        + ", ".join(f"{cv[x]:.3g}" for x in ("E", "t", "k") if x in cv)
+        + ", ".join(f"{cv[x]:.3g}" for x in VARIABLES if x in cv)
         + ") against every baseline on the judgement copy: its η (the estimate of "
         f"η_deployed) with the {pct} interval over the judgement laws, the probability it "
         f"beats the baseline, and the loss it saves at equal cost with its {pct} interval. "
@@ -81,17 +94,15 @@ def efficiency_section(doc: Document, eff) -> None:
     doc.table(["baseline", "E", "t", "k", "cost", f"plan's η ({pct})", "P(plan beats)",
                f"loss saved ({pct})", "plug-in's own η", "note"], rows)
     rows = []
-    for name, comp in eff["comparisons"].items():
-        pred, rl, bs = comp["predicted"], comp["realised"], comp["baseline_success"]
-        agree = ("cannot tell" if rl["eta"] is None else
-                 "yes" if comp["intervals_overlap"] else "no")
-        rows.append([name, f"{pred['eta']:.3g} [{pred['interval'][0]:.3g}, "
-                           f"{pred['interval'][1]:.3g}]", realised_text(rl), agree,
-                     f"{bs['estimate']:.3f} [{bs['low']:.3f}, {bs['high']:.3f}]",
-                     f"{comp['difference']['estimate']:+.3f} [{comp['difference']['low']:+.3f}, "
-                     f"{comp['difference']['high']:+.3f}]"])
+    for name, comp in eff.comparisons.items():
+        pred, rl, bs, diff = comp.predicted, comp.realised, comp.baseline_success, comp.difference
+        agree = ("cannot tell" if rl.eta is None else
+                 "yes" if comp.intervals_overlap else "no")
+        rows.append([name, _interval(pred.eta, pred.interval, ".3g"), realised_text(rl), agree,
+                     _interval(bs.estimate, (bs.low, bs.high), ".3f"),
+                     _interval(diff.estimate, (diff.low, diff.high), "+.3f")])
     doc.paragraph(
-        f"Trained ({len(real['seeds'])} seeds): the plan is trained along its budget path and "
+        f"Trained ({len(real.seeds)} seeds): the plan is trained along its budget path and "
         "each baseline at its allocation; the realised η, the trainer's η_deployed of the "
         "plan, is read off a monotone (isotonic) fit of the plan's held-out success where it "
         "reaches the baseline's, with an interval that resamples seeds and refits; when the "
@@ -111,38 +122,37 @@ def efficiency_section(doc: Document, eff) -> None:
         "'equal updates' retrains the baseline with the plan's number of updates.")
     doc.table(["baseline", "updates (plan / baseline)", f"η by env steps ({pct})",
                f"plan − baseline, equal updates ({pct})"],
-              [[name, f"{c['equal_cost']['updates']} / {c['equal_cost']['baseline_updates']}",
-                realised_text(c["by_env_steps"]),
-                "{estimate:+.3f} [{low:+.3f}, {high:+.3f}]".format(
-                    **c["equal_updates"]["difference"])]
-               for name, c in eff["comparisons"].items()])
-    notes = [f"{name}: {c['realised']['note']}" for name, c in eff["comparisons"].items()
-             if c["realised"]["note"]]
+              [[name, f"{c.equal_cost.updates} / {c.equal_cost.baseline_updates}",
+                realised_text(c.by_env_steps),
+                _interval(d.estimate, (d.low, d.high), "+.3f")]
+               for name, c in eff.comparisons.items() for d in [c.equal_updates.difference]])
+    notes = [f"{name}: {c.realised.note}" for name, c in eff.comparisons.items()
+             if c.realised.note]
     if notes:
         doc.paragraph("Realised η: " + "; ".join(notes) + ".")
-    wide = [f"{n} ({c['eta_bounded']:.0%})" for n, c in cand["comparisons"].items()
-            if c.get("eta_bounded", 0) > (1 - eff["confidence"]) / 2]
+    wide = [f"{n} ({c.eta_bounded:.0%})" for n, c in cand.comparisons.items()
+            if c.eta_bounded > (1 - eff.confidence) / 2]
     if wide:
         doc.paragraph("Against " + ", ".join(wide) + " that share of the judgement laws put "
                       "the crossing outside the plan's path (budgets B/8 to 2B): the interval's "
                       "ends there (0.5 or 8) are bounds, not estimates.")
-    plan = eff["plan"]
-    iv = plan["allocation_intervals"]
-    rob = plan["robust"]
+    plan = eff.plan
+    iv = plan.allocation_intervals
+    rob = plan.robust  # rlscale.optimize.RobustPlan
     doc.paragraph(
         "Uncertainty of the plug-in plan (section 4): its optimum under the full fit's "
         "bootstrap laws spans "
-        + ", ".join(f"{x} ∈ [{iv[x][0]:.3g}, {iv[x][1]:.3g}]" for x in ("E", "t", "k"))
-        + f"; the loss they predict at the plan lies in [{plan['loss_band'][0]:.4f}, "
-        f"{plan['loss_band'][1]:.4f}]. The robust plan over those laws (bounded, trimmed "
-        f"mean loss) is E, t, k = {rob['values']['E']:.3g}, {rob['values']['t']:.3g}, "
-        f"{rob['values']['k']:.3g}: its expected loss is {rob['expected_loss']:.4f}, "
-        f"{plan['robust_gain']:.2g} below the plug-in plan's, and it costs "
-        f"{plan['robust_point_cost']:.2g} of loss if the point law is right.")
+        + ", ".join(f"{x} ∈ [{iv[x][0]:.3g}, {iv[x][1]:.3g}]" for x in VARIABLES)
+        + f"; the loss they predict at the plan lies in [{plan.loss_band[0]:.4f}, "
+        f"{plan.loss_band[1]:.4f}]. The robust plan over those laws (bounded, trimmed "
+        "mean loss) is E, t, k = " + ", ".join(f"{rob.values[x]:.3g}" for x in VARIABLES)
+        + f": its expected loss is {rob.expected_loss:.4f}, "
+        f"{plan.robust_gain:.2g} below the plug-in plan's, and it costs "
+        f"{plan.robust_point_cost:.2g} of loss if the point law is right.")
     doc.table(["cost", "E", "t", "k", "fitted loss", "success (IQM)", f"{pct} CI"],
-              [[p["cost"], p["E"], p["t"], p["k"], p["predicted_loss"],
-                p["success_iqm"], f"[{p['ci_low']:.3f}, {p['ci_high']:.3f}]"]
-               for p in real["optimal_path"]])
+              [[p.cost, p.E, p.t, p.k, p.predicted_loss,
+                p.success_iqm, f"[{p.ci_low:.3f}, {p.ci_high:.3f}]"]
+               for p in real.optimal_path])
     doc.figure("efficiency.png", "The plug-in plan's η against the trajectories-only "
                                  "baseline's budget, as its own fit predicts it")
     doc.figure("realised.png", "Trained: the plan along its budget path against the "
@@ -150,35 +160,75 @@ def efficiency_section(doc: Document, eff) -> None:
                                "with their intervals")
 
 
-def decision_summary(eff, pct: str) -> str:
+def decision_summary(eff: EfficiencyOutcome) -> str:
     """The summary's first item: what to run, the deployed-plan comparison and its
     probability -- a null or negative result first when that is what was found."""
-    rec = eff["recommendation"]
-    cand = eff["candidate"]["comparisons"]
-    strongest = rec["strongest"]
-    c = cand.get(strongest) or cand.get(rec["default"])
-    real = eff["comparisons"].get(strongest, {}).get("realised")
-    trained = ""
-    if real is not None:
-        trained = (" Trained, the plan's realised η against it "
-                   + ("cannot be estimated (its success does not rise measurably along its "
-                      "path)." if real["eta"] is None else f"{realised_text(real)}."))
-    if rec["status"] == "fallback":
-        return f"Recommendation: {rec['reason']}."
-    if rec["choice"] == "plan":
-        return (f"Recommendation: the plan E, t, k = {rec['values']['E']:.3g}, "
-                f"{rec['values']['t']:.3g}, {rec['values']['k']:.3g}. On data it was not "
-                f"chosen on it beats the strongest baseline ({strongest}) with probability "
-                f"{c['p_beats']:.2f}; η = {c['eta']:.3g} [{c['eta_interval'][0]:.3g}, "
-                f"{c['eta_interval'][1]:.3g}] ({pct}), loss saved at equal cost "
-                f"{c['gain']:+.4f} [{c['gain_interval'][0]:+.4f}, {c['gain_interval'][1]:+.4f}]."
-                + trained)
-    head = ("No detectable advantage over " + rec["choice"] + " at equal cost"
-            if rec["choice"] == rec["default"] else
-            f"{rec['choice']} beats {rec['default']}, and no plan beats {rec['choice']} "
+    pct = _percent(eff)
+    rec = eff.recommendation
+    cand = eff.candidate.comparisons
+    strongest = rec.strongest
+    c = cand.get(strongest) or cand.get(rec.default)
+    trained = eff.comparisons.get(strongest)
+    said = ""
+    if trained is not None:
+        real = trained.realised
+        said = (" Trained, the plan's realised η against it "
+                + ("cannot be estimated (its success does not rise measurably along its "
+                   "path)." if real.eta is None else f"{realised_text(real)}."))
+    if rec.status == "fallback":
+        return f"Recommendation: {rec.reason}."
+    if rec.choice == "plan":
+        return ("Recommendation: the plan E, t, k = "
+                + ", ".join(f"{rec.values[x]:.3g}" for x in VARIABLES)
+                + f". On data it was not chosen on it beats the strongest baseline "
+                f"({strongest}) with probability {c.p_beats:.2f}; η = "
+                f"{_interval(c.eta, c.eta_interval, '.3g')} ({pct}), loss saved at equal cost "
+                f"{_interval(c.gain, c.gain_interval, '+.4f')}." + said)
+    head = ("No detectable advantage over " + rec.choice + " at equal cost"
+            if rec.choice == rec.default else
+            f"{rec.choice} beats {rec.default}, and no plan beats {rec.choice} "
             "detectably")
-    return (f"{head}: use the baseline ({rec['choice']}). The best plan found beats "
-            f"{strongest} with probability {c['p_beats']:.2f} on data it was not chosen on "
-            f"(needed: {rec['probability']:g}); η = {c['eta']:.3g} [{c['eta_interval'][0]:.3g}, "
-            f"{c['eta_interval'][1]:.3g}], loss saved {c['gain']:+.4f} "
-            f"[{c['gain_interval'][0]:+.4f}, {c['gain_interval'][1]:+.4f}] ({pct})." + trained)
+    return (f"{head}: use the baseline ({rec.choice}). The best plan found beats "
+            f"{strongest} with probability {c.p_beats:.2f} on data it was not chosen on "
+            f"(needed: {rec.probability:g}); η = {_interval(c.eta, c.eta_interval, '.3g')}, "
+            f"loss saved {_interval(c.gain, c.gain_interval, '+.4f')} ({pct})." + said)
+
+
+def eta_summary(eff: EfficiencyOutcome) -> list[str]:
+    """The summary's items on η: per trained baseline, the plan's η on the judgement copy
+    and realised, and whether their intervals agree."""
+    pct = _percent(eff)
+    items = []
+    for name, comp in eff.comparisons.items():
+        pred, rl = comp.predicted, comp.realised
+        label = ("the strongest baseline" if name == eff.strongest
+                 else "the seed paper's baseline")
+        if name == eff.strongest and len(eff.comparisons) == 1:
+            label = "the strongest baseline, which is also the seed paper's"
+        if rl.eta is None:
+            verdict = ("realised η cannot be estimated (the trained plan's success does not "
+                       "measurably rise along its path), so nothing can agree with the "
+                       "prediction.")
+        else:
+            verdict = (f"realised {realised_text(rl)} ({pct} intervals) — the intervals "
+                       + ("agree." if comp.intervals_overlap else "do not overlap."))
+        items.append(f"The plan's η against {label} ({name}): on the judgement copy "
+                     f"{_interval(pred.eta, pred.interval, '.3g')}; {verdict}")
+    return items
+
+
+def efficiency_caveats(eff: EfficiencyOutcome) -> list[str]:
+    """The caveats of section 5: the baselines' and realised η's notes, the curve's, the
+    plug-in plan's and the recommendation's diagnostics, and what the fission copy
+    resolves."""
+    out = [f"Baseline {name}: {row.note}." for name, row in eff.baselines.items() if row.note]
+    out += [f"Realised η against {name}: {comp.realised.note}."
+            for name, comp in eff.comparisons.items() if comp.realised.note]
+    out += [*eff.curve_notes, *eff.plan.notes]
+    out += [f"Recommendation: {note}" for note in eff.recommendation.notes]
+    out.append("The recommendation is judged on a fission copy of the sweep with "
+               f"{1 + 1 / eff.recommendation.split ** 2:.2g}× the sweep's noise variance: "
+               "an advantage smaller than what that copy resolves is reported as no "
+               "detectable advantage, not as a gain (python -m benchmarks.decision_study "
+               "measures how often a recommendation pays off under known generating laws)")
+    return out

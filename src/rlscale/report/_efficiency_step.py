@@ -1,12 +1,15 @@
 """The report's step 5: the recommendation, and what the plan delivers when trained.
 
 Kept apart from :mod:`rlscale.report._steps` (the other steps) so that each file holds one
-idea; the training helper :func:`~rlscale.report._steps._train_points` is shared.
+idea; the training helper :func:`~rlscale.report._steps._train_points` is shared.  The
+outcome is :class:`~rlscale.report._outcomes_efficiency.EfficiencyOutcome`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,9 +17,51 @@ import numpy as np
 from rlscale.report._config import AXES, SUBSTITUTE
 from rlscale.report._config_tree import ReportConfig
 from rlscale.report._figures import figure_eta, figure_realised
-from rlscale.report._outcomes import Inputs, Section
+from rlscale.report._outcomes import Inputs
+from rlscale.report._outcomes_efficiency import (
+    SEED_BASELINE,
+    VARIABLES,
+    BaselineRow,
+    Candidate,
+    CurveRow,
+    Decision,
+    EfficiencyOutcome,
+    EqualCost,
+    EqualUpdates,
+    PathPoint,
+    PlanRecord,
+    PlugInBaseline,
+    PlugInEta,
+    PredictedEta,
+    RealisedSummary,
+    SeedPaperPrediction,
+    TrainedArm,
+    TrainedComparison,
+)
+from rlscale.report._typed import FrozenDict, build
 
 __all__ = ["efficiency_step"]
+
+#: The least integer allocation trained: one environment, one task, and two trajectories
+#: per task (RLOO's leave-one-out baseline needs two; the allocation's k starts there too).
+LOWER = {"E": 1, "t": 1, "k": 2}
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """One allocation trained over the seeds, read once from the trainer's run rows (a
+    table of the trainer's columns, one row per seed)."""
+
+    cost: float  # the same for every seed
+    successes: tuple[float, ...]
+    env_steps: float  # the mean over the seeds
+    updates: int  # the same for every seed
+
+    @classmethod
+    def of(cls, rows: Sequence[Mapping[str, Any]]) -> _Runs:
+        cost, success, env_steps, updates = ([r[c] for r in rows] for c in (
+            "cost", "success", "env_steps", "updates"))
+        return cls(float(cost[0]), tuple(success), float(np.mean(env_steps)), int(updates[0]))
 
 
 def _decide(cfg: ReportConfig, inputs: Inputs) -> Any:
@@ -39,20 +84,19 @@ def _decide(cfg: ReportConfig, inputs: Inputs) -> Any:
         seed=cfg.seed)
 
 
-def _path_points(rec, targets: list[float]) -> list[dict[str, int]]:
-    """Integer allocations of the candidate plan's path nearest each target cost."""
-    path = rec.candidate["path"]
-    lower = {"E": 1, "t": 1, "k": 2}
+def _path_points(path: Any, targets: list[float]) -> list[dict[str, int]]:
+    """Integer allocations of the plan's budget path (a :class:`~rlscale.optimize.PlanPath`)
+    nearest each target cost."""
     out: list[dict[str, int]] = []
     for c in targets:
         i = int(np.argmin(np.abs(np.log(path.costs / c))))
-        pt = {v: max(lower[v], round(float(path.values[v][i]))) for v in ("E", "t", "k")}
+        pt = {v: max(LOWER[v], round(float(path.values[v][i]))) for v in VARIABLES}
         if pt not in out:
             out.append(pt)
     return out
 
 
-def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
     """The recommendation, and what the plan delivers when trained (η_deployed realised).
 
     The decision (:func:`rlscale.optimize.recommend`): the sweep is split by data
@@ -90,10 +134,12 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> Section:
     budget = float(cfg.allocation.budget)
     conf = cfg.fit.confidence
     eff_cfg = cfg.efficiency
+    rec = _decide(cfg, inputs)
+    if rec.status == "fallback":  # before any training: there is no plan to train
+        raise ValueError(f"the efficiency step has no plan to train and judge: {rec.reason}")
     lo, hi, count = cfg.allocation.budget_grid()
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
-    rec = _decide(cfg, inputs)
     laws = list(inputs.fit.laws)
     if len(laws) > eff_cfg.plan_laws:  # an evenly spaced subset, deterministic
         laws = [laws[i] for i in np.linspace(0, len(laws) - 1, eff_cfg.plan_laws).astype(int)]
@@ -102,138 +148,113 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> Section:
                          f"fit gave {len(laws)} (raise fit.bootstrap)")
     unc = plan_uncertainty(law, laws, cfg.costs.text(), budget, centre, bounds,
                            substitute=SUBSTITUTE, confidence=conf, loss_range=(0.0, 1.0))
-    point = unc.point
+    plug_in = {n: build(PlugInBaseline, b) for n, b in unc.point.baselines.items()}
     strongest = rec.strongest
-    compared = dict.fromkeys(["k only", strongest])
-    candidate = rec.candidate.get("comparisons", {})
+    compared = dict.fromkeys([SEED_BASELINE, strongest])
+    candidate = Candidate.of(rec.candidate)
+    judged = candidate.comparisons  # baseline -> Comparison, on the judgement copy
+    baselines = FrozenDict({n: build(BaselineRow, {
+        **b, "eta": judged[n].eta if n in judged else None,
+        "p_beats": judged[n].p_beats if n in judged else None,
+        "plug_in_eta": plug_in[n].eta, "loss": plug_in[n].loss})
+        for n, b in rec.baselines.items()})
 
     seeds = eff_cfg.seeds
-    trained: dict[str, Any] = {}
-    lower = {"E": 1, "t": 1, "k": 2}
-    arms = {name: {v: max(lower[v], math.floor(rec.baselines[name]["values"][v]
-                                               * (1 + 1e-12))) for v in ("E", "t", "k")}
-            for name in compared}
+    arms = {name: {v: max(LOWER[v], math.floor(baselines[name].values[v] * (1 + 1e-12)))
+                   for v in VARIABLES} for name in compared}
     arm_rows = _train_points(cfg, inputs, "efficiency-baseline", list(arms.values()), seeds)
+    trained: dict[str, TrainedArm] = {}
     for (name, ints), rows in zip(arms.items(), arm_rows):
-        trained[name] = {**ints, "cost": float(rows[0]["cost"]),
-                         "successes": np.array([r["success"] for r in rows]),
-                         "env_steps": float(np.mean([r["env_steps"] for r in rows])),
-                         "updates": int(rows[0]["updates"])}
+        runs = _Runs.of(rows)
+        trained[name] = TrainedArm(**ints, cost=runs.cost, successes=runs.successes,
+                                   env_steps=runs.env_steps, updates=runs.updates)
     # The candidate plan is trained along its path: around the costs where the judgement
     # copy predicts it meets each baseline, at the budget, and at each baseline's cost.
-    targets = [rec.baselines[n]["cost"] / max(candidate[n].eta, 1e-9) * f
-               for n in compared if n in candidate for f in eff_cfg.ladder]
-    targets = sorted({*targets, budget, *(trained[n]["cost"] for n in compared)})
-    pts = _path_points(rec, targets) if rec.candidate else []
+    targets = [baselines[n].cost / max(judged[n].eta, 1e-9) * f
+               for n in compared if n in judged for f in eff_cfg.ladder]
+    targets = sorted({*targets, budget, *(trained[n].cost for n in compared)})
+    pts = _path_points(candidate.path, targets) if candidate.path is not None else []
     path = []
     for pt, rows in zip(pts, _train_points(cfg, inputs, "efficiency-optimal", pts, seeds)):
-        succ = [r["success"] for r in rows]
-        ci = iqm_ci(succ, n_boot=2000, confidence=conf, rng=cfg.seed)
-        path.append({"budget": float(rows[0]["cost"]), **pt, "cost": float(rows[0]["cost"]),
-                     "env_steps": float(np.mean([r["env_steps"] for r in rows])),
-                     "updates": int(rows[0]["updates"]),
-                     "predicted_loss": float(problem.loss_at(pt)), "success_iqm": ci.estimate,
-                     "ci_low": ci.low, "ci_high": ci.high, "successes": succ})
-    path.sort(key=lambda p: p["cost"])
+        runs = _Runs.of(rows)
+        ci = iqm_ci(runs.successes, n_boot=2000, confidence=conf, rng=cfg.seed)
+        path.append(PathPoint(budget=runs.cost, **pt, cost=runs.cost, env_steps=runs.env_steps,
+                              updates=runs.updates, predicted_loss=float(problem.loss_at(pt)),
+                              success_iqm=ci.estimate, ci_low=ci.low, ci_high=ci.high,
+                              successes=runs.successes))
+    path.sort(key=lambda p: p.cost)
     if len(path) < 2:
         raise ValueError(f"the plan's path gave {len(path)} distinct integer allocations to "
                          "train; widen efficiency.ladder")
     # Equal updates: the trainer's updates grow with E·t, not k, so the two arms at
     # equal cost differ in updates; each baseline is trained again with the plan's
     # number of updates at its equal-cost point (same recipe otherwise).
-    equals = {name: min(path, key=lambda p, c=trained[name]["cost"]: abs(math.log(p["cost"] / c)))
+    equals = {name: min(path, key=lambda p, c=trained[name].cost: abs(math.log(p.cost / c)))
               for name in compared}
-    same_rows = dict(zip(compared, _train_points(
+    same_runs = {name: _Runs.of(rows) for name, rows in zip(compared, _train_points(
         cfg, inputs, "efficiency-baseline",
-        [{**{v: trained[n][v] for v in ("E", "t", "k")}, "steps": equals[n]["updates"]}
-         for n in compared], seeds)))
+        [{**trained[n].allocation(), "steps": equals[n].updates} for n in compared], seeds))}
+    path_costs = [p.cost for p in path]
+    path_steps = [p.env_steps for p in path]
+    path_scores = [p.successes for p in path]
     comparisons = {}
     for name in compared:
         arm = trained[name]
-        base_ci = iqm_ci(arm["successes"], n_boot=2000, confidence=conf, rng=cfg.seed)
-        real = realised_efficiency([p["cost"] for p in path], [p["successes"] for p in path],
-                                   arm["cost"], arm["successes"], n_boot=2000, confidence=conf,
-                                   rng=cfg.seed)
+        base_ci = iqm_ci(arm.successes, n_boot=2000, confidence=conf, rng=cfg.seed)
+        real = realised_efficiency(path_costs, path_scores, arm.cost, arm.successes,
+                                   n_boot=2000, confidence=conf, rng=cfg.seed)
         equal = equals[name]
-        diff = iqm_difference_ci(equal["successes"], arm["successes"], n_boot=2000,
+        diff = iqm_difference_ci(equal.successes, arm.successes, n_boot=2000,
                                  confidence=conf, rng=cfg.seed)
         # Equal real compute: the same comparison with environment steps as the cost.
-        by_steps = realised_efficiency([p["env_steps"] for p in path],
-                                       [p["successes"] for p in path], arm["env_steps"],
-                                       arm["successes"], n_boot=2000, confidence=conf,
-                                       rng=cfg.seed)
-        same_diff = iqm_difference_ci(equal["successes"], [r["success"] for r in same_rows[name]],
+        by_steps = realised_efficiency(path_steps, path_scores, arm.env_steps, arm.successes,
+                                       n_boot=2000, confidence=conf, rng=cfg.seed)
+        same_diff = iqm_difference_ci(equal.successes, same_runs[name].successes,
                                       n_boot=2000, confidence=conf, rng=cfg.seed)
-        c = candidate[name]
-        comparisons[name] = {
-            "baseline": {k: arm[k] for k in ("E", "t", "k", "cost")},
-            "baseline_success": base_ci.as_dict(),
+        c = judged[name]
+        comparisons[name] = TrainedComparison(
+            baseline=arm, baseline_success=base_ci,
             # The plan's η against this baseline judged on the judgement copy: the estimate
             # of η_deployed (the plan was not chosen on those data).
-            "predicted": {"eta": c.eta, "interval": list(c.eta_interval), "bound": c.eta_bound,
-                          "p_beats": c.p_beats, "gain": c.gain,
-                          "gain_interval": list(c.gain_interval),
-                          "interval_method": "percentile over the judgement copy's "
-                                             "bootstrap laws",
-                          "note": rec.baselines[name]["note"]},
+            predicted=PredictedEta(
+                eta=c.eta, interval=tuple(c.eta_interval), bound=c.eta_bound,
+                p_beats=c.p_beats, gain=c.gain, gain_interval=tuple(c.gain_interval),
+                interval_method="percentile over the judgement copy's bootstrap laws",
+                note=baselines[name].note),
             # The plug-in optimum judged by the fit that chose it (biased up).
-            "plug_in": {"eta": point.baselines[name]["eta"],
-                        "interval": list(unc.eta_intervals[name]),
-                        "interval_method": unc.method},
-            "realised": real.as_dict(),
-            "intervals_overlap": real.overlaps(*c.eta_interval),
-            "predicted_covers_realised": (real.eta is not None
-                                          and c.eta_interval[0] <= real.eta
-                                          <= c.eta_interval[1]),
-            "equal_cost": {"E": equal["E"], "t": equal["t"], "k": equal["k"],
-                           "cost": equal["cost"], "success_iqm": equal["success_iqm"],
-                           "ci_low": equal["ci_low"], "ci_high": equal["ci_high"],
-                           "updates": equal["updates"], "baseline_updates": arm["updates"]},
-            "difference": diff.as_dict(),
-            "by_env_steps": by_steps.as_dict(),
-            "equal_updates": {"updates": equal["updates"], "difference": same_diff.as_dict()},
-        }
-    k_only = comparisons["k only"]
-    recd = rec.as_dict()
-    efficiency = {
-        "confidence": conf,
-        "strongest": strongest,
-        "recommendation": {k: recd[k] for k in (
-            "choice", "status", "departs", "default", "strongest", "reason", "values",
-            "steps", "probability", "split", "sigma", "n_laws", "notes", "method",
-            "comparisons", "success", "message")},
-        "candidate": {"values": rec.candidate.get("values"),
-                      "comparisons": {n: c.as_dict() for n, c in candidate.items()}},
-        "baselines": {n: {**b, "eta": candidate[n].eta if n in candidate else None,
-                          "p_beats": candidate[n].p_beats if n in candidate else None,
-                          "plug_in_eta": point.baselines[n]["eta"],
-                          "loss": point.baselines[n]["loss"]}
-                      for n, b in rec.baselines.items()},
-        "comparisons": comparisons,
-        "plan": {"allocation_intervals": unc.allocation_intervals,
-                 "loss_band": list(unc.loss_band), "n_laws": unc.n_laws,
-                 "robust": unc.robust.as_dict(), "robust_gain": unc.robust_gain,
-                 "robust_point_cost": unc.robust_point_cost, "notes": list(unc.notes),
-                 "interval_method": unc.method, "n_skipped": unc.n_skipped},
+            plug_in=PlugInEta(eta=plug_in[name].eta, interval=tuple(unc.eta_intervals[name]),
+                              interval_method=unc.method),
+            realised=real,
+            intervals_overlap=real.overlaps(*c.eta_interval),
+            predicted_covers_realised=(real.eta is not None
+                                       and c.eta_interval[0] <= real.eta <= c.eta_interval[1]),
+            equal_cost=EqualCost(E=equal.E, t=equal.t, k=equal.k, cost=equal.cost,
+                                 success_iqm=equal.success_iqm, ci_low=equal.ci_low,
+                                 ci_high=equal.ci_high, updates=equal.updates,
+                                 baseline_updates=arm.updates),
+            difference=diff, by_env_steps=by_steps,
+            equal_updates=EqualUpdates(updates=equal.updates, difference=same_diff))
+    seed_paper, plugged = comparisons[SEED_BASELINE], plug_in[SEED_BASELINE]
+    seed_real = seed_paper.realised
+    efficiency = EfficiencyOutcome(
+        confidence=conf, strongest=strongest, recommendation=Decision.of(rec),
+        candidate=candidate, baselines=baselines, comparisons=FrozenDict(comparisons),
+        plan=PlanRecord.of(unc),
         # Kept for readers of earlier results.json: the trajectories-only comparison of the
         # plug-in optimum, as its own fit predicts it.
-        "predicted": {"eta": point.baselines["k only"]["eta"], "budget": budget,
-                      "baseline_cost": point.baselines["k only"]["cost"],
-                      "optimal_budget": point.baselines["k only"]["optimal_cost"],
-                      "baseline_loss": point.baselines["k only"]["loss"]},
-        "curve": curve.rows(),
-        "curve_notes": list(curve.notes),
-        "realised": {
-            "budget": budget, "seeds": list(seeds),
-            "baseline": k_only["baseline"], "baseline_success": k_only["baseline_success"],
-            "optimal_path": [{k: v for k, v in p.items() if k != "successes"} for p in path],
-            "equal_cost": k_only["equal_cost"], "difference": k_only["difference"],
-            "iso_loss_cost": k_only["realised"]["iso_cost"],
-            "eta": k_only["realised"]["eta"], "eta_bound": k_only["realised"]["bound"],
-            "eta_interval": k_only["realised"]["interval"], "note": k_only["realised"]["note"],
-        },
-    }
+        predicted=SeedPaperPrediction(eta=plugged.eta, budget=budget,
+                                      baseline_cost=plugged.cost,
+                                      optimal_budget=plugged.optimal_cost,
+                                      baseline_loss=plugged.loss),
+        curve=tuple(build(CurveRow, r) for r in curve.rows()),
+        curve_notes=tuple(curve.notes),
+        realised=RealisedSummary(
+            budget=budget, seeds=tuple(seeds), baseline=seed_paper.baseline,
+            baseline_success=seed_paper.baseline_success, optimal_path=tuple(path),
+            equal_cost=seed_paper.equal_cost, difference=seed_paper.difference,
+            iso_loss_cost=seed_real.iso_cost, eta=seed_real.eta, eta_bound=seed_real.bound,
+            eta_interval=seed_real.interval, note=seed_real.note))
     if cfg.figures:
-        figure_eta(curve.rows(), inputs.staging / "efficiency.png")
+        figure_eta(efficiency.curve, inputs.staging / "efficiency.png")
         figure_realised(efficiency, inputs.staging / "realised.png")
-    return Section("efficiency", efficiency)
+    return efficiency

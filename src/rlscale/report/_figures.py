@@ -133,12 +133,13 @@ def figure_allocation(curve, budgets, path: Path) -> None:
 
 
 def figure_eta(curve, path: Path) -> None:
+    """The plug-in plan's predicted η along the baseline's budgets (``curve``: the
+    :class:`~rlscale.report._outcomes_efficiency.CurveRow` of each budget)."""
     plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(6, 3.8))
-    xs = [c["budget"] for c in curve if math.isfinite(c["eta"])]
-    ys = [c["eta"] for c in curve if math.isfinite(c["eta"])]
-    ax.plot(xs, ys, marker="o", ms=3)
+    shown = [c for c in curve if math.isfinite(c.eta)]
+    ax.plot([c.budget for c in shown], [c.eta for c in shown], marker="o", ms=3)
     ax.axhline(1.0, color="grey", lw=0.8, ls="--")
     log_scale(ax)
     ax.set_xlabel("budget of the trajectories-only baseline")
@@ -150,34 +151,36 @@ def figure_eta(curve, path: Path) -> None:
 
 
 def figure_realised(eff, path: Path) -> None:
+    """The plan trained along its budget path against the trained baselines, and its η
+    predicted (judgement copy) and realised (``eff``: the
+    :class:`~rlscale.report._outcomes_efficiency.EfficiencyOutcome`)."""
     plt = pyplot()
 
-    real = eff["realised"]
-    pct = round(eff["confidence"] * 100)
+    pct = round(eff.confidence * 100)
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8))
-    pts = real["optimal_path"]
-    left.errorbar([p["cost"] for p in pts], [p["success_iqm"] for p in pts],
-                  yerr=[[p["success_iqm"] - p["ci_low"] for p in pts],
-                        [p["ci_high"] - p["success_iqm"] for p in pts]],
+    pts = eff.realised.optimal_path
+    left.errorbar([p.cost for p in pts], [p.success_iqm for p in pts],
+                  yerr=[[p.success_iqm - p.ci_low for p in pts],
+                        [p.ci_high - p.success_iqm for p in pts]],
                   fmt="o-", capsize=3, label="the plan along its budget path")
-    for i, (name, comp) in enumerate(eff["comparisons"].items()):
-        b = comp["baseline_success"]
+    for i, (name, comp) in enumerate(eff.comparisons.items()):
+        b = comp.baseline_success
         colour = f"C{3 + i}"
-        left.errorbar([comp["baseline"]["cost"]], [b["estimate"]],
-                      yerr=[[b["estimate"] - b["low"]], [b["high"] - b["estimate"]]],
+        left.errorbar([comp.baseline.cost], [b.estimate],
+                      yerr=[[b.estimate - b.low], [b.high - b.estimate]],
                       fmt="s", color=colour, capsize=3, label=f"baseline: {name}")
-        left.axhline(b["estimate"], color=colour, lw=0.8, ls=":")
+        left.axhline(b.estimate, color=colour, lw=0.8, ls=":")
     log_scale(left)
     left.set_xlabel("cost")
     left.set_ylabel(f"held-out success (IQM, {pct}% CI)")
     left.legend(fontsize=8)
     labels, values, errors, colours = [], [], [[], []], []
-    for name, comp in eff["comparisons"].items():
-        pred, rl = comp["predicted"], comp["realised"]
-        bars = [(f"predicted\n{name}", pred["eta"], pred["interval"], "C0")]
-        if rl["eta"] is not None:  # a realised η that is "not estimable" has no bar
-            shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[rl["bound"]]
-            bars.append((f"realised{shown}\n{name}", rl["eta"], rl["interval"], "C3"))
+    for name, comp in eff.comparisons.items():
+        pred, rl = comp.predicted, comp.realised
+        bars = [(f"predicted\n{name}", pred.eta, pred.interval, "C0")]
+        if rl.eta is not None:  # a realised η that is "not estimable" has no bar
+            shown = {"exact": "", "at least": " (≥)", "at most": " (≤)"}[rl.bound]
+            bars.append((f"realised{shown}\n{name}", rl.eta, rl.interval, "C3"))
         for label, value, (lo, hi), colour in bars:
             labels.append(label)
             values.append(value)

@@ -18,11 +18,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from rlscale.report._typed import plain
+
+if TYPE_CHECKING:  # the module builds on this one's Outcome
+    from rlscale.report._outcomes_efficiency import EfficiencyOutcome
 
 __all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
            "InferenceOutcome", "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
@@ -416,7 +419,7 @@ class ReportState:
     sweep: SweepOutcome
     fit: FitOutcome
     allocation: AllocationOutcome
-    efficiency: Any
+    efficiency: EfficiencyOutcome
     next_runs: NextRunsOutcome
     inference: InferenceOutcome
     proofs: ProofsOutcome
