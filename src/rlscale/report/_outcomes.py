@@ -18,11 +18,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from rlscale.report._typed import plain
+
+if TYPE_CHECKING:
+    from rlscale.report._outcomes_trainer_law import TrainerLawOutcome
 
 __all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
            "InferenceOutcome", "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
@@ -412,7 +415,7 @@ class ReportState:
     """
 
     reward_law: RewardLawOutcome
-    reward_law_trainer: Any
+    reward_law_trainer: TrainerLawOutcome
     sweep: SweepOutcome
     fit: FitOutcome
     allocation: AllocationOutcome

@@ -31,11 +31,11 @@ from rlscale.report._outcomes import (
     ProofsOutcome,
     Resources,
     RewardLawOutcome,
-    Section,
     SweepOutcome,
     SyntheticOutcome,
 )
-from rlscale.report._typed import build
+from rlscale.report._outcomes_trainer_law import TrainerLawData, TrainerLawOutcome
+from rlscale.report._typed import FrozenDict, build
 
 __all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "prune_results", "run_spec"]
 
@@ -55,20 +55,21 @@ def reward_law_step(cfg: ReportConfig, inputs: Inputs) -> RewardLawOutcome:
     return replace(out, files={k: f"reward-law/{Path(v).name}" for k, v in out.files.items()})
 
 
-def reward_law_trainer_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def reward_law_trainer_step(cfg: ReportConfig, inputs: Inputs) -> TrainerLawOutcome:
     """The reward law in the RL trainer (:mod:`rlscale.verification._trainer_reward_law`): its
-    :class:`~rlscale.verification._trainer_reward_law.TrainerRewardLawReport`, as plain data."""
+    :class:`~rlscale.verification._trainer_reward_law.TrainerRewardLawReport`, typed."""
     if not cfg.reward_law_trainer.enabled:
-        return Section("reward_law_trainer", {"enabled": False})
+        return TrainerLawOutcome(enabled=False)
     from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
     rep = verify_trainer_reward_law(cfg.reward_law_trainer.mode,
                                     out=inputs.staging / "reward-law" / "trainer",
                                     rng=cfg.seed, figures=cfg.figures, progress=False,
                                     jobs=_worker_jobs())
-    data = rep.as_dict()
-    data["files"] = {k: f"reward-law/trainer/{Path(v).name}" for k, v in data["files"].items()}
-    return Section("reward_law_trainer", {"enabled": True, **data})
+    data = build(TrainerLawData, rep.as_dict())
+    # The files relative to the report (inside its reward-law/trainer/).
+    files = FrozenDict({k: f"reward-law/trainer/{Path(v).name}" for k, v in data.files.items()})
+    return TrainerLawOutcome(enabled=True, report=replace(data, files=files))
 
 
 def _worker_jobs() -> int:
