@@ -65,16 +65,11 @@ def build_document(result) -> Document:
 
     _proofs_section(doc, result.state.proofs)
     _caveats(doc, s, tree, result.state)
-    timings, cpu = s.get("timings", {}), s.get("cpu_timings", {})
-
-    def _cpu(k: str) -> str:
-        return "" if cpu.get(k) is None else f" (CPU {cpu[k]:.1f} s)"
-
-    total = s.get("cpu_total")
+    t = result.timings
     doc.paragraph("Timings (wall, and CPU with the step's worker processes): "
-                  + ", ".join(f"{k} {v:.1f} s{_cpu(k)}" for k, v in timings.items()) + "."
-                  + ("" if total is None else f" CPU of all the report's processes: "
-                                             f"{total:.1f} s."))
+                  + ", ".join(f"{k} {v:.1f} s (CPU {t.cpu[k]:.1f} s)"
+                              for k, v in t.wall.items())
+                  + f". CPU of all the report's processes: {t.cpu_total:.1f} s.")
     if not tree.figures:  # --no-figures: no image was drawn, none is linked
         doc.blocks = [b for b in doc.blocks if b.kind != "figure"]
         doc.paragraph("Figures were not drawn (rlscale report --no-figures).")

@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 __all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
            "InferenceOutcome", "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
            "NextRunsOutcome", "Outcome", "PlanSuccess", "ProofRow", "ProofsOutcome", "ReportState",
-           "Resources", "RewardLawOutcome", "RuleBatch", "Section", "SweepOutcome",
-           "SyntheticOutcome"]
+           "Resources", "RewardLawOutcome", "RuleBatch", "Section", "StepTimings",
+           "SweepOutcome", "SyntheticOutcome"]
 
 
 @dataclass
@@ -404,6 +404,20 @@ class Inputs:
 
 #: The outcomes a later step reads (the fields of :class:`Inputs` that hold one).
 _READ_BY_LATER_STEPS = frozenset({"sweep", "fit", "allocation"})
+
+
+@dataclass(frozen=True)
+class StepTimings:
+    """How long each step took, in the steps' order whichever process ran it: wall
+    seconds, CPU seconds with the step's worker processes, and the CPU seconds of every
+    process of the report (``results.json``'s ``timings``, ``cpu_timings``, ``cpu_total``)."""
+
+    wall: Mapping[str, float] = field(metadata={"key": "timings"})
+    cpu: Mapping[str, float] = field(metadata={"key": "cpu_timings"})
+    cpu_total: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return plain(self)
 
 
 @dataclass(frozen=True)
