@@ -422,7 +422,10 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
     monkeypatch.setattr(pool, "execute", counting)
     shared = Shared()
     shared.jobs = 1
-    points = [{"E": 1, "t": 2, "k": 2}, {"E": 1, "t": 2, "k": 2, "steps": 1},
+    from rlscale.report._steps import TrainPoint
+
+    # A point is a TrainPoint or its plain table (the efficiency step's).
+    points = [{"E": 1, "t": 2, "k": 2}, TrainPoint(E=1, t=2, k=2, steps=1),
               {"E": 1, "t": 2, "k": 2}]
     inputs = Inputs(tmp_path, False, shared)
     rows = _train_points(cfg, inputs, "eff", points, (0, 1))
