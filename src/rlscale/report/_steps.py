@@ -36,10 +36,11 @@ from rlscale.report._outcomes import (
     SyntheticOutcome,
 )
 from rlscale.report._outcomes_trainer_law import TrainerLawData, TrainerLawOutcome
+from rlscale.report._sweep_runs import planned_runs
 from rlscale.report._typed import FrozenDict, build
 
-__all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "PlannedRun", "Shared", "TrainPoint",
-           "prune_results", "run_spec"]
+__all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "TrainPoint", "prune_results",
+           "run_spec"]
 
 #: The runner's resources (the name earlier code and tests know).
 Shared = Resources
@@ -196,21 +197,6 @@ class TrainPoint:
     steps: int | None = field(default=None, metadata={"optional": True})
 
 
-@dataclass(frozen=True)
-class PlannedRun:
-    """One run of a sweep spec (:func:`rlscale.sweep._run.expand`): the trainer's fields,
-    handed to the sweep's pool as they are, and the hash that names the run."""
-
-    config: Any
-    run_id: str
-
-
-def _planned(spec) -> list[PlannedRun]:
-    from rlscale.sweep._run import expand
-
-    return [build(PlannedRun, r) for r in expand(spec)]
-
-
 def _train_points(cfg: ReportConfig, inputs: Inputs, name: str,
                   points: Sequence[TrainPoint | Mapping[str, int]],
                   seeds: tuple[int, ...], **train: Any) -> list[list[dict[str, Any]]]:
@@ -232,7 +218,7 @@ def _train_points(cfg: ReportConfig, inputs: Inputs, name: str,
     shared = inputs.resources
     path = inputs.staging / f"{name}.csv"
     typed = [p if isinstance(p, TrainPoint) else build(TrainPoint, p) for p in points]
-    runs = [_planned(parse_spec({
+    runs = [planned_runs(parse_spec({
         "design": "grid", "axes": {"environments": [p.E], "tasks_per_environment": [p.t],
                                    "trajectories_per_task": [p.k]},
         "seeds": list(seeds), "algorithms": list(cfg.sweep.algorithms[:1]),
@@ -269,7 +255,7 @@ def run_spec(spec, path: Path, progress: bool, shared: Resources) -> list[dict[s
     """
     from rlscale.sweep._run import by_run_id, run_sweep
 
-    wanted = [r.run_id for r in _planned(spec)]
+    wanted = [r.run_id for r in planned_runs(spec)]
     shared.run_ids.setdefault(path, {}).update(dict.fromkeys(wanted))
     rows = run_sweep(spec, path, jobs=shared.jobs, progress=progress)
     # Parallel runs finish in any order, and a fit's result can depend on the
