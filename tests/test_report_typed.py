@@ -184,3 +184,25 @@ def test_a_point_to_train_with_a_misspelt_axis_is_refused_before_training(tmp_pa
         _train_points(ReportConfig.load(quick=True), Inputs(tmp_path), "eff",
                       [{"E": 1, "t": 2, "K": 2}], (0,))
     assert not (tmp_path / "eff.csv").exists()
+
+
+def test_a_tree_that_exists_is_checked_however_it_was_made():
+    # The checks live in the tree (each table's own, and ReportConfig's across tables),
+    # so a tree edited with dataclasses.replace is checked as one loaded from TOML is.
+    from dataclasses import replace
+
+    cfg = ReportConfig.load(quick=True)
+    with pytest.raises(ValueError, match=r"allocation\.budget must be >= 230\.4"):
+        replace(cfg, allocation=replace(cfg.allocation, budget=100.0))
+    with pytest.raises(ValueError, match=r"allocation\.budgets\[0\] must be >= 22\.2"):
+        replace(cfg, allocation=replace(cfg.allocation, budgets=(1.0, 100.0, 4)))
+    with pytest.raises(ValueError, match=r"efficiency\.seeds must list at least two "
+                                         r"distinct seeds .*; got \[3, 3\]"):
+        replace(cfg.efficiency, seeds=(3, 3))
+    # Cheaper costs make the same budget affordable: the cross-table check follows them.
+    cheap = replace(cfg.costs, environment=1.0)
+    assert replace(cfg, costs=cheap,
+                   allocation=replace(cfg.allocation, budget=100.0)).allocation.budget == 100.0
+    with pytest.raises(ValueError, match="must vary each; environments takes only"):
+        replace(cfg, sweep=replace(cfg.sweep, axes=FrozenDict(
+            {k: v for k, v in cfg.sweep.axes.items() if k != "environments"})))
