@@ -37,25 +37,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlscale.report._typed import build, plain
+from rlscale.theory import check_positive_int, check_real
 
 __all__ = ["AllocationConfig", "CostsConfig", "EfficiencyConfig", "FitConfig",
            "InferenceConfig", "NextRunsConfig", "ReportConfig", "SweepBase", "SweepConfig",
            "SynthesisConfig", "as_tree"]
-
-
-# The library's validators, imported when a tree is built (not with this module: the
-# CLI imports the report's configuration before it needs rlscale.theory).
-
-def _real(name: str, value: Any, **bounds: Any) -> None:
-    from rlscale.theory import check_real
-
-    check_real(name, value, **bounds)
-
-
-def _count(name: str, value: Any, **bounds: Any) -> None:
-    from rlscale.theory import check_positive_int
-
-    check_positive_int(name, value, **bounds)
 
 
 def _check_mode(table: str, mode: str) -> None:
@@ -122,15 +108,15 @@ class FitConfig:
         if self.law != "additive":  # steps 4-5 read the additive law's terms
             raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis "
                              f"steps use its per-axis terms); got {self.law!r}")
-        _count("fit.bootstrap", self.bootstrap, minimum=0)
-        _real("fit.confidence", self.confidence, low=0.0, high=1.0, low_open=True,
-              high_open=True)
+        check_positive_int("fit.bootstrap", self.bootstrap, minimum=0)
+        check_real("fit.confidence", self.confidence, low=0.0, high=1.0, low_open=True,
+                   high_open=True)
         if isinstance(self.starts, str):
             if self.starts not in ("auto", "grid"):
                 raise ValueError(f"fit.starts must be 'auto', 'grid' or a number of starts "
                                  f">= 1; got {self.starts!r}")
         else:
-            _count("fit.starts", self.starts)
+            check_positive_int("fit.starts", self.starts)
 
 
 @dataclass(frozen=True)
@@ -143,7 +129,7 @@ class CostsConfig:
 
     def __post_init__(self) -> None:
         for key, value in plain(self).items():
-            _real(f"costs.{key}", value, low=0.0, low_open=True)
+            check_real(f"costs.{key}", value, low=0.0, low_open=True)
 
     def cheapest_run(self, environments: float = 1.0, tasks: float = 1.0) -> float:
         """The cost of ``environments`` × ``tasks`` with two trajectories per task (the
@@ -167,7 +153,7 @@ class BoundsConfig:
 
     def __post_init__(self) -> None:
         for key, value in plain(self).items():
-            _real(f"allocation.bounds.{key}", value, low=2.0)
+            check_real(f"allocation.bounds.{key}", value, low=2.0)
 
 
 @dataclass(frozen=True)
@@ -181,13 +167,13 @@ class AllocationConfig:
     def __post_init__(self) -> None:
         # What needs the costs and the sweep's centre (the budgets' lower bounds) is
         # checked by ReportConfig.
-        _real("allocation.budget", self.budget)
+        check_real("allocation.budget", self.budget)
         if len(self.budgets) != 3:
             raise ValueError(f"allocation.budgets must be [low, high, count]; got "
                              f"{list(self.budgets)!r}")
         lo, hi, count = self.budgets
-        _real("allocation.budgets[0]", lo)
-        _real("allocation.budgets[1]", hi, low=lo, low_open=True)
+        check_real("allocation.budgets[0]", lo)
+        check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
         if isinstance(count, bool) or not isinstance(count, int) or count < 2:
             raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
 
@@ -216,10 +202,10 @@ class SynthesisConfig:
     train_cost: float
 
     def __post_init__(self) -> None:
-        _real("synthesis.real_environments", self.real_environments, low=1.0)
+        check_real("synthesis.real_environments", self.real_environments, low=1.0)
         for key, value in plain(self).items():
             if key != "real_environments":
-                _real(f"synthesis.{key}", value, low=0.0, low_open=True)
+                check_real(f"synthesis.{key}", value, low=0.0, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -234,7 +220,7 @@ class EfficiencyConfig:
 
     def __post_init__(self) -> None:
         for seed in self.seeds:
-            _count("efficiency.seeds", seed, minimum=0)
+            check_positive_int("efficiency.seeds", seed, minimum=0)
         if len(set(self.seeds)) < 2:  # one seed gives a zero-width "interval"
             raise ValueError(f"efficiency.seeds must list at least two distinct seeds (the "
                              f"comparison reports confidence intervals); got "
@@ -242,11 +228,11 @@ class EfficiencyConfig:
         if not self.ladder:
             raise ValueError("efficiency.ladder must list at least one budget factor; got []")
         for factor in self.ladder:
-            _real("efficiency.ladder", factor, low=0.0, low_open=True)
-        _count("efficiency.plan_laws", self.plan_laws, minimum=2)
-        _count("efficiency.decision_bootstrap", self.decision_bootstrap, minimum=20)
-        _real("efficiency.probability", self.probability, low=0.5, high=1.0,
-              low_open=True, high_open=True)
+            check_real("efficiency.ladder", factor, low=0.0, low_open=True)
+        check_positive_int("efficiency.plan_laws", self.plan_laws, minimum=2)
+        check_positive_int("efficiency.decision_bootstrap", self.decision_bootstrap, minimum=20)
+        check_real("efficiency.probability", self.probability, low=0.5, high=1.0,
+                   low_open=True, high_open=True)
 
 
 @dataclass(frozen=True)
@@ -262,7 +248,7 @@ class InferenceConfig:
     def __post_init__(self) -> None:
         for key, value in plain(self).items():
             if key != "enabled":
-                _count(f"inference.{key}", value)
+                check_positive_int(f"inference.{key}", value)
 
 
 @dataclass(frozen=True)
@@ -283,7 +269,7 @@ class NextRunsConfig:
     def __post_init__(self) -> None:
         from rlscale.optimize._design import METHODS
 
-        _real("next_runs.budget_share", self.budget_share, low=0.0, low_open=True)
+        check_real("next_runs.budget_share", self.budget_share, low=0.0, low_open=True)
         if self.method not in ("auto", *METHODS):
             raise ValueError(f"next_runs.method must be one of auto, {', '.join(METHODS)}; "
                              f"got {self.method!r}")
@@ -309,7 +295,7 @@ class ReportConfig:
 
     def __post_init__(self) -> None:
         """The checks that span tables (each table has checked its own values)."""
-        _count("seed", self.seed, minimum=0)
+        check_positive_int("seed", self.seed, minimum=0)
         if not isinstance(self.figures, bool):
             raise TypeError(f"figures must be true or false; got {self.figures!r}")
         self._check_sweep_varies_every_axis()
@@ -317,9 +303,9 @@ class ReportConfig:
         # cheapest allocation inside the bounds (E = t = 1, k = 2).
         base, alloc = self.sweep.base, self.allocation
         baseline = self.costs.cheapest_run(base.environments, base.tasks_per_environment)
-        _real("allocation.budget", alloc.budget, low=round(baseline, 9))
-        _real("allocation.budgets[0]", alloc.budgets[0],
-              low=round(self.costs.cheapest_run(), 9))
+        check_real("allocation.budget", alloc.budget, low=round(baseline, 9))
+        check_real("allocation.budgets[0]", alloc.budgets[0],
+                   low=round(self.costs.cheapest_run(), 9))
 
     def _check_sweep_varies_every_axis(self) -> None:
         from rlscale.report._config import AXES
