@@ -186,7 +186,7 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     # The step only calls the library; its section and document say what the library says.
     import rlscale.verification._trainer_reward_law as tr
     from rlscale._document import Document
-    from rlscale.report._document import _trainer_law
+    from rlscale.report._document_trainer_law import trainer_law_section
     from rlscale.report._steps import reward_law_trainer_step
 
     monkeypatch.setitem(tr._SETTINGS, "quick", _TINY_TRAINER)
@@ -205,7 +205,8 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     from rlscale.report._outcomes import Inputs
 
     config = ReportConfig.load(quick=True)
-    sec = reward_law_trainer_step(config, Inputs(tmp_path)).as_dict()
+    outcome = reward_law_trainer_step(config, Inputs(tmp_path))
+    sec = outcome.as_dict()
     (args, kwargs, rep), = reports  # one library call, with the report's seed and mode
     assert args == ("quick",) and kwargs["rng"] == config.seed
     direct = json.loads(json.dumps(rep.as_dict()))
@@ -216,7 +217,7 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
 
     json.dumps(to_jsonable(sec), allow_nan=False)  # results.json holds it as strict JSON
     doc = Document("t")
-    _trainer_law(doc, sec)
+    trainer_law_section(doc, outcome)
     md = doc.to_markdown()
     assert "1b. Reward optimisation in the RL trainer" in md
     for row in sec["r2"]:
@@ -224,10 +225,10 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     assert "optimisation_only" in md and "KL per RL step" in md
     config = replace(config, reward_law_trainer=replace(config.reward_law_trainer,
                                                         enabled=False))
-    off = reward_law_trainer_step(config, Inputs(tmp_path)).as_dict()
-    assert off == {"enabled": False}
+    off = reward_law_trainer_step(config, Inputs(tmp_path))
+    assert off.as_dict() == {"enabled": False}
     doc = Document("t")
-    _trainer_law(doc, off)
+    trainer_law_section(doc, off)
     assert "disabled in the configuration" in doc.to_markdown()
 
 
@@ -421,7 +422,10 @@ def test_efficiency_training_batches_points_resumes_and_matches_the_sweep(
     monkeypatch.setattr(pool, "execute", counting)
     shared = Shared()
     shared.jobs = 1
-    points = [{"E": 1, "t": 2, "k": 2}, {"E": 1, "t": 2, "k": 2, "steps": 1},
+    from rlscale.report._steps import TrainPoint
+
+    # A point is a TrainPoint or its plain table (the efficiency step's).
+    points = [{"E": 1, "t": 2, "k": 2}, TrainPoint(E=1, t=2, k=2, steps=1),
               {"E": 1, "t": 2, "k": 2}]
     inputs = Inputs(tmp_path, False, shared)
     rows = _train_points(cfg, inputs, "eff", points, (0, 1))

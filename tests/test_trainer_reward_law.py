@@ -317,13 +317,26 @@ def test_planning_check_refuses_an_unidentified_law() -> None:
     assert "refused: no plan: the law of soft_vi, linear, s=1 is not identified" in (
         summary_text(rep))
     from rlscale._document import Document
-    from rlscale.report._document import _trainer_law
+    from rlscale.report._document_trainer_law import trainer_law_section
+    from rlscale.report._outcomes_trainer_law import (
+        PgGrid,
+        TrainerLawData,
+        TrainerLawOutcome,
+        TrainerPlan,
+        TrainerSetup,
+    )
+    from rlscale.report._typed import FrozenDict, build, plain
 
-    sec = {"enabled": True, "mode": "quick", "r2": [], "theory": [], "m_growth": [],
-           "breaks": [], "files": {}, "plan": out,
-           "setup": {"seeds": 1, "comparison_environments": 2, "optimisation_environments": 2}}
+    plan = build(TrainerPlan, out)  # the report's mirror holds the refused shape as it is
+    assert plain(plan) == out
+    setup = TrainerSetup(optimisation_environments=2, comparison_environments=2, seeds=1,
+                         gold_sd_raw=1.0, M=(), K=(), noises=(), capacities=FrozenDict(),
+                         bon_pool=1, pg_grid=PgGrid(noises=(), M=(), steps=0))
+    data = TrainerLawData(mode="quick", seed=0, seconds=0.0, setup=setup, r2=(),
+                          comparison=FrozenDict(), breaks=(), m_growth=(), theory=(),
+                          plan=plan, files=FrozenDict(), n_points=0)
     doc = Document("t")
-    _trainer_law(doc, sec)
+    trainer_law_section(doc, TrainerLawOutcome(enabled=True, report=data))
     md = doc.to_markdown()
     assert "Planning labels against optimisation: no plan: the law of soft_vi" in md
     assert "optimisation_only" not in md

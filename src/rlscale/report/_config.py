@@ -62,10 +62,11 @@ import copy
 import json
 import os
 import tomllib
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config",
-           "nested_bounds", "to_toml", "train_fields", "validate"]
+           "merged_config", "nested_bounds", "to_toml", "train_fields", "validate"]
 
 #: Built-in configuration (see the module docstring for the schema).
 DEFAULTS: dict[str, Any] = {
@@ -173,7 +174,7 @@ def _merge(base: dict[str, Any], override: dict[str, Any], where: str = "") -> d
         else:
             expected = type(base[key])
             if path == "fit.starts" and isinstance(value, int) and not isinstance(value, bool):
-                expected = int  # "auto", "grid" or a number of starts; checked in validate
+                expected = int  # "auto", "grid" or a number of starts; FitConfig checks it
             if expected is float and isinstance(value, int) and not isinstance(value, bool):
                 value = float(value)
             if not isinstance(value, expected) or isinstance(value, bool) != isinstance(
@@ -199,6 +200,15 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
     ValueError: unknown report config key 'costs.environmnet'; valid here: ['environment', \
 'task', 'trajectory']
     """
+    config = merged_config(path, quick)
+    validate(config)
+    return config
+
+
+def merged_config(path: str | os.PathLike[str] | None = None, quick: bool = False
+                  ) -> dict[str, Any]:
+    """Defaults, ``--quick`` and the TOML file at ``path`` merged, unknown keys and wrong
+    types refused; the values are checked by :func:`validate`."""
     from rlscale.theory._validation import check_bool, check_path
 
     check_bool("quick", quick)  # issue 22
@@ -214,96 +224,20 @@ def load_config(path: str | os.PathLike[str] | None = None, quick: bool = False
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"report config {path} is not valid TOML: {exc}") from exc
         config = _merge(config, data)
-    validate(config)
     return config
 
 
-def validate(config: dict[str, Any]) -> None:
-    """Check every value up front, so a bad config fails before minutes of work."""
-    from rlscale.sweep._run import expand, parse_spec
-    from rlscale.theory import check_positive_int, check_real
+def validate(config: Mapping[str, Any]) -> None:
+    """Check every value up front, so a bad config fails before minutes of work.
 
-    check_positive_int("seed", config["seed"], minimum=0)
-    if not isinstance(config["figures"], bool):
-        raise TypeError(f"figures must be true or false; got {config['figures']!r}")
-    if config["reward_law"]["mode"] not in ("quick", "full"):
-        raise ValueError(f"reward_law.mode must be 'quick' or 'full'; got "
-                         f"{config['reward_law']['mode']!r}")
-    if config["reward_law_trainer"]["mode"] not in ("quick", "full"):
-        raise ValueError(f"reward_law_trainer.mode must be 'quick' or 'full'; got "
-                         f"{config['reward_law_trainer']['mode']!r}")
-    costs = config["costs"]  # the tree's train_fields, before there is a tree
-    train = {**config["sweep"]["train"], "unit_cost_environment": costs["environment"],
-             "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
-    runs = expand(parse_spec({**config["sweep"], "train": train}))
-    # Each exponent of the fitted law needs its axis to vary in the sweep.
-    for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",
-                                 "trajectories_per_task")):
-        values = sorted({r["config"][key] for r in runs})
-        if len(values) < 2:
-            raise ValueError(f"the report fits a law over {', '.join(AXES)}, so the sweep "
-                             f"must vary each; {axis} takes only {values} (add it to "
-                             "[sweep.axes])")
-    f = config["fit"]
-    if f["law"] != "additive":  # steps 4-5 read the additive law's terms
-        raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis steps "
-                         f"use its per-axis terms); got {f['law']!r}")
-    check_positive_int("fit.bootstrap", f["bootstrap"], minimum=0)
-    check_real("fit.confidence", f["confidence"], low=0.0, high=1.0, low_open=True,
-               high_open=True)
-    if isinstance(f["starts"], str):
-        if f["starts"] not in ("auto", "grid"):
-            raise ValueError(f"fit.starts must be 'auto', 'grid' or a number of starts >= 1; "
-                             f"got {f['starts']!r}")
-    else:
-        check_positive_int("fit.starts", f["starts"])
-    costs = config["costs"]
-    for key, value in costs.items():
-        check_real(f"costs.{key}", value, low=0.0, low_open=True)
-    alloc = config["allocation"]
-    for key in ("E", "t", "k"):
-        check_real(f"allocation.bounds.{key}", alloc["bounds"][key], low=2.0)
-    # The cheapest allocation inside the bounds (E = t = 1, k = 2), and the
-    # cheapest trajectories-only baseline at the sweep's centre (k = 2).
-    e_b = config["sweep"]["base"]["environments"]
-    t_b = config["sweep"]["base"]["tasks_per_environment"]
-    cheapest = costs["environment"] + costs["task"] + 2 * costs["trajectory"]
-    baseline = (costs["environment"] * e_b + costs["task"] * e_b * t_b
-                + 2 * costs["trajectory"] * e_b * t_b)
-    check_real("allocation.budget", alloc["budget"], low=round(baseline, 9))
-    if len(alloc["budgets"]) != 3:
-        raise ValueError(f"allocation.budgets must be [low, high, count]; got "
-                         f"{alloc['budgets']!r}")
-    lo, hi, count = alloc["budgets"]
-    check_real("allocation.budgets[0]", lo, low=round(cheapest, 9))
-    check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
-    if isinstance(count, bool) or not isinstance(count, int) or count < 2:
-        raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
-    syn = config["synthesis"]
-    check_real("synthesis.real_environments", syn["real_environments"], low=1.0)
-    for key in ("unit_cost", "rho", "saturation", "quality_a", "quality_b", "gen_cost",
-                "train_cost"):
-        check_real(f"synthesis.{key}", syn[key], low=0.0, low_open=True)
-    eff = config["efficiency"]
-    for seed in eff["seeds"]:
-        check_positive_int("efficiency.seeds", seed, minimum=0)
-    if len(set(eff["seeds"])) < 2:  # one seed gives a zero-width "interval"
-        raise ValueError(f"efficiency.seeds must list at least two distinct seeds (the "
-                         f"comparison reports confidence intervals); got {eff['seeds']!r}")
-    if not eff["ladder"]:
-        raise ValueError("efficiency.ladder must list at least one budget factor; got []")
-    for factor in eff["ladder"]:
-        check_real("efficiency.ladder", factor, low=0.0, low_open=True)
-    check_positive_int("efficiency.plan_laws", eff["plan_laws"], minimum=2)
-    check_positive_int("efficiency.decision_bootstrap", eff["decision_bootstrap"], minimum=20)
-    check_real("efficiency.probability", eff["probability"], low=0.5, high=1.0,
-               low_open=True, high_open=True)
-    inf = config["inference"]
-    for key in ("environments", "epochs", "job_tasks", "episodes"):
-        check_positive_int(f"inference.{key}", inf[key])
-    from rlscale.report._next_runs import check_config  # issue 23
+    The checks are the frozen tree's (:mod:`rlscale.report._config_tree`): each table
+    checks its own values as it is built, :class:`~rlscale.report._config_tree.ReportConfig`
+    those that span tables.  This builds the tree and drops it.
+    """
+    from rlscale.report._config_tree import ReportConfig
+    from rlscale.report._typed import build
 
-    check_config(config["next_runs"])
+    build(ReportConfig, config)
 
 
 def to_toml(config: dict[str, Any]) -> str:

@@ -1,10 +1,16 @@
 """The report's configuration as a frozen tree: one dataclass per TOML table.
 
-:func:`rlscale.report.load_config` merges the defaults, ``--quick`` and a TOML
-file and checks every value (:mod:`rlscale.report._config`); :meth:`ReportConfig.load`
-is that, as this tree, and what every step reads: ``cfg.fit.bootstrap``, not
+:mod:`rlscale.report._config` merges the defaults, ``--quick`` and a TOML file
+(unknown keys and wrong types refused there, table by table); building this
+tree checks every value: each table's ``__post_init__`` checks its own values,
+:class:`ReportConfig`'s those that span tables (the sweep must vary every axis
+of the law; the budgets must buy the cheapest plans under ``[costs]``).  So a
+tree that exists is a checked one, however it was made (``load``,
+:func:`rlscale.report._typed.build`, :func:`dataclasses.replace`).
+:meth:`ReportConfig.load` is what every step reads: ``cfg.fit.bootstrap``, not
 ``config["fit"]["bootstrap"]``.  :meth:`ReportConfig.as_dict` is the checked
-dict again (``results.json``'s ``config``, ``config.toml``).
+dict again (``results.json``'s ``config``, ``config.toml``, what
+:func:`rlscale.report.load_config` returns).
 
 Examples
 --------
@@ -16,6 +22,11 @@ Examples
 >>> from rlscale.report import load_config
 >>> cfg.as_dict() == load_config(quick=True)
 True
+>>> from dataclasses import replace
+>>> replace(cfg.fit, confidence=1.5)
+Traceback (most recent call last):
+...
+ValueError: fit.confidence must be > 0 and < 1; got fit.confidence=1.5
 """
 
 from __future__ import annotations
@@ -26,10 +37,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from rlscale.report._typed import build, plain
+from rlscale.theory import check_positive_int, check_real
 
 __all__ = ["AllocationConfig", "CostsConfig", "EfficiencyConfig", "FitConfig",
            "InferenceConfig", "NextRunsConfig", "ReportConfig", "SweepBase", "SweepConfig",
            "SynthesisConfig", "as_tree"]
+
+
+def _check_mode(table: str, mode: str) -> None:
+    if mode not in ("quick", "full"):
+        raise ValueError(f"{table}.mode must be 'quick' or 'full'; got {mode!r}")
 
 
 @dataclass(frozen=True)
@@ -38,6 +55,9 @@ class ModeConfig:
 
     mode: str
 
+    def __post_init__(self) -> None:
+        _check_mode("reward_law", self.mode)
+
 
 @dataclass(frozen=True)
 class TrainerLawConfig:
@@ -45,6 +65,9 @@ class TrainerLawConfig:
 
     enabled: bool
     mode: str
+
+    def __post_init__(self) -> None:
+        _check_mode("reward_law_trainer", self.mode)
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,20 @@ class FitConfig:
     confidence: float
     starts: str | int
 
+    def __post_init__(self) -> None:
+        if self.law != "additive":  # steps 4-5 read the additive law's terms
+            raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis "
+                             f"steps use its per-axis terms); got {self.law!r}")
+        check_positive_int("fit.bootstrap", self.bootstrap, minimum=0)
+        check_real("fit.confidence", self.confidence, low=0.0, high=1.0, low_open=True,
+                   high_open=True)
+        if isinstance(self.starts, str):
+            if self.starts not in ("auto", "grid"):
+                raise ValueError(f"fit.starts must be 'auto', 'grid' or a number of starts "
+                                 f">= 1; got {self.starts!r}")
+        else:
+            check_positive_int("fit.starts", self.starts)
+
 
 @dataclass(frozen=True)
 class CostsConfig:
@@ -89,6 +126,16 @@ class CostsConfig:
     environment: float
     task: float
     trajectory: float
+
+    def __post_init__(self) -> None:
+        for key, value in plain(self).items():
+            check_real(f"costs.{key}", value, low=0.0, low_open=True)
+
+    def cheapest_run(self, environments: float = 1.0, tasks: float = 1.0) -> float:
+        """The cost of ``environments`` × ``tasks`` with two trajectories per task (the
+        fewest GRPO trains on): the least any allocation at that ``E, t`` costs."""
+        return (self.environment * environments + self.task * environments * tasks
+                + 2 * self.trajectory * environments * tasks)
 
     def text(self) -> str:
         """The cost posynomial ``cE·E + cT·E·t + cτ·E·t·k`` on the nested variables."""
@@ -104,6 +151,10 @@ class BoundsConfig:
     t: float
     k: float
 
+    def __post_init__(self) -> None:
+        for key, value in plain(self).items():
+            check_real(f"allocation.bounds.{key}", value, low=2.0)
+
 
 @dataclass(frozen=True)
 class AllocationConfig:
@@ -112,6 +163,19 @@ class AllocationConfig:
     budget: float
     budgets: tuple[float | int, ...]
     bounds: BoundsConfig
+
+    def __post_init__(self) -> None:
+        # What needs the costs and the sweep's centre (the budgets' lower bounds) is
+        # checked by ReportConfig.
+        check_real("allocation.budget", self.budget)
+        if len(self.budgets) != 3:
+            raise ValueError(f"allocation.budgets must be [low, high, count]; got "
+                             f"{list(self.budgets)!r}")
+        lo, hi, count = self.budgets
+        check_real("allocation.budgets[0]", lo)
+        check_real("allocation.budgets[1]", hi, low=lo, low_open=True)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 2:
+            raise ValueError(f"allocation.budgets[2] must be an integer >= 2; got {count!r}")
 
     def nested_bounds(self) -> dict[str, tuple[float, float]]:
         """``(lower, upper)`` per nested variable (k ≥ 2: GRPO needs two trajectories)."""
@@ -137,6 +201,12 @@ class SynthesisConfig:
     gen_cost: float
     train_cost: float
 
+    def __post_init__(self) -> None:
+        check_real("synthesis.real_environments", self.real_environments, low=1.0)
+        for key, value in plain(self).items():
+            if key != "real_environments":
+                check_real(f"synthesis.{key}", value, low=0.0, low_open=True)
+
 
 @dataclass(frozen=True)
 class EfficiencyConfig:
@@ -148,6 +218,22 @@ class EfficiencyConfig:
     decision_bootstrap: int
     probability: float
 
+    def __post_init__(self) -> None:
+        for seed in self.seeds:
+            check_positive_int("efficiency.seeds", seed, minimum=0)
+        if len(set(self.seeds)) < 2:  # one seed gives a zero-width "interval"
+            raise ValueError(f"efficiency.seeds must list at least two distinct seeds (the "
+                             f"comparison reports confidence intervals); got "
+                             f"{list(self.seeds)!r}")
+        if not self.ladder:
+            raise ValueError("efficiency.ladder must list at least one budget factor; got []")
+        for factor in self.ladder:
+            check_real("efficiency.ladder", factor, low=0.0, low_open=True)
+        check_positive_int("efficiency.plan_laws", self.plan_laws, minimum=2)
+        check_positive_int("efficiency.decision_bootstrap", self.decision_bootstrap, minimum=20)
+        check_real("efficiency.probability", self.probability, low=0.5, high=1.0,
+                   low_open=True, high_open=True)
+
 
 @dataclass(frozen=True)
 class InferenceConfig:
@@ -158,6 +244,11 @@ class InferenceConfig:
     epochs: int
     job_tasks: int
     episodes: int
+
+    def __post_init__(self) -> None:
+        for key, value in plain(self).items():
+            if key != "enabled":
+                check_positive_int(f"inference.{key}", value)
 
 
 @dataclass(frozen=True)
@@ -174,6 +265,14 @@ class NextRunsConfig:
     enabled: bool
     budget_share: float
     method: str
+
+    def __post_init__(self) -> None:
+        from rlscale.optimize._design import METHODS
+
+        check_real("next_runs.budget_share", self.budget_share, low=0.0, low_open=True)
+        if self.method not in ("auto", *METHODS):
+            raise ValueError(f"next_runs.method must be one of auto, {', '.join(METHODS)}; "
+                             f"got {self.method!r}")
 
 
 @dataclass(frozen=True)
@@ -194,13 +293,42 @@ class ReportConfig:
     proofs: Switch
     next_runs: NextRunsConfig
 
+    def __post_init__(self) -> None:
+        """The checks that span tables (each table has checked its own values)."""
+        check_positive_int("seed", self.seed, minimum=0)
+        if not isinstance(self.figures, bool):
+            raise TypeError(f"figures must be true or false; got {self.figures!r}")
+        self._check_sweep_varies_every_axis()
+        # The cheapest trajectories-only baseline at the sweep's centre (k = 2), and the
+        # cheapest allocation inside the bounds (E = t = 1, k = 2).
+        base, alloc = self.sweep.base, self.allocation
+        baseline = self.costs.cheapest_run(base.environments, base.tasks_per_environment)
+        check_real("allocation.budget", alloc.budget, low=round(baseline, 9))
+        check_real("allocation.budgets[0]", alloc.budgets[0],
+                   low=round(self.costs.cheapest_run(), 9))
+
+    def _check_sweep_varies_every_axis(self) -> None:
+        from rlscale.report._config import AXES
+        from rlscale.report._sweep_runs import planned_runs
+        from rlscale.sweep._run import parse_spec
+
+        runs = planned_runs(parse_spec(self.sweep_spec()))  # the sweep's own checks first
+        # Each exponent of the fitted law needs its axis to vary in the sweep.
+        for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",
+                                     "trajectories_per_task")):
+            values = sorted({r.config[key] for r in runs})
+            if len(values) < 2:
+                raise ValueError(f"the report fits a law over {', '.join(AXES)}, so the "
+                                 f"sweep must vary each; {axis} takes only {values} (add it "
+                                 "to [sweep.axes])")
+
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None, quick: bool = False
              ) -> ReportConfig:
         """Defaults, then ``--quick``, then the TOML file at ``path``, every value checked."""
-        from rlscale.report._config import load_config
+        from rlscale.report._config import merged_config
 
-        return as_tree(load_config(path, quick=quick))
+        return build(cls, merged_config(path, quick=quick))
 
     def as_dict(self) -> dict[str, Any]:
         """The plain configuration (what :func:`rlscale.report.load_config` returns)."""
@@ -218,11 +346,9 @@ class ReportConfig:
 
 
 def as_tree(config: ReportConfig | Mapping[str, Any]) -> ReportConfig:
-    """``config`` as a :class:`ReportConfig` (a checked dict from ``load_config`` is
-    validated again and converted)."""
+    """``config`` as a :class:`ReportConfig`; a plain configuration (from
+    :func:`rlscale.report.load_config`, perhaps edited since) is checked again as the
+    tree is built."""
     if isinstance(config, ReportConfig):
         return config
-    from rlscale.report._config import validate
-
-    validate(config)
     return build(ReportConfig, config)

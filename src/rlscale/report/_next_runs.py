@@ -26,21 +26,10 @@ from rlscale.report._config_tree import ReportConfig
 from rlscale.report._outcomes import Inputs, NextRunsOutcome
 from rlscale.report._typed import build
 
-__all__ = ["check_config", "next_runs_section", "next_runs_step"]
+__all__ = ["next_runs_section", "next_runs_step"]
 
 #: What the report compares its batch against (same budget, same linearisation).
 RULES = ("random", "cheapest")
-
-
-def check_config(cfg: dict[str, Any]) -> None:
-    """Check ``[next_runs]`` before any work starts."""
-    from rlscale.optimize._design import METHODS
-    from rlscale.theory import check_real
-
-    check_real("next_runs.budget_share", cfg["budget_share"], low=0.0, low_open=True)
-    if cfg["method"] not in ("auto", *METHODS):
-        raise ValueError(f"next_runs.method must be one of auto, {', '.join(METHODS)}; got "
-                         f"{cfg['method']!r}")
 
 
 def _pool(cfg: ReportConfig) -> dict[str, np.ndarray]:

@@ -24,14 +24,15 @@ import numpy as np
 
 from rlscale.report._typed import plain
 
-if TYPE_CHECKING:  # the module builds on this one's Outcome
+if TYPE_CHECKING:  # the modules build on this one's Outcome
     from rlscale.report._outcomes_efficiency import EfficiencyOutcome
+    from rlscale.report._outcomes_trainer_law import TrainerLawOutcome
 
 __all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
            "InferenceOutcome", "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
            "NextRunsOutcome", "Outcome", "PlanSuccess", "ProofRow", "ProofsOutcome", "ReportState",
-           "Resources", "RewardLawOutcome", "RuleBatch", "Section", "SweepOutcome",
-           "SyntheticOutcome"]
+           "Resources", "RewardLawOutcome", "RuleBatch", "Section", "StepTimings",
+           "SweepOutcome", "SyntheticOutcome"]
 
 
 @dataclass
@@ -407,6 +408,20 @@ _READ_BY_LATER_STEPS = frozenset({"sweep", "fit", "allocation"})
 
 
 @dataclass(frozen=True)
+class StepTimings:
+    """How long each step took, in the steps' order whichever process ran it: wall
+    seconds, CPU seconds with the step's worker processes, and the CPU seconds of every
+    process of the report (``results.json``'s ``timings``, ``cpu_timings``, ``cpu_total``)."""
+
+    wall: Mapping[str, float] = field(metadata={"key": "timings"})
+    cpu: Mapping[str, float] = field(metadata={"key": "cpu_timings"})
+    cpu_total: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return plain(self)
+
+
+@dataclass(frozen=True)
 class ReportState:
     """Every step's outcome, by section: what the document is rendered from and what
     ``results.json`` holds (each field's ``as_dict()`` under its name).
@@ -415,7 +430,7 @@ class ReportState:
     """
 
     reward_law: RewardLawOutcome
-    reward_law_trainer: Any
+    reward_law_trainer: TrainerLawOutcome
     sweep: SweepOutcome
     fit: FitOutcome
     allocation: AllocationOutcome

@@ -40,8 +40,9 @@ from rlscale.files._staging import (
 from rlscale.report._config import DEFAULTS, to_toml
 from rlscale.report._config_tree import ReportConfig, as_tree
 from rlscale.report._document import build_document
-from rlscale.report._outcomes import Inputs, ReportState, Resources
+from rlscale.report._outcomes import Inputs, ReportState, Resources, StepTimings
 from rlscale.report._steps import INDEPENDENT, SIDE_ORDER, STEPS, prune_results
+from rlscale.report._typed import FrozenDict
 
 __all__ = ["ReportResult", "run_report"]
 
@@ -57,7 +58,7 @@ class ReportResult:
 
     ``config`` is the plain configuration (``results.json``'s ``config``), ``cfg``
     the same as the frozen tree the steps read; ``state`` holds each step's
-    outcome, ``sections`` their plain data.
+    outcome and ``timings`` how long each took, ``sections`` their plain data.
     """
 
     out: Path
@@ -68,6 +69,7 @@ class ReportResult:
     published: PublishOutcome | None = None
     cfg: ReportConfig | None = None
     state: ReportState | None = None
+    timings: StepTimings | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {"rlscale_report": 1, "seconds": self.seconds, "config": self.config,
@@ -177,11 +179,13 @@ def run_report(out: str | os.PathLike[str] = "rlscale-report", *,
             bar.done()
         side.close()  # joined: its CPU is now this process's children's
         # results.json keeps the steps' order whichever process ran them.
-        result.sections["timings"] = {label: timings[label] for label, _ in STEPS}
-        result.sections["cpu_timings"] = {label: cpu[label] for label, _ in STEPS}
-        # Every process of the report (the side process and the workers included), from the
-        # staging to here; the document and the publishing after it are not in it.
-        result.sections["cpu_total"] = _cpu_seconds() - cpu_start
+        result.timings = StepTimings(
+            wall=FrozenDict({label: timings[label] for label, _ in STEPS}),
+            cpu=FrozenDict({label: cpu[label] for label, _ in STEPS}),
+            # Every process of the report (the side process and the workers included),
+            # from the staging to here; the document and the publishing after it are not.
+            cpu_total=_cpu_seconds() - cpu_start)
+        result.sections.update(result.timings.as_dict())
         result.state = ReportState.of([outcomes[label] for label, _ in STEPS])
         for label, _ in STEPS:
             result.sections[outcomes[label].key] = outcomes[label].as_dict()

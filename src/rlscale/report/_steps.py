@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,15 @@ from rlscale.report._outcomes import (
     ProofsOutcome,
     Resources,
     RewardLawOutcome,
-    Section,
     SweepOutcome,
     SyntheticOutcome,
 )
-from rlscale.report._typed import build
+from rlscale.report._outcomes_trainer_law import TrainerLawData, TrainerLawOutcome
+from rlscale.report._sweep_runs import planned_runs
+from rlscale.report._typed import FrozenDict, build
 
-__all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "prune_results", "run_spec"]
+__all__ = ["INDEPENDENT", "SIDE_ORDER", "STEPS", "Shared", "TrainPoint", "prune_results",
+           "run_spec"]
 
 #: The runner's resources (the name earlier code and tests know).
 Shared = Resources
@@ -55,20 +58,21 @@ def reward_law_step(cfg: ReportConfig, inputs: Inputs) -> RewardLawOutcome:
     return replace(out, files={k: f"reward-law/{Path(v).name}" for k, v in out.files.items()})
 
 
-def reward_law_trainer_step(cfg: ReportConfig, inputs: Inputs) -> Section:
+def reward_law_trainer_step(cfg: ReportConfig, inputs: Inputs) -> TrainerLawOutcome:
     """The reward law in the RL trainer (:mod:`rlscale.verification._trainer_reward_law`): its
-    :class:`~rlscale.verification._trainer_reward_law.TrainerRewardLawReport`, as plain data."""
+    :class:`~rlscale.verification._trainer_reward_law.TrainerRewardLawReport`, typed."""
     if not cfg.reward_law_trainer.enabled:
-        return Section("reward_law_trainer", {"enabled": False})
+        return TrainerLawOutcome(enabled=False)
     from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
     rep = verify_trainer_reward_law(cfg.reward_law_trainer.mode,
                                     out=inputs.staging / "reward-law" / "trainer",
                                     rng=cfg.seed, figures=cfg.figures, progress=False,
                                     jobs=_worker_jobs())
-    data = rep.as_dict()
-    data["files"] = {k: f"reward-law/trainer/{Path(v).name}" for k, v in data["files"].items()}
-    return Section("reward_law_trainer", {"enabled": True, **data})
+    data = build(TrainerLawData, rep.as_dict())
+    # The files relative to the report (inside its reward-law/trainer/).
+    files = FrozenDict({k: f"reward-law/trainer/{Path(v).name}" for k, v in data.files.items()})
+    return TrainerLawOutcome(enabled=True, report=replace(data, files=files))
 
 
 def _worker_jobs() -> int:
@@ -157,8 +161,9 @@ def allocation_step(cfg: ReportConfig, inputs: Inputs) -> AllocationOutcome:
     method = SynthesisMethod("environments", unit_cost=syn.unit_cost + carried,
                              rho=syn.rho, saturation=syn.saturation, kind="relative",
                              name="synthetic_environments")
-    bounds = cfg.allocation.nested_bounds()
-    bounds["E"] = (1.0, min(real_cap, bounds["E"][1]))
+    # Real environments capped at what is available (the other bounds as the plan's).
+    bounds = {**cfg.allocation.nested_bounds(),
+              "E": (1.0, min(real_cap, cfg.allocation.bounds.E))}
     real_only = AllocationProblem(law, cost, bounds, substitute=SUBSTITUTE).allocate(budget)
     with_syn = allocate(env_law, linear, budget, {"environments": (1.0, real_cap)},
                         synthesis=[method])
@@ -181,11 +186,24 @@ def allocation_step(cfg: ReportConfig, inputs: Inputs) -> AllocationOutcome:
                              synthetic=synthetic, problem=problem)
 
 
-def _train_points(cfg: ReportConfig, inputs: Inputs, name: str, points: list[dict[str, int]],
-                  seeds: tuple[int, ...], **train: Any) -> list[list[dict[str, Any]]]:
-    """Train each of ``points`` (``{"E", "t", "k"}``) over ``seeds``: one sweep for them all.
+@dataclass(frozen=True)
+class TrainPoint:
+    """A point to train: ``E`` environments, ``t`` tasks each, ``k`` trajectories per
+    task; ``steps`` fixes the number of optimiser updates (else the trainer's rule)."""
 
-    ``train`` overrides trainer fields for every point, a point's own ``"steps"``
+    E: int
+    t: int
+    k: int
+    steps: int | None = field(default=None, metadata={"optional": True})
+
+
+def _train_points(cfg: ReportConfig, inputs: Inputs, name: str,
+                  points: Sequence[TrainPoint | Mapping[str, int]],
+                  seeds: tuple[int, ...], **train: Any) -> list[list[dict[str, Any]]]:
+    """Train each of ``points`` (:class:`TrainPoint`, or its plain ``{"E", "t", "k"}``
+    with an optional ``"steps"``) over ``seeds``: one sweep for them all.
+
+    ``train`` overrides trainer fields for every point, a point's own ``steps``
     for that point (``steps`` fixes the number of updates).
     All points go out at once, so with two workers both stay busy across
     points instead of one idling at the end of each point's three seeds (13
@@ -195,25 +213,27 @@ def _train_points(cfg: ReportConfig, inputs: Inputs, name: str, points: list[dic
     ``name.csv`` are not trained again.  Returns each point's rows in seed order.
     """
     from rlscale.sweep._pool import execute
-    from rlscale.sweep._run import _render, expand, parse_spec, read_results
+    from rlscale.sweep._run import _render, by_run_id, parse_spec, read_results
 
     shared = inputs.resources
     path = inputs.staging / f"{name}.csv"
-    runs = [expand(parse_spec({
-        "design": "grid", "axes": {"environments": [p["E"]], "tasks_per_environment": [p["t"]],
-                                   "trajectories_per_task": [p["k"]]},
+    typed = [p if isinstance(p, TrainPoint) else build(TrainPoint, p) for p in points]
+    runs = [planned_runs(parse_spec({
+        "design": "grid", "axes": {"environments": [p.E], "tasks_per_environment": [p.t],
+                                   "trajectories_per_task": [p.k]},
         "seeds": list(seeds), "algorithms": list(cfg.sweep.algorithms[:1]),
-        "train": {**cfg.train_fields(), **train, **{k: p[k] for k in ("steps",) if k in p}}}))
-        for p in points]
+        "train": {**cfg.train_fields(), **train,
+                  **({} if p.steps is None else {"steps": p.steps})}}))
+        for p in typed]
     ids = shared.run_ids.setdefault(path, {})
     for group in runs:
-        ids.update(dict.fromkeys(r["run_id"] for r in group))
+        ids.update(dict.fromkeys(r.run_id for r in group))
     rows = read_results(path) if path.exists() else []
     if not rows:
         write_text_atomic(path, _render([]))  # claim the path with a valid empty table
-    done = {r["run_id"] for r in rows}
-    pending = list({r["run_id"]: r["config"] for group in runs for r in group
-                    if r["run_id"] not in done}.values())
+    done = by_run_id(rows)
+    pending = list({r.run_id: r.config for group in runs for r in group
+                    if r.run_id not in done}.values())
     from tqdm import tqdm
 
     with tqdm(total=len(pending), desc=name, unit="run", disable=not inputs.progress) as bar:
@@ -222,8 +242,8 @@ def _train_points(cfg: ReportConfig, inputs: Inputs, name: str, points: list[dic
             rows.extend(chunk.rows)
             write_text_atomic(path, _render(rows))  # once per chunk, as run_sweep
             bar.update(len(chunk.rows))
-    by_id = {r["run_id"]: r for r in rows}
-    return [[by_id[r["run_id"]] for r in group] for group in runs]
+    by_id = by_run_id(rows)
+    return [[by_id[r.run_id] for r in group] for group in runs]
 
 
 def run_spec(spec, path: Path, progress: bool, shared: Resources) -> list[dict[str, Any]]:
@@ -233,15 +253,15 @@ def run_spec(spec, path: Path, progress: bool, shared: Resources) -> list[dict[s
     with another configuration are pruned from ``path`` before publishing,
     and the file is rewritten in the spec's order.
     """
-    from rlscale.sweep._run import expand, run_sweep
+    from rlscale.sweep._run import by_run_id, run_sweep
 
-    wanted = [r["run_id"] for r in expand(spec)]
+    wanted = [r.run_id for r in planned_runs(spec)]
     shared.run_ids.setdefault(path, {}).update(dict.fromkeys(wanted))
     rows = run_sweep(spec, path, jobs=shared.jobs, progress=progress)
     # Parallel runs finish in any order, and a fit's result can depend on the
     # order of its rows: return them in the spec's order so that the same
     # seed gives the same report.
-    by_id = {r["run_id"]: r for r in rows}
+    by_id = by_run_id(rows)
     return [by_id[i] for i in wanted]
 
 
@@ -252,9 +272,9 @@ def prune_results(path: Path, run_ids: dict[str, None]) -> None:
     configuration, and replaces completion order (which varies with
     parallel workers) by the spec's order.
     """
-    from rlscale.sweep._run import _render, read_results
+    from rlscale.sweep._run import _render, by_run_id, read_results
 
-    by_id = {r["run_id"]: r for r in read_results(path)}
+    by_id = by_run_id(read_results(path))
     write_text_atomic(path, _render([by_id[i] for i in run_ids if i in by_id]))
 
 

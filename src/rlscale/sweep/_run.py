@@ -51,7 +51,7 @@ import math
 import os
 import sys
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -267,6 +267,20 @@ def run_id(config: dict[str, Any]) -> str:
     except (TypeError, ValueError) as exc:
         raise TypeError(f"config must hold JSON values (numbers, strings, lists); {exc}") from None
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def by_run_id(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """``rows`` (runs of :func:`expand`, or rows of a results file) keyed by their
+    ``run_id``, in order (a repeated id keeps its last row).
+
+    Examples
+    --------
+    >>> spec = parse_spec({"seeds": [0, 1], "axes": {"environments": [1, 4]}})
+    >>> runs = by_run_id(expand(spec))
+    >>> len(runs), all(len(i) == 16 for i in runs)
+    (6, True)
+    """
+    return {r["run_id"]: r for r in rows}
 
 
 def _format(value: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ import numpy as np
 
 from rlscale.files._containment import make_output_dir
 
-__all__ = ["law_param", "summary_text", "write_files", "write_trainer_figures"]
+__all__ = ["law_param", "law_param_text", "summary_text", "write_files",
+           "write_trainer_figures"]
 
 _COLS = ["optimiser", "capacity", "noise", "M", "K", "G", "G_lo", "G_hi", "L", "regime",
          "split", "fit_law_min"]
@@ -50,17 +52,41 @@ def law_param(row: dict[str, Any], name: str) -> str:
     ...            "ci_boundary": {"b": ["upper"]}}, "b")
     '-2.97 [-3.19, -2.3 corner]'
     """
-    if not row.get("identified", {}).get(name, True):
+    identified = row.get("identified", {}).get(name, True)
+    return law_param_text(row[f"{name}_all"] if identified else None,
+                          row[f"{name}_ci"] if identified else None, identified=identified,
+                          boundary=name in row.get("boundary", {}),
+                          corner=row.get("ci_boundary", {}).get(name, ()))
+
+
+def law_param_text(estimate: float | None, interval: Sequence[float | None] | None, *,
+                   identified: bool = True, boundary: bool = False,
+                   corner: Sequence[str] = ()) -> str:
+    """A law parameter's estimate with its bootstrap interval, for text.
+
+    ``identified``: whether the fit on all points identifies it (``"not identified"``
+    if not, or if it has no ``interval``); ``boundary``: the estimate sits on a clamp
+    corner (``(boundary)``, no interval); ``corner``: the ends (``"lower"``,
+    ``"upper"``) of the interval on a clamp corner; an end ``None`` is unbounded.
+    :func:`law_param` reads these from a result row.
+
+    Examples
+    --------
+    >>> law_param_text(1.234, (1.1, None))
+    '1.23 [1.1, ∞)'
+    >>> law_param_text(-2.97, (-3.19, -2.3026), corner=("upper",))
+    '-2.97 [-3.19, -2.3 corner]'
+    """
+    if not identified:
         return "not identified"
-    if name in row.get("boundary", {}):
-        return f"{row[f'{name}_all']:.3g} (boundary)"
-    if row[f"{name}_ci"] is None:
+    if boundary:
+        return f"{estimate:.3g} (boundary)"
+    if interval is None:
         return "not identified"
-    lo, hi = row[f"{name}_ci"]
-    at = row.get("ci_boundary", {}).get(name, ())
-    left = "(-∞" if lo is None else f"[{lo:.3g}" + (" corner" if "lower" in at else "")
-    right = "∞)" if hi is None else f"{hi:.3g}" + (" corner" if "upper" in at else "") + "]"
-    return f"{row[f'{name}_all']:.3g} {left}, {right}"
+    lo, hi = interval
+    left = "(-∞" if lo is None else f"[{lo:.3g}" + (" corner" if "lower" in corner else "")
+    right = "∞)" if hi is None else f"{hi:.3g}" + (" corner" if "upper" in corner else "") + "]"
+    return f"{estimate:.3g} {left}, {right}"
 
 
 def summary_text(rep: Any) -> str:
