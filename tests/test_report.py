@@ -234,7 +234,8 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
 def test_reward_law_trainer_config_is_checked(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[reward_law_trainer]\nmode = 'medium'\n")
-    with pytest.raises(ValueError, match=r"reward_law_trainer\.mode must be 'quick' or 'full'"):
+    with pytest.raises(ValueError,
+                       match=r"reward_law_trainer\.mode must be 'glance', 'quick' or 'full'"):
         load_config(bad)
     bad.write_text("[reward_law_trainer]\nenabled = 1\n")
     with pytest.raises(ValueError, match=r"reward_law_trainer\.enabled must be bool"):

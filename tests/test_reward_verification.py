@@ -115,7 +115,7 @@ def test_same_seed_same_report_and_the_cli_matches_the_api(tmp_path, monkeypatch
 
 
 def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
-    with pytest.raises(ValueError, match="mode must be one of quick, full"):
+    with pytest.raises(ValueError, match="mode must be one of glance, quick, full"):
         verify_reward_law("medium")
     with pytest.raises(ValueError, match="seed must be an integer >= 0 and <= 9223372036854775807; "
                                          "got seed=-1"):
