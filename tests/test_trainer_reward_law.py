@@ -222,7 +222,7 @@ def test_generalising_proxy_has_no_log_m_cap() -> None:
 
 _TINY = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas": 8,
          "bon_pool": 200, "pg_noises": (1.0,), "pg_m": (100.0,), "pg_betas": 2, "pg_steps": 5,
-         "boot": 3, "max_nfev": 50}
+         "boot": 3, "max_nfev": 50, "ident_boot": 19}
 
 
 @pytest.mark.slow  # about 40 s: three runs with dozens of law fits, even on a toy grid
