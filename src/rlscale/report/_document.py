@@ -243,8 +243,7 @@ def _trainer_law(doc: Document, tr) -> None:
             f"Here, leave-one-M-out, the law beats the M-free plateau, the per-M plateau and "
             f"both Gao forms in {wins} of {len(lomo)} groups (RMSE; the winner per group in the "
             "table below). Its identification on all points is calibrated by a wild cluster "
-            f"bootstrap over M (B = {st['identification_bootstrap']}; one reward model serves "
-            "every K at an M, so an iid χ² cut calls "
+            "bootstrap over M (one reward model serves every K at an M, so an iid χ² cut calls "
             "noise a law); a b on a clamp corner is marked a boundary estimate, with no "
             "interval.")
         doc.table(["optimiser", "RM", "s", "law", "M-free plateau", "per-M plateau",
