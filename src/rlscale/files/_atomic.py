@@ -172,9 +172,9 @@ def render_figure(fig: Any, fmt: str = "png", **savefig: Any) -> bytes:
     ``Figure.tight_layout()`` leaves a placeholder layout engine behind, and
     ``savefig`` draws a figure that has any engine twice: once with rendering
     disabled (measuring every text and tick, for a layout the placeholder never
-    computes), then for real.  That first pass was about a third of a figure's CPU
-    (issue 26); it is skipped by removing the placeholder, which changes nothing
-    drawn.  A live engine (``layout="constrained"``) is kept, and so is
+    computes), then for real.  Removing the placeholder skips that pass and changes
+    nothing drawn (issue 26: the trainer's three reward-law figures 1.37 -> 1.28 CPU s,
+    warm, load 20).  A live engine (``layout="constrained"``) is kept, and so is
     ``bbox_inches="tight"``'s own measuring pass.
     """
     from matplotlib.layout_engine import PlaceHolderLayoutEngine

@@ -112,8 +112,9 @@ DEFAULTS: dict[str, Any] = {
 
 #: Overrides applied by ``--quick`` (a smaller version of every step).
 #:
-#: ``--quick`` is a quick look (issue 26: about 15 CPU s, against 25 for the
-#: default): the two reward-law steps run their ``glance`` grids (the trainer's
+#: ``--quick`` is a quick look (issue 26's goal: 15 CPU s, against 25 for the
+#: default; measured about 31 at load 10-15, main's 35-41): the two reward-law
+#: steps run their ``glance`` grids (the trainer's
 #: with 8 optimisation environments, 8 KL budgets and B = 39 identification
 #: resamples; the Gaussian one with 8 policy-gradient pools instead of 16), which
 #: were half of the quick report's CPU, and the inference plans are checked on

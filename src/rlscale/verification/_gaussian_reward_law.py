@@ -208,7 +208,7 @@ def verify_reward_law(
     mode : {"glance", "quick", "full"}
         ``quick`` takes well under a minute on 2 cores; ``full`` a few minutes;
         ``glance`` (``rlscale report --quick``) is ``quick`` with half the
-        policy-gradient pools, about half its CPU.
+        policy-gradient pools, about 60 % of its CPU.
     out : path, optional
         Directory for ``results.json``, ``grid.csv`` and (with ``figures``)
         the PNG figures (matplotlib, extra ``plot``).
@@ -520,8 +520,8 @@ def _png(fig) -> bytes:
     PNG is the only other pass over the figure
     (:func:`rlscale.files._atomic.render_figure`).  Before issue 26 the trainer's
     figures were measured three times before that draw (``tight_layout``, the
-    placeholder engine's disabled draw, ``bbox_inches="tight"``), about half of
-    their CPU, for a few pixels of margin.
+    placeholder engine's disabled draw, ``bbox_inches="tight"``), for a few pixels
+    of margin.
     """
     from rlscale.files._atomic import render_figure
 
