@@ -105,9 +105,10 @@ def fit_bradley_terry(delta: Any, y: Any, *, ridge: float = 1e-2, max_iter: int 
                          f"{x.shape}")
     d = x.shape[1]
     theta = np.zeros(d)
+    z = x @ theta
+    base = _loglik(z, yy) - 0.5 * lam * theta @ theta
     converged = False
     for _ in range(max_iter):
-        z = x @ theta
         p = 0.5 * (1.0 + np.tanh(0.5 * z))
         grad = x.T @ (yy - p) - lam * theta
         hess = (x * (p * (1.0 - p))[:, None]).T @ x + lam * np.eye(d)
@@ -115,15 +116,23 @@ def fit_bradley_terry(delta: Any, y: Any, *, ridge: float = 1e-2, max_iter: int 
             step = np.linalg.solve(hess, grad)
         except np.linalg.LinAlgError:
             step = np.linalg.lstsq(hess, grad, rcond=None)[0]
-        # Damped Newton: halve until the penalised log-likelihood does not decrease.
-        base = _loglik(z, yy) - 0.5 * lam * theta @ theta
+        # Damped Newton: halve until the penalised log-likelihood does not decrease.  The
+        # accepted point's margins and objective are the next iteration's (issue 26: they
+        # were computed again there, a third of the fit's arithmetic; the same bits).
         t = 1.0
         while t > 1e-8:
             new = theta + t * step
-            if _loglik(x @ new, yy) - 0.5 * lam * new @ new >= base - 1e-12:
+            z_new = x @ new
+            value = _loglik(z_new, yy) - 0.5 * lam * new @ new
+            if value >= base - 1e-12:
                 break
             t *= 0.5
+        else:  # no ascent down to t = 1e-8: the tiny step is taken unchecked, as before
+            new = theta + t * step
+            z_new = x @ new
+            value = _loglik(z_new, yy) - 0.5 * lam * new @ new
         theta = theta + t * step
+        z, base = z_new, value
         if np.max(np.abs(t * step)) < tol * (1.0 + np.max(np.abs(theta))):
             converged = True
             break

@@ -51,3 +51,43 @@ def test_json_is_strict_and_non_finite_numbers_are_strings(tmp_path: Path) -> No
     text = path.read_text()
     assert "Infinity" not in text and "NaN" not in text
     assert json.loads(text) == {"a": "inf", "b": ["nan"], "c": "-inf", "d": 3}
+
+
+def test_render_figure_draws_a_laid_out_figure_once_with_the_same_pixels() -> None:
+    """After ``tight_layout`` the figure keeps a placeholder layout engine, for which
+    ``savefig`` ran a second, disabled draw; ``render_figure`` skips it (issue 26) and must
+    give savefig's bytes, while a live engine is left alone."""
+    import io
+
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from rlscale.files._atomic import render_figure
+
+    def figure(**kw):
+        fig, axes = plt.subplots(2, 2, **kw)
+        for ax in axes.flat:
+            ax.plot([1.0, 10.0, 100.0], [1.0, 3.0, 2.0], label="a")
+            ax.set_xscale("log")
+            ax.set_title("title")
+            ax.legend(loc="best")  # placed at draw time
+        return fig
+
+    plain, fast = figure(), figure()
+    for fig in (plain, fast):
+        fig.tight_layout()
+    buf = io.BytesIO()
+    plain.savefig(buf, format="png", dpi=60)
+    draws = []
+    fast.canvas.mpl_connect("draw_event", draws.append)
+    assert render_figure(fast, "png", dpi=60) == buf.getvalue()
+    assert fast.get_layout_engine() is None and len(draws) == 1
+    live = figure(layout="constrained")
+    render_figure(live, "png", dpi=60)
+    assert isinstance(live.get_layout_engine(), ConstrainedLayoutEngine)
+    for fig in (plain, fast, live):
+        plt.close(fig)

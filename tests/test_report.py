@@ -178,7 +178,7 @@ def test_publish_replaces_an_old_report(tmp_path: Path) -> None:
 
 _TINY_TRAINER = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas": 8,
                  "bon_pool": 200, "pg_noises": (1.0,), "pg_m": (100.0,), "pg_betas": 2,
-                 "pg_steps": 5, "boot": 3, "max_nfev": 50}
+                 "pg_steps": 5, "boot": 3, "max_nfev": 50, "ident_boot": 19}
 
 
 @pytest.mark.slow  # ~5 s of CPU on a toy grid, but 15-30 s wall here (worker start-up, load)
@@ -189,7 +189,7 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     from rlscale.report._document_trainer_law import trainer_law_section
     from rlscale.report._steps import reward_law_trainer_step
 
-    monkeypatch.setitem(tr._SETTINGS, "quick", _TINY_TRAINER)
+    monkeypatch.setitem(tr._SETTINGS, "glance", _TINY_TRAINER)  # --quick's trainer mode
     monkeypatch.setattr(tr, "NOISES", (1.0,))
     reports = []
     library = tr.verify_trainer_reward_law
@@ -208,7 +208,7 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
     outcome = reward_law_trainer_step(config, Inputs(tmp_path))
     sec = outcome.as_dict()
     (args, kwargs, rep), = reports  # one library call, with the report's seed and mode
-    assert args == ("quick",) and kwargs["rng"] == config.seed
+    assert args == ("glance",) and kwargs["rng"] == config.seed
     direct = json.loads(json.dumps(rep.as_dict()))
     assert sec["enabled"] and all(sec[k] == direct[k] for k in ("r2", "plan", "breaks"))
     for rel in sec["files"].values():  # relative to the report, inside its reward-law/
@@ -235,7 +235,8 @@ def test_reward_law_trainer_section(tmp_path: Path, monkeypatch) -> None:
 def test_reward_law_trainer_config_is_checked(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[reward_law_trainer]\nmode = 'medium'\n")
-    with pytest.raises(ValueError, match=r"reward_law_trainer\.mode must be 'quick' or 'full'"):
+    with pytest.raises(ValueError,
+                       match=r"reward_law_trainer\.mode must be 'glance', 'quick' or 'full'"):
         load_config(bad)
     bad.write_text("[reward_law_trainer]\nenabled = 1\n")
     with pytest.raises(ValueError, match=r"reward_law_trainer\.enabled must be bool"):

@@ -115,7 +115,7 @@ def test_same_seed_same_report_and_the_cli_matches_the_api(tmp_path, monkeypatch
 
 
 def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
-    with pytest.raises(ValueError, match="mode must be one of quick, full"):
+    with pytest.raises(ValueError, match="mode must be one of glance, quick, full"):
         verify_reward_law("medium")
     with pytest.raises(ValueError, match="seed must be an integer >= 0 and <= 9223372036854775807; "
                                          "got seed=-1"):
@@ -143,6 +143,37 @@ def test_bad_mode_and_cli_flags(tmp_path, monkeypatch) -> None:
     with contextlib.redirect_stderr(err), pytest.raises(SystemExit) as exc:
         main(["verify", "reward-law", "--quick", "--full"])
     assert exc.value.code == 2
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["verify", "reward-law", "--testbed", "--glance"]) == 2
+    assert err.getvalue().count("\n") == 1 and "--glance is for the Gaussian" in err.getvalue()
+
+
+def test_glance_flag_runs_the_glance_mode(tmp_path, monkeypatch, capsys) -> None:
+    """``--glance`` reaches the library as ``mode="glance"`` (what ``rlscale report --quick``
+    runs), for the Gaussian and the trainer experiments alike."""
+    import rlscale.verification._gaussian_reward_law as rv
+    import rlscale.verification._trainer_reward_law as tr
+
+    seen = []
+
+    class Done:
+        def __init__(self) -> None:
+            self.files: dict[str, str] = {}
+
+        def summary(self) -> str:
+            return "stub"
+
+    def stub(mode, **kwargs):
+        seen.append(mode)
+        return Done()
+
+    monkeypatch.setattr(rv, "verify_reward_law", stub)
+    monkeypatch.setattr(tr, "verify_trainer_reward_law", stub)
+    assert main(["verify", "reward-law", "--glance", "--out", str(tmp_path / "a")]) == 0
+    assert main(["verify", "reward-law", "--trainer", "--glance", "--out",
+                 str(tmp_path / "b")]) == 0
+    assert seen == ["glance", "glance"]
 
 
 @pytest.mark.slow

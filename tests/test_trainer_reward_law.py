@@ -222,7 +222,7 @@ def test_generalising_proxy_has_no_log_m_cap() -> None:
 
 _TINY = {"n_opt": 3, "n_rm": 3, "m_per_decade": 1, "n_k": 4, "seeds": 1, "betas": 8,
          "bon_pool": 200, "pg_noises": (1.0,), "pg_m": (100.0,), "pg_betas": 2, "pg_steps": 5,
-         "boot": 3, "max_nfev": 50}
+         "boot": 3, "max_nfev": 50, "ident_boot": 19}
 
 
 @pytest.mark.slow  # about 40 s: three runs with dozens of law fits, even on a toy grid
@@ -268,7 +268,7 @@ def test_trainer_verification_is_deterministic_and_the_cli_matches(tmp_path, mon
 def test_trainer_verification_bad_input(tmp_path) -> None:
     from rlscale.verification._trainer_reward_law import verify_trainer_reward_law
 
-    with pytest.raises(ValueError, match="mode must be one of quick, full"):
+    with pytest.raises(ValueError, match="mode must be one of glance, quick, full"):
         verify_trainer_reward_law("medium")
     with pytest.raises(TypeError, match="rng must be an int seed"):
         verify_trainer_reward_law("quick", rng="0")
@@ -340,3 +340,24 @@ def test_planning_check_refuses_an_unidentified_law() -> None:
     md = doc.to_markdown()
     assert "Planning labels against optimisation: no plan: the law of soft_vi" in md
     assert "optimisation_only" not in md
+
+
+def test_glance_is_quick_made_smaller_on_the_same_m_and_noise_grid() -> None:
+    """``glance`` (``rlscale report --quick``) shrinks sample sizes, never the design the law
+    is judged on: the same ``M`` levels, noise levels, pg sub-grid and fit budget as
+    ``quick``, and no setting larger than ``quick``'s."""
+    from rlscale.verification._trainer_reward_law import _SETTINGS, trainer_grid
+
+    glance, quick = _SETTINGS["glance"], _SETTINGS["quick"]
+    assert trainer_grid("glance")[0].tolist() == trainer_grid("quick")[0].tolist()
+    assert trainer_grid("glance")[1].size < trainer_grid("quick")[1].size
+    for key in ("m_per_decade", "pg_noises", "pg_m", "max_nfev", "seeds"):
+        assert glance[key] == quick[key], key
+    for key in ("n_opt", "n_rm", "n_k", "betas", "bon_pool", "pg_betas", "pg_steps", "boot",
+                "ident_boot"):
+        assert glance[key] <= quick[key], key
+    # The identification's p-value must still be able to reach alpha: (1 + 0)/(B + 1) <= 0.05
+    # with alpha·(B + 1) an integer (Davidson & MacKinnon 2000).
+    for mode in _SETTINGS.values():
+        assert 1.0 / (mode["ident_boot"] + 1) <= 0.05
+        assert (0.05 * (mode["ident_boot"] + 1)) == int(0.05 * (mode["ident_boot"] + 1))

@@ -27,5 +27,5 @@ def test_the_public_entry_points_use_it() -> None:
 
     with pytest.raises(TypeError, match="how must be one of"):
         budget_to_reach([Turn.with_coverage(0.5)], 0.5, np.array([]))
-    with pytest.raises(TypeError, match="mode must be one of quick, full"):
+    with pytest.raises(TypeError, match="mode must be one of glance, quick, full"):
         verify_reward_law(np.array([]))

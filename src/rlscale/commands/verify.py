@@ -60,6 +60,9 @@ def register(sub: Any) -> None:
                       help="coarse grid, under a minute (default)")
     size.add_argument("--full", dest="mode", action="store_const", const="full",
                       help="dense grid and 1e6-trial Monte Carlo checks, a few minutes")
+    size.add_argument("--glance", dest="mode", action="store_const", const="glance",
+                      help="rlscale report --quick's smaller samples on the --quick grid "
+                      "(not with --testbed; docs/verify.md)")
     law.add_argument("--trainer", action="store_true",
                      help="run the experiment in the RL trainer instead: Bradley-Terry reward "
                      "models from M comparisons (two capacities, noise 0.5/1/2) optimised within "
@@ -126,6 +129,9 @@ def _reward_law(args: argparse.Namespace) -> int:
     check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also without --trainer
     if args.trainer and args.testbed:
         raise ValueError("--trainer and --testbed are separate experiments; give one")
+    if args.testbed and args.mode == "glance":
+        raise ValueError("--glance is for the Gaussian and --trainer experiments; the "
+                         "--testbed has --quick and --full")
     if args.testbed:
         from rlscale.verification._rm_testbed_law import verify_testbed_reward_law
 

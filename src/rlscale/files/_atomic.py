@@ -21,8 +21,8 @@ import numpy as np
 
 from rlscale.files._containment import OutputArea
 
-__all__ = ["save_figure", "to_jsonable", "write_bytes_atomic", "write_json_atomic",
-           "write_text_atomic"]
+__all__ = ["render_figure", "save_figure", "to_jsonable", "write_bytes_atomic",
+           "write_json_atomic", "write_text_atomic"]
 
 
 def _area(path: str | os.PathLike[str], root: Any) -> OutputArea:
@@ -161,6 +161,26 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *,
                 ) -> Path:
     """Render a matplotlib figure and write it atomically to ``path`` (format from its
     suffix); ``savefig`` are :meth:`matplotlib.figure.Figure.savefig` options."""
+    data = render_figure(fig, Path(path).suffix.lstrip(".") or "png", **savefig)
+    return write_bytes_atomic(path, data, root=root)
+
+
+def render_figure(fig: Any, fmt: str = "png", **savefig: Any) -> bytes:
+    """``fig`` rendered to bytes by :meth:`~matplotlib.figure.Figure.savefig`, in one draw
+    when its layout is already done.
+
+    ``Figure.tight_layout()`` leaves a placeholder layout engine behind, and
+    ``savefig`` draws a figure that has any engine twice: once with rendering
+    disabled (measuring every text and tick, for a layout the placeholder never
+    computes), then for real.  Removing the placeholder skips that pass and changes
+    nothing drawn (issue 26: the trainer's three reward-law figures 1.37 -> 1.28 CPU s,
+    warm, load 20).  A live engine (``layout="constrained"``) is kept, and so is
+    ``bbox_inches="tight"``'s own measuring pass.
+    """
+    from matplotlib.layout_engine import PlaceHolderLayoutEngine
+
+    if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+        fig.set_layout_engine(None)
     buf = io.BytesIO()
-    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **savefig)
-    return write_bytes_atomic(path, buf.getvalue(), root=root)
+    fig.savefig(buf, format=fmt, **savefig)
+    return buf.getvalue()

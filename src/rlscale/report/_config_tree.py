@@ -45,8 +45,8 @@ __all__ = ["AllocationConfig", "CostsConfig", "EfficiencyConfig", "FitConfig",
 
 
 def _check_mode(table: str, mode: str) -> None:
-    if mode not in ("quick", "full"):
-        raise ValueError(f"{table}.mode must be 'quick' or 'full'; got {mode!r}")
+    if mode not in ("glance", "quick", "full"):
+        raise ValueError(f"{table}.mode must be 'glance', 'quick' or 'full'; got {mode!r}")
 
 
 @dataclass(frozen=True)

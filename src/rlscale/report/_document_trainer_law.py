@@ -42,8 +42,9 @@ def trainer_law_section(doc: Document, outcome: TrainerLawOutcome) -> None:
             f"Here, leave-one-M-out, the law beats the M-free plateau, the per-M plateau and "
             f"both Gao forms in {wins} of {len(tr.r2)} groups (RMSE; the winner per group in "
             "the table below). Its identification on all points is calibrated by a wild "
-            "cluster bootstrap over M (one reward model serves every K at an M, so an iid χ² "
-            "cut calls noise a law); a b on a clamp corner is marked a boundary estimate, "
+            f"cluster bootstrap over M (B = {st.identification_bootstrap}; one reward model "
+            "serves every K at an M, so an iid χ² cut calls noise a law); a b on a clamp "
+            "corner is marked a boundary estimate, "
             "with no interval.")
         doc.table(["optimiser", "RM", "s", "law", "M-free plateau", "per-M plateau",
                    "Gao bon per M", "saturating (M/d)", "winner"],

@@ -181,6 +181,7 @@ class TrainerSetup:
     optimisation_environments: int
     comparison_environments: int
     seeds: int
+    identification_bootstrap: int
     gold_sd_raw: float
     M: tuple[float, ...]
     K: tuple[float, ...]

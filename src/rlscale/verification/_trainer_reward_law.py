@@ -83,14 +83,26 @@ from rlscale.verification._law_models import (
 __all__ = ["TrainerRewardLawReport", "verify_trainer_reward_law"]
 
 NOISES = (0.5, 1.0, 2.0)
-MODES = ("quick", "full")
+MODES = ("glance", "quick", "full")
+# ``ident_boot``: resamples of the identification's wild cluster bootstrap
+# (:mod:`rlscale.verification._law_calibration`).  ``glance`` is the report's
+# ``--quick`` look (issue 26): the same grid of M and noise levels, with fewer
+# optimisation environments (8: the environment bootstrap's intervals widen
+# accordingly), fewer K points, a smaller best-of-n reference pool and B = 39
+# identification resamples (α(B + 1) = 2 exceedances decide, against 5 for
+# B = 99: a p-value resolved to 0.025 instead of 0.01); its CPU is about two
+# thirds of ``quick``'s (the Bradley-Terry fits on the unchanged M grid, the
+# Gaussian model on the grid and the figures do not shrink).
 _SETTINGS: dict[str, dict[str, Any]] = {
+    "glance": {"n_opt": 8, "n_rm": 8, "m_per_decade": 1, "n_k": 8, "seeds": 1, "betas": 14,
+               "bon_pool": 1000, "pg_noises": (1.0,), "pg_m": (100.0, 1e4), "pg_betas": 4,
+               "pg_steps": 60, "boot": 20, "max_nfev": 200, "ident_boot": 39},
     "quick": {"n_opt": 12, "n_rm": 8, "m_per_decade": 1, "n_k": 10, "seeds": 1, "betas": 20,
               "bon_pool": 2000, "pg_noises": (1.0,), "pg_m": (100.0, 1e4), "pg_betas": 6,
-              "pg_steps": 80, "boot": 30, "max_nfev": 200},
+              "pg_steps": 80, "boot": 30, "max_nfev": 200, "ident_boot": 99},
     "full": {"n_opt": 24, "n_rm": 16, "m_per_decade": 2, "n_k": 16, "seeds": 3, "betas": 28,
              "bon_pool": 6000, "pg_noises": NOISES, "pg_m": (10.0, 100.0, 1e3, 1e4, 1e5),
-             "pg_betas": 6, "pg_steps": 150, "boot": 200, "max_nfev": 1000},
+             "pg_betas": 6, "pg_steps": 150, "boot": 200, "max_nfev": 1000, "ident_boot": 99},
 }
 
 
@@ -179,8 +191,9 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
 
     Parameters
     ----------
-    mode : {"quick", "full"}
-        ``quick`` is budgeted at under a minute on 2 cores, ``full`` at 15 minutes.
+    mode : {"glance", "quick", "full"}
+        ``quick`` is budgeted at under a minute on 2 cores, ``full`` at 15 minutes;
+        ``glance`` (``rlscale report --quick``) at about two thirds of ``quick``.
     out : path, optional
         Directory for ``results.json``, ``grid.csv`` and (with ``figures``) PNGs.
     rng : int
@@ -247,7 +260,8 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
     split_gen = np.random.default_rng(root.spawn(1)[0])
     points = _points(curves, ks, split_gen)
     r2, comparison, theory = _fit_groups(points, curves, ks, st["boot"], split_gen, jobs=jobs,
-                                         max_nfev=st["max_nfev"], theory_ms=ms)
+                                         max_nfev=st["max_nfev"], theory_ms=ms,
+                                         ident_boot=st["ident_boot"])
     bar.update(1)
     from rlscale.verification._trainer_reward_plan import planning_check
 
@@ -260,7 +274,8 @@ def verify_trainer_reward_law(mode: str = "quick", out: str | Path | None = None
         mode, seed, r2, comparison, _breaks(curves, ks), _m_growth(curves, ms),
         theory, plan, points,
         {"optimisation_environments": st["n_opt"], "comparison_environments": st["n_rm"],
-         "seeds": st["seeds"], "gold_sd_raw": setup.sd, "M": ms.tolist(), "K": ks.tolist(),
+         "seeds": st["seeds"], "identification_bootstrap": st["ident_boot"],
+         "gold_sd_raw": setup.sd, "M": ms.tolist(), "K": ks.tolist(),
          "noises": list(NOISES), "capacities": {c: list(v) for c, v in CAPACITIES.items()},
          "bon_pool": st["bon_pool"], "pg_grid": {"noises": list(st["pg_noises"]),
                                                  "M": list(st["pg_m"]),
@@ -318,7 +333,7 @@ def _points(curves, ks, gen) -> list[dict[str, Any]]:
 
 
 def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int = 1000,
-                theory_ms=None):
+                theory_ms=None, ident_boot: int = 99):
     """Fits per optimiser × capacity × noise, model comparison totals.
 
     The groups that share a design (the same ``M`` values) are fitted together
@@ -344,7 +359,8 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
     # One seed per design for the identification's bootstrap, drawn here in design order.
     ident_seeds = [int(gen.integers(0, 2**63)) for _ in designs]
     calls = [(_fit_design, ([tasks[i][1] for i in members], [tasks[i][2] for i in members],
-                            [tasks[i][3] for i in members], list(msel), ks, max_nfev, seed))
+                            [tasks[i][3] for i in members], list(msel), ks, max_nfev, seed,
+                            ident_boot))
              for (msel, members), seed in zip(designs.items(), ident_seeds)]
     if theory_ms is not None:
         from rlscale.verification._trainer_reward_theory import theory_on_grid
@@ -377,7 +393,7 @@ def _fit_groups(points, curves, ks, n_boot, gen, *, jobs: int = 1, max_nfev: int
     return r2_rows, comparison, theory
 
 
-def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed=0):
+def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed=0, ident_boot=99):
     """The groups of one design: per group the law on the train split, ``a, b, c`` on all
     points with bootstrap intervals over environments (rows of its ``idx``), its
     identification on all points (calibrated by a wild cluster bootstrap over ``M``,
@@ -413,7 +429,8 @@ def _fit_design(grps, envs, idxs, msel, ks, max_nfev, ident_seed=0):
                                        per_resample("sqrt_logm"), per_resample("plateau"),
                                        max_nfev=max_nfev)
     ident = calibrated_identification(lm, k, G, np.ones_like(G),
-                                      rng=np.random.default_rng(ident_seed), max_nfev=max_nfev)
+                                      rng=np.random.default_rng(ident_seed), max_nfev=max_nfev,
+                                      n_boot=ident_boot)
     scores = holdout_scores(lm, k, G, np.ones(G.shape, bool), max_nfev=max_nfev)
     wins_m, wins_k = law_wins(scores), law_wins(scores, score="loko")
     explo = exploratory_rows(lm, k, G, np.ones(G.shape, bool), scores, max_nfev=max_nfev)
