@@ -137,6 +137,7 @@ def test_trainer_law_outcome_keeps_the_refused_and_note_shapes():
     )
 
     setup = TrainerSetup(optimisation_environments=12, comparison_environments=8, seeds=1,
+                         identification_bootstrap=99,
                          gold_sd_raw=2.1, M=(10.0, 100.0), K=(0.05, 30.0), noises=(1.0,),
                          capacities=FrozenDict(linear=(0, 1)), bon_pool=200,
                          pg_grid=PgGrid(noises=(1.0,), M=(100.0,), steps=5))

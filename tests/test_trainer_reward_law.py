@@ -330,6 +330,7 @@ def test_planning_check_refuses_an_unidentified_law() -> None:
     plan = build(TrainerPlan, out)  # the report's mirror holds the refused shape as it is
     assert plain(plan) == out
     setup = TrainerSetup(optimisation_environments=2, comparison_environments=2, seeds=1,
+                         identification_bootstrap=99,
                          gold_sd_raw=1.0, M=(), K=(), noises=(), capacities=FrozenDict(),
                          bon_pool=1, pg_grid=PgGrid(noises=(), M=(), steps=0))
     data = TrainerLawData(mode="quick", seed=0, seconds=0.0, setup=setup, r2=(),
