@@ -20,6 +20,7 @@ import sympy as sp
 
 from rlscale.proofs._fields import as_sympy
 from rlscale.proofs._steps import Status, Step
+from rlscale.theory._result import Result
 
 __all__ = ["IntervalCertificate", "IntervalInequality", "PolynomialInequality",
            "interval_eval", "z3_available"]
@@ -379,7 +380,7 @@ class IntervalInequality(Step):
 
 
 @dataclass(frozen=True)
-class IntervalCertificate(Step):
+class IntervalCertificate(Step, Result):
     """Every enclosure from ``enclose()`` is positive (``>= 0`` unless ``strict``).
 
     ``enclose`` returns ``(label, iv.mpf)`` pairs — rigorous enclosures of

@@ -59,11 +59,12 @@ from rlscale.simulate._rollout import LOG_REF, group_stats
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._train_config import TrainConfig
 from rlscale.theory import blas_threads
+from rlscale.theory._result import Result
 
 __all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
 
 @dataclass(frozen=True)
-class TrainResult:
+class TrainResult(Result):
     """Outcome of :func:`train`; histories have one entry per update.
 
     ``train_success`` is the batch's success rate, ``zero_advantage_fraction``
@@ -125,7 +126,7 @@ class TrainResult:
         }
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
+        out = super().as_dict()
         out["config"] = self.config.as_dict()
         out["loss"] = self.loss
         return out
