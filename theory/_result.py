@@ -171,8 +171,8 @@ class Result:
 
         One row per element of the result's 1-d array fields of one length when it
         has them (a frontier, a curve); else one row of its scalar fields (numbers,
-        strings, booleans).  Needs pandas (``pip install 'rlscale[pandas]'``), else
-        ImportError.
+        strings, booleans, one-element arrays).  Needs pandas (``pip install
+        'rlscale[pandas]'``), else ImportError.
         """
         from rlscale.theory._display import data_frame
 
@@ -180,8 +180,13 @@ class Result:
         if columns:
             return data_frame([dict(zip(columns, row))
                                for row in zip(*(a.tolist() for a in columns.values()))])
-        row = {f.name: v for f in dataclasses.fields(self)
-               if isinstance(v := getattr(self, f.name), (numbers.Number, str, np.bool_))}
+        row = {}
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray) and v.size == 1:  # a one-point grid
+                v = v.reshape(()).item()
+            if isinstance(v, (numbers.Number, str, np.bool_)):
+                row[f.name] = v
         return data_frame([row])
 
     def _repr_html_(self) -> str:
