@@ -11,6 +11,14 @@ from rlscale.theory._lazy import attach
 
 # Public name -> private module defining it.  Each capability adds its own block.
 _EXPORTS: dict[str, str] = {
+    # -- one surface for every result; the axes named once (issue 25) --
+    "Result": "_result",
+    "is_result": "_result",
+    "Axis": "_axes",
+    "axis": "_axes",
+    "AXES": "_axes",
+    "CONTEXT": "_axes",
+    "SWEEP_AXES": "_axes",
     # -- argument checking (foundation) --
     "check_real": "_validation",
     "check_positive_int": "_validation",

@@ -64,6 +64,9 @@ import os
 import tomllib
 from typing import Any
 
+from rlscale.theory._axes import AXES as DATA_AXES
+from rlscale.theory._axes import NAMES, SYMBOLS
+
 __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config",
            "nested_bounds", "to_toml", "train_fields", "validate"]
 
@@ -130,8 +133,9 @@ QUICK: dict[str, Any] = {
 # The law is fitted on the three nested design variables, which the star-design
 # sweep varies one at a time (so each exponent is identified); totals such as
 # tasks = E·t move together along the environments axis and are not.
-AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
-SUBSTITUTE = {"environments": "E", "tasks_per_environment": "t", "trajectories_per_task": "k"}
+# Both from the one axis table, rlscale.theory._axes (issue 25).
+AXES = NAMES
+SUBSTITUTE = dict(SYMBOLS)
 
 
 def cost_text(costs: dict[str, float]) -> str:
@@ -237,8 +241,7 @@ def validate(config: dict[str, Any]) -> None:
              "unit_cost_task": costs["task"], "unit_cost_trajectory": costs["trajectory"]}
     runs = expand(parse_spec({**config["sweep"], "train": train}))
     # Each exponent of the fitted law needs its axis to vary in the sweep.
-    for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",
-                                 "trajectories_per_task")):
+    for axis, key in ((a.name, a.field) for a in DATA_AXES):
         values = sorted({r["config"][key] for r in runs})
         if len(values) < 2:
             raise ValueError(f"the report fits a law over {', '.join(AXES)}, so the sweep "
