@@ -20,7 +20,6 @@ import sympy as sp
 
 from rlscale.proofs._fields import as_sympy
 from rlscale.proofs._steps import Status, Step
-from rlscale.theory._result import Result
 
 __all__ = ["IntervalCertificate", "IntervalInequality", "PolynomialInequality",
            "interval_eval", "z3_available"]
@@ -380,7 +379,7 @@ class IntervalInequality(Step):
 
 
 @dataclass(frozen=True)
-class IntervalCertificate(Step, Result):
+class IntervalCertificate(Step):
     """Every enclosure from ``enclose()`` is positive (``>= 0`` unless ``strict``).
 
     ``enclose`` returns ``(label, iv.mpf)`` pairs — rigorous enclosures of

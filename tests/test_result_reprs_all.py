@@ -166,7 +166,7 @@ NOT_RESULTS = {
     "rlscale.simulate.SyntheticWorld": "sampled environments (simulator input)",
     "rlscale.proofs.Proof": "a proof: the steps to check (its check is a ProofResult)",
     **{f"rlscale.proofs.{s}": "a proof step (its check is a StepResult)"
-       for s in ("Cited", "Identity", "IntervalInequality", "Limit",
+       for s in ("Cited", "Identity", "IntervalCertificate", "IntervalInequality", "Limit",
                  "PolynomialInequality", "Series", "Sign", "Step")},
     "rlscale.verification.GroundingConfig": "a configuration",
     "rlscale.properties.Property": "a registered property (its run is a PropertyResult)",
