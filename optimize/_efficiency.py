@@ -115,7 +115,7 @@ class EfficiencyCurve(Result):
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items()}
+                for k, v in super().as_dict().items()}
 
     def rows(self) -> list[dict[str, float]]:
         """One dict per budget (for tables and CSV)."""
@@ -380,9 +380,6 @@ class MeasuredCost(Result):
     cost: float
     bound: str
     note: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def cost_to_reach(costs: Any, scores: Any, target: float) -> MeasuredCost:
