@@ -62,7 +62,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
@@ -127,12 +127,13 @@ class Result:
         The same in words, for a person.
     """
 
-    # Declared for readers and type checkers; a subclass that has none of its own
-    # reads the defaults through ``__getattr__`` (a class attribute here would hide a
-    # subclass's field of the same name, or a deferred field computed on first read).
-    success: ClassVar[bool]
-    status: ClassVar[str]
-    message: ClassVar[str]
+    # Annotations only, for readers and type checkers (Result is not a dataclass, so
+    # they are no fields): a subclass that has none of its own reads the defaults
+    # through ``__getattr__``; a class attribute here would hide a subclass's field of
+    # the same name, or a deferred field computed on first read.
+    success: bool
+    status: str
+    message: str
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
