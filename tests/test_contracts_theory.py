@@ -487,9 +487,6 @@ EXEMPT: dict[str, str] = {
     **{f"GaoPeak.{m}": "inherited from Result (tests/test_result_reprs_all.py::"
                        "test_result_surface); GaoPeak is exempt above"
        for m in ("as_dict", "to_frame")},
-    **dict.fromkeys(("AXES", "Axis", "Axis.flag", "Axis.spellings", "CONTEXT", "SWEEP_AXES",
-                     "axis"), "the axis table, the same objects as rlscale.simulate's "
-                    "(tests/test_axes_table.py), fuzzed in tests/test_contracts_simulate.py"),
 }
 
 

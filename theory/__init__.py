@@ -42,9 +42,10 @@ The context axis
     :obj:`ContextTurn`, :obj:`window_loss`, :obj:`lag_survival`, :obj:`context_term`,
     :obj:`context_cost`.
 The data axes, named once
-    :obj:`Axis`, :obj:`AXES` (environments, tasks per environment, trajectories per
-    task), :obj:`CONTEXT`, :obj:`SWEEP_AXES` and :obj:`axis`, which resolves any
-    spelling; ``rlscale.simulate`` re-exports them.
+    The table of the axes' names, config fields, symbols and flags lives here, in
+    the private module ``_axes``, so that every room reads the same one; it is
+    public as ``rlscale.simulate.Axis``, ``AXES``, ``CONTEXT``, ``SWEEP_AXES`` and
+    ``axis``.
 Results
     :obj:`Result`, the base of every result rlscale returns (``success``,
     ``status``, ``message``, ``as_dict``, ``to_frame``, a compact ``repr``, a
@@ -62,14 +63,9 @@ from rlscale.theory._lazy import attach
 
 # Public name -> private module defining it.  Each capability adds its own block.
 _EXPORTS: dict[str, str] = {
-    # -- one surface for every result; the axes named once (issue 25) --
+    # -- one surface for every result (issue 25) --
     "Result": "_result",
     "is_result": "_result",
-    "Axis": "_axes",
-    "axis": "_axes",
-    "AXES": "_axes",
-    "CONTEXT": "_axes",
-    "SWEEP_AXES": "_axes",
     # -- argument checking (foundation) --
     "check_real": "_validation",
     "check_positive_int": "_validation",
