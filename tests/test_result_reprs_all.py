@@ -259,6 +259,24 @@ def test_result_defaults_and_overrides() -> None:
 
     assert "Child(success=False" in repr(Child())  # the dataclass rule, as before
 
+    # made of results: it succeeds when they all do (a task-success float is no verdict)
+    @dataclasses.dataclass(frozen=True)
+    class Both(Result):
+        plans: dict
+        other: object = None
+
+    @dataclasses.dataclass(frozen=True)
+    class Task(Result):
+        success: float = 0.25
+
+    good = Both({"a": d, "b": Solved(True, "optimal", "fine")}, Task())
+    assert (good.success, good.status) == (True, "computed") and "all succeeded" in good.message
+    bad = Both({"a": d, "b": Solved()}, Both({}, Solved()))
+    assert (bad.success, bad.status) == (False, "part_failed")
+    assert "plans['b']: max_evaluations (ran out)" in bad.message and "other: part_failed" in (
+        bad.message)
+    assert list(bad.as_dict()) == ["plans", "other"]
+
     long = Direct(1.0, np.linspace(0.0, 1.0, 200))
     assert len(repr(long)) < EXACT and "float64 (200,) in [0, 1]" in repr(long)
     # Allocation's success is a field that may be deferred (computed with the KKT

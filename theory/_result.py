@@ -11,7 +11,10 @@ script or a notebook treats them all alike, whatever produced them:
     that solves or fits declares them (a field or a property) and keeps its own.
     One that does not computed its numbers directly -- a closed form, a simulation,
     a table -- and reads ``success=True``, ``status="computed"`` and a ``message``
-    that says so; these defaults are not fields, so they never enter ``as_dict``.
+    that says so; made of other results (a comparison holding its plans), it
+    succeeds only when they all do (else ``status="part_failed"``, and the
+    ``message`` names the parts that did not).  These defaults are not fields, so
+    they never enter ``as_dict``.
 ``as_dict()``
     The fields by name, in declaration order, each value as the result holds it
     (what a plain ``dict(self.__dict__)`` gave).  A result whose record is not just
@@ -76,11 +79,39 @@ EXACT = 300
 #: Larger arrays or collections go to the compact form without being printed in full.
 _LARGE = 50
 
+def _parts(obj: Any) -> list[tuple[str, Any]]:
+    """The results a result is made of: fields holding a result, or a mapping or
+    sequence of results, whose ``success`` is a verdict (a bool; not a task's
+    success probability)."""
+    out = []
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        items = (value.items() if isinstance(value, Mapping)
+                 else enumerate(value) if isinstance(value, (list, tuple)) else [(None, value)])
+        for key, item in items:
+            if isinstance(item, Result) and isinstance(item.success, (bool, np.bool_)):
+                out.append((f.name if key is None else f"{f.name}[{key!r}]", item))
+    return out
+
+
+def _failed(obj: Any) -> list[tuple[str, Any]]:
+    return [(name, part) for name, part in _parts(obj) if not part.success]
+
+
+def _default_message(obj: Any) -> str:
+    failed = _failed(obj)
+    if failed:
+        return f"{type(obj).__name__}: not every part succeeded: " + "; ".join(
+            f"{name}: {part.status} ({part.message})" for name, part in failed)
+    made = " from results that all succeeded" if _parts(obj) else ""
+    return (f"{type(obj).__name__}: computed directly{made} (a closed form, simulation "
+            "or table; no solver or stopping rule of its own to fail)")
+
+
 _DEFAULTS: dict[str, Any] = {
-    "success": lambda self: True,
-    "status": lambda self: "computed",
-    "message": lambda self: (f"{type(self).__name__}: computed directly (a closed form, "
-                             "simulation or table; no solver or stopping rule to fail)"),
+    "success": lambda self: not _failed(self),
+    "status": lambda self: "part_failed" if _failed(self) else "computed",
+    "message": _default_message,
 }
 
 
@@ -120,9 +151,10 @@ class Result:
     Attributes
     ----------
     success : bool
-        Whether the method finished by its own stopping rule (default True).
+        Whether the method finished by its own stopping rule (default: True, or
+        whether every result it is made of succeeded).
     status : str
-        The method's own word (default ``"computed"``).
+        The method's own word (default ``"computed"``, or ``"part_failed"``).
     message : str
         The same in words, for a person.
     """
