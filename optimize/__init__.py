@@ -1,7 +1,52 @@
 """rlscale.optimize: fitting scaling laws and compute-optimal allocation.
 
 Builds on ``rlscale.theory`` only.  cvxpy is imported when a solver runs, not
-when this package is imported; names load lazily on first use.
+when this package is imported; names load lazily on first use.  Every result
+derives from :obj:`rlscale.theory.Result` (``success``, ``status``, ``message``,
+``as_dict``, ``to_frame``).  The public names, by topic:
+
+Fitting a scaling law
+    :obj:`fit_law` (a :obj:`FitResult`; :obj:`load_fit` reads one back, :obj:`huber`
+    is its loss), :obj:`fit_expression` for a law written as a formula (an
+    :obj:`ExpressionFit`), :obj:`star_design` (the points that identify each
+    exponent).
+Compute-optimal allocation
+    :obj:`AllocationProblem` (a law, a cost and bounds, compiled once), :obj:`allocate`
+    and :obj:`min_cost` (an :obj:`Allocation`; many budgets at once: an
+    :obj:`AllocationFrontier`), :obj:`kkt_residual` (the certificate of any point),
+    :obj:`allocate_expression` (an :obj:`ExpressionAllocation`), allocation specs from
+    TOML (:obj:`load_spec`, an :obj:`AllocationSpec`), :obj:`held_comparison` (a
+    :obj:`HeldComparison`: the price of holding variables fixed).
+Efficiency against baselines
+    :obj:`efficiency` and :obj:`efficiency_curve` (:obj:`Efficiency`,
+    :obj:`EfficiencyCurve`) against a :obj:`Baseline`; :obj:`compare_baselines` and
+    :obj:`baseline_allocations` (a :obj:`BaselineComparison`); measured curves:
+    :obj:`cost_to_reach` (a :obj:`MeasuredCost`) and :obj:`realised_efficiency` (a
+    :obj:`RealisedEfficiency`).
+Decisions that pay off once deployed
+    :obj:`recommend` (a :obj:`Recommendation`, judged by :obj:`Comparison`),
+    :obj:`plan_uncertainty` (a :obj:`PlanUncertainty`), :obj:`robust_plan` (a
+    :obj:`RobustPlan`), :obj:`deployed_efficiency` (a :obj:`DeployedEfficiency` along a
+    :obj:`PlanPath`), :obj:`calibrate_eta` (an :obj:`EtaCalibration`: do the η
+    intervals cover?).
+Pilot design under a budget
+    :obj:`design` (a :obj:`Design`) and the sequential :obj:`Designer`; the models a
+    design reads (:obj:`DesignModel`, :obj:`MultiOutputModel`, :obj:`NumericModel`) and
+    what it aims at (:obj:`PlanTarget`, :obj:`FrontierTarget`).
+Inference budgets of multi-turn agents
+    :obj:`integer_plan`, :obj:`continuous_plan` and :obj:`baseline_plan` (an
+    :obj:`InferencePlan`; the baselines: :obj:`BASELINES`), :obj:`adaptive_plan` (an
+    :obj:`AdaptivePlan`), :obj:`compare_inference_plans` (an
+    :obj:`InferenceComparison`), :obj:`budget_to_reach`; with a context level:
+    :obj:`context_plan` (a :obj:`ContextPlan`; methods :obj:`CONTEXT_METHODS`) and
+    :obj:`compare_context_plans` (a :obj:`ContextComparison`); coverage curves:
+    :obj:`fit_coverage` (a :obj:`CoverageFit`).
+Labels against optimisation (the reward law)
+    :obj:`plan_labels` and :obj:`plan_labels_numeric` (a :obj:`LabelPlan`).
+Named RL laws
+    :obj:`fit_sigmoid` (a :obj:`SigmoidFit`), :obj:`fit_power_law` (a
+    :obj:`PowerLawFit`), :obj:`sigmoid_audit` (a :obj:`SigmoidAudit`: which predicts the
+    tail), :obj:`fit_gao` (a :obj:`GaoFit`).
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.theory._result import Result
+
 __all__ = ["Allocation", "AllocationFrontier"]
 
 
@@ -62,7 +64,7 @@ class _Deferred:
 
 
 @dataclass(frozen=True)
-class Allocation(_Deferred):
+class Allocation(_Deferred, Result):
     """The outcome of :func:`allocate` or :func:`min_cost`.
 
     A closed form's record computes its certificate -- ``kkt_residual``,
@@ -175,7 +177,7 @@ class Allocation(_Deferred):
 
 
 @dataclass(frozen=True)
-class AllocationFrontier(_Deferred):
+class AllocationFrontier(_Deferred, Result):
     """Optimal allocations at many budgets, as arrays (:meth:`AllocationProblem.frontier`).
 
     From a closed form only ``budgets`` and ``values`` are computed by the call

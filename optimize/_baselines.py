@@ -26,6 +26,7 @@ from rlscale.optimize._allocate import Allocation, AllocationProblem
 from rlscale.optimize._warm_newton import warm_solve
 from rlscale.theory._errors import InfeasibleError
 from rlscale.theory._laws import Law
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_mapping, check_scalar
 
 __all__ = ["BaselineComparison", "baseline_allocations", "compare_baselines", "eta_bootstrap"]
@@ -112,7 +113,7 @@ def baseline_allocations(problem: AllocationProblem, budget: float,
 
 
 @dataclass(frozen=True)
-class BaselineComparison:
+class BaselineComparison(Result):
     """The plan at one budget against every simple baseline (:func:`compare_baselines`).
 
     Attributes

@@ -44,6 +44,7 @@ from rlscale.optimize._eta_interval import (
     check_interval_method,
 )
 from rlscale.theory._laws import Law
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["EtaCalibration", "calibrate_eta", "star_design"]
@@ -109,7 +110,7 @@ def _check_design(design: Any, axes: Sequence[str]) -> list[dict[str, float]]:
 
 
 @dataclass(frozen=True)
-class EtaCalibration:
+class EtaCalibration(Result):
     """Coverage of predicted η intervals on data sets from a known law.
 
     The headline fields (``coverage`` … ``intervals``) are for one
@@ -195,7 +196,7 @@ class EtaCalibration:
     coverage_deployed_interval: tuple[float, float] = (math.nan, math.nan)
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
+        out = super().as_dict()
         out["samples"] = [{k: v.tolist() for k, v in s.items()} for s in self.samples]
         return out
 

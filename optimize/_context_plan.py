@@ -30,6 +30,7 @@ import numpy as np
 from rlscale.optimize._inference import MAX_PLAN_SECONDS, MAX_PLAN_TABLE
 from rlscale.theory._context import ContextTurn
 from rlscale.theory._errors import InfeasibleError
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_choice, check_scalar
 
 __all__ = ["CONTEXT_METHODS", "ContextComparison", "ContextPlan", "compare_context_plans",
@@ -57,7 +58,7 @@ CONTEXT_METHODS = tuple(_RESTRICTIONS)
 
 
 @dataclass(frozen=True)
-class ContextPlan:
+class ContextPlan(Result):
     """A static plan with a context level and a number of candidates per turn.
 
     ``context_spend`` is the budget spent on context beyond each turn's
@@ -83,11 +84,11 @@ class ContextPlan:
                 f"{self.success:.6g} at cost {self.cost:g} of {self.budget:g}")
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "message": self.message}
+        return {**super().as_dict(), "message": self.message}
 
 
 @dataclass(frozen=True)
-class ContextComparison:
+class ContextComparison(Result):
     """The joint context-and-samples optimum against the restricted plans at one budget.
 
     ``eta[m]`` is ``B / B*`` with ``B*`` the least budget at which the joint

@@ -24,6 +24,7 @@ import numpy as np
 
 from rlscale.optimize._diagnostics import FitWarning
 from rlscale.theory._inference import MAX_TABLE, pass_at_k
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["CoverageFit", "fit_coverage"]
@@ -40,7 +41,7 @@ def _law(a: float, b: float, k: Any) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class CoverageFit:
+class CoverageFit(Result):
     """Fitted c(k) = exp(a·k^b) with bootstrap intervals and an extrapolation check."""
 
     a: float
@@ -69,7 +70,7 @@ class CoverageFit:
         return self.extrapolation_predicted - self.extrapolation_observed
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
+        out = super().as_dict()
         out["extrapolation_error"] = self.extrapolation_error
         out["warnings"] = [w.as_dict() for w in self.warnings]
         return out

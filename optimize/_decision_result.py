@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rlscale.optimize._deployed import PlanPath
+from rlscale.theory._result import Result
 
 __all__ = ["Comparison", "Recommendation"]
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Result):
     """The recommendation against one baseline, judged on the judgement copy.
 
     Attributes
@@ -53,7 +54,7 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class Recommendation:
+class Recommendation(Result):
     """What to run with a budget, and how sure rlscale is (:func:`recommend`).
 
     Attributes

@@ -47,6 +47,7 @@ import numpy as np
 
 from rlscale.theory._laws import Law
 from rlscale.theory._repr import compact_repr
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_real, check_scalar
 
 __all__ = ["DeployedEfficiency", "LawBank", "PlanPath", "deployed_efficiency", "path_etas"]
@@ -56,7 +57,7 @@ LossFunction = Law | Callable[[Mapping[str, np.ndarray]], Any]
 
 
 @dataclass(frozen=True)
-class PlanPath:
+class PlanPath(Result):
     """A plan's allocation along budgets (ascending), in decision variables and law axes.
 
     Attributes
@@ -205,7 +206,7 @@ def _evaluate(loss: LossFunction, effective: Mapping[str, np.ndarray]) -> np.nda
 
 
 @dataclass(frozen=True)
-class DeployedEfficiency:
+class DeployedEfficiency(Result):
     """η of a plan's path against a baseline under one judging law (:func:`deployed_efficiency`).
 
     Attributes
@@ -230,9 +231,6 @@ class DeployedEfficiency:
     baseline_cost: float
     baseline_loss: float
     plan_loss: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _first_crossing(costs: np.ndarray, losses: np.ndarray, targets: np.ndarray

@@ -14,6 +14,7 @@ import numpy as np
 
 from rlscale.optimize._design_criteria import Certificate
 from rlscale.optimize._design_target import TargetRegion
+from rlscale.theory._result import Result
 
 __all__ = ["Design"]
 
@@ -31,7 +32,7 @@ def _sd(v: float | None) -> str:
 
 
 @dataclass(frozen=True)
-class Design:
+class Design(Result):
     """Outcome of :func:`~rlscale.optimize.design`: a batch of runs within a budget.
 
     Attributes

@@ -29,6 +29,7 @@ import numpy as np
 
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.theory._laws import Law
+from rlscale.theory._result import Result
 from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import check_mapping, check_real, check_scalar
 
@@ -37,7 +38,7 @@ __all__ = ["Baseline", "Efficiency", "EfficiencyCurve", "MeasuredCost", "cost_to
 
 
 @dataclass(frozen=True)
-class Efficiency:
+class Efficiency(Result):
     """Iso-loss efficiency of the optimum over a one-axis baseline.
 
     Attributes
@@ -63,9 +64,6 @@ class Efficiency:
     scaled: str
     fixed: dict[str, float]
     reason: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
     # -- notebook display and pandas -------------------------------------------
     def to_frame(self) -> Any:
@@ -93,7 +91,7 @@ class Efficiency:
 
 
 @dataclass(frozen=True)
-class EfficiencyCurve:
+class EfficiencyCurve(Result):
     """Efficiency along budgets (arrays aligned with ``budgets``).
 
     ``baseline_loss[i]`` is the loss of the baseline with ``budgets[i]``;
@@ -117,7 +115,7 @@ class EfficiencyCurve:
 
     def as_dict(self) -> dict[str, Any]:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v)
-                for k, v in self.__dict__.items()}
+                for k, v in super().as_dict().items()}
 
     def rows(self) -> list[dict[str, float]]:
         """One dict per budget (for tables and CSV)."""
@@ -363,7 +361,7 @@ def efficiency_curve(law: Law, cost: Any, budgets: Iterable[float],
 
 
 @dataclass(frozen=True)
-class MeasuredCost:
+class MeasuredCost(Result):
     """Where a measured score-versus-cost curve reaches a target (:func:`cost_to_reach`).
 
     Attributes
@@ -382,9 +380,6 @@ class MeasuredCost:
     cost: float
     bound: str
     note: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def cost_to_reach(costs: Any, scores: Any, target: float) -> MeasuredCost:

@@ -16,13 +16,14 @@ import numpy as np
 
 from rlscale.optimize._fit_expr_result import ExpressionFit
 from rlscale.theory._expr import BoundLaw
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_scalar, seed_from
 
 __all__ = ["ExpressionAllocation", "allocate_expression"]
 
 
 @dataclass(frozen=True)
-class ExpressionAllocation:
+class ExpressionAllocation(Result):
     """The result of :func:`allocate_expression`.
 
     ``method`` is ``"gp"`` (the bound law is a posynomial: the geometric
@@ -38,9 +39,6 @@ class ExpressionAllocation:
     status: str
     success: bool
     message: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
     # -- notebook display and pandas -------------------------------------------
     def to_frame(self) -> Any:

@@ -11,12 +11,13 @@ import numpy as np
 
 from rlscale.optimize._diagnostics import FitWarning, range_warnings
 from rlscale.theory._expr import BoundLaw, ExpressionLaw
+from rlscale.theory._result import Result
 
 __all__ = ["ExpressionFit"]
 
 
 @dataclass(frozen=True)
-class ExpressionFit:
+class ExpressionFit(Result):
     """The result of :func:`~rlscale.optimize.fit_expression`.
 
     Attributes

@@ -16,13 +16,14 @@ import numpy as np
 from rlscale.optimize._diagnostics import FitWarning, range_warnings
 from rlscale.optimize._fit_family import family
 from rlscale.theory._laws import Law, PassRateLaw
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["FitResult"]
 
 
 @dataclass(frozen=True)
-class FitResult:
+class FitResult(Result):
     """Outcome of :func:`fit_law`.
 
     Attributes
@@ -199,7 +200,7 @@ class FitResult:
         return np.percentile(preds, tail, axis=0), np.percentile(preds, 100 - tail, axis=0)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k != "bootstrap_samples"}
+        out = {k: v for k, v in super().as_dict().items() if k != "bootstrap_samples"}
         out["law"] = self.law.as_dict()
         out["warnings"] = [w.as_dict() for w in self.warnings]
         out["data_range"] = {a: list(r) for a, r in self.data_range.items()}

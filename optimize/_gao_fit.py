@@ -20,6 +20,7 @@ import numpy as np
 from rlscale.optimize._diagnostics import FitWarning
 from rlscale.optimize._outcome import from_lstsq
 from rlscale.optimize._rl_fit import _gen, _interval, _level
+from rlscale.theory._result import Result
 from rlscale.theory._rl_forms import GaoPeak, gao_peak
 from rlscale.theory._validation import check_positive_int, check_real
 
@@ -29,7 +30,7 @@ _FORMS = {"bon": "d(α − βd)", "rl": "d(α − β log d)"}
 
 
 @dataclass(frozen=True)
-class GaoFit:
+class GaoFit(Result):
     """Fitted Gao et al. form with its peak; intervals from the percentile bootstrap.
 
     ``success``, ``status`` and ``message``: the result convention of
@@ -53,8 +54,8 @@ class GaoFit:
     warnings: tuple[FitWarning, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["peak"] = None if self.peak is None else dict(self.peak.__dict__)
+        out = super().as_dict()
+        out["peak"] = None if self.peak is None else self.peak.as_dict()
         out["warnings"] = [w.as_dict() for w in self.warnings]
         return out
 

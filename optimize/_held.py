@@ -24,13 +24,14 @@ from typing import Any
 
 from rlscale.optimize._allocate import Allocation, AllocationProblem
 from rlscale.theory._laws import Law
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_mapping, check_scalar
 
 __all__ = ["HeldComparison", "held_comparison"]
 
 
 @dataclass(frozen=True)
-class HeldComparison:
+class HeldComparison(Result):
     """The free plan, the held plan, and the budget ratio between them at equal loss."""
 
     budget: float

@@ -63,6 +63,7 @@ import numpy as np
 
 from rlscale.theory._errors import InfeasibleError, SolverError
 from rlscale.theory._inference import Turn
+from rlscale.theory._result import Result
 from rlscale.theory._validation import (
     check_choice,
     check_positive_int,
@@ -105,7 +106,7 @@ BASELINES = tuple(_BASELINE_PLANS)
 
 
 @dataclass(frozen=True)
-class InferencePlan:
+class InferencePlan(Result):
     """A static plan: candidates per turn and the success it predicts.
 
     ``success`` is the plan's predicted task success (a probability), the one
@@ -129,11 +130,11 @@ class InferencePlan:
         return f"{self.method} plan: {self.status}, predicted success {self.success:.6g}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "message": self.message}
+        return {**super().as_dict(), "message": self.message}
 
 
 @dataclass(frozen=True)
-class AdaptivePlan:
+class AdaptivePlan(Result):
     """The adaptive (sequential, budget-carrying) policy from dynamic programming.
 
     ``values[t, b]`` is V_{t+1}(b) (row T is the all-ones terminal value);
@@ -151,7 +152,7 @@ class AdaptivePlan:
 
 
 @dataclass(frozen=True)
-class InferenceComparison:
+class InferenceComparison(Result):
     """Optimal static and adaptive plans against the baselines at one budget."""
 
     budget: int

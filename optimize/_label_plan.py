@@ -50,13 +50,14 @@ from typing import Any
 import numpy as np
 
 from rlscale.optimize._outcome import from_scipy
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["LabelPlan", "plan_labels", "plan_labels_numeric"]
 
 
 @dataclass(frozen=True)
-class LabelPlan:
+class LabelPlan(Result):
     """A plan of comparisons and KL budget.
 
     Attributes

@@ -38,13 +38,14 @@ from rlscale.optimize._eta_interval import (
     check_interval_method,
 )
 from rlscale.theory._laws import Law
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["PlanUncertainty", "plan_uncertainty"]
 
 
 @dataclass(frozen=True)
-class PlanUncertainty:
+class PlanUncertainty(Result):
     """A plan with the uncertainty of the law it was computed from (:func:`plan_uncertainty`).
 
     Attributes

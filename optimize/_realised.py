@@ -44,6 +44,7 @@ import numpy as np
 from scipy.stats import trim_mean
 
 from rlscale.optimize._efficiency import cost_to_reach
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["RealisedEfficiency", "realised_efficiency"]
@@ -54,7 +55,7 @@ METHODS = ("isotonic", "interpolate")
 
 
 @dataclass(frozen=True)
-class RealisedEfficiency:
+class RealisedEfficiency(Result):
     """Measured η with a bootstrap interval (:func:`realised_efficiency`).
 
     An estimate of η_deployed with the trainer as the generating law
@@ -145,7 +146,7 @@ class RealisedEfficiency:
         return low <= self.interval[1] and self.interval[0] <= high
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
+        out = super().as_dict()
         out.update(estimable=self.estimable, success=self.success, status=self.status,
                    message=self.message)
         return out

@@ -46,6 +46,7 @@ import numpy as np
 from rlscale.optimize._diagnostics import FitWarning
 from rlscale.optimize._lsq import outcome, solve
 from rlscale.theory._repr import compact_repr
+from rlscale.theory._result import Result
 from rlscale.theory._rl_forms import ComputeSigmoid
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -83,7 +84,7 @@ def _level(confidence: Any) -> float:
 
 
 @dataclass(frozen=True)
-class SigmoidFit:
+class SigmoidFit(Result):
     """A fitted compute sigmoid: the law, bootstrap intervals, the points fitted.
 
     ``compute`` and ``observed`` are the points fitted (after dropping early
@@ -114,13 +115,13 @@ class SigmoidFit:
         return self.law(compute)
 
     def as_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in self.__dict__.items() if k not in ("law", "warnings")}
+        out = {k: v for k, v in super().as_dict().items() if k not in ("law", "warnings")}
         return {**self.law.as_dict(), **out, "latex": self.law.latex(),
                 "warnings": [w.as_dict() for w in self.warnings]}
 
 
 @dataclass(frozen=True)
-class PowerLawFit:
+class PowerLawFit(Result):
     """The bounded power law R(C) = A − D·C^(−b) (the sigmoid's C ≫ C_mid form).
 
     ``success``, ``status`` and ``message``: the result convention of
@@ -139,12 +140,9 @@ class PowerLawFit:
         c = check_real("compute", compute, low=0.0, low_open=True)
         return self.asymptote - self.scale * c ** (-self.exponent)
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
 
 @dataclass(frozen=True)
-class SigmoidAudit:
+class SigmoidAudit(Result):
     """Fit on C ≤ ``split``, predict the tail C > ``split``: sigmoid vs bounded power law."""
 
     split: float

@@ -40,6 +40,7 @@ import numpy as np
 
 from rlscale.optimize._allocate import AllocationProblem
 from rlscale.theory._laws import Law
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["RobustPlan", "expected_loss", "robust_plan"]
@@ -98,7 +99,7 @@ def _kept(losses: np.ndarray, trim: float, high: float) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class RobustPlan:
+class RobustPlan(Result):
     """The allocation of least bounded, trimmed expected loss (:func:`robust_plan`).
 
     Attributes
@@ -133,6 +134,27 @@ class RobustPlan:
     loss_range: tuple[float, float | None] = (0.0, None)
     steps: int = 0
     converged: bool = True
+
+    # The result convention (rlscale.optimize._outcome): the iteration's own stopping rule
+    # is the kept set repeating; not in ``as_dict`` (the report's results.json is pinned).
+    @property
+    def success(self) -> bool:
+        """Whether the kept set repeated (``converged``)."""
+        return bool(self.converged)
+
+    @property
+    def status(self) -> str:
+        """``"converged"``, or ``"max_iterations"`` (the best of :data:`MAX_STEPS` iterates)."""
+        return "converged" if self.converged else "max_iterations"
+
+    @property
+    def message(self) -> str:
+        """What ran and how it ended, in words."""
+        kept = f"{int(self.kept.sum())} of {self.kept.size} laws kept (trim {self.trim:g})"
+        if self.converged:
+            return f"the kept set repeated after {self.steps} concentration steps; {kept}"
+        return (f"the kept set did not repeat in {self.steps} concentration steps: the best "
+                f"iterate is returned; {kept}")
 
     def as_dict(self) -> dict[str, Any]:
         return {"values": self.values, "effective": self.effective, "cost": self.cost,

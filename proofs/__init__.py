@@ -2,7 +2,18 @@
 
 Each proof is a statement, its assumptions and steps checked by sympy,
 interval arithmetic or z3, or cited with a reference (``†``, never counted
-as checked).  Imports ``rlscale.theory`` only.
+as checked).  Imports ``rlscale.theory`` only.  The public names, by topic:
+
+Running the proofs
+    :obj:`proof_names`, :obj:`build_proof`, :obj:`check_proof` and
+    :obj:`check_proofs` (a :obj:`ProofResult` each, one :obj:`StepResult` per step);
+    :obj:`latex_document` typesets them; :obj:`z3_available` says whether the
+    optional z3 solver is there.
+Writing a proof
+    A :obj:`Proof` holds :obj:`Step` objects: :obj:`Identity`, :obj:`Sign`,
+    :obj:`Limit`, :obj:`Series` (sympy), :obj:`PolynomialInequality` (z3),
+    :obj:`IntervalInequality` and :obj:`IntervalCertificate` (interval arithmetic;
+    :obj:`interval_eval` encloses an expression), and :obj:`Cited` facts.
 """
 
 from __future__ import annotations

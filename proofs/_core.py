@@ -95,6 +95,7 @@ from rlscale.proofs._steps import (
     StepResult,
 )
 from rlscale.theory._repr import compact_repr
+from rlscale.theory._result import Result
 
 __all__ = [
     "CHECKERS",
@@ -119,7 +120,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class ProofResult:
+class ProofResult(Result):
     """The outcome of checking a proof: one :class:`StepResult` per step.
 
     ``concerns`` names the rlscale functions the proof is about (the link
@@ -142,6 +143,22 @@ class ProofResult:
     def passed(self) -> bool:
         """True when no step failed or was skipped (cited steps neither pass nor fail)."""
         return all(s.status in ("passed", "cited") for s in self.steps)
+
+    # The result convention every rlscale result follows; not in ``as_dict``.
+    @property
+    def success(self) -> bool:
+        """``passed``: the proof's own verdict."""
+        return self.passed
+
+    @property
+    def status(self) -> str:
+        """``"passed"`` or ``"failed"`` (a step failed or was skipped)."""
+        return "passed" if self.passed else "failed"
+
+    @property
+    def message(self) -> str:
+        """The verdict and the step counts, in words."""
+        return f"proof {self.name!r} {self.status}: {self.counts_text()}"
 
     @property
     def checked(self) -> int:

@@ -36,6 +36,7 @@ import sympy as sp
 
 from rlscale.proofs._fields import as_sympy, check_step_fields
 from rlscale.proofs._integrals import _integrate_by_terms
+from rlscale.theory._result import Result
 
 __all__ = ["CHECKERS", "STATUSES", "Cited", "Identity", "Limit", "Series", "Sign", "Step",
            "StepResult"]
@@ -49,7 +50,7 @@ _MARKS = {"passed": "✓", "failed": "✗", "skipped": "–", "cited": "†"}
 
 # --------------------------------------------------------------------------- results
 @dataclass(frozen=True)
-class StepResult:
+class StepResult(Result):
     """The outcome of checking one step; ``checker`` says what decided it."""
 
     name: str
@@ -64,6 +65,16 @@ class StepResult:
     def passed(self) -> bool:
         """True only for a machine-checked pass (a cited fact is not a pass)."""
         return self.status == "passed"
+
+    @property
+    def success(self) -> bool:
+        """Whether the step holds: machine-checked (``passed``) or ``cited``."""
+        return self.status in ("passed", "cited")
+
+    @property
+    def message(self) -> str:
+        """The step's status and why (its ``reason``)."""
+        return f"step {self.name!r} {self.status}: {self.reason}"
 
     @property
     def mark(self) -> str:

@@ -2,7 +2,45 @@
 
 The Gaussian selection simulator (exact, fast Monte Carlo, brute force) and a
 numpy RL trainer on procedurally generated agent environments.  Builds on
-``rlscale.theory`` only; names load lazily on first use.
+``rlscale.theory`` only; names load lazily on first use.  Every result derives
+from :obj:`rlscale.theory.Result`.  The public names, by topic:
+
+Gaussian selection
+    :obj:`sample_selection` (fast order statistics: a :obj:`SelectionSample`),
+    :obj:`brute_force_selection` (materialised candidates), soft best-of-n:
+    :obj:`soft_bon_frontier` (a :obj:`SoftBonFrontier`) and :obj:`cross_fit_gain`.
+The KL-regularised bandit
+    :obj:`kl_bandit_pg` (a :obj:`BanditResult`; algorithms :obj:`BANDIT_ALGORITHMS`)
+    against its exact optimum :obj:`kl_bandit_optimum`.
+Environments
+    Grid worlds: :obj:`GridFamily`, :obj:`GridWorld`, :obj:`VecGridEnv`, Gymnasium's
+    maps (:obj:`frozen_lake`, :obj:`FROZEN_LAKE_MAPS`, :obj:`world_from_text`), exact
+    success (:obj:`optimal_success`, :obj:`policy_success`); corrupted worlds and their
+    verifier: :obj:`synthetic_world` (a :obj:`SyntheticWorld`), :obj:`verify_world`
+    (a :obj:`VerifierReport`); cue corridors for the context axis:
+    :obj:`MemoryFamily`, :obj:`MemoryWorld`, :obj:`reference_success`,
+    :obj:`uniform_success`.
+The trainer
+    :obj:`train` (a :obj:`TrainConfig` in, a :obj:`TrainResult` out), the algorithm
+    protocol :obj:`Algorithm` and its registry :obj:`ALGORITHMS`, CoPE's
+    :obj:`CoPEConfig`; the data axes (from :mod:`rlscale.theory`): :obj:`Axis`,
+    :obj:`AXES`, :obj:`CONTEXT`, :obj:`SWEEP_AXES`, :obj:`axis`.
+Statistics of runs
+    :obj:`iqm`, :obj:`iqm_ci`, :obj:`iqm_difference_ci`, :obj:`iqm_ratio_ci` (an
+    :obj:`Interval`), :obj:`wilson_interval`.
+Subtasks as turns of an inference budget
+    :obj:`subtask_starts`, :obj:`subtask_success`, :obj:`trained_policy_table`,
+    :obj:`run_turn_episodes` (an :obj:`EpisodeOutcome`).
+The reward-optimisation law in the trainer
+    Worlds with a gold reward: :obj:`make_reward_world` (a :obj:`RewardWorld`),
+    :obj:`sample_trajectories`; the KL-regularised optimum :obj:`soft_optimum` (a
+    :obj:`SoftOptimum`) and :obj:`kl_policy_gradient` (a :obj:`PgResult`); learned
+    reward models: :obj:`make_rm_setup` (an :obj:`RmSetup`), :obj:`comparison_pool`,
+    :obj:`comparison_labels`, :obj:`bt_labels`, :obj:`fit_bradley_terry`,
+    :obj:`train_proxy`, :obj:`gold_gains`; sparse Bradley-Terry:
+    :obj:`fit_bradley_terry_sparse` (a :obj:`BtSparseFit`), :obj:`onehot_differences`;
+    a proxy that generalises: :obj:`generalising_proxy_gain` (a
+    :obj:`GeneralisingProxyGain`).
 """
 
 from __future__ import annotations

@@ -59,6 +59,7 @@ from rlscale.simulate._gridworld import as_generator
 from rlscale.simulate._grpo import grpo_advantages
 from rlscale.simulate._reinforce import reinforce_advantages
 from rlscale.simulate._rloo import rloo_advantages
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_bool, check_positive_int, check_real, check_scalar
 
 __all__ = ["BANDIT_ALGORITHMS", "BanditResult", "kl_bandit_optimum", "kl_bandit_pg"]
@@ -91,7 +92,7 @@ MAX_BANDIT_WORK = 5 * 10**7
 
 
 @dataclass(frozen=True)
-class BanditResult:
+class BanditResult(Result):
     """Outcome of :func:`kl_bandit_pg`.
 
     Arrays carry the leading batch dimension ``B`` when the input had one and
@@ -138,10 +139,6 @@ class BanditResult:
     steps: int
     batch_size: int
     lr: Any
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain-data view for JSON."""
-        return dict(self.__dict__)
 
 
 def _log_softmax(theta: np.ndarray, centred: bool = False, out: np.ndarray | None = None,

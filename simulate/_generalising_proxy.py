@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._gridworld import as_generator
+from rlscale.theory._result import Result
 from rlscale.theory._selection_rules import rule_for
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
@@ -48,7 +49,7 @@ __all__ = ["GeneralisingProxyGain", "generalising_proxy_gain"]
 
 
 @dataclass(frozen=True)
-class GeneralisingProxyGain:
+class GeneralisingProxyGain(Result):
     """Gold gain of selection on a linear proxy fitted from ``M`` comparisons.
 
     Attributes

@@ -29,6 +29,7 @@ from rlscale.simulate._gold_reward import RewardWorld, check_reward_world
 from rlscale.simulate._gridworld import as_generator
 from rlscale.simulate._soft_vi import check_betas
 from rlscale.theory._repr import compact_repr
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_scalar
 
 #: Most sampled transitions one call may ask for (steps·β·tasks·k·horizon), about a minute.
@@ -38,7 +39,7 @@ __all__ = ["PgResult", "kl_policy_gradient"]
 
 
 @dataclass(frozen=True)
-class PgResult:
+class PgResult(Result):
     """Trained policies and their exact evaluation.
 
     Attributes

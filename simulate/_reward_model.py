@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._gridworld import as_generator
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["BtSparseFit", "bt_labels", "fit_bradley_terry", "fit_bradley_terry_sparse",
@@ -151,7 +152,7 @@ def _loglik(z: np.ndarray, y: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class BtSparseFit:
+class BtSparseFit(Result):
     """Outcome of :func:`fit_bradley_terry_sparse`.
 
     Attributes

@@ -65,6 +65,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from rlscale.simulate._random import as_generator
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar, return_like
 from rlscale.theory.reward import KAPPA, rule_for
 
@@ -91,7 +92,7 @@ MAX_POOL_DRAWS = 10**7  # soft best-of-n holds (trials, n) arrays: 80 MB each at
 
 
 @dataclass(frozen=True)
-class SelectionSample:
+class SelectionSample(Result):
     """Monte Carlo estimate of a selection's gains.
 
     Attributes
@@ -115,9 +116,6 @@ class SelectionSample:
     noise_sd: float
     method: str
     path: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _noise_sd(n: float, noise_sd: Any, m: Any, noise: Any) -> float:
@@ -316,7 +314,7 @@ def brute_force_selection(
 
 
 @dataclass(frozen=True)
-class SoftBonFrontier:
+class SoftBonFrontier(Result):
     """Soft best-of-n over a grid of pool sizes ``n`` and temperatures ``λ``.
 
     Arrays have shape ``(len(ns), len(lambdas))``: ``kl`` the expected pool
@@ -349,9 +347,6 @@ class SoftBonFrontier:
         """
         halves = self.gold_halves if cross_fit else np.stack([self.gold, self.gold])
         return cross_fit_gain(self.kl, halves, K)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def cross_fit_gain(kl: Any, gold_halves: Any, K: Any) -> float | np.ndarray:

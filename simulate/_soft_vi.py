@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._gold_reward import RewardWorld, _q, check_reward_world
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_bool, check_real
 
 #: KL penalties accepted: ``Q/β`` and ``β·KL`` stay finite for landing rewards <= 1e100.
@@ -53,7 +54,7 @@ __all__ = ["SoftOptimum", "soft_optimum"]
 
 
 @dataclass(frozen=True)
-class SoftOptimum:
+class SoftOptimum(Result):
     """Exact evaluation of ``π_β ∝ π_ref·exp(Q_soft/β)`` for each ``β`` and task.
 
     Attributes

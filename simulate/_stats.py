@@ -17,22 +17,20 @@ import numpy as np
 from scipy.stats import trim_mean
 
 from rlscale.simulate._gridworld import as_generator
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 __all__ = ["Interval", "iqm", "iqm_ci", "iqm_difference_ci", "iqm_ratio_ci"]
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(Result):
     """A point estimate with a bootstrap confidence interval."""
 
     estimate: float
     low: float
     high: float
     confidence: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
     def __str__(self) -> str:
         return f"{self.estimate:.4f} [{self.low:.4f}, {self.high:.4f}]"

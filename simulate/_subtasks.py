@@ -45,6 +45,7 @@ from scipy.stats import norm
 
 from rlscale.simulate._gridworld import MAX_STEPS, N_STAGES, GridWorld, as_generator
 from rlscale.simulate._value_iteration import MAX_DP_WORK, _landing_parts
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar
 
 #: Largest count of successes/trials (exact in float64) and of Monte Carlo episodes.
@@ -186,7 +187,7 @@ def wilson_interval(successes: int, trials: int, confidence: float = 0.95) -> tu
 
 
 @dataclass(frozen=True)
-class EpisodeOutcome:
+class EpisodeOutcome(Result):
     """Monte Carlo outcome of many episodes: success and budget used per episode."""
 
     success: np.ndarray

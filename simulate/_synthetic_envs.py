@@ -37,6 +37,7 @@ from rlscale.simulate._gridworld import (
 )
 from rlscale.simulate._value_iteration import optimal_success
 from rlscale.theory._repr import compact_repr
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_scalar
 
 __all__ = ["SyntheticWorld", "VerifierReport", "synthetic_world", "verify_world"]
@@ -60,7 +61,7 @@ class SyntheticWorld:
 
 
 @dataclass(frozen=True, eq=False)
-class VerifierReport:
+class VerifierReport(Result):
     """Outcome of :func:`verify_world`: the filtered world and per-environment verdicts."""
 
     world: GridWorld | None

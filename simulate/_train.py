@@ -8,7 +8,7 @@ The three data axes:
 * ``trajectories_per_task`` (k) rollouts of a task form one GRPO group each
   time the task is trained on.
 
-(their names in every spelling: :mod:`rlscale.simulate._axes`; the
+(their names in every spelling: :mod:`rlscale.theory._axes`; the
 configuration: :mod:`rlscale.simulate._train_config`; the algorithms, each an
 :class:`~rlscale.simulate.Algorithm`: :mod:`rlscale.simulate._algorithms`).
 Random state: ``seed`` is spawned into four independent streams — world,
@@ -52,18 +52,19 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._algorithms import ALGORITHMS
-from rlscale.simulate._axes import SWEEP_AXES
 from rlscale.simulate._collectors import held_out, make_collector
 from rlscale.simulate._policies import Adam, log_probs, make_policy, state_features
 from rlscale.simulate._rollout import LOG_REF, group_stats
 from rlscale.simulate._synthetic_envs import synthetic_world, verify_world
 from rlscale.simulate._train_config import TrainConfig
 from rlscale.theory import blas_threads
+from rlscale.theory._axes import SWEEP_AXES
+from rlscale.theory._result import Result
 
 __all__ = ["ALGORITHMS", "TrainConfig", "TrainResult", "train"]
 
 @dataclass(frozen=True)
-class TrainResult:
+class TrainResult(Result):
     """Outcome of :func:`train`; histories have one entry per update.
 
     ``train_success`` is the batch's success rate, ``zero_advantage_fraction``
@@ -125,7 +126,7 @@ class TrainResult:
         }
 
     def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
+        out = super().as_dict()
         out["config"] = self.config.as_dict()
         out["loss"] = self.loss
         return out

@@ -2,7 +2,7 @@
 
 A :class:`TrainConfig` is plain numbers and strings, validated and stored in one
 canonical form, so a run is identified by the hash of its fields (the sweep's
-``run_id``).  The data axes are named once in :mod:`rlscale.simulate._axes`
+``run_id``).  The data axes are named once in :mod:`rlscale.theory._axes`
 (``n_environments`` = E, ``tasks_per_environment`` = t,
 ``trajectories_per_task`` = k); the algorithm and the options it takes in
 :mod:`rlscale.simulate._algorithms` — an option the algorithm does not take is
@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from rlscale.simulate._algorithms import OPTION_CHECKS, get_algorithm
-from rlscale.simulate._axes import AXES
 from rlscale.simulate._backbone import BACKBONES, MAX_CONTEXT
 from rlscale.simulate._gridworld import MAX_SIZE, MAX_STEPS, GridFamily, check_world_size
 from rlscale.simulate._memory import MAX_LENGTH, MemoryFamily
 from rlscale.simulate._value_iteration import MAX_DP_WORK
+from rlscale.theory._axes import AXES
 from rlscale.theory._validation import check_positive_int, check_scalar
 
 __all__ = ["ENVS", "MAX_BATCH_STEPS", "MAX_COUNT", "MAX_ENV_STEPS", "MAX_HIDDEN", "POLICIES",

@@ -369,7 +369,9 @@ def test_a_deferred_record_reads_compares_copies_and_pickles_as_a_plain_one() ->
         r = prob.allocate(1e22)
         twin = make(r)
         assert twin == r and type(twin) is Allocation and "_pending" not in vars(twin)
-    assert repr(prob.allocate(1e22)).startswith("Allocation(values=")
+    # the one-screen repr of rlscale.theory._result.Result (issue 25) reads every field
+    text = repr(prob.allocate(1e22))
+    assert text.startswith("Allocation(\n  values=") and "kkt_residual=" in text
     assert "KKT residual" in prob.allocate(1e22)._repr_html_()
     with pytest.raises(AttributeError, match="'Allocation' object has no attribute 'nope'"):
         _ = a.nope

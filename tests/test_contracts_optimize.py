@@ -195,6 +195,7 @@ NO_ARGUMENTS = {
     "AllocationProblem.closed_form", "AllocationFrontier.as_dict", "AllocationFrontier.success",
     "AllocationFrontier.status", "AllocationFrontier.message",
     "AllocationProblem.lowest_loss", "AllocationProblem.cheapest", "Baseline.limit_loss",
+    "RobustPlan.success", "RobustPlan.status", "RobustPlan.message",  # issue 25
 }
 
 LAWS_B = [AdditiveLaw(0.1, {"E": c, "k": 1.0}, {"E": 0.5, "k": 0.3}) for c in (0.8, 1.0, 1.3)]

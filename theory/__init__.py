@@ -2,7 +2,59 @@
 
 Symbolic laws (sympy) with fast numeric evaluation.  This package imports
 nothing else of rlscale's and never imports cvxpy or matplotlib; names load
-lazily on first use.
+lazily on first use.  The public names, by topic:
+
+Data-scaling laws
+    :obj:`Law` (the base every law derives from, with :obj:`LawProperties`, what a
+    family declares about itself), :obj:`AdditiveLaw`, :obj:`MultiplicativeLaw`,
+    :obj:`PassRateLaw`, :obj:`MixtureLaw`, :obj:`VarianceComponentsLaw`;
+    :obj:`law_from_dict` reads a law back from its ``as_dict()``.
+Laws and costs from expressions
+    :obj:`ExpressionLaw` and :obj:`PosynomialLaw` from a formula
+    (:obj:`parse_expression`, a whitelisting parser; :obj:`ExpressionError`), costs as
+    posynomials (:obj:`parse_posynomial`, :obj:`Posynomial`, :obj:`Monomial`,
+    :obj:`PosynomialError`).
+Closed-form allocation
+    :obj:`budget_shares` (the optimal shares of the budget at a point) and
+    :obj:`chinchilla_optimal` (the compute-optimal ``(N, D)`` at ``C = 6ND``); the
+    nested environments x tasks x trajectories design: :obj:`nested_optimum` (a
+    :obj:`NestedAllocation`), :obj:`nested_cost`, :obj:`nested_totals`.
+Synthetic and filtered data
+    :obj:`SynthesisMethod` and :obj:`critical_synthetic_ratio` (where synthetic data
+    stops paying: a :obj:`CriticalRatio`); :obj:`optimal_filter_threshold`,
+    :obj:`uniform_filter_threshold` and :obj:`filter_price` (a :obj:`FilterThreshold`).
+The reward-optimisation law and Gaussian extremes
+    The law ``gain = Θ(sqrt(min{log M, K}))`` with its proved band, inverses and
+    elasticities: the module :mod:`rlscale.theory.reward` (``reward``).  Its
+    ingredients: :obj:`expected_max_normal` (with :obj:`expected_max_normal_bounds`,
+    :obj:`expected_max_normal_asymptotic`, :obj:`expected_max_normal_log`),
+    :obj:`bon_kl`, :obj:`bon_n_for_kl`, :obj:`tilt_gain`, :obj:`regressional_gain`,
+    :obj:`quantile_mean_normal`.
+Named RL laws
+    ScaleRL's :obj:`ComputeSigmoid`; Gao et al.'s peaks, :obj:`gao_peak` (a
+    :obj:`GaoPeak`).
+Inference budgets of multi-turn agents
+    One turn of an agent: :obj:`Turn` and one class per kind, :obj:`CoverageTurn`,
+    :obj:`VerifierTurn`, :obj:`SelectionTurn`, :obj:`EmpiricalTurn`; a task's
+    success over its turns: :obj:`episode_success`, :obj:`coverage`,
+    :obj:`log_coverage`, :obj:`pass_at_k`.
+The context axis
+    :obj:`ContextTurn`, :obj:`window_loss`, :obj:`lag_survival`, :obj:`context_term`,
+    :obj:`context_cost`.
+The data axes, named once
+    The table of the axes' names, config fields, symbols and flags lives here, in
+    the private module ``_axes``, so that every room reads the same one; it is
+    public as ``rlscale.simulate.Axis``, ``AXES``, ``CONTEXT``, ``SWEEP_AXES`` and
+    ``axis``.
+Results
+    :obj:`Result`, the base of every result rlscale returns (``success``,
+    ``status``, ``message``, ``as_dict``, ``to_frame``, a compact ``repr``, a
+    notebook table), and :obj:`is_result`.
+Foundations
+    Argument checks that name the argument (:obj:`check_real`,
+    :obj:`check_positive_int`), a BLAS thread limit for numeric loops
+    (:obj:`blas_threads`), and the errors :obj:`RlscaleError`, :obj:`SolverError`,
+    :obj:`InfeasibleError`.
 """
 
 from __future__ import annotations
@@ -11,6 +63,9 @@ from rlscale.theory._lazy import attach
 
 # Public name -> private module defining it.  Each capability adds its own block.
 _EXPORTS: dict[str, str] = {
+    # -- one surface for every result (issue 25) --
+    "Result": "_result",
+    "is_result": "_result",
     # -- argument checking (foundation) --
     "check_real": "_validation",
     "check_positive_int": "_validation",

@@ -35,6 +35,7 @@ import numpy as np
 
 from rlscale.theory._laws import Law, LawProperties
 from rlscale.theory._posynomial import Monomial, Posynomial
+from rlscale.theory._result import Result
 from rlscale.theory._validation import (
     check_bool,
     check_finite_result,
@@ -185,7 +186,7 @@ class VarianceComponentsLaw(Law):
 
 
 @dataclass(frozen=True)
-class NestedAllocation:
+class NestedAllocation(Result):
     """Closed-form optimum of the variance-components law (see module docstring).
 
     Attributes

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.theory._result import Result
 from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import (
     check_finite_result,
@@ -40,7 +41,7 @@ _MAX_QUADRATURES = 1000
 
 
 @dataclass(frozen=True)
-class FilterThreshold:
+class FilterThreshold(Result):
     """Best quality threshold for filtering synthetic units.
 
     Attributes
@@ -67,9 +68,6 @@ class FilterThreshold:
         """The filtered source as a linear :class:`SynthesisMethod`."""
         return SynthesisMethod(axis, unit_cost=self.unit_cost, rho=self.mean_quality,
                                name=name)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def _tail(quality: Any, tau: float) -> tuple[float, float]:

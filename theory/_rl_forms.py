@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from rlscale.theory._result import Result
 from rlscale.theory._validation import (
     check_finite_result,
     check_real,
@@ -150,7 +151,7 @@ class ComputeSigmoid:
 
 
 @dataclass(frozen=True)
-class GaoPeak:
+class GaoPeak(Result):
     """Peak of a Gao et al. form: d* = √KL*, KL* = d*², gold gain R* at the peak."""
 
     kind: str

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.theory._result import Result
 from rlscale.theory._validation import (
     check_finite_result,
     check_real,
@@ -197,7 +198,7 @@ class SynthesisMethod:
 
 
 @dataclass(frozen=True)
-class CriticalRatio:
+class CriticalRatio(Result):
     """Where synthetic data stops paying (see the module docstring).
 
     Attributes
@@ -215,9 +216,6 @@ class CriticalRatio:
     ratio: float
     amount: float
     reason: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
 
 
 def critical_synthetic_ratio(method: SynthesisMethod, real_cost: float,

@@ -172,6 +172,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._gao import gao_bon, gao_rl  # noqa: F401  (re-exported)
+from rlscale.theory._result import Result
 from rlscale.theory._reward_inverse import (  # noqa: F401  (re-exported)
     comparisons_needed,
     comparisons_needed_theta,
@@ -228,7 +229,7 @@ def __dir__() -> list[str]:
 
 
 @dataclass(frozen=True)
-class ProvedConstants:
+class ProvedConstants(Result):
     """The proved band ``c_lo sqrt(L) <= G <= c_hi sqrt(L)`` and its ingredients."""
 
     c_lo: float
@@ -240,9 +241,6 @@ class ProvedConstants:
     m_min: float
     tau_min: float
     tau_max: float
-
-    def as_dict(self) -> dict[str, float]:
-        return dict(self.__dict__)
 
 
 def proved_constants(

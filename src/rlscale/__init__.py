@@ -12,6 +12,28 @@ The toolkit is organised in four sub-packages, imported on first use so that
 ``rlscale.proofs``
     Machine-checked derivations of the bounds the toolkit relies on.
 
+Each of the four opens with an index of its public names by topic.  What composes
+several of them lives in the top package's rooms:
+
+``rlscale.verification``
+    The experiments that check rlscale's claims against its own simulators (the
+    reward-optimisation law in the Gaussian model, in the trainer and on the
+    reward-model testbed; inference plans grounded in a trained agent).
+``rlscale.report``
+    ``rlscale report``: the toolkit end to end, written as one document and a
+    ``results.json``.
+``rlscale.sweep``
+    Resumable scaling sweeps of the trainer (``rlscale sweep``).
+``rlscale.properties``
+    A registry of named property-based checks (``rlscale verify properties``).
+``rlscale.commands`` and ``rlscale.cli``
+    The command line: one module per verb.
+``rlscale.files``
+    Files a user may open, written atomically and published by rename.
+
+The errors every room raises besides ``ValueError``/``TypeError`` are
+:obj:`RlscaleError` and its subclasses :obj:`SolverError` and :obj:`InfeasibleError`.
+
 Examples
 --------
 >>> import rlscale

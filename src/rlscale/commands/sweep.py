@@ -43,8 +43,8 @@ def register(sub: Any) -> None:
 def _sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rlscale.simulate._axes import SWEEP_AXES
     from rlscale.sweep._run import expand, load_spec, read_results, run_sweep, summarise
+    from rlscale.theory._axes import SWEEP_AXES
     from rlscale.theory._validation import MAX_JOBS, check_positive_int, check_scalar
 
     check_positive_int("--jobs", args.jobs, maximum=MAX_JOBS)  # also with --dry-run

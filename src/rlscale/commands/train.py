@@ -11,10 +11,10 @@ import argparse
 import sys
 from typing import Any
 
-from rlscale.simulate._axes import SWEEP_AXES
+from rlscale.theory._axes import SWEEP_AXES
 
 #: The axes' flags (E, t, k and the context c) come from the one axis vocabulary
-#: (rlscale.simulate._axes).
+#: (rlscale.theory._axes).
 _AXIS_OPTIONS = (
     *((axis.flag, axis.field, int, axis.description) for axis in SWEEP_AXES),
     ("--seed", "seed", int, "random seed (same seed, bit-identical run)"),

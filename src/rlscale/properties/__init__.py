@@ -28,6 +28,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from rlscale.theory._result import Result
+
 __all__ = [
     "PROFILES",
     "Property",
@@ -76,7 +78,7 @@ class Property:
 
 
 @dataclass(frozen=True)
-class PropertyResult:
+class PropertyResult(Result):
     """Outcome of running one property."""
 
     name: str
@@ -87,8 +89,22 @@ class PropertyResult:
     falsifying: str | None = None
     error: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    @property
+    def success(self) -> bool:
+        """``passed`` (the result convention every rlscale result follows)."""
+        return bool(self.passed)
+
+    @property
+    def status(self) -> str:
+        """``"passed"``, ``"falsified"`` or ``"error"``."""
+        return "passed" if self.passed else ("error" if self.error else "falsified")
+
+    @property
+    def message(self) -> str:
+        """The verdict in words, with the falsifying example or the error."""
+        why = self.error or self.falsifying
+        return (f"{self.name}: {self.status} after {self.examples} examples"
+                + (f": {why}" if why and not self.passed else ""))
 
 
 _REGISTRY: dict[str, Property] = {}

@@ -65,6 +65,8 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
+from rlscale.theory._axes import NAMES, SYMBOLS
+
 __all__ = ["AXES", "DEFAULTS", "QUICK", "SUBSTITUTE", "cost_text", "load_config",
            "merged_config", "nested_bounds", "to_toml", "train_fields", "validate"]
 
@@ -144,8 +146,9 @@ QUICK: dict[str, Any] = {
 # The law is fitted on the three nested design variables, which the star-design
 # sweep varies one at a time (so each exponent is identified); totals such as
 # tasks = E·t move together along the environments axis and are not.
-AXES = ("environments", "tasks_per_environment", "trajectories_per_task")
-SUBSTITUTE = {"environments": "E", "tasks_per_environment": "t", "trajectories_per_task": "k"}
+# Both from the one axis table, rlscale.theory._axes (issue 25).
+AXES = NAMES
+SUBSTITUTE = dict(SYMBOLS)
 
 
 def cost_text(costs: dict[str, float]) -> str:

@@ -38,6 +38,7 @@ from typing import Any
 
 from rlscale.report._typed import build, plain
 from rlscale.theory import check_positive_int, check_real
+from rlscale.theory._axes import AXES as DATA_AXES
 
 __all__ = ["AllocationConfig", "CostsConfig", "EfficiencyConfig", "FitConfig",
            "InferenceConfig", "NextRunsConfig", "ReportConfig", "SweepBase", "SweepConfig",
@@ -314,8 +315,7 @@ class ReportConfig:
 
         runs = planned_runs(parse_spec(self.sweep_spec()))  # the sweep's own checks first
         # Each exponent of the fitted law needs its axis to vary in the sweep.
-        for axis, key in zip(AXES, ("n_environments", "tasks_per_environment",
-                                     "trajectories_per_task")):
+        for axis, key in ((a.name, a.field) for a in DATA_AXES):
             values = sorted({r.config[key] for r in runs})
             if len(values) < 2:
                 raise ValueError(f"the report fits a law over {', '.join(AXES)}, so the "

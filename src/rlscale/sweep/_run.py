@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from rlscale.files._atomic import csv_field_limit, write_text_atomic
-from rlscale.simulate._axes import SWEEP_AXES, Axis, axis
 from rlscale.sweep._pool import execute
+from rlscale.theory._axes import SWEEP_AXES, Axis, axis
 from rlscale.theory._levels import CONFIDENCE
 from rlscale.theory._validation import MAX_COUNT, MAX_JOBS, check_mapping, check_path
 
@@ -84,7 +84,7 @@ _INT_COLUMNS = {"environments", "tasks_per_environment", "trajectories_per_task"
                 "environments_kept", "verify"}
 _STR_COLUMNS = {"algorithm", "policy", "env", "frontier", "run_id"}
 #: Canonical axis names (the sweep keys and results columns) and their TrainConfig fields,
-#: from the one axis vocabulary (:mod:`rlscale.simulate._axes`): E, t, k and the context.
+#: from the one axis vocabulary (:mod:`rlscale.theory._axes`): E, t, k and the context.
 _AXES = tuple(a.name for a in SWEEP_AXES)
 _AXIS_FIELD = {a.name: a.field for a in SWEEP_AXES}
 _TOP_KEYS = {"design", "seeds", "algorithms", "base", "axes", "train"}

@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.files._containment import make_output_dir
+from rlscale.theory._result import Result
 
 # The law models, fits and model comparison live in rlscale.verification._law_models, shared with
 # the trainer's verification (rlscale.verification._trainer_reward_law).
@@ -115,7 +116,7 @@ def _settings(mode: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class RewardLawReport:
+class RewardLawReport(Result):
     """Outcome of :func:`verify_reward_law` (``as_dict()`` gives JSON types).
 
     Attributes

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from rlscale.theory._result import Result
 from rlscale.theory._validation import check_positive_int, check_real
 
 __all__ = ["GroundingConfig", "GroundingResult", "ground_inference", "write_figures"]
@@ -71,7 +72,7 @@ class GroundingConfig:
 
 
 @dataclass(frozen=True)
-class Realised:
+class Realised(Result):
     """Predicted success of a plan and its Monte Carlo realisation."""
 
     predicted: float
@@ -85,7 +86,7 @@ class Realised:
 
 
 @dataclass(frozen=True)
-class GroundingResult:
+class GroundingResult(Result):
     """Everything :func:`ground_inference` measured (``as_dict`` for JSON)."""
 
     config: GroundingConfig

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.files._containment import make_output_dir
+from rlscale.theory._result import Result
 from rlscale.verification._rm_testbed_design import (
     ACTIONS,
     cell,
@@ -45,7 +46,7 @@ _TASK_VERSION = 1
 
 
 @dataclass(frozen=True)
-class TestbedLawReport:
+class TestbedLawReport(Result):
     """Outcome of :func:`verify_testbed_reward_law` (``as_dict()`` gives JSON types).
 
     Attributes

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from rlscale.files._containment import make_output_dir
+from rlscale.theory._result import Result
 from rlscale.verification._law_calibration import b_boundary, calibrated_identification
 from rlscale.verification._law_fits import (
     bootstrap_min_law,
@@ -128,7 +129,7 @@ def trainer_grid(mode: str = "quick") -> tuple[np.ndarray, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class TrainerRewardLawReport:
+class TrainerRewardLawReport(Result):
     """Outcome of :func:`verify_trainer_reward_law` (``as_dict()`` gives JSON types).
 
     Attributes
