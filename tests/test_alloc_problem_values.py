@@ -494,3 +494,25 @@ def test_the_newton_gp_path_reports_success_and_its_own_time(sense, rounded) -> 
         assert a.kkt_residual <= 1e-12 or solver != "Newton gp"
         E, K = a.values["E"], a.values["K"]
         assert math.isclose(E ** -1.5 / K ** -1.25, 1.0, rel_tol=1e-8)
+
+
+def test_budgets_below_one_of_any_type_and_the_sweeps_default_rounding() -> None:
+    """Issue 25 (seed-3 survivors, written after seed 3 was scored): a budget in (0, 1] is an
+    ordinary one whatever its type — a float, numpy's float32, an int 1, numpy's int64 — and
+    1/√E + 1/√K under E + K = B is least at E = K = B/2 (symmetry and convexity); a sweep
+    rounds to integers unless told not to, as allocate does."""
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E + K", {"E": (1e-3, 1e6), "K": (1e-3, 1e6)})
+    for budget in (0.5, np.float32(0.5), 1, np.int64(1)):
+        a = prob.allocate(budget, round_integers=False)
+        half = float(budget) / 2
+        assert a.values == pytest.approx({"E": half, "K": half}, rel=1e-8), budget
+    # and what is refused names the valid range, > 0, float or not
+    for bad in (0.0, -1.0, math.nan, 0, -2):
+        with pytest.raises(ValueError, match=r"budget must be > 0; got budget="):
+            prob.allocate(bad)
+    big = AllocationProblem(LAW, "E + K")
+    swept = big.sweep([100.0, 1000.0])
+    assert all(s.rounded is not None and s.rounded_cost <= s.budget for s in swept)
+    assert [s.rounded for s in swept] == [big.allocate(b).rounded for b in (100.0, 1000.0)]
+    assert all(s.rounded is None for s in big.sweep([100.0, 1000.0], round_integers=False))

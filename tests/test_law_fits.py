@@ -555,3 +555,20 @@ def test_all_zero_gains_give_finite_starts_and_a_flat_verdict() -> None:
     law = min_law_closure(LM, K, Y, W, fit)
     assert law.verdicts == ["flat"]
     assert np.all(np.abs(law.predict(0, LM, K)) < 1e-300)
+
+
+def test_limits_of_c_inf_and_the_fit_record_is_frozen() -> None:
+    """Issue 25 (seed-3 survivors, written after seed 3 was scored): ``limits("c_inf")``
+    keeps ``a`` and ``b`` (identified) and sends ``c`` to +∞ at both ends, an interior fit
+    keeps all three; a :class:`MinLawFit` is a frozen record."""
+    import dataclasses
+
+    lo, hi = limits("c_inf", np.array([1.0, 2.0, 3.0]))
+    assert lo.tolist() == hi.tolist() == [1.0, 2.0, np.inf]
+    lo, hi = limits("interior", np.array([1.0, 2.0, 3.0]))
+    assert lo.tolist() == hi.tolist() == [1.0, 2.0, 3.0]
+    Y, W, logm, _ = _log_m_limit_data()
+    law = min_law_closure(LM, K, Y, W, FormFit(np.zeros((1, 3)), np.array([1.0]),
+                                               np.array([1])), logm=logm)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        law.verdicts = []
