@@ -44,6 +44,10 @@ CORE = {
     "optimize/_alloc_closed.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py",
                                   "tests/test_allocate_internals.py",
                                   "tests/test_allocate_closed.py"],
+    # its fast path, split out of _alloc_closed (issue 25 item 7): the same tests
+    "optimize/_alloc_closed_plan.py": ["tests/test_allocate.py", "tests/test_allocate_paths.py",
+                                       "tests/test_allocate_internals.py",
+                                       "tests/test_allocate_closed.py"],
     # the allocation modules' value tests (issue 16): one small file each, so a mutant runs fast
     "optimize/_allocate.py": ["tests/test_alloc_problem_values.py"],
     "optimize/_alloc_verbs.py": ["tests/test_alloc_problem_values.py"],

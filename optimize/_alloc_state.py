@@ -3,7 +3,7 @@
 :func:`~._alloc_build.build_state` validates a law, a cost, bounds, a substitution and
 synthetic sources and compiles them into one state object;
 :class:`~rlscale.optimize.AllocationProblem` holds it and hands it -- not itself -- to
-the solver modules (``_alloc_closed``, ``_alloc_kkt``, ``_alloc_model``,
+the solver modules (``_alloc_closed``, ``_alloc_closed_plan``, ``_alloc_kkt``, ``_alloc_model``,
 ``_alloc_newton``, ``_alloc_space``), which read only its public fields and methods.
 Two classes stand behind one protocol (:class:`AllocationState`), so no solver asks
 which kind of problem it has:
@@ -48,7 +48,8 @@ from rlscale.theory._synthetic import SynthesisMethod
 from rlscale.theory._validation import check_real
 
 if TYPE_CHECKING:
-    from rlscale.optimize._alloc_closed import ClosedForm, ClosedPlan
+    from rlscale.optimize._alloc_closed import ClosedForm
+    from rlscale.optimize._alloc_closed_plan import ClosedPlan
     from rlscale.optimize._alloc_model import DCPModel, GPModel
     from rlscale.optimize._alloc_newton import NewtonGP
     from rlscale.optimize._alloc_space import CountSpace, LogSpace
@@ -354,12 +355,12 @@ class GPState(_State):
         return cf
 
     def closed_plan(self, sense: Sense) -> ClosedPlan | None:
-        """The closed form precomputed for ``sense`` (:class:`~._alloc_closed.ClosedPlan`);
+        """The closed form precomputed for ``sense`` (:class:`~._alloc_closed_plan.ClosedPlan`);
         None without a closed form."""
         try:  # the hot path of a closed-form solve: one lookup
             return self._memo[("plan", sense.name)]
         except KeyError:
-            from rlscale.optimize._alloc_closed import ClosedPlan
+            from rlscale.optimize._alloc_closed_plan import ClosedPlan
 
             plan = None if self.closed_form is None else ClosedPlan(self, sense)
             self._memo[("plan", sense.name)] = plan

@@ -38,7 +38,7 @@ How a problem is solved (``method=``):
 
 Every :class:`Allocation` carries its KKT residual (:func:`kkt_residual`),
 computed from the point alone in the same coordinates whatever solved it (for
-a closed form when first read: :class:`._alloc_closed.ClosedPlan`).
+a closed form when first read: :class:`._alloc_closed_plan.ClosedPlan`).
 """
 
 from __future__ import annotations
@@ -53,12 +53,8 @@ import numpy as np
 
 from rlscale.optimize._alloc_build import build_state
 from rlscale.optimize._alloc_checks import check_method
-from rlscale.optimize._alloc_closed import (
-    ClosedForm,
-    ClosedPlan,
-    closed_logs,
-    frontier_certificate,
-)
+from rlscale.optimize._alloc_closed import ClosedForm, closed_logs
+from rlscale.optimize._alloc_closed_plan import ClosedPlan, frontier_certificate
 from rlscale.optimize._alloc_kkt import ALLOCATE, MIN_COST, Sense, kkt_residual, round_allocation
 from rlscale.optimize._alloc_model import solve_numeric
 from rlscale.optimize._alloc_newton import NEWTON_KKT, newton_gp
@@ -207,7 +203,7 @@ class AllocationProblem:
     def _fast(self, sense: Sense, method: Any, low: Any, high: Any) -> ClosedPlan | None:
         """The one test of the closed form's fast path: ``sense``'s closed plan when
         ``method`` takes closed forms and every bound in ``[low, high]`` lies in its
-        fast interval (:class:`._alloc_closed.ClosedPlan`), else None.  NaN fails both
+        fast interval (:class:`._alloc_closed_plan.ClosedPlan`), else None.  NaN fails both
         comparisons; the caller has checked the bounds are floats."""
         try:
             plan = self._plans[sense.name]
@@ -224,7 +220,7 @@ class AllocationProblem:
         """Minimise the loss subject to ``cost <= budget`` (``method``: see :func:`allocate`).
 
         A float budget (numpy's float64 is one) in a closed form's fast interval needs no
-        other check (:class:`._alloc_closed.ClosedPlan`)."""
+        other check (:class:`._alloc_closed_plan.ClosedPlan`)."""
         if isinstance(budget, float):
             plan = self._fast(ALLOCATE, method, budget, budget)
             if plan is not None:

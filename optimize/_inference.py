@@ -62,8 +62,8 @@ from typing import Any
 import numpy as np
 
 from rlscale.theory._errors import InfeasibleError, SolverError
-from rlscale.theory._inference import Turn
 from rlscale.theory._result import Result
+from rlscale.theory._turns import Turn
 from rlscale.theory._validation import (
     check_choice,
     check_positive_int,

@@ -14,7 +14,7 @@ Statement.  For real n > 0 and L = −log(1 − q) > 0 (0 < q < 1):
 * the log of any positive concave function is concave ((log f)'' =
   (f''f − f'²)/f² ≤ 0), which covers the Gaussian selection law, whose
   concavity p(n) = h(1) − ∫u^n h'(u)du is argued in
-  ``rlscale.theory._inference``;
+  ``rlscale.theory._turns``;
 * a concave function has decreasing unit increments on the integers, so the
   marginal gains the greedy allocation ranks are decreasing.
 

@@ -21,7 +21,7 @@ policy one candidate at a time for many episodes at once, applies the
 verifier's noise, and follows either a static plan (at most ``caps[t]``
 candidates at turn t; unused budget is lost) or the adaptive policy (the
 remaining budget carries over; a ``commit`` table says when to commit a held
-rejected candidate).  Failure models as in ``rlscale.theory._inference``:
+rejected candidate).  Failure models as in ``rlscale.theory._turns``:
 ``terminal`` (commit the first accepted candidate, or at the cap a held
 rejected one; a wrong commit ends the episode) and ``retried`` (only accepted
 candidates are committed; a wrong one is observed and the turn continues).

@@ -19,7 +19,7 @@ import pytest
 
 from rlscale.optimize import AllocationProblem, min_cost
 from rlscale.optimize import _allocate as alloc_mod
-from rlscale.optimize._alloc_closed import ClosedPlan
+from rlscale.optimize._alloc_closed_plan import ClosedPlan
 from rlscale.theory import AdditiveLaw, SynthesisMethod, VarianceComponentsLaw
 
 CHIN = AdditiveLaw(1.82, {"N": 482.01, "D": 2085.43}, {"N": 0.3478, "D": 0.3658})

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 
 import numpy as np
 import pytest
@@ -421,6 +422,15 @@ def test_the_fast_interval_is_open_on_both_sides_of_target_minus_floor(monkeypat
         assert all(lo * (1 - 1e-9) <= out.values[v] <= hi * (1 + 1e-9)
                    for v, (lo, hi) in bounds.items())
         assert out.loss == pytest.approx(0.2 + gap, rel=1e-9)
+    # Issue 25: open means open.  allocate's plan has floor 0, so a budget can be an end
+    # exactly: not taken there, taken one float inside.
+    budget_plan = prob.state.closed_plan(ALLOCATE)
+    assert budget_plan.floor == 0.0
+    for end, inward in ((budget_plan.low, np.inf), (budget_plan.high, -np.inf)):
+        for budget, inside in ((end, False), (float(np.nextafter(end, inward)), True)):
+            seen.clear()
+            prob.allocate(budget, round_integers=False)
+            assert seen[0] == ("allocate", inside), budget
 
 
 def test_budgets_and_sweeps_at_their_edges(capsys) -> None:
@@ -461,3 +471,48 @@ def test_the_array_fast_paths_keep_the_10000_budget_limit() -> None:
     for verb in (prob.frontier, prob.sweep):
         with pytest.raises(ValueError, match=r"at most 10000 budgets; got shape \(10001,\)"):
             verb(np.full(10_001, 400.0))
+
+
+@pytest.mark.parametrize("sense", ["allocate", "min_cost"])
+@pytest.mark.parametrize("rounded", [True, False])
+def test_the_newton_gp_path_reports_success_and_its_own_time(sense, rounded) -> None:
+    """Issue 25: the general GP solved by Newton (``method="auto"``, no closed form: an
+    additive law under a sum) carries ``success=True`` with its certificate, and
+    ``seconds`` is the solve's own wall time, inside the time measured around the call;
+    the conic path (``method="gp"``) too.  The optimum is the Lagrange point by hand,
+    ``E^-3/2 / 2 = K^-5/4 / 2`` (stationarity of ``1/√E + 2 K^-1/4`` under ``E + K``)."""
+    prob = AllocationProblem(LAW, "E + K")
+    for method, solver in (("auto", "Newton gp"), ("gp", "CLARABEL gp")):
+        before = time.perf_counter()
+        if sense == "allocate":
+            a = prob.allocate(100.0, method=method, round_integers=rounded)
+        else:
+            a = prob.min_cost(0.9, method=method, round_integers=rounded)
+        wall = time.perf_counter() - before
+        assert (a.solver, a.success, a.status) == (solver, True, "optimal")
+        assert 0.0 < a.seconds <= wall
+        assert a.kkt_residual <= 1e-12 or solver != "Newton gp"
+        E, K = a.values["E"], a.values["K"]
+        assert math.isclose(E ** -1.5 / K ** -1.25, 1.0, rel_tol=1e-8)
+
+
+def test_budgets_below_one_of_any_type_and_the_sweeps_default_rounding() -> None:
+    """Issue 25 (seed-3 survivors, written after seed 3 was scored): a budget in (0, 1] is an
+    ordinary one whatever its type — a float, numpy's float32, an int 1, numpy's int64 — and
+    1/√E + 1/√K under E + K = B is least at E = K = B/2 (symmetry and convexity); a sweep
+    rounds to integers unless told not to, as allocate does."""
+    law = AdditiveLaw(0.2, {"E": 1.0, "K": 1.0}, {"E": 0.5, "K": 0.5})
+    prob = AllocationProblem(law, "E + K", {"E": (1e-3, 1e6), "K": (1e-3, 1e6)})
+    for budget in (0.5, np.float32(0.5), 1, np.int64(1)):
+        a = prob.allocate(budget, round_integers=False)
+        half = float(budget) / 2
+        assert a.values == pytest.approx({"E": half, "K": half}, rel=1e-8), budget
+    # and what is refused names the valid range, > 0, float or not
+    for bad in (0.0, -1.0, math.nan, 0, -2):
+        with pytest.raises(ValueError, match=r"budget must be > 0; got budget="):
+            prob.allocate(bad)
+    big = AllocationProblem(LAW, "E + K")
+    swept = big.sweep([100.0, 1000.0])
+    assert all(s.rounded is not None and s.rounded_cost <= s.budget for s in swept)
+    assert [s.rounded for s in swept] == [big.allocate(b).rounded for b in (100.0, 1000.0)]
+    assert all(s.rounded is None for s in big.sweep([100.0, 1000.0], round_integers=False))

@@ -453,3 +453,64 @@ def test_the_general_closed_path_reports_the_loss_and_cost_of_its_values() -> No
                                              rel=1e-13)
             assert out.cost == pytest.approx(e * k, rel=1e-13)
             assert out.effective == pytest.approx({"E": e, "K": k}, rel=1e-13)
+
+
+def test_axes_that_are_scaled_variables_are_not_read_off_the_values() -> None:
+    """Issue 25: with ``environments = 2 E`` and ``tasks = 3 K`` (or ``E**2`` and ``K**2``) every
+    axis is one variable, but not the variable itself, so the closed form's effective axes
+    are ``2E`` and ``3K`` (``E²`` and ``K²``), not the values.
+    By hand: ``u = 2E``, ``v = 3K`` under ``E K = B`` give ``u v = 6B``, and the symmetric
+    law puts ``u = v = √(6B)``."""
+    half = {"environments": 0.5, "tasks": 0.5}
+    law = AdditiveLaw(0.2, dict.fromkeys(half, 1.0), half)
+    prob = AllocationProblem(law, "E*K", substitute={"environments": "2*E", "tasks": "3*K"})
+    for budget in (10.0, 1e4, 3e9):
+        a = prob.allocate(budget, round_integers=False)
+        root = math.sqrt(6.0 * budget)
+        assert a.method == "closed_form"
+        assert a.values == pytest.approx({"E": root / 2, "K": root / 3}, rel=1e-14)
+        assert a.effective == pytest.approx({"environments": root, "tasks": root}, rel=1e-14)
+        assert a.loss == pytest.approx(0.2 + 2.0 / math.sqrt(root), rel=1e-14)
+    # environments = E**2, tasks = K**2: the law is symmetric in u = E², v = K² under
+    # √(u v) = B, so u = v = B and E = K = √B.
+    prob = AllocationProblem(law, "E*K", substitute={"environments": "E**2", "tasks": "K**2"})
+    for budget in (10.0, 1e4, 3e9):
+        a = prob.allocate(budget, round_integers=False)
+        assert a.method == "closed_form"
+        assert a.values == pytest.approx(dict.fromkeys("EK", math.sqrt(budget)), rel=1e-14)
+        assert a.effective == pytest.approx(dict.fromkeys(half, budget), rel=1e-14)
+
+
+@pytest.mark.parametrize(("outside", "clipped"), [(0.8e-12, True), (1.2e-12, False)])
+def test_the_closed_form_is_clipped_onto_a_bound_within_1e12_in_log(outside, clipped) -> None:
+    """Issue 25: ``closed_logs`` puts ``log x`` on the box where it lies outside by at most
+    1e-12 (rounding) and otherwise leaves the bounds (``method="closed_form"`` says so).
+    The unbounded optimum of the symmetric law under ``E K = 100`` is ``E = K = 10``; the
+    cap on ``E`` is set ``outside`` below it in log."""
+    half = {"E": 0.5, "K": 0.5}
+    law = AdditiveLaw(0.2, dict.fromkeys(half, 1.0), half)
+    cap = 10.0 * math.exp(-outside)
+    prob = AllocationProblem(law, "E*K", {"E": (None, cap)})
+    if clipped:
+        a = prob.allocate(100.0, round_integers=False, method="closed_form")
+        assert a.values["E"] == pytest.approx(cap, rel=1e-15)
+        assert a.values["K"] == pytest.approx(10.0, rel=1e-11)
+    else:
+        with pytest.raises(ValueError, match="leaves the bounds"):
+            prob.allocate(100.0, round_integers=False, method="closed_form")
+
+
+def test_pooled_levels_whose_sum_overflows_have_no_closed_form() -> None:
+    """Issue 25: costs (50, 5, 20) pool tasks and trajectories (√(s/c) falls between them),
+    and with s = 1e308 each the pooled level's 2e308 is not a float: no closed form, and the
+    GP solves it.  By hand, with k = 1 the loss is 2e308 / (E t) and the budget buys
+    ``E t = 1e6 / 25`` (the ``50 E`` term is negligible at the optimum), so the loss is
+    ``5e303``; E's own term, 9/E, is below the loss's rounding."""
+    prob = AllocationProblem(VarianceComponentsLaw(0.1, 9.0, 1e308, 1e308),
+                             "50*E + 5*E*t + 20*E*t*k")
+    with pytest.raises(ValueError, match="this problem has none"):
+        prob.allocate(1e6, method="closed_form")
+    a = prob.allocate(1e6, round_integers=False)
+    assert a.method == "gp" and math.isfinite(a.loss)
+    assert a.loss == pytest.approx(2.0 * (1e308 / (1e6 / 25.0)), rel=1e-9)
+    assert a.values["k"] == pytest.approx(1.0, rel=1e-9)

@@ -14,6 +14,8 @@ from scipy.optimize import least_squares
 
 from rlscale.verification._law_fits import (
     CHI2_95,
+    REL_TOL,
+    FormFit,
     MinLawFit,
     bootstrap_min_law,
     boundary_verdicts,
@@ -23,6 +25,7 @@ from rlscale.verification._law_fits import (
     min_law_closure,
     percentile_interval,
     profile_start,
+    runoff_box,
 )
 from rlscale.verification._law_forms import FORMS, STARTS, _law_min, _law_smooth
 from rlscale.verification._law_models import _regime, fit_groups
@@ -174,6 +177,14 @@ def test_percentile_interval_is_numpys_and_unbounded_where_it_must_be() -> None:
     w[:1] = np.inf  # one resample of 30 runs off: 2.5 % of 29 gaps, the 97.5 % end is
     assert percentile_interval(w, w)[1] is None  # interpolated with it
     assert percentile_interval(w, w)[0] == float(np.percentile([*v[1:], 9e9], 2.5))
+    # Issue 25: an end interpolated between a finite and an infinite order statistic is
+    # unbounded (numpy's own percentile is not finite there); one that lands on a finite
+    # order statistic exactly is that statistic (numpy's gives nan: inf * 0).
+    u = np.array([1.0, 2.0, np.inf])
+    with np.errstate(invalid="ignore"):
+        assert not np.isfinite(np.percentile(u, 75))
+    assert percentile_interval(u, u, 0, 75) == percentile_interval(u, u, 0, 100) == [1.0, None]
+    assert percentile_interval(u, u, 50, 50) == [2.0, 2.0]  # the median of 3
 
 
 def test_groups_report_identification_and_bootstrap_limits() -> None:
@@ -409,10 +420,15 @@ def test_boundary_verdicts_pick_the_lowest_limit() -> None:
         (5, 9, 1, 9, 9, f), (5, 9, 9, 9, 4, f), (5, 1, 9, 9, 9, f),  # above a limit
         (5, 2, 2, 9, 9, f), (5, 9, 3, 3, 9, f),  # ties: b -> inf, then sqrt(K)
         (5, 2.5, 3, 9, 9, f),  # the plateau above log M's limit: c -> inf
-        (1 - 1e-7, 1, 9, 9, 9, f), (1 - 2e-6, 1, 9, 9, 9, f)], float).T  # REL_TOL = 1e-6
+        (1 - 1e-7, 1, 9, 9, 9, f), (1 - 2e-6, 1, 9, 9, 9, f),  # REL_TOL = 1e-6
+        (5, 9, 2, 9, 2, t), (5, 9, 9, 2, 2, t), (5, 9, 2, 2, 9, t),  # ran off, exact ties:
+        # the simpler limit
+        # b -> inf: the constant within REL_TOL of the lowest limit (sqrt K) names it, 25 %
+        # above it does not
+        (5, 9, 3, 2, 2 * (1 + 5e-7), f), (5, 9, 3, 2, 2.5, f)], float).T
     got = boundary_verdicts(*cols[:5], ran_off=cols[5].astype(bool))
     assert got == ["b_inf", "k_only", "flat", "b_inf", "flat", "c_inf", "b_inf", "k_only",
-                   "c_inf", "c_inf", "interior"]
+                   "c_inf", "c_inf", "interior", "flat", "flat", "k_only", "flat", "k_only"]
 
 
 def test_k_only_and_flat_fits_predict_their_least_squares_limits() -> None:
@@ -474,3 +490,85 @@ def test_sqrt_logm_profile_grid_holds_the_shares_of_the_log_m_range(share: float
     start = profile_start("sqrt_logm", LM, K, g[None, :], np.ones((1, LM.size)))[0]
     assert start[1] == pytest.approx(b, abs=1e-12)
     assert start[0] == pytest.approx(np.log(0.8), abs=1e-12)
+
+
+def test_runoff_box_is_the_documented_bound_of_each_form() -> None:
+    """Issue 25: :func:`runoff_box` as its docstring states it, by hand on the design
+    ``M = 10 … 1e5``, ``K = 0.05 … 30``: ``b`` of the min law and of ``a√(log M + b)``
+    beyond ``−min log M + 1000 (1 + range of log M)``, the plateau's ``log C`` below
+    ``−log max K − 30``, nothing else bounded (the smooth min has no box)."""
+    b_hi = -np.log(10.0) + 1000.0 * (1.0 + np.log(1e5) - np.log(10.0))
+    for name, p in (("min", 3), ("sqrt_logm", 2), ("plateau", 2), ("smooth", 4)):
+        lo, hi = runoff_box(name, LM, K)
+        want_lo, want_hi = np.full(p, -np.inf), np.full(p, np.inf)
+        if name == "plateau":
+            want_lo[1] = -np.log(30.0) - 30.0
+        elif name != "smooth":
+            want_hi[1] = b_hi
+        np.testing.assert_allclose(lo, want_lo, rtol=1e-15)
+        np.testing.assert_allclose(hi, want_hi, rtol=1e-15)
+
+
+def _log_m_limit_data() -> tuple[np.ndarray, np.ndarray, FormFit, float]:
+    """Data on the ``log M`` branch, with a given ``a√(log M + b)`` fit whose cost
+    ``1e-6 ½ΣG²`` is far below the plateau's and the closed-form limits' costs."""
+    Y = 0.8 * np.sqrt(LM - 1.0)[None, :]
+    half_yy = 0.5 * float(Y[0] @ Y[0])
+    logm = FormFit(np.array([[np.log(0.8), -1.0]]), np.array([1e-6 * half_yy]), np.array([1]))
+    return Y, np.ones_like(Y), logm, half_yy
+
+
+def test_cost_differences_below_the_data_scale_floor_are_ties() -> None:
+    """Issue 25: a min-law fit is interior only when its cost is below the lowest limit's
+    by more than ``REL_TOL`` relative *and* ``1e-12 ½ΣG²`` (module docstring): a fit
+    1.5 floors below that line is interior, one 0.5 floors below it is a tie (``c_inf``)."""
+    Y, W, logm, half_yy = _log_m_limit_data()
+    line, floor = (1.0 - REL_TOL) * float(logm.cost[0]), 1e-12 * half_yy
+    for below, want in ((1.5, "interior"), (0.5, "c_inf")):
+        fit = FormFit(np.zeros((1, 3)), np.array([line - below * floor]), np.array([1]))
+        assert min_law_closure(LM, K, Y, W, fit, logm=logm).verdicts == [want]
+
+
+def test_a_fit_that_left_the_runoff_box_is_never_interior() -> None:
+    """Issue 25: solver status 5 (``b`` past :func:`runoff_box`) makes the verdict a limit
+    whatever the cost; the same cost with a converged status is interior."""
+    Y, W, logm, _ = _log_m_limit_data()
+    cost = np.array([0.5 * float(logm.cost[0])])
+    for status, interior in ((1, True), (5, False)):
+        law = min_law_closure(LM, K, Y, W, FormFit(np.zeros((1, 3)), cost, np.array([status])),
+                              logm=logm)
+        assert (law.verdicts == ["interior"]) is interior
+        assert law.verdicts[0] in ("interior", "flat", "k_only", "b_inf")
+
+
+def test_all_zero_gains_give_finite_starts_and_a_flat_verdict() -> None:
+    """Issue 25: gains all zero (a reward model that never helps) have no scale to take a
+    log of; every profile start is still finite (its scale negligible), and the min law's
+    verdict is ``flat``, predicting zero (to subnormal numbers: the law's own fit, at an
+    equal zero cost, predicts)."""
+    Y = np.zeros((1, LM.size))
+    W = np.ones_like(Y)
+    for name in ("min", "sqrt_logm", "plateau"):
+        start = profile_start(name, LM, K, Y, W)
+        assert np.all(np.isfinite(start)) and start[0, 0] < np.log(1e-300)
+    fit = fit_form("min", profile_start("min", LM, K, Y, W)[:, None, :], LM, K, Y, W)
+    law = min_law_closure(LM, K, Y, W, fit)
+    assert law.verdicts == ["flat"]
+    assert np.all(np.abs(law.predict(0, LM, K)) < 1e-300)
+
+
+def test_limits_of_c_inf_and_the_fit_record_is_frozen() -> None:
+    """Issue 25 (seed-3 survivors, written after seed 3 was scored): ``limits("c_inf")``
+    keeps ``a`` and ``b`` (identified) and sends ``c`` to +∞ at both ends, an interior fit
+    keeps all three; a :class:`MinLawFit` is a frozen record."""
+    import dataclasses
+
+    lo, hi = limits("c_inf", np.array([1.0, 2.0, 3.0]))
+    assert lo.tolist() == hi.tolist() == [1.0, 2.0, np.inf]
+    lo, hi = limits("interior", np.array([1.0, 2.0, 3.0]))
+    assert lo.tolist() == hi.tolist() == [1.0, 2.0, 3.0]
+    Y, W, logm, _ = _log_m_limit_data()
+    law = min_law_closure(LM, K, Y, W, FormFit(np.zeros((1, 3)), np.array([1.0]),
+                                               np.array([1])), logm=logm)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        law.verdicts = []

@@ -25,7 +25,7 @@ from scipy.special import log_ndtr
 from rlscale.optimize import adaptive_plan, continuous_plan
 from rlscale.simulate import generalising_proxy_gain
 from rlscale.theory import CoverageTurn, EmpiricalTurn, SelectionTurn, Turn, VerifierTurn
-from rlscale.theory._inference import KINDS
+from rlscale.theory._turns import KINDS
 from rlscale.theory.reward import RULES
 
 
@@ -204,7 +204,7 @@ def test_turn_refuses_a_field_its_kind_does_not_take(kwargs: dict, match: str) -
 ROOT = Path(__file__).resolve().parents[1]
 #: The simulators and the inference modules (laws, context turns, planners).
 SEAM_FILES = [*sorted((ROOT / "simulate").glob("*.py")),
-              ROOT / "theory" / "_inference.py", ROOT / "theory" / "_context.py",
+              ROOT / "theory" / "_turns.py", ROOT / "theory" / "_context.py",
               ROOT / "optimize" / "_inference.py", ROOT / "optimize" / "_context_plan.py"]
 #: Names whose string value picks a behaviour: those are asked of an object or a table.
 DISPATCH_NAMES = ("method", "kind", "algorithm", "how")

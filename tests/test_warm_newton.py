@@ -259,12 +259,14 @@ def test_a_start_within_the_tolerance_of_a_bound_holds_it(monkeypatch) -> None:
     """A start on E's upper bound, exactly or 3e-9 inside it in log space (the tolerance
     is 1e-9 · max(1, |log bound|) = 5.5e-9), first holds E at the bound; that active set
     has no KKT point at this budget, so the loop starts again from the start with every
-    bound free, and ends at cvxpy's optimum.  2e-8 inside, E is free from the first round."""
+    bound free, and ends at cvxpy's optimum.  2e-8 inside (and 1.2 tolerances), E is free
+    from the first round."""
     solves, _ = _record(monkeypatch)
     rng = np.random.default_rng(9)
     pb = _problem(_law(rng))
     gp = pb.allocate(1000.0, round_integers=False)
-    for offset, rounds in ((0.0, 2), (3e-9, 2), (2e-8, 1)):
+    tol = 1e-9 * math.log(256.0)  # issue 25: either side of the tolerance itself
+    for offset, rounds in ((0.0, 2), (3e-9, 2), (0.8 * tol, 2), (1.2 * tol, 1), (2e-8, 1)):
         solves.clear()
         warm = warm_allocate(pb, 1000.0, {"E": 256.0 * math.exp(-offset), "t": 5.0, "k": 3.0})
         assert warm is not None and _rel(warm, gp.values) < 1e-10
@@ -309,3 +311,19 @@ def test_bounds_at_the_edge_of_the_domain() -> None:
     assert warm_allocate(pb, 0.0, start) is None
     warm = warm_allocate(pb, 0.5, start)
     assert warm is not None and _rel(warm, {"E": 0.25, "K": 0.25}) < 1e-12
+
+
+def test_a_refusal_restarts_from_the_warm_start_once(monkeypatch) -> None:
+    """Issue 25: a budget below the cheapest allocation has no optimum.  From the 1000-budget
+    optimum Newton frees every coordinate, then holds the one that leaves its box, and that
+    active set has no KKT point; the loop starts again from the warm start with every bound
+    free (the same deterministic path) and, failing again, gives ``None``: two passes of
+    the same solves, not a third."""
+    solves, _ = _record(monkeypatch)
+    rng = np.random.default_rng(2)
+    pb = _problem(_law(rng))
+    start = pb.allocate(1000.0, round_integers=False).values
+    assert warm_allocate(pb, 5.0, start) is None
+    frees = [s[0] for s in solves]
+    assert len(frees) == 4 and frees[2:] == frees[:2] and frees[0] == (0, 1, 2)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(solves[2:], solves[:2]))

@@ -64,8 +64,9 @@ from typing import Any
 
 import numpy as np
 
-from rlscale.theory._inference import MAX_TABLE, Turn
+from rlscale.theory._inference import MAX_TABLE
 from rlscale.theory._posynomial import Posynomial
+from rlscale.theory._turns import Turn
 from rlscale.theory._validation import check_positive_int, check_real, check_scalar, return_like
 
 __all__ = ["ContextTurn", "context_cost", "context_term", "lag_survival", "window_loss"]
