@@ -74,27 +74,24 @@ with P 0.98-0.99 fell back because a poorly identified single-axis baseline coul
 excluded (P 0.50-0.87 against "t only"); the plan wherever either rule takes it changed
 one choice, also for the worse.
 
-Why, once the default is left, the plan is not tested (``guard="departure"``).  With
-every step guarded (``"every step"``, the rule until issue 29's fifth session) ``far``
-kept 68 % of the oracle gain: exactly what E only is worth, since the truly better of
-the candidate, E only and proportional, chosen per data set by the truth, keeps the
-same -- the candidate chosen on the 5σ² selection copy beat E only once deployed in 32
-of 90 data sets.  The candidate was the bottleneck, and a sharper copy fixes it: chosen
-on the 1.25σ² copy (fission with τ = 0.5) it beat E only in 29 of 35 ``far`` data sets
-(τ = 1: 23 of 33; τ = 2: 11 of 31; the whole data's Bayes plan 29 of 34).  But the
-5σ² copy that is then left to judge it cannot tell: P(beats E only) ≥ 0.95 in 8 of
-those 35 (all 8 good), and of the 17 it gave P < 0.5, 13 truly beat; a plan from the
-sharper copy judged at 0.95 on the other kept no more than 68 %.  Judged on the sharp
-copy instead (the fixed role), the plans the test passes are not worth passing.  So
-the guard is where it has power and matters most: leaving the default, which the whole
-data's step tests at ``probability``; among the departures the plan, the choice of
-least expected loss, is taken, and what the independent copy says of it is reported.
-Where the default is the strongest baseline the plan still needs ``probability`` on
-the sharp judgement copy, so on generators where proportional scaling is near-optimal
-nothing changes (the decision study pairs both rules on the same data sets:
-``python -m benchmarks.decision_study --rescore --against DIR``).  These candidate
-figures are a scratch measurement of issue 29's fifth session (36 ``far`` data sets of
-the study's report pilot), recorded in its closing note.
+Why every step is guarded (``guard="departure"`` measured, not adopted).  With every step
+guarded ``far`` keeps 68 % of the oracle gain, what E only is worth: the truly better of
+the candidate, E only and proportional, chosen per data set by the truth, keeps the same
+-- the candidate chosen on the 5σ² selection copy beat E only once deployed in 32 of 90
+data sets.  A sharper copy makes a better candidate (a scratch measurement of issue 29's
+fifth session on 36 ``far`` data sets: the Bayes plan of the 1.25σ² copy beat E only in
+29 of 35; τ = 1: 23 of 33; τ = 2: 11 of 31; the whole data's Bayes plan 29 of 34), but
+the 5σ² copy then left to judge it cannot tell (P ≥ 0.95 in 8 of 35; of the 17 it gave
+P < 0.5, 13 truly beat).  ``guard="departure"`` takes that plan untested once the whole
+data have left the default.  On the decision study's ``far`` cell, paired on the same
+100 data sets: better than every-step guarding in 33, worse in 16, its untested plans
+beating E only in 34 of 48 -- but the share of the oracle gain kept fell from 0.68 to
+0.47 (paired difference −0.22 [−0.32, 0.00], bootstrap 95 %) and η_deployed ≥ 1 against
+E only from 0.58 to 0.44: 42 of the 100 never leave proportional (the whole data's step
+falls short of 0.95), which pins the median among the departures' weakest.  Elsewhere
+it changed 1 choice of 400 on the four near-proportional generators and 7 of 100 on
+``correlated`` (3 better, 4 worse).  ``far`` lacks power in the whole data's step, which
+no rule for the plan step supplies; every step stays guarded.
 
 What P(beats) is.  The share of the judgement laws under which the plan has the lower
 loss: one minus a one-sided bootstrap p-value for "the plan is no better".  As such it
@@ -295,9 +292,10 @@ def recommend(data: Any, cost: Any, budget: float, centre: Mapping[str, float], 
         baseline -- to the strongest baseline over the whole data's laws, or, when the
         default is the strongest, to the plan on the judgement copy; once the default is
         left, the Bayes plan (chosen on the sharper copy) is taken, its P(beats the
-        strongest) reported but not required.  On ``far`` it took more plans, better than
-        E only in more data sets than worse, but kept no more of the oracle gain and
-        fell short of E only more often (module docstring): an option, not the default.
+        strongest) reported but not required.  On the decision study's ``far`` it took
+        the plan in 48 of 100 data sets, better than ``"every step"`` in 33 and worse in
+        16, but kept less of the oracle gain (0.47 against 0.68) and fell short of E
+        only more often (module docstring): an option, not the default.
     confidence : float
         Level of the reported intervals.
     bootstrap, plan_laws : int
