@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RULES", "figure", "recalibration", "reliability", "report", "rescore_rule", "score",
-           "validity"]
+__all__ = ["RULES", "figure", "paired", "paired_report", "recalibration", "reliability", "report",
+           "rescore_rule", "score", "validity"]
 
 
 # -- scoring ------------------------------------------------------------------------------------
@@ -251,6 +251,85 @@ def rescore_rule(state: dict[str, Any], rule: str) -> dict[str, Any]:
             "changed": int(np.sum(np.abs(new_star - old_star) > 1e-12)),
             "better": int(np.sum(new_star > old_star + 1e-12)),
             "worse": int(np.sum(new_star < old_star - 1e-12))}
+
+
+def paired(old: dict[str, Any], new: dict[str, Any], resamples: int = 2000,
+           seed: int = 0) -> dict[str, Any]:
+    """Two rules' records of one cell, paired on the data sets both scored.
+
+    The same data sets (same seeds, same pilots): per data set the truly strongest
+    baseline's η_deployed under each rule.  The share of the oracle gain kept (median
+    η_dep − 1 over oracle η − 1, against proportional) gets a 95 % percentile interval by
+    resampling the data sets, the same resample for both rules, so the interval of the
+    difference is paired too.
+    """
+    truth = new["truth"]
+    star = truth["strongest"]
+    gain = truth["oracle_eta"]["proportional"] - 1.0
+
+    def eta(rec: dict[str, Any] | None) -> dict[str, float] | None:
+        rc = (rec or {}).get("recommend")
+        return rc["eta_deployed"] if rc else None
+
+    keys = [k for k in new["records"] if eta(new["records"][k]) is not None
+            and eta(old["records"].get(k)) is not None]
+    o = np.array([[eta(old["records"][k])[star], eta(old["records"][k])["proportional"]]
+                  for k in keys]).reshape(-1, 2)
+    w = np.array([[eta(new["records"][k])[star], eta(new["records"][k])["proportional"]]
+                  for k in keys]).reshape(-1, 2)
+    n = len(keys)
+    out: dict[str, Any] = {"n": n, "star": star, "changed": 0, "better": 0, "worse": 0}
+    if not n:
+        return out
+    out.update(changed=int(np.sum(np.abs(w[:, 0] - o[:, 0]) > 1e-12)),
+               better=int(np.sum(w[:, 0] > o[:, 0] + 1e-12)),
+               worse=int(np.sum(w[:, 0] < o[:, 0] - 1e-12)))
+    for name, a in (("old", o), ("new", w)):
+        ok = int(np.sum(a[:, 0] >= 1 - 1e-9))
+        out[name] = {"ok": ok, "ok_wilson": _wilson(ok, n),
+                     "median_prop": float(np.median(a[:, 1]))}
+    if gain > 0:
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, n, size=(resamples, n))
+        kept_o = (np.median(o[idx, 1], axis=1) - 1.0) / gain
+        kept_w = (np.median(w[idx, 1], axis=1) - 1.0) / gain
+        for name, a, k in (("old", o, kept_o), ("new", w, kept_w)):
+            out[name]["kept"] = (float(np.median(a[:, 1])) - 1.0) / gain
+            out[name]["kept_interval"] = tuple(float(v) for v in np.quantile(k, [0.025, 0.975]))
+        out["kept_difference"] = out["new"]["kept"] - out["old"]["kept"]
+        out["kept_difference_interval"] = tuple(
+            float(v) for v in np.quantile(kept_w - kept_o, [0.025, 0.975]))
+    return out
+
+
+def paired_report(old_states: dict[tuple[str, str], dict[str, Any]],
+                  states: dict[tuple[str, str], dict[str, Any]]) -> str:
+    """The table of :func:`paired` for every cell both sets of files hold."""
+    lines = ["| generator | pilot | n | η_dep ≥ 1 vs strongest: earlier rule → this rule "
+             "[Wilson 95 %] | median η_dep vs proportional: earlier → this | share of the "
+             "oracle gain kept: earlier [95 %] → this [95 %]; difference [95 %, paired] | "
+             "changed / better / worse |", "|---|---|---|---|---|---|---|"]
+    for cell, st in states.items():
+        if cell not in old_states:
+            continue
+        s = paired(old_states[cell], st)
+        if not s["n"]:
+            continue
+        o, w = s["old"], s["new"]
+        ok = (f"{o['ok'] / s['n']:.3f} [{o['ok_wilson'][0]:.3f}, {o['ok_wilson'][1]:.3f}] → "
+              f"{w['ok'] / s['n']:.3f} [{w['ok_wilson'][0]:.3f}, {w['ok_wilson'][1]:.3f}]")
+        if "kept" in w:
+            kept = (f"{o['kept']:.2f} [{o['kept_interval'][0]:.2f}, {o['kept_interval'][1]:.2f}]"
+                    f" → {w['kept']:.2f} [{w['kept_interval'][0]:.2f}, "
+                    f"{w['kept_interval'][1]:.2f}]; {s['kept_difference']:+.2f} "
+                    f"[{s['kept_difference_interval'][0]:+.2f}, "
+                    f"{s['kept_difference_interval'][1]:+.2f}]")
+        else:
+            kept = "—"
+        lines.append(f"| {cell[0]} | {cell[1]} | {s['n']} | {ok} | {o['median_prop']:.3f} → "
+                     f"{w['median_prop']:.3f} | {kept} | {s['changed']} / {s['better']} / "
+                     f"{s['worse']} |")
+    return "\n".join(lines)
 
 
 def validity(states: list[dict[str, Any]], levels: tuple[float, ...] = (0.8, 0.9, 0.95)

@@ -2,6 +2,7 @@
 
     python -m benchmarks.decision_study [--datasets 200] [--extra 100] [--small 50]
         [--jobs 2] [--out DIR] [--only NAME ...] [--rescore] [--figure PNG]
+        [--against DIR]
 
 Every cell draws pilot sweeps from a **known** generating law, runs what a user runs on
 each -- :func:`~rlscale.optimize.recommend` (the default decision) and the plug-in optimum
@@ -37,7 +38,8 @@ Output: one JSON file per cell in ``--out`` (default ``decision-study/``), rewri
 atomically after every data set, so a killed study resumes where it stopped (finished
 data sets are read back, not redone; a file from another configuration is refused).
 ``--rescore`` prints the tables from the files without computing anything;
-``--figure`` writes the reliability plot of P(beats).
+``--figure`` writes the reliability plot of P(beats); ``--against DIR`` pairs every cell
+with the same cell of another rule's files (the same seeds, so the same data sets).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._decision_scores import figure, report
+from benchmarks._decision_scores import figure, paired_report, report
 
 COST = "20.0*E + 2.0*E*t + 0.1*E*t*k"
 BOUNDS = {"E": (1.0, 256.0), "t": (1.0, 64.0), "k": (2.0, 128.0)}
@@ -66,7 +68,7 @@ AXES = ("E", "t", "k")
 #: Settings of the decision and of the plug-in comparison (fixed: part of each cell's key).
 SETTINGS = {"bootstrap_full": 200, "bootstrap": 100, "plan_laws": 40, "old_laws": 40,
             "probability": 0.95, "confidence": 0.9, "split": 2.0, "loss_range": [0.0, 1.0],
-            "version": 2}
+            "guard": "departure", "version": 3}
 
 
 # -- generators -------------------------------------------------------------------------------
@@ -300,7 +302,8 @@ def one(gen: Generator, loss: Callable, data: dict[str, np.ndarray], seed: int
     rec = recommend(data, COST, BUDGET, CENTRE, axes=list(AXES), bounds=BOUNDS, fit=fit,
                     bootstrap=s["bootstrap"], plan_laws=s["plan_laws"],
                     probability=s["probability"], confidence=s["confidence"],
-                    split=s["split"], loss_range=tuple(s["loss_range"]), seed=seed)
+                    split=s["split"], loss_range=tuple(s["loss_range"]), seed=seed,
+                    guard=s["guard"])
     r = {"choice": rec.choice, "status": rec.status, "departs": rec.departs,
          "strongest": rec.strongest, "steps": rec.steps, "reason": rec.reason,
          "values": rec.values, "eta_deployed": deployed(rec.path, "recommend"),
@@ -396,6 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", metavar="GEN[/PILOT]")
     parser.add_argument("--rescore", action="store_true", help="print the tables only")
     parser.add_argument("--figure", metavar="PNG")
+    parser.add_argument("--against", metavar="DIR", help="another rule's files of the same "
+                        "cells (e.g. an earlier settings version): print the two paired")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -413,6 +418,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{g}/{p}: {n} data sets", file=sys.stderr, flush=True)
         states[(g, p)] = run_cell(g, p, n, out, args.jobs)
     print(report(states))
+    if args.against:
+        old = {c: json.loads((Path(args.against) / f"{c[0]}-{c[1]}.json").read_text(
+            encoding="utf-8")) for c in states
+            if (Path(args.against) / f"{c[0]}-{c[1]}.json").exists()}
+        print("\nPaired with the files in", args.against, "(the same data sets):\n")
+        print(paired_report(old, states))
     if args.figure:
         figure(states, Path(args.figure))
     return 0

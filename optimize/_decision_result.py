@@ -78,9 +78,10 @@ class Recommendation(Result):
         The best plan found (``values``, ``path``, and its comparisons against the
         default and the strongest baseline), whether or not it was recommended.
     steps : list of dict
-        The fixed sequence: each step's ``frm``, ``to``, ``p_beats``, ``taken`` and ``on``
+        The fixed sequence: each step's ``frm``, ``to``, ``p_beats``, ``taken``, ``on``
         (the laws that judged it: ``"whole data"`` for the strongest baseline,
-        ``"judgement copy"`` for the plan).
+        ``"judgement copy"`` for the plan); with ``guard="departure"`` also ``gated``
+        (whether the step needed ``probability``).
     reason : str
         One sentence: why this recommendation.
     baselines : dict
@@ -98,6 +99,9 @@ class Recommendation(Result):
         ``"plan"`` (departs to the plan), ``"baseline"`` (a baseline, possibly not the
         default, won) or ``"fallback"`` (the law could not be fitted; the default
         baseline is returned with the fitter's reason).
+    guard : str
+        What ``probability`` guarded: ``"every step"`` or ``"departure"`` (only a step from
+        the default; each step's ``gated`` says whether it needed it).
     """
 
     choice: str
@@ -119,6 +123,7 @@ class Recommendation(Result):
     n_laws: dict[str, int]
     notes: tuple[str, ...] = ()
     status: str = "plan"
+    guard: str = "every step"
 
     def __repr__(self) -> str:
         """One screen: the choice, the reason, η and P(beats) per baseline."""

@@ -140,6 +140,87 @@ def test_the_strongest_baseline_is_named_and_judged_on_the_whole_datas_laws() ->
         assert rec.steps[1]["on"] == "judgement copy" and rec.steps[1]["frm"] == "E only"
 
 
+def _spy_copies(monkeypatch):
+    """Record each copy recommend fits (its target column) and the fit the chooser gets."""
+    import rlscale.optimize._decision as decision
+
+    fitted, chosen = {}, []
+    real_fit, real_choose = decision._fit, decision._CHOOSERS["bayes"]
+
+    def fit(data, *args, **kwargs):
+        out = real_fit(data, *args, **kwargs)
+        fitted[id(out)] = np.asarray(data["loss"], dtype=float)
+        return out
+
+    def choose(f, laws, ctx):
+        chosen.append(fitted[id(f)])
+        return real_choose(f, laws, ctx)
+
+    monkeypatch.setattr(decision, "_fit", fit)
+    monkeypatch.setitem(decision._CHOOSERS, "bayes", choose)
+    return chosen
+
+
+def test_once_the_default_is_left_the_plan_is_chosen_on_the_sharper_copy_untested(
+        monkeypatch) -> None:
+    data = _pilot(E_ONLY, 2)
+    fit = fit_law(data, axes=["E", "k"], seed=2, n_jobs=1, bootstrap=60)
+    every = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, **FAST)
+    chosen = _spy_copies(monkeypatch)
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, guard="departure",
+                    **FAST)
+    assert rec.guard == "departure" and every.guard == "every step"
+    # The whole-data step is the same under both guards; it leaves the default.
+    assert rec.steps[0] == {**every.steps[0], "gated": True} and rec.steps[0]["taken"]
+    # guard="departure": the plan is taken whatever its P; "every step" needs 0.95.
+    assert rec.choice == "plan" and rec.status == "plan"
+    assert not rec.steps[1]["gated"] and rec.steps[1]["taken"]
+    assert rec.steps[1]["p_beats"] == rec.versus_strongest.p_beats
+    assert "gated" not in every.steps[1]  # every step is gated: the key is left out
+    assert every.steps[1]["taken"] == (every.steps[1]["p_beats"] >= 0.95)
+    assert "not required" in rec.reason and any("τ = 0.5" in n for n in rec.notes)
+    # The copy the plan was chosen on: log(copy / data) is τZ or −Z/τ (τ = 2), so its
+    # spread is σ/2 for the sharper copy, 2σ for the other -- a ratio of 4 between them.
+    (copy,) = chosen
+    spread = np.std(np.log(copy / data["loss"]))
+    sigma = rec.sigma
+    assert spread == pytest.approx(sigma / 2, rel=0.35)
+
+
+def test_once_the_default_is_left_a_plan_that_cannot_be_had_leaves_the_strongest(
+        monkeypatch) -> None:
+    import rlscale.optimize._decision as decision
+
+    data = _pilot(E_ONLY, 2)
+    fit = fit_law(data, axes=["E", "k"], seed=2, n_jobs=1, bootstrap=60)
+    real, calls = decision._usable, []
+
+    def usable(laws, *args):  # the second call: the sharper copy's laws, after the swap
+        calls.append(1)
+        return real(laws, *args) if len(calls) == 1 else []
+
+    monkeypatch.setattr(decision, "_usable", usable)
+    rec = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, fit=fit, guard="departure",
+                    **FAST)
+    assert len(calls) == 2
+    assert (rec.choice, rec.status, rec.departs) == ("E only", "baseline", True)
+    assert rec.values == pytest.approx({"E": 92.0, "k": 8.0}, rel=1e-9)
+    assert rec.reason.startswith("use the baseline (E only): it beats proportional")
+    assert "too few usable bootstrap laws" in rec.reason
+    assert [(s["to"], s["taken"]) for s in rec.steps] == [("E only", True)]
+
+
+def test_without_a_departure_the_guards_agree() -> None:
+    data = _pilot(NULL, 1)
+    a = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, guard="departure", **FAST)
+    b = recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, **FAST)
+    assert a.choice == b.choice == "proportional" and a.values == b.values
+    assert a.steps == [{**st, "gated": True} for st in b.steps]
+    assert a.candidate["values"] == b.candidate["values"]
+    with pytest.raises(ValueError, match="guard"):
+        recommend(data, "E + k", 100.0, CENTRE, bounds=BOUNDS, guard="none", **FAST)
+
+
 def test_without_bootstrap_laws_in_fit_the_whole_data_is_bootstrapped_here() -> None:
     data = _pilot(E_ONLY, 2)
     fit = fit_law(data, axes=["E", "k"], seed=2, n_jobs=1, bootstrap=0)

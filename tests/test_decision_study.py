@@ -10,6 +10,8 @@ import pytest
 import benchmarks.decision_study as study
 from benchmarks._decision_scores import (
     _calibration_error,
+    paired,
+    paired_report,
     recalibration,
     reliability,
     rescore_rule,
@@ -114,6 +116,33 @@ def test_other_rules_rescored_on_the_same_records_by_hand() -> None:
     # "either": the plan where either rule takes it (records 0 and 1), E only in 2
     assert (either["ok"], either["changed"], either["better"]) == (2, 1, 1)
     assert either["median_eta_prop"] == pytest.approx(1.4)
+
+
+def test_two_rules_paired_on_the_same_data_sets_by_hand() -> None:
+    # Truly strongest E only; oracle η 1.5 against proportional (a gain of 0.5).
+    def state(etas):
+        return {"truth": {"strongest": "E only",
+                          "oracle_eta": {"E only": 1.1, "proportional": 1.5}},
+                "records": {str(i): {"recommend": {"eta_deployed": None if e is None else
+                                                   {"E only": e[0], "proportional": e[1]}}}
+                            for i, e in enumerate(etas)}}
+
+    old = state([(1.0, 1.3), (0.7, 1.0), (1.0, 1.3), (1.0, 1.3), (1.0, 1.3)])
+    # data set 4 is beyond the truth under the new rule: left out of both
+    new = state([(1.1, 1.45), (0.7, 1.0), (0.9, 1.2), (1.05, 1.4), None])
+    s = paired(old, new, resamples=400)
+    assert s["n"] == 4 and (s["changed"], s["better"], s["worse"]) == (3, 2, 1)
+    assert s["old"]["ok"] == 3 and s["new"]["ok"] == 2
+    # medians of η_dep vs proportional: old (1.0, 1.3, 1.3, 1.3) -> 1.3; new
+    # (1.0, 1.2, 1.4, 1.45) -> 1.3: kept (1.3 - 1) / 0.5 = 0.6 for both
+    assert s["old"]["kept"] == pytest.approx(0.6) and s["new"]["kept"] == pytest.approx(0.6)
+    assert s["kept_difference"] == pytest.approx(0.0)
+    lo, hi = s["new"]["kept_interval"]
+    assert 0.0 <= lo <= 0.6 <= hi <= 0.9  # medians of resamples lie within the data's range
+    lo, hi = s["kept_difference_interval"]
+    assert lo <= 0.0 <= hi
+    table = paired_report({("far", "report"): old}, {("far", "report"): new})
+    assert "| far | report | 4 |" in table and "3 / 2 / 1" in table
 
 
 def test_validity_counts_stated_p_among_plans_that_do_not_beat() -> None:

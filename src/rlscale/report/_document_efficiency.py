@@ -63,10 +63,17 @@ def efficiency_section(doc: Document, eff: EfficiencyOutcome) -> None:
         "proportional → strongest; on the selection copy rlscale picks the Bayes plan "
         "(least expected loss over that fit's bootstrap laws, each law's loss clipped to "
         "[0, 1] and the mean 10 % trimmed, so no law dominates), and the judgement copy, "
-        "which that choice never saw, judges the step strongest → plan. Each step is taken "
-        f"only if it beats the current choice under at least {rec.probability:.0%} of "
+        "which that choice never saw, judges the step strongest → plan. "
+        + ("Each step is taken " if rec.guard == "every step" else
+           "The step that leaves proportional is taken ")
+        + f"only if it beats the current choice under at least {rec.probability:.0%} of "
         f"its laws ({rec.n_laws.whole} whole-sweep laws, "
-        f"{rec.n_laws.judgement} judgement laws). η = B_baseline / B_plan is "
+        f"{rec.n_laws.judgement} judgement laws)"
+        + ("" if rec.guard == "every step" else
+           "; once the whole sweep has put the strongest baseline ahead of proportional, "
+           "the Bayes plan, then chosen on the sharper copy, is taken as the choice of least "
+           "expected loss among the departures, its probability on the other copy reported")
+        + ". η = B_baseline / B_plan is "
         "the baseline's cost over the cost at which the plan's budget path reaches the "
         "baseline's loss.")
     doc.paragraph(f"Recommendation: {rec.reason}.")

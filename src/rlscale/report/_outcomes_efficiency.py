@@ -50,6 +50,8 @@ class DecisionStep:
     p_beats: float
     taken: bool
     on: str
+    # Only under recommend(guard="departure"): whether the step needed the probability.
+    gated: bool | None = field(default=None, metadata={"optional": True})
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ class Decision:
     n_laws: LawCounts
     notes: tuple[str, ...]
     method: str
+    guard: str  # what the probability guarded: "every step" or "departure"
     comparisons: Mapping[str, Any]  # baseline -> rlscale.optimize.Comparison
     success: bool
     message: str
@@ -94,7 +97,8 @@ class Decision:
                    steps=tuple(build(DecisionStep, s) for s in rec.steps),
                    probability=rec.probability, split=rec.split, sigma=rec.sigma,
                    n_laws=build(LawCounts, rec.n_laws), notes=tuple(rec.notes),
-                   method=rec.method, comparisons=FrozenDict(rec.comparisons),
+                   method=rec.method, guard=rec.guard,
+                   comparisons=FrozenDict(rec.comparisons),
                    success=rec.success, message=rec.message)
 
 
