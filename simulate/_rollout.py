@@ -129,9 +129,9 @@ def rollout(world: GridWorld, task_ids: np.ndarray, k: int, logp: np.ndarray,
         if advanced.size:
             completed[tid[advanced], walkers.stage[advanced] - 1] = True
         if term.any():
-            success[tid[np.flatnonzero(succ)]] = True
+            success[tid[succ]] = True
             if leaked is not None:
-                leak_hit[tid[np.flatnonzero(leaked)]] = True
+                leak_hit[tid[leaked]] = True
             keep = ~term
             walkers.keep(keep)
             tid, rbase = tid[keep], rbase[keep]

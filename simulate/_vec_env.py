@@ -136,7 +136,7 @@ class Walkers:
         nxt = self._moves3.take(idx)  # take: fancy indexing by int32 is 3-4x slower
         # Before the key the door is shut: bumping into it leaves the agent in place.
         if self.any_door:
-            bump = np.flatnonzero(nxt == self.door)
+            bump = (nxt == self.door).nonzero()[0]  # 1-D: nonzero, not the ravel of flatnonzero
             if bump.size:
                 nxt[bump] = self.cell[bump]
         hit = nxt == self.target
@@ -146,7 +146,7 @@ class Walkers:
             # Whole-array tests instead of gathers on the copies hit: fewer numpy calls,
             # which is what a step of a few hundred copies costs.
             success = hit & (self.stage == N_STAGES - 1)
-            advanced = np.flatnonzero(hit ^ success)  # hit, not the last stage
+            advanced = (hit ^ success).nonzero()[0]  # hit, not the last stage
             if advanced.size:
                 st = self.stage[advanced] + 1
                 self.stage[advanced] = st
