@@ -105,13 +105,14 @@ class Walkers:
         self.target[idx] = self.target0[idx]
 
     def keep(self, mask: np.ndarray) -> None:
-        """Drop the copies where ``mask`` is False (only the arrays a step or a reset reads:
-        a rollout drops finished copies after most steps).  What held for every copy still
-        holds for the ones kept, so the facts of :meth:`_facts` stand.
+        """Drop the copies where ``mask`` is False (only the arrays a step reads, and the
+        task where a reset needs it: a rollout drops finished copies after most steps).
+        What held for every copy still holds for the ones kept, so the facts of
+        :meth:`_facts` stand.
 
         The mask becomes indices once and every array is gathered by ``take``: a boolean
-        mask is counted again for each array, and on the 2-D ``targets`` numpy's masked
-        copy was about 10x a ``take`` along axis 0 (the same rows, in the same order)."""
+        mask is counted again for each array (on the 2-D per-copy targets this class used
+        to carry, a masked copy was about 10x a ``take``); the same rows, in the same order."""
         idx = np.flatnonzero(mask)
         for name in self._per_copy:
             setattr(self, name, getattr(self, name).take(idx))
