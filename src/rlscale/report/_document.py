@@ -403,7 +403,7 @@ def _caveats(doc: Document, s, cfg: ReportConfig, state: ReportState) -> None:
                            f"[{-hi:.2f}, {-lo:.2f}]): the law predicted "
                            f"{q['predicted_gain']:.2f} for it and training gave "
                            f"{q['trained_gain']:.2f}")
-    seeds = len(state.efficiency.realised.seeds)
+    seeds = len(state.efficiency.seeds)
     sweep_seeds = state.sweep.seeds
     if seeds < 5 or sweep_seeds < 5:
         out.append(f"Intervals rest on {min(seeds, sweep_seeds)}–"

@@ -25,7 +25,7 @@ import numpy as np
 from rlscale.report._typed import plain
 
 if TYPE_CHECKING:  # the module builds on this one's Outcome
-    from rlscale.report._outcomes_efficiency import EfficiencyOutcome
+    from rlscale.report._outcomes_efficiency import EfficiencyFallback, EfficiencyOutcome
 
 __all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
            "InferenceOutcome", "InferenceRow", "InferenceSetup", "Inputs", "LawFitRow", "ModelRow",
@@ -419,7 +419,7 @@ class ReportState:
     sweep: SweepOutcome
     fit: FitOutcome
     allocation: AllocationOutcome
-    efficiency: EfficiencyOutcome
+    efficiency: EfficiencyOutcome | EfficiencyFallback
     next_runs: NextRunsOutcome
     inference: InferenceOutcome
     proofs: ProofsOutcome
