@@ -190,6 +190,7 @@ def test_a_fallback_recommendation_trains_what_it_deploys(fallback, tmp_path, mo
     assert list(out) == ["schema", "confidence", "strongest", "recommendation", "candidate",
                          "baselines", "deployed", "omitted"]
     assert out["schema"] == FALLBACK_SCHEMA
+    assert out["strongest"] is None  # no baseline was judged the strongest
     assert out["recommendation"] == _json(plain(Decision.of(rec)))
     assert out["candidate"] == {"values": None, "comparisons": {}}
     assert out["baselines"] == _json({n: {k: b[k] for k in ("values", "cost", "note")}

@@ -57,8 +57,8 @@ def _report(args: argparse.Namespace) -> int:
         dep = eff.deployed
         for name, tb in dep.baselines.items():
             s = tb.success
-            print(f"trained at the budget, {name}: held-out success {s.estimate:.3f} "
-                  f"[{s.low:.3f}, {s.high:.3f}] ({pct} interval)")
+            print(f"trained at the budget, {name} (cost {tb.arm.cost:.4g}): held-out "
+                  f"success {s.estimate:.3f} [{s.low:.3f}, {s.high:.3f}] ({pct} interval)")
         if dep.difference is not None:
             d = dep.difference
             print(f"{dep.recommended} minus {dep.versus}: {d.estimate:+.3f} "

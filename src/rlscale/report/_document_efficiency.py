@@ -178,7 +178,8 @@ def _difference(iv: Any) -> str:
 
 
 def _deployed_text(eff: EfficiencyFallback) -> str:
-    """What the fallback deploys, trained: its success against the seed paper's baseline."""
+    """What the fallback deploys, trained: its success against the seed paper's baseline,
+    and whether they compare at equal cost."""
     dep, pct = eff.deployed, _percent(eff)
     mine = dep.baselines[dep.recommended]
     said = (f"Trained at the budget ({len(dep.seeds)} seeds), {dep.recommended}'s held-out "
@@ -186,8 +187,13 @@ def _deployed_text(eff: EfficiencyFallback) -> str:
     if dep.versus is None:
         return said + f" ({pct}); it is the seed paper's baseline itself."
     other = dep.baselines[dep.versus]
-    return (said + f" against {dep.versus}'s {_success(other.success)}: a difference of "
-            f"{_difference(dep.difference)} ({pct} intervals).")
+    said += (f" against {dep.versus}'s {_success(other.success)}: a difference of "
+             f"{_difference(dep.difference)} ({pct} intervals)")
+    a, b = mine.arm.cost, other.arm.cost
+    if min(a, b) < 0.95 * max(a, b):  # a baseline at a bound spends less of the budget
+        return (said + f", at costs {a:.4g} and {b:.4g}: what the budget buys each, not "
+                "equal cost.")
+    return said + f", at (nearly) equal cost ({a:.4g} and {b:.4g})."
 
 
 def _fallback_section(doc: Document, eff: EfficiencyFallback) -> None:
@@ -199,11 +205,12 @@ def _fallback_section(doc: Document, eff: EfficiencyFallback) -> None:
     doc.paragraph(
         f"What to run with the budget {dep.budget:g}. rlscale departs from the default "
         f"baseline ({rec.default}) only for a plan that beats it on data the plan's choice "
-        "never saw (a fission copy of the sweep, judged over its bootstrap laws). Here "
-        "no plan could be chosen and judged, so the recommendation falls back to the "
-        f"default baseline: {rec.reason}. The strongest of the simple baselines was not "
-        "named either (that needs the whole sweep's bootstrap laws), and no step of the "
-        "sequence proportional → strongest → plan was judged.")
+        "never saw (a fission copy of the sweep, judged over its bootstrap laws). Here no "
+        "plan could be chosen and judged, so the recommendation falls back to the default "
+        "baseline; the strongest of the simple baselines was not named either (that needs "
+        "the whole sweep's bootstrap laws), and no step of the sequence proportional → "
+        "strongest → plan was judged.")
+    doc.paragraph(f"Recommendation: {rec.reason}.")
     doc.table(["recommended", "E", "t", "k", "status", "steps (P of each)"],
               [[rec.choice, *(rec.values[x] for x in VARIABLES), rec.status,
                 "none judged"]])
@@ -216,9 +223,8 @@ def _fallback_section(doc: Document, eff: EfficiencyFallback) -> None:
         + f" at their integer allocations of the budget, {len(dep.seeds)} seeds each, "
         f"with the held-out success's IQM and its {pct} interval over seeds. "
         + _deployed_text(eff)
-        + ("" if dep.versus is None else
-           " Both are bought with the budget, so they compare at (nearly) equal data cost; "
-           "the trainer's updates grow with E·t, so they need not be equal."))
+        + " The trainer's updates grow with E·t, not k, so the arms need not have equal "
+          "updates.")
     doc.table(["trained", "E", "t", "k", "cost", "updates", f"success (IQM, {pct})"],
               [[name, tb.arm.E, tb.arm.t, tb.arm.k, tb.arm.cost, tb.arm.updates,
                 _success(tb.success)] for name, tb in dep.baselines.items()])
@@ -303,12 +309,11 @@ def efficiency_caveats(eff: EfficiencyOutcome | EfficiencyFallback) -> list[str]
     out = [f"Baseline {name}: {row.note}." for name, row in eff.baselines.items() if row.note]
     if isinstance(eff, EfficiencyFallback):
         out += [f"Recommendation: {note}" for note in eff.recommendation.notes]
-        out.append("The recommendation fell back to the default baseline "
-                   f"({eff.recommendation.reason.split(': ', 1)[-1]}): the law of section 3 "
-                   "and the plug-in plan of section 4 could not be judged on data they were "
-                   "not fitted on; read the plug-in plan as an unjudged promise, and fix the "
-                   "cause (a wider or denser sweep, more seeds, more bootstrap resamples) "
-                   "before acting on any plan")
+        out.append("The recommendation fell back to the default baseline (section 5 says "
+                   "why): the law of section 3 and the plug-in plan of section 4 could not "
+                   "be judged on data they were not fitted on; read the plug-in plan as an "
+                   "unjudged promise, and fix the cause (a wider or denser sweep, more "
+                   "seeds, more bootstrap resamples) before acting on any plan")
         return out
     out += [f"Realised η against {name}: {comp.realised.note}."
             for name, comp in eff.comparisons.items() if comp.realised.note]

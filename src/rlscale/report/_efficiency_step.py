@@ -151,7 +151,7 @@ def _fallback(cfg: ReportConfig, inputs: Inputs, rec: Any) -> EfficiencyFallback
         trained[rec.choice].arm.successes, trained[versus].arm.successes, n_boot=2000,
         confidence=conf, rng=cfg.seed)
     return EfficiencyFallback(
-        schema=FALLBACK_SCHEMA, confidence=conf, strongest=rec.strongest,
+        schema=FALLBACK_SCHEMA, confidence=conf, strongest=None,
         recommendation=Decision.of(rec), candidate=Candidate.of(rec.candidate),
         baselines=baselines,
         deployed=FallbackDeployed(budget=float(cfg.allocation.budget), seeds=tuple(seeds),

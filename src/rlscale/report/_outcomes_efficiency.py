@@ -392,9 +392,9 @@ class FallbackDeployed:
     """What the fallback deploys, trained at the budget: the recommended baseline and,
     when it is another one, the seed paper's (``versus``), with the recommended one's
     success minus the other's (``difference``; ``None`` with ``versus`` when the
-    recommended baseline is the seed paper's own).  Both are bought with the budget, so
-    the difference compares them at (nearly) equal data cost; their costs are in
-    ``baselines``."""
+    recommended baseline is the seed paper's own).  Both are what the budget buys them,
+    at the costs in ``baselines``: equal unless one stops at a bound first (then it
+    spends less, and the difference is not at equal cost)."""
 
     budget: float
     seeds: tuple[int, ...]
@@ -407,14 +407,15 @@ class FallbackDeployed:
 @dataclass(frozen=True)
 class EfficiencyFallback(Outcome):
     """Step 5 when the recommendation falls back to the default baseline: the decision
-    (with its reason), the baselines at the budget, the fallback trained against the seed
-    paper's baseline, and ``omitted``: each key of the full section
-    (:class:`EfficiencyOutcome`) this one lacks, with why."""
+    (with its reason; ``strongest`` is ``None``, as no baseline was judged the strongest,
+    while the recommendation's own names its default), the baselines at the budget, the
+    fallback trained against the seed paper's baseline, and ``omitted``: each key of the
+    full section (:class:`EfficiencyOutcome`) this one lacks, with why."""
 
     key: ClassVar[str] = "efficiency"
     schema: str
     confidence: float
-    strongest: str
+    strongest: None  # not named: that needs the bootstrap laws a fallback lacks
     recommendation: Decision
     candidate: Candidate
     baselines: Mapping[str, BaselineAtBudget]
