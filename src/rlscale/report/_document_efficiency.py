@@ -207,9 +207,8 @@ def _fallback_section(doc: Document, eff: EfficiencyFallback) -> None:
         f"baseline ({rec.default}) only for a plan that beats it on data the plan's choice "
         "never saw (a fission copy of the sweep, judged over its bootstrap laws). Here no "
         "plan could be chosen and judged, so the recommendation falls back to the default "
-        "baseline; the strongest of the simple baselines was not named either (that needs "
-        "the whole sweep's bootstrap laws), and no step of the sequence proportional → "
-        "strongest → plan was judged.")
+        "baseline: it names no strongest simple baseline and judged no step of the "
+        "sequence proportional → strongest → plan.")
     doc.paragraph(f"Recommendation: {rec.reason}.")
     doc.table(["recommended", "E", "t", "k", "status", "steps (P of each)"],
               [[rec.choice, *(rec.values[x] for x in VARIABLES), rec.status,

@@ -68,6 +68,11 @@ class _Runs:
             "cost", "success", "env_steps", "updates"))
         return cls(float(cost[0]), tuple(success), float(np.mean(env_steps)), int(updates[0]))
 
+    def arm(self, allocation: Mapping[str, int]) -> TrainedArm:
+        """These runs as the trained arm of ``allocation`` (a baseline's integers)."""
+        return TrainedArm(**allocation, cost=self.cost, successes=self.successes,
+                          env_steps=self.env_steps, updates=self.updates)
+
 
 def _decide(cfg: ReportConfig, inputs: Inputs) -> Any:
     """The report's recommendation (:func:`rlscale.optimize.recommend`) on the sweep."""
@@ -143,8 +148,7 @@ def _fallback(cfg: ReportConfig, inputs: Inputs, rec: Any) -> EfficiencyFallback
             cfg, inputs, "efficiency-baseline", list(arms.values()), seeds)):
         runs = _Runs.of(rows)
         trained[name] = TrainedBaseline(
-            arm=TrainedArm(**ints, cost=runs.cost, successes=runs.successes,
-                           env_steps=runs.env_steps, updates=runs.updates),
+            arm=runs.arm(ints),
             success=iqm_ci(runs.successes, n_boot=2000, confidence=conf, rng=cfg.seed))
     versus = next((n for n in names if n != rec.choice), None)
     difference = None if versus is None else iqm_difference_ci(
@@ -234,9 +238,7 @@ def efficiency_step(cfg: ReportConfig,
     arm_rows = _train_points(cfg, inputs, "efficiency-baseline", list(arms.values()), seeds)
     trained: dict[str, TrainedArm] = {}
     for (name, ints), rows in zip(arms.items(), arm_rows):
-        runs = _Runs.of(rows)
-        trained[name] = TrainedArm(**ints, cost=runs.cost, successes=runs.successes,
-                                   env_steps=runs.env_steps, updates=runs.updates)
+        trained[name] = _Runs.of(rows).arm(ints)
     # The candidate plan is trained along its path: around the costs where the judgement
     # copy predicts it meets each baseline, at the budget, and at each baseline's cost.
     targets = [baselines[n].cost / max(judged[n].eta, 1e-9) * f
