@@ -38,7 +38,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.no_figures:
         config["figures"] = False
     result = run_report(args.out, config=config, progress=not args.no_progress)
-    eff = result.state.efficiency  # rlscale.report._outcomes_efficiency.EfficiencyOutcome
+    eff = result.state.efficiency  # EfficiencyOutcome, or EfficiencyFallback (no plan)
     print(f"report written to {result.out}/index.html ({result.seconds:.0f} s)")
     kept = result.published
     if kept is not None and kept.kept:
@@ -53,6 +53,18 @@ def _report(args: argparse.Namespace) -> int:
               f"of the old report's manifest: {'; '.join(kept.refused)}", file=sys.stderr)
     pct = f"{round(eff.confidence * 100)} %"
     print(f"recommendation: {eff.recommendation.reason}")
+    if eff.recommendation.status == "fallback":  # an EfficiencyFallback: no plan trained
+        dep = eff.deployed
+        for name, tb in dep.baselines.items():
+            s = tb.success
+            print(f"trained at the budget, {name} (cost {tb.arm.cost:.4g}): held-out "
+                  f"success {s.estimate:.3f} [{s.low:.3f}, {s.high:.3f}] ({pct} interval)")
+        if dep.difference is not None:
+            d = dep.difference
+            print(f"{dep.recommended} minus {dep.versus}: {d.estimate:+.3f} "
+                  f"[{d.low:+.3f}, {d.high:+.3f}] ({pct} interval); no plan was judged or "
+                  "trained (section 5 says why)")
+        return 0
     for name, comp in eff.comparisons.items():
         pred, real = comp.predicted, comp.realised
         role = "strongest baseline" if name == eff.strongest else "baseline"

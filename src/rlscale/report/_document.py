@@ -256,7 +256,7 @@ def _caveats(doc: Document, s, cfg: ReportConfig, state: ReportState) -> None:
                        "measured.")
     out += efficiency_caveats(state.efficiency)
     out += trainer_caveats(state.reward_law_trainer)
-    seeds = len(state.efficiency.realised.seeds)
+    seeds = len(state.efficiency.seeds)
     sweep_seeds = state.sweep.seeds
     if seeds < 5 or sweep_seeds < 5:
         out.append(f"Intervals rest on {min(seeds, sweep_seeds)}–"

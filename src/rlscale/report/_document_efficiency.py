@@ -13,7 +13,11 @@ from typing import Any
 
 from rlscale._document import Document
 from rlscale._document import format_value as _fmt
-from rlscale.report._outcomes_efficiency import VARIABLES, EfficiencyOutcome
+from rlscale.report._outcomes_efficiency import (
+    VARIABLES,
+    EfficiencyFallback,
+    EfficiencyOutcome,
+)
 
 __all__ = ["bounded", "decision_summary", "efficiency_caveats", "efficiency_section",
            "eta_summary", "realised_text"]
@@ -37,7 +41,7 @@ def realised_text(rl: Any) -> str:
     return f"{bounded(rl.eta, rl.bound)}{tag} [{rl.interval[0]:.3g}, {rl.interval[1]:.3g}]"
 
 
-def _percent(eff: EfficiencyOutcome) -> str:
+def _percent(eff: EfficiencyOutcome | EfficiencyFallback) -> str:
     return f"{round(eff.confidence * 100)} %"
 
 
@@ -46,8 +50,12 @@ def _interval(value: float, interval: tuple[float, float], spec: str) -> str:
     return f"{value:{spec}} [{interval[0]:{spec}}, {interval[1]:{spec}}]"
 
 
-def efficiency_section(doc: Document, eff: EfficiencyOutcome) -> None:
-    """Section 5: the recommendation, judged honestly, and what the plan delivers trained."""
+def efficiency_section(doc: Document, eff: EfficiencyOutcome | EfficiencyFallback) -> None:
+    """Section 5: the recommendation, judged honestly, and what the plan delivers trained
+    (or, when the recommendation fell back, what the fallback deploys)."""
+    if isinstance(eff, EfficiencyFallback):
+        _fallback_section(doc, eff)
+        return
     pct = _percent(eff)
     rec, cand = eff.recommendation, eff.candidate
     real = eff.realised
@@ -167,9 +175,85 @@ def efficiency_section(doc: Document, eff: EfficiencyOutcome) -> None:
                                "with their intervals")
 
 
-def decision_summary(eff: EfficiencyOutcome) -> str:
+def _success(iv: Any) -> str:
+    """A held-out success (an :class:`~rlscale.simulate.Interval`) with its interval."""
+    return _interval(iv.estimate, (iv.low, iv.high), ".3f")
+
+
+def _difference(iv: Any) -> str:
+    return _interval(iv.estimate, (iv.low, iv.high), "+.3f")
+
+
+def _deployed_text(eff: EfficiencyFallback) -> str:
+    """What the fallback deploys, trained: its success against the seed paper's baseline,
+    and whether they compare at equal cost."""
+    dep, pct = eff.deployed, _percent(eff)
+    mine = dep.baselines[dep.recommended]
+    said = (f"Trained at the budget ({len(dep.seeds)} seeds), {dep.recommended}'s held-out "
+            f"success is {_success(mine.success)}")
+    if dep.versus is None:
+        return said + f" ({pct}); it is the seed paper's baseline itself."
+    other = dep.baselines[dep.versus]
+    said += (f" against {dep.versus}'s {_success(other.success)}: a difference of "
+             f"{_difference(dep.difference)} ({pct} intervals)")
+    a, b = mine.arm.cost, other.arm.cost
+    if min(a, b) < 0.95 * max(a, b):  # a baseline at a bound spends less of the budget
+        return (said + f", at costs {a:.4g} and {b:.4g}: what the budget buys each, not "
+                "equal cost.")
+    return said + f", at (nearly) equal cost ({a:.4g} and {b:.4g})."
+
+
+def _fallback_section(doc: Document, eff: EfficiencyFallback) -> None:
+    """Section 5 of a fallback: the baseline recommended and why, what it delivers
+    trained, and what the section cannot hold without a plan (and why)."""
+    pct = _percent(eff)
+    rec, dep = eff.recommendation, eff.deployed
+    doc.heading("5. The recommendation and what it delivers")
+    doc.paragraph(
+        f"What to run with the budget {dep.budget:g}. rlscale departs from the default "
+        f"baseline ({rec.default}) only for a plan that beats it on data the plan's choice "
+        "never saw (a fission copy of the sweep, judged over its bootstrap laws). Here no "
+        "plan could be chosen and judged, so the recommendation falls back to the default "
+        "baseline: it names no strongest simple baseline and judged no step of the "
+        "sequence proportional → strongest → plan.")
+    doc.paragraph(f"Recommendation: {rec.reason}.")
+    doc.table(["recommended", "E", "t", "k", "status", "steps (P of each)"],
+              [[rec.choice, *(rec.values[x] for x in VARIABLES), rec.status,
+                "none judged"]])
+    doc.table(["baseline at the budget", "E", "t", "k", "cost", "note"],
+              [[name, *(b.values[x] for x in VARIABLES), b.cost, b.note or "—"]
+               for name, b in eff.baselines.items()])
+    doc.paragraph(
+        "What the fallback delivers, trained: the recommended baseline"
+        + ("" if dep.versus is None else f" and the seed paper's ({dep.versus})")
+        + f" at their integer allocations of the budget, {len(dep.seeds)} seeds each, "
+        f"with the held-out success's IQM and its {pct} interval over seeds. "
+        + _deployed_text(eff)
+        + " The trainer's updates grow with E·t, not k, so the arms need not have equal "
+          "updates.")
+    doc.table(["trained", "E", "t", "k", "cost", "updates", f"success (IQM, {pct})"],
+              [[name, tb.arm.E, tb.arm.t, tb.arm.k, tb.arm.cost, tb.arm.updates,
+                _success(tb.success)] for name, tb in dep.baselines.items()])
+    doc.paragraph(
+        "Not in this section, since there is no plan: no plan was trained along a budget "
+        "path, so there is no predicted or realised η of a plan and no comparison of a "
+        "plan with a baseline at equal cost, by environment steps or at equal updates; the "
+        "plug-in optimum of section 4 was not judged and is not a recommendation (its "
+        "uncertainty over the bootstrap laws and its own predicted η are not shown). "
+        "results.json's efficiency.omitted lists each with why.")
+    doc.paragraph(
+        "Figures not drawn: the plug-in plan's predicted η along the budgets and the "
+        "trained plan against the baselines both need a plan that could be judged.")
+
+
+def decision_summary(eff: EfficiencyOutcome | EfficiencyFallback) -> str:
     """The summary's first item: what to run, the deployed-plan comparison and its
-    probability -- a null or negative result first when that is what was found."""
+    probability -- a null or negative result first when that is what was found (for a
+    fallback: the baseline, why, and what it delivers trained)."""
+    if isinstance(eff, EfficiencyFallback):
+        return (f"Recommendation: {eff.recommendation.reason}. No plan could be judged, so "
+                "none is recommended and no probability that one beats the baseline can be "
+                "stated. " + _deployed_text(eff))
     pct = _percent(eff)
     rec = eff.recommendation
     cand = eff.candidate.comparisons
@@ -182,8 +266,6 @@ def decision_summary(eff: EfficiencyOutcome) -> str:
         said = (" Trained, the plan's realised η against it "
                 + ("cannot be estimated (its success does not rise measurably along its "
                    "path)." if real.eta is None else f"{realised_text(real)}."))
-    if rec.status == "fallback":
-        return f"Recommendation: {rec.reason}."
     if rec.choice == "plan":
         return ("Recommendation: the plan E, t, k = "
                 + ", ".join(f"{rec.values[x]:.3g}" for x in VARIABLES)
@@ -201,9 +283,11 @@ def decision_summary(eff: EfficiencyOutcome) -> str:
             f"loss saved {_interval(c.gain, c.gain_interval, '+.4f')} ({pct})." + said)
 
 
-def eta_summary(eff: EfficiencyOutcome) -> list[str]:
+def eta_summary(eff: EfficiencyOutcome | EfficiencyFallback) -> list[str]:
     """The summary's items on η: per trained baseline, the plan's η on the judgement copy
-    and realised, and whether their intervals agree."""
+    and realised, and whether their intervals agree (none for a fallback: no plan)."""
+    if isinstance(eff, EfficiencyFallback):
+        return []
     pct = _percent(eff)
     items = []
     for name, comp in eff.comparisons.items():
@@ -224,11 +308,19 @@ def eta_summary(eff: EfficiencyOutcome) -> list[str]:
     return items
 
 
-def efficiency_caveats(eff: EfficiencyOutcome) -> list[str]:
+def efficiency_caveats(eff: EfficiencyOutcome | EfficiencyFallback) -> list[str]:
     """The caveats of section 5: the baselines' and realised η's notes, the curve's, the
     plug-in plan's and the recommendation's diagnostics, and what the fission copy
-    resolves."""
+    resolves (for a fallback: what it leaves unjudged)."""
     out = [f"Baseline {name}: {row.note}." for name, row in eff.baselines.items() if row.note]
+    if isinstance(eff, EfficiencyFallback):
+        out += [f"Recommendation: {note}" for note in eff.recommendation.notes]
+        out.append("The recommendation fell back to the default baseline (section 5 says "
+                   "why): the law of section 3 and the plug-in plan of section 4 could not "
+                   "be judged on data they were not fitted on; read the plug-in plan as an "
+                   "unjudged promise, and fix the cause (a wider or denser sweep, more "
+                   "seeds, more bootstrap resamples) before acting on any plan")
+        return out
     out += [f"Realised η against {name}: {comp.realised.note}."
             for name, comp in eff.comparisons.items() if comp.realised.note]
     out += [*eff.curve_notes, *eff.plan.notes]

@@ -19,15 +19,19 @@ from rlscale.report._config_tree import ReportConfig
 from rlscale.report._figures import figure_eta, figure_realised
 from rlscale.report._outcomes import Inputs
 from rlscale.report._outcomes_efficiency import (
+    FALLBACK_SCHEMA,
     SEED_BASELINE,
     VARIABLES,
+    BaselineAtBudget,
     BaselineRow,
     Candidate,
     CurveRow,
     Decision,
+    EfficiencyFallback,
     EfficiencyOutcome,
     EqualCost,
     EqualUpdates,
+    FallbackDeployed,
     PathPoint,
     PlanRecord,
     PlugInBaseline,
@@ -36,6 +40,7 @@ from rlscale.report._outcomes_efficiency import (
     RealisedSummary,
     SeedPaperPrediction,
     TrainedArm,
+    TrainedBaseline,
     TrainedComparison,
 )
 from rlscale.report._typed import FrozenDict, build
@@ -62,6 +67,11 @@ class _Runs:
         cost, success, env_steps, updates = ([r[c] for r in rows] for c in (
             "cost", "success", "env_steps", "updates"))
         return cls(float(cost[0]), tuple(success), float(np.mean(env_steps)), int(updates[0]))
+
+    def arm(self, allocation: Mapping[str, int]) -> TrainedArm:
+        """These runs as the trained arm of ``allocation`` (a baseline's integers)."""
+        return TrainedArm(**allocation, cost=self.cost, successes=self.successes,
+                          env_steps=self.env_steps, updates=self.updates)
 
 
 def _decide(cfg: ReportConfig, inputs: Inputs) -> Any:
@@ -96,7 +106,66 @@ def _path_points(path: Any, targets: list[float]) -> list[dict[str, int]]:
     return out
 
 
-def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
+def _arm(values: Mapping[str, float]) -> dict[str, int]:
+    """A baseline's integer allocation: each variable floored (its continuous value
+    exhausts the budget; the tolerance keeps a value a rounding error below an integer,
+    3.9999999999, from losing a unit), at least :data:`LOWER`."""
+    return {v: max(LOWER[v], math.floor(values[v] * (1 + 1e-12))) for v in VARIABLES}
+
+
+#: What a fallback's section omits of the full one, and why (``results.json``'s
+#: ``efficiency.omitted``; the document says the same in words).
+_OMITTED = {
+    "comparisons": "no plan was chosen, so none was judged on a fission copy or trained "
+                   "along a budget path: there is no predicted or realised η of a plan, and "
+                   "no plan-against-baseline comparison at equal cost, by environment steps "
+                   "or at equal updates",
+    "realised": "the trajectories-only comparison of a trained plan: no plan was trained",
+    "plan": "the plug-in plan's uncertainty over the bootstrap laws and its robust "
+            "alternative were not computed: the recommendation could not judge any plan, "
+            "and section 4's plug-in plan is not a recommendation",
+    "predicted": "the plug-in plan's η as its own fit predicts it (biased up even when a "
+                 "plan can be judged) is not shown when none could be",
+    "curve": "the plug-in plan's predicted η along the budgets: likewise not shown",
+    "curve_notes": "the curve's notes: no curve",
+}
+
+
+def _fallback(cfg: ReportConfig, inputs: Inputs, rec: Any) -> EfficiencyFallback:
+    """The section when the recommendation falls back to the default baseline: the
+    recommended baseline, and the seed paper's when it is another one, trained at the
+    budget over the section's seeds, and the difference of their held-out success."""
+    from rlscale.report._steps import _train_points
+    from rlscale.simulate import iqm_ci, iqm_difference_ci
+
+    conf, seeds = cfg.fit.confidence, cfg.efficiency.seeds
+    baselines = FrozenDict({n: build(BaselineAtBudget, b) for n, b in rec.baselines.items()})
+    names = list(dict.fromkeys([rec.choice, SEED_BASELINE]))
+    names = [n for n in names if n in baselines]  # the seed paper's may not be bought
+    arms = {n: _arm(baselines[n].values) for n in names}
+    trained = {}
+    for (name, ints), rows in zip(arms.items(), _train_points(
+            cfg, inputs, "efficiency-baseline", list(arms.values()), seeds)):
+        runs = _Runs.of(rows)
+        trained[name] = TrainedBaseline(
+            arm=runs.arm(ints),
+            success=iqm_ci(runs.successes, n_boot=2000, confidence=conf, rng=cfg.seed))
+    versus = next((n for n in names if n != rec.choice), None)
+    difference = None if versus is None else iqm_difference_ci(
+        trained[rec.choice].arm.successes, trained[versus].arm.successes, n_boot=2000,
+        confidence=conf, rng=cfg.seed)
+    return EfficiencyFallback(
+        schema=FALLBACK_SCHEMA, confidence=conf, strongest=None,
+        recommendation=Decision.of(rec), candidate=Candidate.of(rec.candidate),
+        baselines=baselines,
+        deployed=FallbackDeployed(budget=float(cfg.allocation.budget), seeds=tuple(seeds),
+                                  recommended=rec.choice, baselines=FrozenDict(trained),
+                                  versus=versus, difference=difference),
+        omitted=FrozenDict(_OMITTED))
+
+
+def efficiency_step(cfg: ReportConfig,
+                    inputs: Inputs) -> EfficiencyOutcome | EfficiencyFallback:
     """The recommendation, and what the plan delivers when trained (η_deployed realised).
 
     The decision (:func:`rlscale.optimize.recommend`): the sweep is split by data
@@ -117,6 +186,11 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
     (:func:`rlscale.optimize.realised_efficiency`), or is "not estimable" when the path
     does not rise.  This is the trainer's η_deployed of the plan.
 
+    When the recommendation falls back to the default baseline (its reason says why)
+    there is no plan to judge or train: the fallback baseline is trained at the budget
+    against the seed paper's baseline and the step returns an
+    :class:`~rlscale.report._outcomes_efficiency.EfficiencyFallback` (no figure).
+
     For comparison the plug-in optimum of step 4 is judged by the fit that chose it
     (:func:`rlscale.optimize.plan_uncertainty`): that promise is biased up (the
     optimizer's curse) and is shown as such, never as the recommendation.
@@ -125,6 +199,9 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
     from rlscale.report._steps import _train_points
     from rlscale.simulate import iqm_ci, iqm_difference_ci
 
+    rec = _decide(cfg, inputs)
+    if rec.status == "fallback":  # no plan to train: train what the fallback deploys
+        return _fallback(cfg, inputs, rec)
     problem = inputs.allocation.problem
     law = inputs.fit.result.law
     base = cfg.sweep.base
@@ -134,9 +211,6 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
     budget = float(cfg.allocation.budget)
     conf = cfg.fit.confidence
     eff_cfg = cfg.efficiency
-    rec = _decide(cfg, inputs)
-    if rec.status == "fallback":  # before any training: there is no plan to train
-        raise ValueError(f"the efficiency step has no plan to train and judge: {rec.reason}")
     lo, hi, count = cfg.allocation.budget_grid()
     curve = efficiency_curve(law, problem.cost, np.geomspace(lo, hi, count), scaled="k",
                              fixed=fixed, bounds=bounds, substitute=SUBSTITUTE)
@@ -160,14 +234,11 @@ def efficiency_step(cfg: ReportConfig, inputs: Inputs) -> EfficiencyOutcome:
         for n, b in rec.baselines.items()})
 
     seeds = eff_cfg.seeds
-    arms = {name: {v: max(LOWER[v], math.floor(baselines[name].values[v] * (1 + 1e-12)))
-                   for v in VARIABLES} for name in compared}
+    arms = {name: _arm(baselines[name].values) for name in compared}
     arm_rows = _train_points(cfg, inputs, "efficiency-baseline", list(arms.values()), seeds)
     trained: dict[str, TrainedArm] = {}
     for (name, ints), rows in zip(arms.items(), arm_rows):
-        runs = _Runs.of(rows)
-        trained[name] = TrainedArm(**ints, cost=runs.cost, successes=runs.successes,
-                                   env_steps=runs.env_steps, updates=runs.updates)
+        trained[name] = _Runs.of(rows).arm(ints)
     # The candidate plan is trained along its path: around the costs where the judgement
     # copy predicts it meets each baseline, at the budget, and at each baseline's cost.
     targets = [baselines[n].cost / max(judged[n].eta, 1e-9) * f

@@ -25,7 +25,7 @@ import numpy as np
 from rlscale.report._typed import plain
 
 if TYPE_CHECKING:  # the modules build on this one's Outcome
-    from rlscale.report._outcomes_efficiency import EfficiencyOutcome
+    from rlscale.report._outcomes_efficiency import EfficiencyFallback, EfficiencyOutcome
     from rlscale.report._outcomes_trainer_law import TrainerLawOutcome
 
 __all__ = ["AllocationOutcome", "Band", "DesignData", "DesignTarget", "FitOutcome",
@@ -434,7 +434,7 @@ class ReportState:
     sweep: SweepOutcome
     fit: FitOutcome
     allocation: AllocationOutcome
-    efficiency: EfficiencyOutcome
+    efficiency: EfficiencyOutcome | EfficiencyFallback
     next_runs: NextRunsOutcome
     inference: InferenceOutcome
     proofs: ProofsOutcome

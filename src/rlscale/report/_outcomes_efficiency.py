@@ -11,6 +11,14 @@ plug-in comparison's baselines; an efficiency curve's rows) are read once, into 
 mirrors (:func:`rlscale.report._typed.build`: a key the library adds or renames fails
 here, in the step, not in a renderer).
 
+When the recommendation falls back to the default baseline (the law cannot be fitted to a
+fission copy, too few usable bootstrap laws, no plan solves) there is no plan to judge or
+train: the step returns :class:`EfficiencyFallback` instead, whose section carries
+``"schema": "efficiency-fallback/1"`` (:data:`FALLBACK_SCHEMA`), what the fallback
+deploys trained, and under ``omitted`` each key of the full section it lacks with why.
+A reader tells the two shapes apart by that key (the full section, whose shape predates
+it, has none) or by ``recommendation.status == "fallback"``.
+
 Those live fields are typed ``Any`` (with the type in a comment): naming the classes
 would import :mod:`rlscale.optimize` and scipy with the report's document (3.5 s).
 """
@@ -24,10 +32,12 @@ from typing import Any, ClassVar
 from rlscale.report._outcomes import Outcome
 from rlscale.report._typed import FrozenDict, build
 
-__all__ = ["SEED_BASELINE", "VARIABLES", "BaselineRow", "Candidate", "CurveRow", "Decision",
-           "DecisionStep", "EfficiencyOutcome", "EqualCost", "EqualUpdates", "LawCounts",
+__all__ = ["FALLBACK_SCHEMA", "SEED_BASELINE", "VARIABLES", "BaselineAtBudget", "BaselineRow",
+           "Candidate", "CurveRow", "Decision", "DecisionStep", "EfficiencyFallback",
+           "EfficiencyOutcome", "EqualCost", "EqualUpdates", "FallbackDeployed", "LawCounts",
            "PathPoint", "PlanRecord", "PlugInBaseline", "PlugInEta", "PredictedEta",
-           "RealisedSummary", "SeedPaperPrediction", "TrainedArm", "TrainedComparison"]
+           "RealisedSummary", "SeedPaperPrediction", "TrainedArm", "TrainedBaseline",
+           "TrainedComparison"]
 
 #: The report's decision variables (environments, tasks per environment, trajectories per
 #: task), the keys of every allocation in this section.
@@ -35,6 +45,10 @@ VARIABLES = ("E", "t", "k")
 
 #: The seed paper's comparison: trajectories scaled alone from the sweep's centre.
 SEED_BASELINE = "k only"
+
+#: ``results.json``'s ``efficiency.schema`` when the recommendation fell back
+#: (:class:`EfficiencyFallback`); a later change of that shape gets a new number.
+FALLBACK_SCHEMA = "efficiency-fallback/1"
 
 
 # -- the decision (rlscale.optimize.recommend) ---------------------------------------------
@@ -349,3 +363,77 @@ class EfficiencyOutcome(Outcome):
     curve: tuple[CurveRow, ...]
     curve_notes: tuple[str, ...]
     realised: RealisedSummary
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seeds every trained arm of the section ran over."""
+        return self.realised.seeds
+
+
+# -- a fallback: no plan to judge or train ---------------------------------------------------
+
+@dataclass(frozen=True)
+class BaselineAtBudget:
+    """A simple baseline at the budget, as the recommendation states it
+    (:attr:`Recommendation.baselines <rlscale.optimize.Recommendation>`)."""
+
+    values: Mapping[str, float]
+    cost: float
+    note: str
+
+
+@dataclass(frozen=True)
+class TrainedBaseline:
+    """A baseline trained at its integer allocation over the section's seeds: the
+    allocation, its cost, and the held-out success's IQM with its interval over seeds."""
+
+    arm: TrainedArm
+    success: Any  # rlscale.simulate.Interval
+
+
+@dataclass(frozen=True)
+class FallbackDeployed:
+    """What the fallback deploys, trained at the budget: the recommended baseline and,
+    when it is another one, the seed paper's (``versus``), with the recommended one's
+    success minus the other's (``difference``; ``None`` with ``versus`` when the
+    recommended baseline is the seed paper's own).  Both are what the budget buys them,
+    at the costs in ``baselines``: equal unless one stops at a bound first (then it
+    spends less, and the difference is not at equal cost)."""
+
+    budget: float
+    seeds: tuple[int, ...]
+    recommended: str
+    baselines: Mapping[str, TrainedBaseline]
+    versus: str | None
+    difference: Any  # rlscale.simulate.Interval, or None
+
+
+@dataclass(frozen=True)
+class EfficiencyFallback(Outcome):
+    """Step 5 when the recommendation falls back to the default baseline: the decision
+    (with its reason; ``strongest`` is ``None``, as no baseline was judged the strongest,
+    while the recommendation's own names its default), the baselines at the budget, the
+    fallback trained against the seed paper's baseline, and ``omitted``: each key of the
+    full section (:class:`EfficiencyOutcome`) this one lacks, with why."""
+
+    key: ClassVar[str] = "efficiency"
+    schema: str
+    confidence: float
+    strongest: None  # not named: that needs the bootstrap laws a fallback lacks
+    recommendation: Decision
+    candidate: Candidate
+    baselines: Mapping[str, BaselineAtBudget]
+    deployed: FallbackDeployed
+    omitted: Mapping[str, str]
+
+    def __post_init__(self) -> None:
+        if self.schema != FALLBACK_SCHEMA:
+            raise ValueError(f"schema must be {FALLBACK_SCHEMA!r}; got {self.schema!r}")
+        if self.recommendation.status != "fallback":
+            raise ValueError("an EfficiencyFallback holds a fallback recommendation; got "
+                             f"status {self.recommendation.status!r}")
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seeds every trained arm of the section ran over."""
+        return self.deployed.seeds
