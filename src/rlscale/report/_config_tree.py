@@ -96,6 +96,11 @@ class SweepConfig:
     train: Mapping[str, Any]
 
 
+#: The laws the report can fit: steps 4-5 read the additive law's per-axis terms.  (A
+#: choice of the report's, not a question about the family, so not the fit registry's.)
+REPORT_LAWS = ("additive",)
+
+
 @dataclass(frozen=True)
 class FitConfig:
     """``[fit]``: the per-axis law's fit."""
@@ -106,7 +111,7 @@ class FitConfig:
     starts: str | int
 
     def __post_init__(self) -> None:
-        if self.law != "additive":  # steps 4-5 read the additive law's terms
+        if self.law not in REPORT_LAWS:
             raise ValueError(f"fit.law must be 'additive' (the allocation and synthesis "
                              f"steps use its per-axis terms); got {self.law!r}")
         check_positive_int("fit.bootstrap", self.bootstrap, minimum=0)
