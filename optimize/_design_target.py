@@ -220,10 +220,13 @@ def region_key(models: Sequence[DesignModel], pool: Pool,
 
     The pool's axes, candidates, costs, cost expression and observed runs, and
     per law its type, its parameter count and its log predictions and
-    sensitivities at ``points`` and at the observed runs, all bit for bit:
-    laws that give the same numbers there give the same plans (each plan is
-    one of ``points``) and the same regret matrices, and the same
-    coordinates (a profiled parameter changes the sensitivities' shape).
+    sensitivities at ``points`` and at the observed runs, all bit for bit.
+    The laws of a design are rebuilt deterministically from its inputs (the
+    fit, ``seed``, ``n_laws``, the domain filter, profiling), so the same
+    inputs give the same key; a different law, or the same law in other
+    coordinates (a profiled parameter changes the sensitivities' shape),
+    changes these numbers save by coincidence of every float, and a plan is
+    one of ``points``, so a law that moved a plan moved the probe.
     """
     h = hashlib.sha256()
 
