@@ -27,6 +27,12 @@ plans at 30x the pilot budget:
 ``full``
     The whole pool (100 % of its cost), for reference.
 
+Two ablations of ours, run only when asked for (``--arms``): ``bayes-once``
+(the two stages of ``regret-local`` with the second Bayesian over the first
+fit's 16 bootstrap laws: ours without the sequential loop) and ``ours-local``
+(the Designer with the local ``v-optimal`` batches: ours without the
+ensemble).
+
 Scores: R² of the fitted law's log prediction on the held-out most expensive
 tenth of the grid (never selectable) against the true law, and the plan's
 regret: the true loss of the plan the fit makes at 30x the budget over the
@@ -53,6 +59,8 @@ import numpy as np
 ARMS = ("random", "cheapest", "cost-random", "d-optimal", "v-optimal", "regret-local", "ours",
         "full")
 BASELINES = ("random", "cheapest", "cost-random", "d-optimal", "v-optimal")
+#: Ablations of ours (which of its two parts, the loop or the ensemble, does what).
+ABLATIONS = ("bayes-once", "ours-local")
 PLAN_FACTOR = 30.0
 FIRST = 0.3  # share of the budget of the parameter-free first batch
 
@@ -92,19 +100,20 @@ def run_arm(pool, arm: str, frac: float, seed: int, bootstrap: int) -> dict[str,
     elif arm in ("random", "cheapest", "cost-random"):
         d = design(pool.law, table, budget, method=arm, **common)
         rows = _grid_rows(pool, d, cand)
-    elif arm in ("d-optimal", "v-optimal", "regret-local"):
+    elif arm in ("d-optimal", "v-optimal", "regret-local", "bayes-once"):
         d1 = design(pool.law, table, FIRST * budget, method="surface", **common)
         rows1 = _grid_rows(pool, d1, cand)
-        fit1 = pool.fit(_observe(pool, seed, rows1), 0, seed)
+        fit1 = pool.fit(_observe(pool, seed, rows1), bootstrap if arm == "bayes-once" else 0,
+                        seed)
         left = budget - float(pool.cost_values[rows1].sum())
         keep = np.setdiff1d(np.arange(cand.size), d1.runs["pool_row"])
-        method = "v-optimal" if arm == "regret-local" else arm
-        aim = regret_target if arm == "regret-local" else target
+        method = {"regret-local": "v-optimal", "bayes-once": "bayes-v"}.get(arm, arm)
+        aim = regret_target if arm in ("regret-local", "bayes-once") else target
         d2 = design(**_fit_args(fit1), pool={a: v[keep] for a, v in table.items()},
                     budget=left, target=aim, observed=pool.table(rows1), method=method,
                     cost=pool.cost, seed=seed)
         rows = np.concatenate([rows1, cand[keep][d2.runs["pool_row"]]])
-    elif arm == "ours":
+    elif arm in ("ours", "ours-local"):
         def fit(data):
             return pool.fit(data, bootstrap, seed)
 
@@ -112,7 +121,8 @@ def run_arm(pool, arm: str, frac: float, seed: int, bootstrap: int) -> dict[str,
                       axes=list(pool.axes),
                       response=pool.outputs if len(pool.outputs) > 1 else pool.outputs[0],
                       batches=3, initial=FIRST, bootstrap=bootstrap, n_laws=16, fit=fit,
-                      seed=seed, min_gain=0.0)
+                      seed=seed, min_gain=0.0,
+                      method="v-optimal" if arm == "ours-local" else "bayes-v")
         noisy = pool.noisy(seed)
         index = {tuple(r): i for i, r in enumerate(np.column_stack(
             [pool.grid[a] for a in pool.axes]).tolist())}
@@ -137,7 +147,7 @@ def run_arm(pool, arm: str, frac: float, seed: int, bootstrap: int) -> dict[str,
         raise ValueError(f"unknown arm {arm!r}")
     spent = float(pool.cost_values[rows].sum())
     out: dict[str, Any] = {"runs": int(rows.size), "spent_share": spent / pool.pool_cost}
-    if arm == "ours":
+    if arm in ("ours", "ours-local"):
         out.update(extra)
     try:
         fitted = pool.fit(_observe(pool, seed, rows), 0, seed)
@@ -159,7 +169,7 @@ def _key(pool: str, frac: float, seed: int, arm: str) -> str:
 
 
 def study(pools: list[str], budgets: list[float], seeds: int, out: Path, bootstrap: int,
-          progress: bool = True) -> dict[str, Any]:
+          progress: bool = True, arms: tuple[str, ...] = ARMS) -> dict[str, Any]:
     from benchmarks.design_pools import POOLS
     from rlscale.files._atomic import write_json_atomic
 
@@ -169,7 +179,7 @@ def study(pools: list[str], budgets: list[float], seeds: int, out: Path, bootstr
     for seed in range(seeds):  # seeds outermost: a study cut short has every pool
         for name, pool in built.items():
             for frac in budgets:
-                for arm in ARMS:
+                for arm in arms:
                     if arm == "full" and frac != budgets[0]:
                         continue  # the full pool does not depend on the budget
                     key = _key(name, frac, seed, arm)
@@ -209,7 +219,8 @@ def summarise(cells: dict[str, Any]) -> dict[str, Any]:
         seeds = sorted({int(k[2]) for k in keys if k[0] == pool})
         for frac in fracs:
             row: dict[str, Any] = {}
-            for arm in ARMS:
+            present = {k[3] for k in keys if k[0] == pool}
+            for arm in (*ARMS, *(a for a in ABLATIONS if a in present)):
                 f = fracs[0] if arm == "full" else frac
                 got = [cells.get(_key(pool, f, s, arm)) for s in seeds]
                 got = [g for g in got if g is not None]
@@ -239,6 +250,18 @@ def summarise(cells: dict[str, Any]) -> dict[str, Any]:
                                        "mean_diff": float(d.mean()) if d.size else math.nan,
                                        "ci": _boot_ci(d, rng),
                                        "win_rate": float(np.mean(d < 0)) if d.size else math.nan}
+            # Ours against the one-shot regret design and the ablations, paired over seeds.
+            row["ours_vs"] = {}
+            for other in ("regret-local", *ABLATIONS):
+                pairs = [(cells.get(_key(pool, frac, s, "ours"), {}).get("regret_pct"),
+                          cells.get(_key(pool, frac, s, other), {}).get("regret_pct"))
+                         for s in seeds]
+                d = np.array([o - b for o, b in pairs if o is not None and b is not None])
+                if d.size:
+                    row["ours_vs"][other] = {"n": int(d.size), "mean_diff": float(d.mean()),
+                                             "ci": _boot_ci(d, rng),
+                                             "win_rate": float(np.mean(d < 0)),
+                                             "loss_rate": float(np.mean(d > 0))}
             table[f"{pool}|{frac:g}"] = row
     return table
 
@@ -248,7 +271,7 @@ def print_summary(table: dict[str, Any]) -> None:
         print(f"\n## {cell}")
         print("| arm | regret % mean [90% CI] | median | R² median [90% CI] | failed | spent |")
         print("|---|---|---|---|---|---|")
-        for arm in ARMS:
+        for arm in (*ARMS, *(a for a in ABLATIONS if a in row)):
             r = row[arm]
             lo, hi = r["regret_ci"]
             rl, rh = r["r2_median_ci"]
@@ -259,6 +282,10 @@ def print_summary(table: dict[str, Any]) -> None:
             o = row["ours_vs_best"]
             print(f"ours − {o['best']}: {o['mean_diff']:+.3f} pp [{o['ci'][0]:+.3f}, "
                   f"{o['ci'][1]:+.3f}], ours better in {o['win_rate']:.0%} of {o['n']} seeds")
+        for other, o in row.get("ours_vs", {}).items():
+            print(f"ours − {other}: {o['mean_diff']:+.3f} pp [{o['ci'][0]:+.3f}, "
+                  f"{o['ci'][1]:+.3f}], ours better in {o['win_rate']:.0%}, worse in "
+                  f"{o['loss_rate']:.0%} of {o['n']} seeds")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary", metavar="FILE.json", help="also write the summary here")
     parser.add_argument("--quick", action="store_true", help="2 seeds, 5 %% budget, 2 pools")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--arms", default=",".join(ARMS),
+                        help=f"arms to run (default: all but the ablations {ABLATIONS})")
     parser.add_argument("--merge", metavar="FILE,...",
                         help="only summarise these result files (from studies run apart)")
     args = parser.parse_args(argv)
@@ -292,8 +321,12 @@ def main(argv: list[str] | None = None) -> int:
     seeds = args.seeds
     if args.quick:
         pools, budgets, seeds = ["chinchilla", "agentic"], [0.05], 2
+    arms = tuple(args.arms.split(","))
+    unknown = [a for a in arms if a not in (*ARMS, *ABLATIONS)]
+    if unknown:
+        parser.error(f"--arms: unknown {unknown}; choose from {(*ARMS, *ABLATIONS)}")
     cells = study(pools, budgets, seeds, Path(args.out), args.bootstrap,
-                  progress=not args.no_progress)
+                  progress=not args.no_progress, arms=arms)
     table = summarise(cells)
     print_summary(table)
     if args.summary:

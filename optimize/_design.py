@@ -363,12 +363,17 @@ def design(law: Any, pool: Any, budget: float, target: Any = None, *, cost: Any 
         The runnable candidates, one per row, the law's axes among the columns.
     budget : float
         What the batch may cost, in the pool's cost units (``>=`` the cheapest run).
-    target : table of points, PlanTarget or FrontierTarget, optional
+    target : table of points, PlanTarget, FrontierTarget or TargetRegion, optional
         Where the law will be used (:mod:`rlscale.optimize._design_target`).
         Needed by the V criteria; outside the pool's range unless ``allow_interior``.
         A plan target with ``objective="regret"`` makes them minimise the plan's
         expected regret instead of its predicted loss's variance
-        (:mod:`rlscale.optimize._design_regret`).
+        (:mod:`rlscale.optimize._design_regret`).  An earlier design's
+        :attr:`Design.target` reuses the region it located (its plans and
+        regret matrices, the costly part on a small pool) when this design
+        has the same laws and pool -- the same design as with the target it came
+        from, bit for bit; with other laws or another pool it is located again,
+        with a note.
     cost : str, Posynomial or array, optional
         A pool column, a cost expression in the pool's columns (``"6*N*D"``),
         or one cost per row; default: the pool's ``cost`` column.
@@ -457,10 +462,11 @@ raise the budget to at least 1
         solver = check_choice("solver", solver, (FIRST_ORDER, *installed_solvers()))
     if not isinstance(response, str):
         raise TypeError(f"response must be a column name; got {response!r:.60}")
-    if target is not None and not isinstance(target, PlanTarget | FrontierTarget | Mapping
-                                             | Sequence) and not hasattr(target, "columns"):
-        raise TypeError(f"target must be a table of points, a PlanTarget or a FrontierTarget; "
-                        f"got {type(target).__name__}")
+    if target is not None and not isinstance(
+            target, PlanTarget | FrontierTarget | TargetRegion | Mapping | Sequence
+    ) and not hasattr(target, "columns"):
+        raise TypeError(f"target must be a table of points, a PlanTarget, a FrontierTarget or "
+                        f"an earlier design's TargetRegion; got {type(target).__name__}")
     axes_ = law_axes(law, axes)
     pl = make_pool(pool, axes_, cost, observed, max_repeats)
     cheapest = int(np.argmin(pl.cost))
@@ -499,7 +505,9 @@ raise the budget to at least 1
                              f"{k}: {v}" for k, v in profiled.items()))
     region = None
     if target is not None:
-        if models or not isinstance(target, PlanTarget | FrontierTarget):
+        located_by_law = isinstance(target, PlanTarget | FrontierTarget) or (
+            isinstance(target, TargetRegion) and target.spec is not None)
+        if models or not located_by_law:
             region = resolve_target(target, models, pl, allow_interior=allow_interior)
             notes += list(region.notes)
             if region.objective == "regret":  # each law at its own plan: those that have one

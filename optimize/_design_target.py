@@ -22,10 +22,24 @@ entirely inside the pool's range -- every point interpolates the candidates
 and observed runs, in their convex hull in log axes -- is refused unless
 ``allow_interior=True``: there the runs can simply be made, and a pilot
 design is for what cannot.
+
+Locating a plan target is the costly part of a design on a small pool (a plan
+solve per law and budget, and for a regret target the finite differences of
+:mod:`rlscale.optimize._design_regret`).  A design's region
+(:attr:`~rlscale.optimize.Design.target`, a :class:`TargetRegion`) can
+therefore be passed as the ``target`` of further designs with the same laws
+and pool -- other methods, other budgets -- and is reused as it is.  It
+carries a fingerprint of what it was located under (the laws' log predictions
+and sensitivities at its points and at the observed runs, the pool's
+candidates, costs and cost expression); a region given with other laws or
+another pool is located again from the target it came from, with a note, so
+reuse never changes a design, only skips work.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +54,8 @@ from rlscale.optimize._design_regret import regret_matrix
 from rlscale.theory._posynomial import Posynomial
 from rlscale.theory._validation import check_choice, check_positive_int, check_scalar
 
-__all__ = ["FrontierTarget", "PlanTarget", "TargetError", "TargetRegion", "resolve_target"]
+__all__ = ["FrontierTarget", "PlanTarget", "TargetError", "TargetRegion", "region_key",
+           "resolve_target"]
 
 
 class TargetError(ValueError):
@@ -164,6 +179,13 @@ class TargetRegion:
     laws : tuple of int
         For a regret target: the laws (indices into the ensemble) that have a
         plan and a matrix; the design averages over these.
+    spec : PlanTarget, FrontierTarget or None
+        The target the region was located from (``None`` for target points:
+        the points and weights are the target).
+    key : str
+        Fingerprint of the laws and pool it was located under
+        (:func:`region_key`); a design given this region reuses it only when
+        its own laws and pool give the same key.
     """
 
     points: dict[str, np.ndarray]
@@ -175,6 +197,8 @@ class TargetRegion:
     objective: str = "loss"
     matrices: np.ndarray | None = field(default=None, repr=False)
     laws: tuple[int, ...] = ()
+    spec: PlanTarget | FrontierTarget | None = field(default=None, repr=False, compare=False)
+    key: str = field(default="", repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -188,6 +212,50 @@ class TargetRegion:
         return {"source": self.source, "objective": self.objective, "points": self.rows(),
                 "plans": self.plans, "inside_pool_range": self.inside.tolist(),
                 "notes": list(self.notes)}
+
+
+def region_key(models: Sequence[DesignModel], pool: Pool,
+               points: Mapping[str, np.ndarray]) -> str:
+    """A fingerprint of what a region located at ``points`` depends on (SHA-256, hex).
+
+    The pool's axes, candidates, costs, cost expression and observed runs, and
+    per law its type, its parameter count and its log predictions and
+    sensitivities at ``points`` and at the observed runs, all bit for bit.
+    The laws of a design are rebuilt deterministically from its inputs (the
+    fit, ``seed``, ``n_laws``, the domain filter, profiling), so the same
+    inputs give the same key; a different law, or the same law in other
+    coordinates (a profiled parameter changes the sensitivities' shape),
+    changes these numbers save by coincidence of every float, and a plan is
+    one of ``points``, so a law that moved a plan moved the probe.
+    """
+    h = hashlib.sha256()
+
+    def put(*parts: Any) -> None:
+        for part in parts:
+            if isinstance(part, np.ndarray):
+                h.update(str(part.shape).encode())
+                h.update(np.ascontiguousarray(part, dtype=np.float64).tobytes())
+            else:
+                h.update(repr(part).encode())
+            h.update(b"|")
+
+    axes = pool.axes
+    put(axes, pool.cost)
+    for a in axes:
+        put(a, pool.columns[a], pool.observed.get(a, np.zeros(0)))
+    expr = pool.cost_expr
+    put(None if expr is None else [(m.coefficient, m.exponents) for m in expr.terms])
+    probe = {a: np.asarray(points[a], dtype=float) for a in axes}
+    if pool.observed:
+        probe = {a: np.concatenate([probe[a], np.asarray(pool.observed[a], dtype=float)])
+                 for a in axes}
+    for m in models:
+        put(type(m).__name__, m.n_params)
+        try:
+            put(m.log_predict(probe), m.jacobian(probe))
+        except (ValueError, FloatingPointError) as exc:  # a law outside its domain there
+            put(f"{type(exc).__name__}: {exc}")
+    return h.hexdigest()
 
 
 def _inside(points: Mapping[str, np.ndarray], pool: Pool) -> np.ndarray:
@@ -259,10 +327,40 @@ def resolve_target(target: Any, models: Sequence[DesignModel], pool: Pool, *,
     """The target region for the laws ``models`` (the point estimate first).
 
     A points target needs no law (``models`` may be empty); a plan target is
-    located under every law.  Raises a ``ValueError`` naming the fix for a
+    located under every law.  A :class:`TargetRegion` (an earlier design's
+    ``target``) is returned as it is when ``models`` and ``pool`` give its
+    :attr:`~TargetRegion.key`, else located again from the target it came from
+    (with a note saying so).  Raises a ``ValueError`` naming the fix for a
     region inside the pool's range (unless ``allow_interior``) and for a plan
     target without a cost expression.
     """
+    if not isinstance(target, TargetRegion):
+        return _locate(target, models, pool, allow_interior)
+    if _key(target.spec, models, pool, target.points) == target.key:
+        _refuse_interior(target.source, target.inside, pool, allow_interior)
+        return target
+    spec = target.spec if target.spec is not None else target.rows()
+    again = _locate(spec, models, pool, allow_interior)
+    return dataclasses.replace(again, notes=(*again.notes, (
+        "the target region given was located under other laws or another pool; located "
+        "again from its target")))
+
+
+def _refuse_interior(source: str, inside: np.ndarray, pool: Pool, allow_interior: bool) -> None:
+    if inside.all() and not allow_interior:
+        ranges = ", ".join(f"{a} in [{lo:.4g}, {hi:.4g}]" for a, (lo, hi) in
+                           pool.log_range().items())
+        raise ValueError(
+            f"the target ({source}) lies inside the pool's range (in the convex hull of the "
+            f"candidates in log axes; {ranges}): those runs can simply be made. Aim the "
+            "design where the law will be used beyond the pool -- a PlanTarget at a larger "
+            "budget (e.g. 30x the pilot budget) or target points beyond the largest runs -- "
+            "or pass allow_interior=True to design for "
+            "interpolation")
+
+
+def _locate(target: Any, models: Sequence[DesignModel], pool: Pool,
+            allow_interior: bool) -> TargetRegion:
     axes = pool.axes
     notes: list[str] = []
     plans: list[dict[str, float]] = []
@@ -315,21 +413,19 @@ def resolve_target(target: Any, models: Sequence[DesignModel], pool: Pool, *,
     if objective == "loss":
         laws_ok = ()
     inside = _inside(pts, pool)
-    if inside.all() and not allow_interior:
-        ranges = ", ".join(f"{a} in [{lo:.4g}, {hi:.4g}]" for a, (lo, hi) in
-                           pool.log_range().items())
-        raise ValueError(
-            f"the target ({source}) lies inside the pool's range (in the convex hull of the "
-            f"candidates in log axes; {ranges}): those runs can simply be made. Aim the "
-            "design where the law will be used beyond the pool -- a PlanTarget at a larger "
-            "budget (e.g. 30x the pilot budget) or target points beyond the largest runs -- "
-            "or pass allow_interior=True to design for "
-            "interpolation")
+    _refuse_interior(source, inside, pool, allow_interior)
     if inside.any():
         notes.append(f"{int(inside.sum())} of {inside.size} target points lie inside the "
                      "pool's range")
+    spec = target if isinstance(target, PlanTarget | FrontierTarget) else None
     return TargetRegion(pts, weights, source, plans, inside, tuple(notes), objective,
-                        matrices, laws_ok)
+                        matrices, laws_ok, spec, _key(spec, models, pool, pts))
+
+
+def _key(spec: PlanTarget | FrontierTarget | None, models: Sequence[DesignModel], pool: Pool,
+         points: Mapping[str, np.ndarray]) -> str:
+    # Target points do not depend on the laws: only the pool (the inside test) matters.
+    return region_key(models if spec is not None else (), pool, points)
 
 
 def target_matrix(models: Sequence[DesignModel], region: TargetRegion) -> np.ndarray:

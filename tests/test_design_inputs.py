@@ -240,3 +240,90 @@ def test_bootstrap_laws_that_leave_the_domain_at_a_pool_row_are_dropped_with_a_n
     assert any("1 of 5 bootstrap laws leave the law's domain" in n for n in with_bad.notes)
     assert with_bad.n_laws == without.n_laws == 5
     assert with_bad.runs["pool_row"].tolist() == without.runs["pool_row"].tolist()
+
+
+# -- reusing a design's target region (the report designs three batches at one target) ------
+
+def _same(a, b):
+    """Two designs equal bit for bit (every field of the record but the CPU time)."""
+    da, db = a.as_dict(), b.as_dict()
+    da.pop("seconds"), db.pop("seconds")
+    assert json.dumps(to_jsonable(da)) == json.dumps(to_jsonable(db))
+    assert (a.weights is None) == (b.weights is None)
+    if a.weights is not None:
+        assert np.array_equal(a.weights, b.weights)
+
+
+def _never_located(monkeypatch):
+    """Make locating a plan target fail: a plan solve's regret matrix or the hull's LP."""
+    import rlscale.optimize._design_target as target_module
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the target region was located again")
+
+    monkeypatch.setattr(target_module, "regret_matrix", fail)
+    monkeypatch.setattr(target_module, "_inside", fail)
+
+
+@pytest.fixture(scope="module")
+def regret_designs():
+    fit = fit_law(_observed(), axes=["N", "D"], bootstrap=30, holdout=0)
+    target = FrontierTarget(10 * B, 100 * B, 2, objective="regret")
+    kw = {"cost": "6*N*D", "observed": _observed(), "seed": 3}
+    fresh = {m: design(fit, POOL, B / 3, target, method=m, **kw)
+             for m in ("bayes-v", "random", "cheapest")}
+    return fit, target, kw, fresh
+
+
+def test_a_design_s_region_given_back_gives_the_same_designs_without_locating_it(
+        regret_designs, monkeypatch):
+    fit, _, kw, fresh = regret_designs
+    region = fresh["bayes-v"].target
+    assert region.objective == "regret" and len(region.laws) > 2 and region.key
+    _never_located(monkeypatch)
+    for method, want in fresh.items():
+        got = design(fit, POOL, B / 3, region, method=method, **kw)
+        _same(got, want)
+        assert got.target is region
+    # Another budget at the same laws and pool: the region does not depend on it.
+    assert design(fit, POOL, B / 6, region, method="bayes-v", **kw).target is region
+
+
+def test_a_region_given_with_other_laws_or_another_pool_is_located_again_with_a_note(
+        regret_designs):
+    fit, target, kw, fresh = regret_designs
+    region = fresh["bayes-v"].target
+    again = "the target region given was located under other laws or another pool"
+    other_fit = fit_law(_observed(seed=1), axes=["N", "D"], bootstrap=30, holdout=0)
+    seen = set(zip(kw["observed"]["N"], kw["observed"]["D"]))
+    unseen = [i for i in range(N.size) if (N[i], D[i]) not in seen]
+    keep = np.setdiff1d(np.arange(N.size), unseen[:5])  # five candidates fewer
+    smaller = {"N": N[keep], "D": D[keep]}
+    cases = [({"law": other_fit}, "bayes-v"),     # other laws
+             ({"pool": smaller}, "bayes-v"),       # another pool
+             ({}, "v-optimal")]                    # the point law alone, not the ensemble
+    for change, method in cases:
+        args = {"law": fit, "pool": POOL} | change
+        got = design(args["law"], args["pool"], B / 3, region, method=method, **kw)
+        want = design(args["law"], args["pool"], B / 3, target, method=method, **kw)
+        said = [n for n in got.notes if n.startswith(again)]
+        assert len(said) == 1 and [n for n in got.notes if n not in said] == list(want.notes)
+        assert got.target is not region and got.target.key == want.target.key
+        assert got.runs["pool_row"].tolist() == want.runs["pool_row"].tolist()
+        assert got.regret_after == want.regret_after
+
+
+def test_a_points_region_is_reused_under_any_law_and_an_interior_one_still_refused(
+        monkeypatch):
+    far = {"N": [2e10], "D": [2e12]}
+    first = design(CHIN, POOL, B, far, cost="6*N*D", method="v-optimal")
+    other = AdditiveLaw(1.7, {"N": 400.0, "D": 2000.0}, {"N": 0.33, "D": 0.37})
+    want = design(other, POOL, B, far, cost="6*N*D", method="v-optimal")
+    middle = design(CHIN, POOL, B, {"N": [2e8], "D": [2e10]}, cost="6*N*D",
+                    method="v-optimal", allow_interior=True)
+    _never_located(monkeypatch)
+    _same(design(other, POOL, B, first.target, cost="6*N*D", method="v-optimal"), want)
+    with pytest.raises(ValueError, match=r"lies inside the pool.s range"):
+        design(CHIN, POOL, B, middle.target, cost="6*N*D", method="v-optimal")
+    assert design(CHIN, POOL, B, middle.target, cost="6*N*D", method="v-optimal",
+                  allow_interior=True).target is middle.target

@@ -20,8 +20,7 @@ from rlscale.report._typed import build
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def step(tmp_path_factory):
+def _inputs(staging):
     with open(REPO / "benchmarks" / "data" / "report_sweep.csv", newline="") as fh:
         rows = [{k: float(v) for k, v in r.items() if k in (*AXES, "loss")}
                 for r in csv.DictReader(fh)]
@@ -32,10 +31,41 @@ def step(tmp_path_factory):
                      ordering_probability={})
     sweep = SweepOutcome(runs=len(rows), summary=(), rows=tuple(rows), seeds=1,
                          untrained_success=0.0, optimal_success=1.0)
+    return Inputs(staging, sweep=sweep, fit=fit), rows
+
+
+@pytest.fixture(scope="module")
+def step(tmp_path_factory):
     staging = tmp_path_factory.mktemp("staging")
-    inputs = Inputs(staging, sweep=sweep, fit=fit)
+    inputs, rows = _inputs(staging)
     outcome = next_runs_step(ReportConfig.load(), inputs)
     return outcome.as_dict(), staging, rows, outcome
+
+
+def test_the_target_is_located_once_for_the_batch_and_both_rules(step, tmp_path,
+                                                                  monkeypatch):
+    # Locating the frontier's plans under 17 laws is most of the step's CPU: the rules reuse
+    # the batch's region (design(target=chosen.target)), and get what they got when each
+    # design located it again (every fingerprint made unique, so nothing is reused).
+    import itertools
+
+    import rlscale.optimize._design_target as target_module
+
+    located = []
+    locate = target_module._locate
+    monkeypatch.setattr(target_module, "_locate",
+                        lambda *a, **k: located.append(1) or locate(*a, **k))
+    reused = next_runs_step(ReportConfig.load(), _inputs(tmp_path / "a")[0])
+    assert len(located) == 1
+    fresh = itertools.count()
+    monkeypatch.setattr(target_module, "_key", lambda *a, **k: str(next(fresh)))
+    again = next_runs_step(ReportConfig.load(), _inputs(tmp_path / "b")[0])
+    assert len(located) == 4
+    for got in (reused, again):
+        out = got.as_dict()
+        assert out["compare"] == step[0]["compare"]
+        out["design"].pop("seconds")
+        assert out["design"] == {k: v for k, v in step[0]["design"].items() if k != "seconds"}
 
 
 def test_the_batch_is_new_runs_of_the_sweep_grid_within_its_budget(step):

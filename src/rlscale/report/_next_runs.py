@@ -76,8 +76,8 @@ def next_runs_step(cfg: ReportConfig, inputs: Inputs) -> NextRunsOutcome:
     except ValueError as exc:  # e.g. every candidate already run: say so, not fail
         return build(NextRunsOutcome, {**out, "error": " ".join(str(exc).split())})
     compare = {}
-    for rule in RULES:
-        d = design(fit, _pool(cfg), budget, target, method=rule, **common)
+    for rule in RULES:  # at the batch's own region: its plans are located once, not thrice
+        d = design(fit, _pool(cfg), budget, chosen.target, method=rule, **common)
         compare[rule] = {"n_runs": d.n_runs, "cost": d.cost,
                          "target_sd_after": d.target_sd_after,
                          "regret_after": d.regret_after}
